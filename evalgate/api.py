@@ -1,0 +1,273 @@
+"""The Python API: `run_evals` (Mastra's shape) and `run_spec` (what the CLI and the Action call)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from evalgate import __version__
+from evalgate.engine import ItemResult, evaluate
+from evalgate.errors import Problem, SpecError
+from evalgate.items import Item
+from evalgate.results import ResultsWriter, dumps_item, header
+from evalgate.runs import RunFormatError, run_from_value
+from evalgate.scorers.custom import as_scorer
+from evalgate.scorers.registry import Threshold
+from evalgate.spec import Case, Check, LoadedSpec, load_spec
+from evalgate.targets import Target, build_target
+from evalgate.targets.python import PythonTarget
+from evalgate.targets.recorded import RecordedTarget
+from evalgate.verdict import Aggregator, Entry, GateResult, Outcome, ThresholdResult, TurnResult
+
+OnResult = Callable[[ItemResult], None]
+KEEP_ERRORED = 20
+
+
+@dataclass
+class EvalResult:
+    """What a run produced: the outcome (verdict, averages) and, when kept, every item."""
+
+    name: str
+    outcome: Outcome
+    items: list[ItemResult] = field(default_factory=list)
+    errored: list[ItemResult] = field(default_factory=list)
+    duration_s: float = 0.0
+    interrupted: bool = False
+    results_path: Path | None = None
+
+    @property
+    def verdict(self) -> str | None:
+        return self.outcome.verdict
+
+    @property
+    def gate_results(self) -> list[GateResult]:
+        return self.outcome.gate_results
+
+    @property
+    def threshold_results(self) -> list[ThresholdResult]:
+        return self.outcome.threshold_results
+
+    @property
+    def turn_results(self) -> list[TurnResult] | None:
+        return self.outcome.turn_results
+
+    @property
+    def scores(self) -> dict[str, float]:
+        return self.outcome.scores
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.header()["summary"]
+
+    def header(self) -> dict[str, Any]:
+        return header(
+            self.name,
+            self.outcome,
+            {
+                "summary": {"duration_s": round(self.duration_s, 3), "interrupted": self.interrupted},
+                "evalgate_version": __version__,
+            },
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The results JSON (CONTRACT section 7), items included when they were kept."""
+        import json
+
+        out = self.header()
+        out["items"] = [json.loads(dumps_item({"index": r.index, **r.to_dict()})) for r in self.items]
+        return out
+
+
+class _Reorder:
+    """Feeds results to the aggregator in data order, whatever order they finish in."""
+
+    def __init__(self, sink: Callable[[ItemResult], None]) -> None:
+        self.sink = sink
+        self.waiting: dict[int, ItemResult] = {}
+        self.expected = 0
+
+    def push(self, result: ItemResult) -> None:
+        self.waiting[result.index] = result
+        while self.expected in self.waiting:
+            self.sink(self.waiting.pop(self.expected))
+            self.expected += 1
+
+    def drain(self) -> None:
+        for index in sorted(self.waiting):
+            self.sink(self.waiting.pop(index))
+
+
+def execute(
+    name: str,
+    cases: list[Case],
+    target: Target,
+    gates: list[Check],
+    scorers: list[Check],
+    *,
+    concurrency: int,
+    max_errors: int,
+    output: Path | None = None,
+    keep_items: bool = True,
+    on_result: OnResult | None = None,
+) -> EvalResult:
+    """Run every case, journal each as it finishes, aggregate in data order, write the results.
+
+    On Ctrl-C the finished items are still aggregated and written before the interrupt propagates.
+    """
+    started = time.perf_counter()
+    aggregator = Aggregator([c.entry for c in (*gates, *scorers)])
+    result = EvalResult(name=name, outcome=aggregator.outcome(max_errors), results_path=output)
+
+    def take(item: ItemResult) -> None:
+        for entry, score in item.contributions:
+            aggregator.add(entry, score)
+        aggregator.add_item(item.errored)
+        if keep_items:
+            result.items.append(item)
+        if item.errored and len(result.errored) < KEEP_ERRORED:
+            result.errored.append(item)
+
+    reorder = _Reorder(take)
+    writer = ResultsWriter(output) if output is not None else None
+    try:
+        for item in evaluate(cases, target, gates, scorers, concurrency):
+            if writer is not None:
+                writer.append({"index": item.index, **item.to_dict()})
+            reorder.push(item)
+            if on_result is not None:
+                on_result(item)
+    except BaseException:
+        result.interrupted = True
+        raise
+    finally:
+        reorder.drain()
+        target.close()
+        result.outcome = aggregator.outcome(max_errors)
+        result.duration_s = time.perf_counter() - started
+        if writer is not None:
+            writer.finish(result.header())
+            writer.close()
+    return result
+
+
+def prepare_target(loaded: LoadedSpec) -> Target:
+    """The spec's target, or a SpecError pointing at `target:`."""
+    try:
+        return build_target(loaded.spec.target, loaded.base_dir)
+    except ValueError as exc:
+        key = "function" if loaded.spec.target.type == "python" else "type"
+        line = loaded.positions.line(("target", key))
+        raise SpecError([Problem(loaded.file, line, f"target.{key}: {exc}")]) from None
+
+
+def run_spec(
+    path: str | Path,
+    *,
+    output: str | Path | None = None,
+    concurrency: int | None = None,
+    keep_items: bool = False,
+    on_start: Callable[[LoadedSpec], None] | None = None,
+    on_result: OnResult | None = None,
+) -> EvalResult:
+    """Load, validate and run a spec file; SpecError (before anything runs) on a bad spec."""
+    loaded = load_spec(path)
+    target = prepare_target(loaded)
+    if on_start is not None:
+        on_start(loaded)
+    return execute(
+        loaded.name,
+        loaded.cases,
+        target,
+        loaded.gates,
+        loaded.scorers,
+        concurrency=concurrency or loaded.spec.concurrency,
+        max_errors=loaded.spec.max_errors,
+        output=Path(output) if output is not None else None,
+        keep_items=keep_items,
+        on_result=on_result,
+    )
+
+
+_threshold = TypeAdapter(Threshold)
+
+
+def _checks(values: Iterable[Any], kind: str) -> list[Check]:
+    checks: list[Check] = []
+    seen: set[str] = set()
+    for value in values:
+        threshold = None
+        if isinstance(value, dict):
+            unknown = value.keys() - {"scorer", "threshold"}
+            if unknown or "scorer" not in value:
+                raise ValueError(f"a scorer entry is a scorer or {{'scorer': s, 'threshold': t}}, got keys {sorted(value)}")
+            if kind == "gate" and value.get("threshold") is not None:
+                raise ValueError("gates take no threshold: a gate must average 1.0")
+            threshold = value.get("threshold")
+            value = value["scorer"]
+        scorer = as_scorer(value)
+        if scorer.id in seen:
+            raise ValueError(f"two {kind}s have the id `{scorer.id}`; pass id=... to one of them")
+        seen.add(scorer.id)
+        if threshold is not None:
+            try:
+                parsed = _threshold.validate_python(threshold)
+            except ValidationError as exc:
+                raise ValueError(f"invalid threshold for `{scorer.id}`: {exc.errors()[0]['msg']}") from None
+            threshold = parsed if isinstance(parsed, float) else parsed.model_dump(exclude_none=True)
+        checks.append(Check(scorer, Entry(scorer.id, kind, threshold, scorer.higher_is_better)))  # type: ignore[arg-type]
+    return checks
+
+
+def _cases(data: Iterable[Any], recorded: bool) -> Iterator[Case]:
+    for index, raw in enumerate(data):
+        item = Item.model_validate(raw) if not isinstance(raw, Item) else raw
+        case = Case(index=index, item=item)
+        if recorded:
+            outputs = item.outputs if item.inputs is not None else None
+            try:
+                if item.turns is not None:
+                    case.recorded = [run_from_value(t.output) for t in item.turns]
+                elif outputs is not None:
+                    case.recorded = [run_from_value(o) for o in outputs]
+                else:
+                    case.recorded = [run_from_value(item.output)]
+            except RunFormatError as exc:
+                raise ValueError(f"item {index + 1}: {exc}") from None
+        yield case
+
+
+def run_evals(
+    *,
+    data: Iterable[Any],
+    target: Callable[..., Any] | Target | None = None,
+    gates: Iterable[Any] = (),
+    scorers: Iterable[Any] = (),
+    concurrency: int = 4,
+    max_errors: int = 0,
+    name: str = "evals",
+) -> EvalResult:
+    """Mastra's runEvals in Python: `target` is a function of (input[, item]); None replays `output`s.
+
+    gates: scorers that must average 1.0; scorers: a scorer, or {"scorer": s, "threshold": t}.
+    """
+    gate_checks = _checks(gates, "gate")
+    scorer_checks = _checks(scorers, "scorer")
+    if not gate_checks and not scorer_checks:
+        raise ValueError("pass at least one gate or scorer")
+    if target is None:
+        adapter: Target = RecordedTarget()
+    elif hasattr(target, "run") and hasattr(target, "concurrent"):
+        adapter = target  # type: ignore[assignment]
+    else:
+        adapter = PythonTarget(target)  # type: ignore[arg-type]
+    cases = list(_cases(data, recorded=target is None))
+    if not cases:
+        raise ValueError("the data set is empty")
+    return execute(
+        name, cases, adapter, gate_checks, scorer_checks, concurrency=concurrency, max_errors=max_errors
+    )

@@ -1,0 +1,279 @@
+"""Data set loaders (.jsonl, .json, .yaml/.yml, .csv, inline) that turn items into Cases.
+
+Every problem names the data file and line (the JSONL line, the YAML node, the CSV row).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from evalgate.errors import MAX_PROBLEMS, Problem, display_path, problems_from_validation
+from evalgate.items import ITEM_FIELDS, Item
+from evalgate.runs import RunFormatError, run_from_value
+from evalgate.scorers.registry import BuildContext
+from evalgate.spec import Case, Check, GateEntry, ScorerEntry, Spec, build_checks, entry_type_names
+from evalgate.yamlpos import Positions, YAMLSyntaxError, load
+
+Located = tuple[Any, Positions, tuple[str | int, ...]]  # raw item, positions, path prefix
+_JSON_COLUMNS = ("inputs", "turns", "context", "expected_trajectory", "metadata", "output", "outputs", "ground_truth")
+
+
+def load_cases(
+    spec: Spec, spec_path: Path, spec_positions: Positions, ctx: BuildContext
+) -> tuple[list[Case], list[Problem]]:
+    if isinstance(spec.data, list):
+        file = display_path(spec_path)
+        located: Iterator[Located] = ((raw, spec_positions, ("data", i)) for i, raw in enumerate(spec.data))
+        line_of_data = spec_positions.line(("data",))
+    else:
+        data_path = spec_path.parent / spec.data
+        file = display_path(data_path)
+        line_of_data = None
+        try:
+            located = _read_file(data_path)
+        except _DataError as exc:
+            return [], [Problem(exc.file or file, exc.line, str(exc))]
+    builder = _CaseBuilder(spec, file, ctx)
+    try:
+        for raw, positions, prefix in located:
+            builder.add(raw, positions, prefix)
+            if len(builder.problems) >= MAX_PROBLEMS:
+                break
+    except _DataError as exc:
+        builder.problems.append(Problem(file, exc.line, str(exc)))
+    if not builder.cases and not builder.problems:
+        where = file if isinstance(spec.data, str) else display_path(spec_path)
+        builder.problems.append(Problem(where, line_of_data, "the data set is empty; add at least one item"))
+    return builder.cases, builder.problems
+
+
+class _DataError(ValueError):
+    def __init__(self, message: str, line: int | None = None, file: str | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.file = file
+
+
+def _read_file(path: Path) -> Iterator[Located]:
+    suffix = path.suffix.lower()
+    readers = {".jsonl": _read_jsonl, ".json": _read_json, ".yaml": _read_yaml, ".yml": _read_yaml, ".csv": _read_csv}
+    reader = readers.get(suffix)
+    if reader is None:
+        raise _DataError(f"unknown data file type `{suffix}`; use .jsonl, .json, .yaml, .yml or .csv")
+    if not path.is_file():
+        raise _DataError("no such data file; `data:` is a path relative to the spec file", file=display_path(path))
+    return reader(path)
+
+
+def _line_positions(line: int) -> Positions:
+    return Positions(values={(): line})
+
+
+def _read_jsonl(path: Path) -> Iterator[Located]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+            except ValueError as exc:
+                raise _DataError(f"invalid JSON: {exc}", number) from None
+            yield raw, _line_positions(number), ()
+
+
+def _read_json(path: Path) -> Iterator[Located]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise _DataError(f"invalid JSON: {exc}", getattr(exc, "lineno", None)) from None
+    if isinstance(raw, dict) and isinstance(raw.get("items"), list):
+        raw = raw["items"]
+    if not isinstance(raw, list):
+        raise _DataError("a .json data file holds a list of items (or {\"items\": [...]})", 1)
+    empty = Positions()
+    return ((item, empty, (i,)) for i, item in enumerate(raw))
+
+
+def _read_yaml(path: Path) -> Iterator[Located]:
+    try:
+        raw, positions = load(path.read_text(encoding="utf-8"))
+    except YAMLSyntaxError as exc:
+        raise _DataError(str(exc), exc.line) from None
+    if isinstance(raw, dict) and isinstance(raw.get("items"), list):
+        raw = raw["items"]
+        positions = Positions(
+            values={p[1:]: v for p, v in positions.values.items() if p[:1] == ("items",)},
+            keys={p[1:]: v for p, v in positions.keys.items() if p[:1] == ("items",)},
+        )
+    if not isinstance(raw, list):
+        raise _DataError("a YAML data file holds a list of items", 1)
+    return ((item, positions, (i,)) for i, item in enumerate(raw))
+
+
+def _read_csv(path: Path) -> Iterator[Located]:
+    """A row per item; `input`, `id`, item fields as columns (JSON where a field is structured);
+    any other column goes into `metadata`."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if not reader.fieldnames or "input" not in reader.fieldnames and "inputs" not in reader.fieldnames:
+            raise _DataError("a CSV data file needs an `input` column", 1)
+        line = reader.line_num + 1
+        for row in reader:
+            item: dict[str, Any] = {}
+            metadata: dict[str, Any] = {}
+            for key, value in row.items():
+                if key is None or value is None or value == "":
+                    continue
+                if key in _JSON_COLUMNS:
+                    item[key] = _csv_json(key, value, line)
+                elif key in ITEM_FIELDS:
+                    item[key] = value
+                else:
+                    metadata[key] = value
+            if metadata:
+                item.setdefault("metadata", {}).update(metadata)
+            yield item, _line_positions(line), ()
+            line = reader.line_num + 1
+
+
+def _csv_json(key: str, value: str, line: int) -> Any:
+    text = value.strip()
+    if key in ("context", "output", "ground_truth") and not text.startswith(("{", "[", '"')):
+        return [value] if key == "context" else value
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise _DataError(f"column `{key}` must hold JSON here, got {value[:60]!r}", line) from None
+
+
+_gate_list = TypeAdapter(list[GateEntry])  # type: ignore[valid-type]
+_scorer_list = TypeAdapter(list[ScorerEntry])  # type: ignore[valid-type]
+
+
+class _CaseBuilder:
+    def __init__(self, spec: Spec, file: str, ctx: BuildContext) -> None:
+        self.recorded = spec.target.type == "recorded"
+        self.file = file
+        self.ctx = ctx
+        self.cases: list[Case] = []
+        self.problems: list[Problem] = []
+        self.ids: dict[str, int | None] = {}
+        self.seen = 0
+        self.turn_thresholds: dict[tuple[int, str], tuple[Any, int | None]] = {}
+
+    def problem(self, positions: Positions, path: tuple[str | int, ...], message: str) -> None:
+        self.problems.append(Problem(self.file, positions.line(path), message))
+
+    def add(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...]) -> None:
+        self.seen += 1
+        where = _where(prefix, self.seen - 1)
+        if not isinstance(raw, dict):
+            self.problem(positions, prefix, f"{where}: an item is a mapping with `input`, `inputs` or `turns`")
+            return
+        try:
+            item = Item.model_validate(raw)
+        except ValidationError as exc:
+            self.problems += problems_from_validation(
+                exc, file=self.file, positions=positions, model=Item, raw=raw, prefix=prefix
+            )
+            return
+        given = [k for k in ("input", "inputs", "turns") if k in item.model_fields_set]
+        if len(given) != 1:
+            what = "none of them" if not given else " and ".join(f"`{k}`" for k in given)
+            self.problem(positions, prefix, f"{where}: an item needs exactly one of `input`, `inputs`, `turns`; it has {what}")
+            return
+        case = Case(index=len(self.cases), item=item, line=positions.line(prefix))
+        if item.id is not None:
+            if item.id in self.ids:
+                self.problem(positions, (*prefix, "id"), f"{where}: the id `{item.id}` is already used at line {self.ids[item.id]}")
+                return
+            self.ids[item.id] = case.line
+        if self.recorded and not self._recorded_runs(case, positions, prefix, where):
+            return
+        if item.turns is not None and not self._turn_checks(case, raw, positions, prefix, where):
+            return
+        self.cases.append(case)
+
+    def _recorded_runs(self, case: Case, positions: Positions, prefix: tuple[str | int, ...], where: str) -> bool:
+        item = case.item
+        if item.turns is not None:
+            outputs = [(t.output, (*prefix, "turns", i, "output")) for i, t in enumerate(item.turns)]
+        elif item.inputs is not None:
+            if item.outputs is None or len(item.outputs) != len(item.inputs):
+                have = "no `outputs`" if item.outputs is None else f"{len(item.outputs)} outputs"
+                self.problem(positions, (*prefix, "outputs"), f"{where}: the recorded target needs one output per input ({len(item.inputs)}), got {have}")
+                return False
+            outputs = [(o, (*prefix, "outputs", i)) for i, o in enumerate(item.outputs)]
+        else:
+            outputs = [(item.output, (*prefix, "output"))]
+        runs = []
+        for value, path in outputs:
+            if value is None:
+                self.problem(positions, path, f"{where}: the recorded target needs `{path[-1] if isinstance(path[-1], str) else 'outputs'}` here")
+                return False
+            try:
+                runs.append(run_from_value(value))
+            except RunFormatError as exc:
+                self.problem(positions, path, f"{where}: {exc}")
+                return False
+        case.recorded = runs
+        return True
+
+    def _turn_checks(self, case: Case, raw: dict[str, Any], positions: Positions, prefix: tuple[str | int, ...], where: str) -> bool:
+        ok = True
+        case.turn_checks = []
+        for turn_index, turn in enumerate(case.item.turns or []):
+            checks: list[Check] = []
+            for kind, entries, adapter in (("gate", turn.gates, _gate_list), ("scorer", turn.scorers, _scorer_list)):
+                key = "gates" if kind == "gate" else "scorers"
+                sub = (*prefix, "turns", turn_index, key)
+                try:
+                    models = adapter.validate_python(entries)
+                except ValidationError as exc:
+                    self.problems += problems_from_validation(
+                        exc, file=self.file, positions=positions, model=Item, raw=raw["turns"][turn_index][key],
+                        prefix=sub, type_names=entry_type_names(),
+                    )
+                    ok = False
+                    continue
+                built, problems, _ = build_checks(
+                    models, kind, file=self.file, positions=positions, prefix=sub, ctx=self.ctx, turn=turn_index
+                )
+                self.problems += problems
+                ok = ok and not problems
+                for check in built:
+                    if kind == "scorer" and not self._same_threshold(check, positions, sub, where):
+                        ok = False
+                checks += built
+            case.turn_checks.append(checks)
+        return ok
+
+    def _same_threshold(self, check: Check, positions: Positions, sub: tuple[str | int, ...], where: str) -> bool:
+        key = (check.entry.turn or 0, check.entry.id)
+        seen = self.turn_thresholds.get(key)
+        if seen is None:
+            self.turn_thresholds[key] = (check.entry.threshold, check.line)
+            return True
+        if seen[0] == check.entry.threshold:
+            return True
+        self.problem(
+            positions,
+            sub,
+            f"{where}: turn {key[0]} scorer `{key[1]}` has threshold {check.entry.threshold!r}, but the same id "
+            f"at that turn has {seen[0]!r} at line {seen[1]}; entries sharing an id at a turn index share a threshold",
+        )
+        return False
+
+
+def _where(prefix: tuple[str | int, ...], index: int) -> str:
+    if prefix and prefix[0] == "data":
+        return f"data[{prefix[1]}]"
+    if prefix:
+        return f"item {prefix[0] + 1}" if isinstance(prefix[0], int) else str(prefix)
+    return f"item {index + 1}"

@@ -1,0 +1,209 @@
+"""Pure orchestration: each case through the target, then its gates, then its scorers.
+
+The target and the checks are passed in; nothing here reads files or the network itself.
+Errors are isolated per item (CONTRACT section 6): a failing target errors the item, a
+raising scorer errors that scorer's result, a raising gate scores 0 with the error as reason.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalgate.runs import Run, conversation
+from evalgate.scorers.base import NotScorable, normalize
+from evalgate.spec import Case, Check
+from evalgate.targets.base import Target, TargetError
+from evalgate.verdict import Entry
+
+Contribution = tuple[Entry, float | None]
+
+
+@dataclass(slots=True)
+class TurnScores:
+    index: int
+    input: Any
+    run: Run
+    gates: dict[str, float] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"index": self.index, "input": self.input, "output": self.run.to_dict(),
+               "gates": self.gates, "scores": self.scores}
+        if self.reasons:
+            out["reasons"] = self.reasons
+        return out
+
+
+@dataclass(slots=True)
+class ItemResult:
+    """One item's run, scores and reasons; `contributions` feed the Aggregator in data order."""
+
+    index: int
+    id: str
+    input: Any
+    run: Run | None = None
+    error: str | None = None
+    gates: dict[str, float] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    not_scorable: dict[str, str] = field(default_factory=dict)
+    scorer_errors: dict[str, str] = field(default_factory=dict)
+    turns: list[TurnScores] | None = None
+    contributions: list[Contribution] = field(default_factory=list)
+    duration_ms: float = 0.0
+
+    @property
+    def errored(self) -> bool:
+        return self.error is not None or bool(self.scorer_errors)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "input": self.input,
+            "output": self.run.to_dict() if self.run is not None else None,
+            "error": self.error,
+            "gates": self.gates,
+            "scores": self.scores,
+            "reasons": self.reasons,
+        }
+        if self.not_scorable:
+            out["not_scorable"] = self.not_scorable
+        if self.scorer_errors:
+            out["scorer_errors"] = self.scorer_errors
+        if self.turns is not None:
+            out["turns"] = [t.to_dict() for t in self.turns]
+        out["duration_ms"] = round(self.duration_ms, 3)
+        return out
+
+
+def _input_of(case: Case) -> Any:
+    item = case.item
+    if item.turns is not None:
+        return [t.input for t in item.turns]
+    if item.inputs is not None:
+        return item.inputs
+    return item.input
+
+
+def _score(
+    check: Check,
+    item: Any,
+    run: Run,
+    result: ItemResult,
+    into: dict[str, float],
+    reasons: dict[str, str],
+    label: str,
+) -> None:
+    scorer_id = check.entry.id
+    try:
+        raw = check.scorer.fn(item, run)
+        if raw.__class__ is float and 0.0 <= raw <= 1.0:
+            value, reason = raw, None
+        else:
+            value, reason = normalize(raw)
+    except NotScorable as exc:
+        value, reason = None, exc.reason
+    except Exception as exc:  # noqa: BLE001 - a scorer's failure is recorded, never fatal
+        message = f"{type(exc).__name__}: {exc}"
+        if check.entry.kind == "gate":
+            value, reason = 0.0, message  # as Mastra: a raising gate scores 0
+        else:
+            result.scorer_errors[label] = message
+            return
+    if reason:
+        reasons[scorer_id] = reason
+    if value is None:
+        result.not_scorable[label] = reason or "not scorable"
+    else:
+        into[scorer_id] = value
+    result.contributions.append((check.entry, value))
+
+
+def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[Check]) -> ItemResult:
+    """Run one case through the target and every check; never raises for the target's or a scorer's sake."""
+    started = time.perf_counter()
+    result = ItemResult(index=case.index, id=case.id, input=_input_of(case))
+    inputs = case.item.turn_inputs()
+    runs: list[Run] = []
+    try:
+        for turn in range(len(inputs)):
+            runs.append(target.run(case, turn, list(zip(inputs, runs))))
+    except TargetError as exc:
+        result.error = str(exc) or type(exc).__name__
+    except Exception as exc:  # noqa: BLE001 - the agent's failure is the item's error, not ours
+        result.error = f"{type(exc).__name__}: {exc}"
+    if result.error is not None:
+        result.duration_ms = (time.perf_counter() - started) * 1000.0
+        return result
+    run = result.run = conversation(runs)
+    if case.turn_checks is not None:
+        result.turns = []
+        for index, checks in enumerate(case.turn_checks):
+            turn_input = inputs[index]
+            view = case.item.model_copy(update={"input": turn_input, "inputs": None, "turns": None})
+            scores = TurnScores(index, turn_input, runs[index])
+            for check in checks:
+                into = scores.gates if check.entry.kind == "gate" else scores.scores
+                _score(check, view, runs[index], result, into, scores.reasons, f"turn-{index}:{check.entry.id}")
+            result.turns.append(scores)
+    item = case.item
+    for check in gates:
+        _score(check, item, run, result, result.gates, result.reasons, check.entry.id)
+    for check in scorers:
+        _score(check, item, run, result, result.scores, result.reasons, check.entry.id)
+    result.duration_ms = (time.perf_counter() - started) * 1000.0
+    return result
+
+
+def evaluate(
+    cases: Iterable[Case],
+    target: Target,
+    gates: list[Check],
+    scorers: list[Check],
+    concurrency: int = 1,
+) -> Iterator[ItemResult]:
+    """Results as items finish (completion order), at most `concurrency` in flight."""
+    if concurrency <= 1 or not target.concurrent:
+        for case in cases:
+            yield evaluate_case(case, target, gates, scorers)
+        return
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalgate")
+    pending: set[Future[ItemResult]] = set()
+    source = iter(cases)
+    try:
+        for case in source:
+            pending.add(pool.submit(evaluate_case, case, target, gates, scorers))
+            if len(pending) >= concurrency:
+                break
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+                next_case = next(source, None)
+                if next_case is not None:
+                    pending.add(pool.submit(evaluate_case, next_case, target, gates, scorers))
+    finally:
+        # On Ctrl-C or an early close, drop what has not started; do not wait for stragglers.
+        pool.shutdown(wait=not pending, cancel_futures=True)
+
+
+def in_data_order(results: Iterable[ItemResult], start: int = 0) -> Iterator[ItemResult]:
+    """Reorder completion-order results into data order (small buffer of early finishers)."""
+    waiting: dict[int, ItemResult] = {}
+    expected = start
+    for result in results:
+        if result.index != expected:
+            waiting[result.index] = result
+            continue
+        yield result
+        expected += 1
+        while expected in waiting:
+            yield waiting.pop(expected)
+            expected += 1
+    for index in sorted(waiting):
+        yield waiting[index]

@@ -1,0 +1,198 @@
+"""Spec errors that name the file, the line and what to change.
+
+Pydantic's errors are translated here: locations become lines (via yamlpos), unknown keys
+get the closest valid key, unknown `type`s the closest registered type.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from evalgate.yamlpos import Positions
+
+MAX_PROBLEMS = 20
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.message}"
+
+
+class SpecError(Exception):
+    """One or more problems with a spec or its data; the CLI prints them and exits 2."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+def display_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def suggest(word: str, choices: Sequence[str]) -> str:
+    """' Did you mean `x`?' for the closest choice, or a list of choices when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean `{close[0]}`?"
+    if len(choices) <= 12:
+        return "; valid: " + ", ".join(f"`{c}`" for c in choices)
+    return ""
+
+
+def show_loc(loc: Sequence[str | int]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def problems_from_validation(
+    exc: ValidationError,
+    *,
+    file: str,
+    positions: Positions,
+    model: type[BaseModel],
+    raw: Any,
+    prefix: tuple[str | int, ...] = (),
+    type_names: Sequence[str] = (),
+) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[tuple[Any, ...]] = set()
+    for error in exc.errors(include_url=False):
+        loc = tuple(error["loc"])
+        path = _raw_path(raw, loc)
+        kind = error["type"]
+        where = show_loc((*prefix, *path))
+        if kind == "extra_forbidden":
+            key = str(path[-1]) if path else str(loc[-1])
+            valid = _fields_at(model, loc[:-1], raw)
+            message = f"{where}: unknown key `{key}`" + suggest(key, valid)
+            line = positions.line((*prefix, *path), key=True)
+        elif kind in ("union_tag_invalid", "union_tag_not_found"):
+            ctx = error.get("ctx") or {}
+            tag = ctx.get("tag")
+            if tag is None:
+                message = f"{where}: needs a `type`" + suggest("", type_names)
+            else:
+                message = f"{where}: unknown type `{tag}`" + suggest(str(tag), type_names)
+            line = positions.line((*prefix, *path, "type"))
+        elif kind == "missing":
+            message = f"{where}: `{loc[-1]}` is required"
+            line = positions.line((*prefix, *path))
+        else:
+            message = f"{where}: {_clean(error['msg'])}"
+            if kind not in ("value_error", "assertion_error") and "input" in error:
+                shown = repr(error["input"])
+                if len(shown) <= 60:
+                    message += f" (got {shown})"
+            line = positions.line((*prefix, *path))
+        signature = (line, message)
+        if signature in seen:
+            continue
+        seen.add(signature)
+        problems.append(Problem(file, line, message))
+    return problems
+
+
+def _clean(message: str) -> str:
+    return message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def _raw_path(raw: Any, loc: Sequence[str | int]) -> tuple[str | int, ...]:
+    """The part of a pydantic location that exists in the raw data (union tags dropped)."""
+    path: list[str | int] = []
+    node = raw
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            path.append(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            path.append(part)
+        elif isinstance(node, dict) and isinstance(part, str) and part not in node and part == loc[-1]:
+            path.append(part)  # a missing or unknown key: still worth naming
+    return tuple(path)
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[str | int], raw: Any) -> list[str]:
+    """The valid keys of the model found at `loc`, for suggestions."""
+    tp: Any = model
+    node = raw
+    for part in loc:
+        tp = _descend(tp, part, node)
+        if isinstance(node, dict):
+            node = node.get(part, node) if isinstance(part, str) else node
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        if tp is None:
+            return []
+    tp = _unwrap(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return [f.alias or name for name, f in tp.model_fields.items()]
+    if _is_union(tp) and isinstance(node, dict) and node.get("type"):
+        member = _member_for_tag(tp, node["type"])
+        if member is not None:
+            return list(member.model_fields)
+    return []
+
+
+def _unwrap(tp: Any) -> Any:
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+def _is_union(tp: Any) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _member_for_tag(tp: Any, tag: Any) -> type[BaseModel] | None:
+    for member in typing.get_args(tp):
+        member = _unwrap(member)
+        if isinstance(member, type) and issubclass(member, BaseModel) and "type" in member.model_fields:
+            literal = member.model_fields["type"].annotation
+            if tag in typing.get_args(literal):
+                return member
+    return None
+
+
+def _descend(tp: Any, part: str | int, node: Any) -> Any:
+    tp = _unwrap(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        field = tp.model_fields.get(part) if isinstance(part, str) else None
+        return field.annotation if field else None
+    origin = typing.get_origin(tp)
+    if origin in (list, Sequence) and isinstance(part, int):
+        return typing.get_args(tp)[0]
+    if _is_union(tp):
+        member = _member_for_tag(tp, part)
+        if member is not None:
+            return member
+        for member in typing.get_args(tp):
+            inner = _unwrap(member)
+            if getattr(inner, "__name__", None) == part:
+                return inner
+            if typing.get_origin(inner) is list and isinstance(part, int):
+                return typing.get_args(inner)[0]
+            if isinstance(inner, type) and issubclass(inner, BaseModel) and isinstance(part, str):
+                if part in inner.model_fields:
+                    return inner.model_fields[part].annotation
+    return None

@@ -1,0 +1,241 @@
+"""The quick checks: deterministic scorers, no LLM (CONTRACT section 5, Mastra's `checks`).
+
+Each factory returns a function of (item, run). Every check scores 1.0 or 0.0, except
+`similarity` without a cutoff, which scores the Dice coefficient.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+from typing_extensions import Annotated
+
+from evalgate.items import Item
+from evalgate.runs import Run
+from evalgate.scorers.registry import BuildContext, scorer_type
+
+ScoreFn = Any
+_WS = re.compile(r"\s+")
+_REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "u": 0, "g": 0}
+
+
+@scorer_type("includes")
+def includes(value: str, ignore_case: bool = True) -> ScoreFn:
+    """1 if `value` occurs in the run's text (texts joined by a space), else 0."""
+    if ignore_case:
+        needle = value.lower()
+        return lambda item, run: 1.0 if needle in run.text.lower() else 0.0
+    return lambda item, run: 1.0 if value in run.text else 0.0
+
+
+@scorer_type("excludes")
+def excludes(value: str, ignore_case: bool = True) -> ScoreFn:
+    """1 if `value` does not occur in the run's text (texts joined by a space), else 0."""
+    if ignore_case:
+        needle = value.lower()
+        return lambda item, run: 0.0 if needle in run.text.lower() else 1.0
+    return lambda item, run: 0.0 if value in run.text else 1.0
+
+
+@scorer_type("equals")
+def equals(value: str, ignore_case: bool = True) -> ScoreFn:
+    """1 if the run's text (texts joined with nothing) equals `value` exactly, no trimming."""
+    if ignore_case:
+        expected = value.lower()
+        return lambda item, run: 1.0 if run.joined_text.lower() == expected else 0.0
+    return lambda item, run: 1.0 if run.joined_text == value else 0.0
+
+
+@scorer_type("matches")
+def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
+    """1 if the regex is found in the text (joined with nothing); with `exact`, if it matches all of it.
+
+    `flags` takes JavaScript's letters: i (ignore case), m (multiline), s (dot matches newline);
+    g and u are accepted and change nothing.
+    """
+    unknown = sorted(set(flags) - _REGEX_FLAGS.keys())
+    if unknown:
+        raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r}; use i, m, s, g or u")
+    bits = 0
+    for letter in flags:
+        bits |= _REGEX_FLAGS[letter]
+    try:
+        regex = re.compile(pattern, bits)
+    except re.error as exc:
+        raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
+    find = regex.fullmatch if exact else regex.search
+    return lambda item, run: 1.0 if find(run.joined_text) else 0.0
+
+
+def dice(a: str, b: str) -> float:
+    """Dice coefficient of character bigrams, whitespace removed (Mastra's similarity)."""
+    a = _WS.sub("", a)
+    b = _WS.sub("", b)
+    if a == b:
+        return 1.0
+    if len(a) < 2 or len(b) < 2:
+        return 0.0
+    first = Counter(a[i : i + 2] for i in range(len(a) - 1))
+    shared = 0
+    for i in range(len(b) - 1):
+        bigram = b[i : i + 2]
+        left = first.get(bigram, 0)
+        if left > 0:
+            first[bigram] = left - 1
+            shared += 1
+    return 2.0 * shared / (len(a) + len(b) - 2)
+
+
+@scorer_type("similarity")
+def similarity(
+    value: str,
+    ignore_case: bool = True,
+    cutoff: Annotated[float, Field(ge=0.0, le=1.0)] | None = None,
+) -> ScoreFn:
+    """Dice coefficient between the text (joined by a space) and `value`, 0 to 1.
+
+    With `cutoff`: 1 if the coefficient >= cutoff, else 0.
+    """
+    expected = value.lower() if ignore_case else value
+
+    def score(item: Item, run: Run) -> float:
+        text = run.text.lower() if ignore_case else run.text
+        coefficient = dice(text, expected)
+        if cutoff is None:
+            return coefficient
+        return 1.0 if coefficient >= cutoff else 0.0
+
+    return score
+
+
+@scorer_type("called_tool")
+def called_tool(tool: str, times: Annotated[int, Field(ge=1)] = 1) -> ScoreFn:
+    """1 if the run made at least `times` calls named `tool`, whatever their outcome."""
+
+    def score(item: Item, run: Run) -> float:
+        count = 0
+        for call in run.tool_calls:
+            if call.name == tool:
+                count += 1
+        return 1.0 if count >= times else 0.0
+
+    return score
+
+
+@scorer_type("did_not_call")
+def did_not_call(tool: str) -> ScoreFn:
+    """1 if no call is named `tool`."""
+    return lambda item, run: 0.0 if any(c.name == tool for c in run.tool_calls) else 1.0
+
+
+@scorer_type("tool_order")
+def tool_order(tools: Annotated[list[str], Field(min_length=1)]) -> ScoreFn:
+    """1 if `tools` appear in the calls in this order; other calls may come between."""
+
+    def score(item: Item, run: Run) -> float:
+        names = iter(c.name for c in run.tool_calls)
+        return 1.0 if all(any(n == tool for n in names) for tool in tools) else 0.0
+
+    return score
+
+
+@scorer_type("max_tool_calls")
+def max_tool_calls(max: Annotated[int, Field(ge=0)]) -> ScoreFn:  # noqa: A002 - the spec's key
+    """1 if the run made at most `max` tool calls."""
+    return lambda item, run: 1.0 if len(run.tool_calls) <= max else 0.0
+
+
+@scorer_type("used_no_tools")
+def used_no_tools() -> ScoreFn:
+    """1 if the run made no tool calls."""
+    return lambda item, run: 0.0 if run.tool_calls else 1.0
+
+
+@scorer_type("no_tool_errors")
+def no_tool_errors() -> ScoreFn:
+    """1 if no call has a non-empty `error` or a status of `error` or `pending`."""
+    return lambda item, run: 0.0 if any(c.failed for c in run.tool_calls) else 1.0
+
+
+@scorer_type("tool_args")
+def tool_args(tool: str, args: dict[str, Any]) -> ScoreFn:
+    """1 if some call named `tool` was made with at least these argument values (others may be present)."""
+
+    def score(item: Item, run: Run) -> float:
+        for call in run.tool_calls:
+            if call.name == tool and isinstance(call.args, dict):
+                if all(k in call.args and call.args[k] == v for k, v in args.items()):
+                    return 1.0
+        return 0.0
+
+    return score
+
+
+_FENCE = re.compile(r"^```[\w-]*\s*\n(.*?)\n?```$", re.DOTALL)
+
+
+def _parse_json(text: str) -> tuple[bool, Any, str | None]:
+    stripped = text.strip()
+    fenced = _FENCE.match(stripped)
+    if fenced:
+        stripped = fenced.group(1)
+    try:
+        return True, json.loads(stripped), None
+    except ValueError as exc:
+        return False, None, f"not JSON: {exc}"
+
+
+@scorer_type("json_valid")
+def json_valid() -> ScoreFn:
+    """1 if the run's text is valid JSON (surrounding whitespace and a ``` fence allowed)."""
+
+    def score(item: Item, run: Run) -> tuple[float, str | None]:
+        ok, _, reason = _parse_json(run.joined_text)
+        return (1.0 if ok else 0.0), reason
+
+    return score
+
+
+@scorer_type("json_schema")
+def json_schema(
+    schema: dict[str, Any] | None = None,
+    schema_file: str | None = None,
+    *,
+    ctx: BuildContext,
+) -> ScoreFn:
+    """1 if the run's text is JSON that validates against `schema` (inline) or `schema_file`."""
+    import jsonschema  # only specs that use it pay for the import
+
+    if (schema is None) == (schema_file is None):
+        raise ValueError("json_schema needs exactly one of `schema` or `schema_file`")
+    if schema_file is not None:
+        path = Path(ctx.base_dir, schema_file)
+        try:
+            schema = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(f"cannot read schema_file {schema_file!r}: {exc.strerror}") from None
+        except ValueError as exc:
+            raise ValueError(f"schema_file {schema_file!r} is not JSON: {exc}") from None
+    validator_class = jsonschema.validators.validator_for(schema)
+    try:
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ValueError(f"invalid JSON Schema: {exc.message}") from None
+    validator = validator_class(schema)
+
+    def score(item: Item, run: Run) -> tuple[float, str | None]:
+        ok, value, reason = _parse_json(run.joined_text)
+        if not ok:
+            return 0.0, reason
+        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        if error is None:
+            return 1.0, None
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return 0.0, f"{where}: {error.message}"
+
+    return score

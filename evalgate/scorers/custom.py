@@ -1,0 +1,53 @@
+"""A user's own scorer: `type: python` in a spec, `@evalgate.scorer` in Python."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from evalgate.scorers.base import Scorer
+from evalgate.loading import import_callable
+from evalgate.scorers.registry import BuildContext, scorer_type
+
+
+def _two_args(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Call fn(item, run), or fn(run) when it takes one argument."""
+    try:
+        params = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+        ]
+    except (TypeError, ValueError):
+        return fn
+    if len(params) == 1 and params[0].kind is not inspect.Parameter.VAR_POSITIONAL:
+        return lambda item, run: fn(run)
+    return fn
+
+
+@scorer_type("python")
+def python(function: str, higher_is_better: bool = True, *, ctx: BuildContext) -> Scorer:
+    """The score your function returns: fn(item, run) -> number in [0, 1], (number, reason) or NotScorable."""
+    fn = import_callable(function, ctx.base_dir)
+    return Scorer(id="", fn=_two_args(fn), higher_is_better=higher_is_better)
+
+
+def scorer(
+    fn: Callable[..., Any] | None = None, *, id: str | None = None, higher_is_better: bool = True
+) -> Any:
+    """Make a function of (item, run) or (run) a Scorer; usable bare or with arguments."""
+
+    def wrap(f: Callable[..., Any]) -> Scorer:
+        return Scorer(id=id or f.__name__, fn=_two_args(f), higher_is_better=higher_is_better)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def as_scorer(value: Any) -> Scorer:
+    """A Scorer from a Scorer or a plain function (named after it)."""
+    if isinstance(value, Scorer):
+        return value
+    if callable(value):
+        return scorer(value)
+    raise TypeError(f"expected a scorer or a function of (item, run), got {type(value).__name__}")

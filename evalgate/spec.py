@@ -1,0 +1,311 @@
+"""The spec file (CONTRACT section 4): pydantic models, loading with line numbers, validation.
+
+`load_spec(path)` returns a `LoadedSpec` (the validated model, its data and the built
+scorers), or raises `SpecError` naming file, line and what to change.
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
+
+from evalgate import scorers as _scorers  # noqa: F401 - registers every scorer type
+from evalgate.errors import Problem, SpecError, display_path, problems_from_validation, show_loc
+from evalgate.items import Item, Turn
+from evalgate.scorers.base import Scorer
+from evalgate.scorers.registry import ALIASES, REGISTRY, BuildContext, lookup
+from evalgate.verdict import Entry
+from evalgate.yamlpos import Positions, YAMLSyntaxError, load
+
+# ---- targets ----
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RecordedTarget(_Strict):
+    """The run is each item's recorded `output` (or `outputs`, or each turn's `output`)."""
+
+    type: Literal["recorded"]
+
+
+class PythonTarget(_Strict):
+    """Calls `function(input)` or `function(input, item)`; sync or async; returns text or a run."""
+
+    type: Literal["python"]
+    function: str = Field(description="`package.module:callable`, imported from the spec's folder")
+    timeout_s: float | None = Field(default=None, gt=0, description="per call; none by default")
+
+
+class CommandTarget(_Strict):
+    """Runs a command per item: the item as JSON on stdin; stdout is a JSON run or plain text."""
+
+    type: Literal["command"]
+    run: str | list[str] = Field(description="the command, e.g. `python agent.py`")
+    timeout_s: float = Field(default=60.0, gt=0)
+    env: dict[str, str] = Field(default_factory=dict, description="extra environment variables")
+
+
+TargetSpec = Annotated[
+    RecordedTarget | PythonTarget | CommandTarget,
+    Field(discriminator="type"),
+]
+TARGET_TYPES = ("recorded", "python", "command")
+
+
+class JudgeSpec(_Strict):
+    """The OpenAI-compatible model that LLM-judged scorers ask."""
+
+    model: str
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    timeout_s: float = Field(default=60.0, gt=0)
+    concurrency: int | None = Field(default=None, ge=1)
+
+
+# ---- entries: one model per scorer type, generated from its factory's signature ----
+
+
+def _entry_union(kind: Literal["gate", "scorer"]) -> Any:
+    models = tuple(t.model(kind) for t in REGISTRY.values())
+    return Annotated[typing.Union[models], Field(discriminator="type")]  # noqa: UP007
+
+
+GateEntry = _entry_union("gate")
+ScorerEntry = _entry_union("scorer")
+
+_DATA_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "description": "a .jsonl, .json, .yaml/.yml or .csv file, relative to the spec"},
+        {"type": "array", "minItems": 1, "items": {"type": "object"}},  # `json_schema` puts Item here
+    ]
+}
+
+
+class Spec(_Strict):
+    """An evalgate spec: a data set, a target, gates and scorers."""
+
+    model_config = ConfigDict(extra="forbid", title="evalgate spec")
+
+    version: Literal[1]
+    name: str | None = Field(default=None, description="default: the file's stem")
+    data: Annotated[str | list[Any], WithJsonSchema(_DATA_SCHEMA)]
+    target: TargetSpec = Field(default_factory=lambda: RecordedTarget(type="recorded"))
+    concurrency: int = Field(default=4, ge=1, le=1024, description="items in flight at once")
+    max_errors: int = Field(default=0, ge=0, description="errored items tolerated before `failed`")
+    gates: list[GateEntry] = Field(default_factory=list)  # type: ignore[valid-type]
+    scorers: list[ScorerEntry] = Field(default_factory=list)  # type: ignore[valid-type]
+    judge: JudgeSpec | None = None
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of spec files, for editors (`evalgate schema`)."""
+    schema = Spec.model_json_schema()
+    defs = schema.setdefault("$defs", {})
+    item = Item.model_json_schema(ref_template="#/$defs/{model}", by_alias=False)
+    defs.update(item.pop("$defs", {}))
+    defs["Item"] = item
+    schema["properties"]["data"]["anyOf"][1]["items"] = {"$ref": "#/$defs/Item"}
+    gate_ref = schema["properties"]["gates"]["items"]
+    scorer_ref = schema["properties"]["scorers"]["items"]
+    turn = defs["Turn"]["properties"]
+    turn["gates"]["items"] = gate_ref
+    turn["scorers"]["items"] = scorer_ref
+    return schema
+
+
+# ---- the loaded spec ----
+
+
+@dataclass(frozen=True)
+class Check:
+    """A built gate or scorer and its aggregation entry."""
+
+    scorer: Scorer
+    entry: Entry
+    line: int | None = None
+
+
+@dataclass
+class Case:
+    """A validated item, ready to run: recorded runs converted, per-turn checks built."""
+
+    index: int
+    item: Item
+    line: int | None = None
+    recorded: list[Any] | None = None
+    turn_checks: list[list[Check]] | None = None
+
+    @property
+    def id(self) -> str:
+        return self.item.id or f"item-{self.index + 1}"
+
+
+@dataclass
+class LoadedSpec:
+    path: Path
+    spec: Spec
+    positions: Positions
+    cases: list[Case]
+    gates: list[Check]
+    scorers: list[Check]
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name or self.path.stem
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    @property
+    def file(self) -> str:
+        return display_path(self.path)
+
+
+def entry_type_names() -> list[str]:
+    return [*REGISTRY, *ALIASES]
+
+
+def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
+    """Read and validate the spec file itself (not its data)."""
+    file = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError([Problem(file, None, "no such spec file; pass its path to `evalgate run`")]) from None
+    except OSError as exc:
+        raise SpecError([Problem(file, None, f"cannot read: {exc.strerror}")]) from None
+    try:
+        raw, positions = load(text)
+    except YAMLSyntaxError as exc:
+        raise SpecError([Problem(file, exc.line, str(exc))]) from None
+    if not isinstance(raw, dict):
+        raise SpecError([Problem(file, 1, "a spec is a mapping with `version: 1`, `data`, `target`, `gates` and `scorers`")])
+    try:
+        spec = Spec.model_validate(raw)
+    except ValidationError as exc:
+        problems = problems_from_validation(
+            exc, file=file, positions=positions, model=Spec, raw=raw, type_names=_type_names_for(exc)
+        )
+        raise SpecError(problems[:20]) from None
+    return spec, positions, raw
+
+
+def _type_names_for(exc: ValidationError) -> list[str]:
+    for error in exc.errors(include_url=False):
+        if error["loc"] and error["loc"][0] == "target":
+            return list(TARGET_TYPES)
+    return list(REGISTRY)
+
+
+def build_checks(
+    entries: list[Any],
+    kind: Literal["gate", "scorer"],
+    *,
+    file: str,
+    positions: Positions,
+    prefix: tuple[str | int, ...],
+    ctx: BuildContext,
+    turn: int | None = None,
+) -> tuple[list[Check], list[Problem], list[Problem]]:
+    """Build validated entries; problems for duplicate ids and factories that refuse their arguments."""
+    checks: list[Check] = []
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    seen: dict[str, int | None] = {}
+    for index, model in enumerate(entries):
+        where = (*prefix, index)
+        line = positions.line(where)
+        scorer_type = lookup(model.type)
+        assert scorer_type is not None  # the discriminated union admitted it
+        params = model.model_dump(exclude={"type", "id", "threshold"})
+        try:
+            scorer = scorer_type.build(params, id=model.id, ctx=ctx)
+        except ValueError as exc:
+            problems.append(Problem(file, line, f"{show_loc(where)}: {exc}"))
+            continue
+        if scorer.id in seen:
+            problems.append(
+                Problem(
+                    file,
+                    line,
+                    f"{show_loc(where)}: the id `{scorer.id}` is already used at line {seen[scorer.id]}; "
+                    f"give this entry its own `id:`",
+                )
+            )
+            continue
+        seen[scorer.id] = line
+        threshold = getattr(model, "threshold", None)
+        raw_threshold = threshold.model_dump(exclude_none=True) if isinstance(threshold, BaseModel) else threshold
+        if raw_threshold is not None and not scorer.higher_is_better and not isinstance(raw_threshold, dict):
+            warnings.append(
+                Problem(
+                    file,
+                    positions.line((*where, "threshold")),
+                    f"{show_loc(where)}: lower is better for `{scorer.type}`, but a number threshold is a "
+                    f"minimum; did you mean `threshold: {{max: {raw_threshold}}}`?",
+                )
+            )
+        elif isinstance(raw_threshold, dict) and not scorer.higher_is_better and "max" not in raw_threshold:
+            warnings.append(
+                Problem(
+                    file,
+                    positions.line((*where, "threshold")),
+                    f"{show_loc(where)}: lower is better for `{scorer.type}`, but this threshold has only a `min`",
+                )
+            )
+        entry = Entry(scorer.id, kind, raw_threshold, scorer.higher_is_better, turn)
+        checks.append(Check(scorer, entry, line))
+    return checks, problems, warnings
+
+
+def load_spec(path: str | Path) -> LoadedSpec:
+    """Parse, validate and prepare a spec and its data; SpecError on any problem."""
+    from evalgate.data import load_cases  # data imports spec's models
+
+    path = Path(path)
+    spec, positions, raw = parse_spec(path)
+    file = display_path(path)
+    ctx = BuildContext(base_dir=path.parent, judge=spec.judge)
+    gates, problems, warnings = build_checks(
+        spec.gates, "gate", file=file, positions=positions, prefix=("gates",), ctx=ctx
+    )
+    scorers, more, more_warnings = build_checks(
+        spec.scorers, "scorer", file=file, positions=positions, prefix=("scorers",), ctx=ctx
+    )
+    problems += more
+    warnings += more_warnings
+    cases, data_problems = load_cases(spec, path, positions, ctx)
+    problems += data_problems
+    if not problems and not gates and not scorers and not any(c.turn_checks for c in cases):
+        problems.append(
+            Problem(file, positions.line(()), "there are no gates and no scorers; add at least one under `gates:` or `scorers:`")
+        )
+    if problems:
+        raise SpecError(problems[:20])
+    return LoadedSpec(path, spec, positions, cases, gates, scorers, warnings)
+
+
+__all__ = [
+    "Case",
+    "Check",
+    "CommandTarget",
+    "JudgeSpec",
+    "LoadedSpec",
+    "PythonTarget",
+    "RecordedTarget",
+    "Spec",
+    "Turn",
+    "entry_type_names",
+    "json_schema",
+    "load_spec",
+]

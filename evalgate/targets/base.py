@@ -1,0 +1,26 @@
+"""What a target is: something that turns one turn of an item into a Run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from evalgate.runs import Run
+from evalgate.spec import Case
+
+History = Sequence[tuple[Any, Run]]  # (input, run) of the turns before this one
+
+
+class TargetError(Exception):
+    """The target failed for this item; the message is recorded as the item's error."""
+
+
+class Target(Protocol):
+    #: False for targets with no I/O (recorded): the engine then runs items inline.
+    concurrent: bool
+
+    def run(self, case: Case, turn: int, history: History) -> Run:
+        """The run for turn `turn` of `case`, given the conversation so far."""
+        ...
+
+    def close(self) -> None: ...

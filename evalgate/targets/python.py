@@ -1,0 +1,81 @@
+"""The `python` target: calls the user's function, sync or async, from worker threads."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from evalgate.runs import Run, RunFormatError, run_from_value
+from evalgate.spec import Case
+from evalgate.targets.base import History, TargetError
+
+
+class PythonTarget:
+    concurrent = True
+
+    def __init__(self, fn: Callable[..., Any], timeout_s: float | None = None) -> None:
+        self.fn = fn
+        self.timeout_s = timeout_s
+        self.arity = _positional_arity(fn)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_lock = threading.Lock()
+
+    def _call_args(self, case: Case, turn: int, history: History) -> list[Any]:
+        args: list[Any] = [case.item.turn_inputs()[turn]]
+        if self.arity >= 2:
+            args.append(case.item)
+        if self.arity >= 3:
+            args.append([{"input": i, "output": r.text} for i, r in history])
+        return args
+
+    def run(self, case: Case, turn: int, history: History) -> Run:
+        started = time.perf_counter()
+        result = self.fn(*self._call_args(case, turn, history))
+        if inspect.isawaitable(result):
+            result = self._await(result)
+        try:
+            run = run_from_value(result)
+        except RunFormatError as exc:
+            raise TargetError(f"the function returned something that is not a run: {exc}") from None
+        if run.latency_ms is None:
+            run.latency_ms = (time.perf_counter() - started) * 1000.0
+        return run
+
+    def _await(self, awaitable: Any) -> Any:
+        # One event loop on its own thread serves every worker, so async agents share clients.
+        with self._loop_lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, name="evalgate-async", daemon=True).start()
+        future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), self._loop)
+        try:
+            return future.result(self.timeout_s)
+        except TimeoutError:
+            future.cancel()
+            raise TargetError(f"timed out after {self.timeout_s:g}s") from None
+
+    def close(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+async def _as_coroutine(awaitable: Any) -> Coroutine[Any, Any, Any]:
+    return await awaitable
+
+
+def _positional_arity(fn: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    count = 0
+    for p in params:
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            return 3
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return count

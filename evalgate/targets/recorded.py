@@ -1,0 +1,19 @@
+"""The `recorded` target: the item's own recorded output(s)."""
+
+from __future__ import annotations
+
+from evalgate.runs import Run
+from evalgate.spec import Case
+from evalgate.targets.base import History, TargetError
+
+
+class RecordedTarget:
+    concurrent = False
+
+    def run(self, case: Case, turn: int, history: History) -> Run:
+        if case.recorded is None:
+            raise TargetError("this item has no recorded output")
+        return case.recorded[turn]
+
+    def close(self) -> None:
+        pass
