@@ -39,6 +39,7 @@ class EvalResult:
     duration_s: float = 0.0
     interrupted: bool = False
     results_path: Path | None = None
+    extra_summary: dict[str, Any] = field(default_factory=dict)  # network stats, resumed items
 
     @property
     def verdict(self) -> str | None:
@@ -69,7 +70,11 @@ class EvalResult:
             self.name,
             self.outcome,
             {
-                "summary": {"duration_s": round(self.duration_s, 3), "interrupted": self.interrupted},
+                "summary": {
+                    "duration_s": round(self.duration_s, 3),
+                    "interrupted": self.interrupted,
+                    **self.extra_summary,
+                },
                 "evalgate_version": __version__,
             },
         )
@@ -92,6 +97,10 @@ class _Reorder:
         self.expected = 0
 
     def push(self, result: ItemResult) -> None:
+        if result.index == self.expected and not self.waiting:
+            self.sink(result)
+            self.expected += 1
+            return
         self.waiting[result.index] = result
         while self.expected in self.waiting:
             self.sink(self.waiting.pop(self.expected))
@@ -104,7 +113,7 @@ class _Reorder:
 
 def execute(
     name: str,
-    cases: list[Case],
+    cases: Iterable[Case],
     target: Target,
     gates: list[Check],
     scorers: list[Check],
@@ -114,8 +123,11 @@ def execute(
     output: Path | None = None,
     keep_items: bool = True,
     on_result: OnResult | None = None,
+    resume: bool = False,
 ) -> EvalResult:
     """Run every case, journal each as it finishes, aggregate in data order, write the results.
+
+    resume: items already in `<output>.items.jsonl` are taken from it instead of being run again.
 
     On Ctrl-C the finished items are still aggregated and written before the interrupt propagates.
     """
@@ -126,14 +138,16 @@ def execute(
     def take(item: ItemResult) -> None:
         for entry, score in item.contributions:
             aggregator.add(entry, score)
-        aggregator.add_item(item.errored)
+        aggregator.add_item(item.errored, item.turn_count)
         if keep_items:
             result.items.append(item)
         if item.errored and len(result.errored) < KEEP_ERRORED:
             result.errored.append(item)
 
     reorder = _Reorder(take)
-    writer = ResultsWriter(output) if output is not None else None
+    writer = ResultsWriter(output, resume=resume) if output is not None else None
+    if resume and writer is not None:
+        cases = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result)
     try:
         for item in evaluate(cases, target, gates, scorers, concurrency):
             if writer is not None:
@@ -141,11 +155,20 @@ def execute(
             reorder.push(item)
             if on_result is not None:
                 on_result(item)
+    except SpecError:
+        # A streamed data set had a bad item: no results for an invalid spec.
+        if writer is not None:
+            writer.discard()
+            writer = None
+        raise
     except BaseException:
         result.interrupted = True
         raise
     finally:
         reorder.drain()
+        stats = getattr(target, "stats", None)
+        if stats is not None:
+            result.extra_summary["network"] = stats()
         target.close()
         result.outcome = aggregator.outcome(max_errors)
         result.duration_s = time.perf_counter() - started
@@ -155,10 +178,38 @@ def execute(
     return result
 
 
-def prepare_target(loaded: LoadedSpec) -> Target:
+def _skip_finished(
+    cases: Iterable[Case],
+    writer: ResultsWriter,
+    gates: list[Check],
+    scorers: list[Check],
+    reorder: _Reorder,
+    on_result: OnResult | None,
+    result: EvalResult,
+) -> Iterator[Case]:
+    from evalgate.resume import finished_records, skip_finished
+
+    records = finished_records(writer.journal_path)
+    result.extra_summary["resumed_items"] = 0
+
+    def take(item: ItemResult) -> None:
+        result.extra_summary["resumed_items"] += 1
+        reorder.push(item)
+        if on_result is not None:
+            on_result(item)
+
+    return skip_finished(cases, records, gates, scorers, take)
+
+
+def prepare_target(loaded: LoadedSpec, *, concurrency: int | None = None, use_cache: bool = True) -> Target:
     """The spec's target, or a SpecError pointing at `target:`."""
     try:
-        return build_target(loaded.spec.target, loaded.base_dir)
+        return build_target(
+            loaded.spec.target,
+            loaded.base_dir,
+            concurrency=concurrency or loaded.spec.concurrency,
+            use_cache=use_cache,
+        )
     except ValueError as exc:
         key = "function" if loaded.spec.target.type == "python" else "type"
         line = loaded.positions.line(("target", key))
@@ -173,15 +224,23 @@ def run_spec(
     keep_items: bool = False,
     on_start: Callable[[LoadedSpec], None] | None = None,
     on_result: OnResult | None = None,
+    resume: bool = False,
+    use_cache: bool = True,
 ) -> EvalResult:
-    """Load, validate and run a spec file; SpecError (before anything runs) on a bad spec."""
+    """Load, validate and run a spec file; SpecError (before anything runs) on a bad spec.
+
+    resume: skip items already journaled in `<output>.items.jsonl` (needs `output`).
+    use_cache: False bypasses the targets' response cache (`--no-cache`).
+    """
+    if resume and output is None:
+        raise ValueError("resume needs an output path: the journal beside it holds the finished items")
     loaded = load_spec(path)
-    target = prepare_target(loaded)
+    target = prepare_target(loaded, concurrency=concurrency, use_cache=use_cache)
     if on_start is not None:
         on_start(loaded)
     return execute(
         loaded.name,
-        loaded.cases,
+        loaded.iter_cases(),
         target,
         loaded.gates,
         loaded.scorers,
@@ -190,6 +249,7 @@ def run_spec(
         output=Path(output) if output is not None else None,
         keep_items=keep_items,
         on_result=on_result,
+        resume=resume,
     )
 
 

@@ -64,7 +64,9 @@ class Progress:
                 self._bar(now)
         elif now - self.last >= CI_PROGRESS_EVERY_S:
             self.last = now
-            self.stream.write(f"evalgate: {self.done}/{self.total} items done, {self.errored} errored\n")
+            self.stream.write(
+                f"evalgate: {self.done}/{self.total} items done, {self.errored} errored, {_retries()} retries\n"
+            )
             self.stream.flush()
 
     def _bar(self, now: float) -> None:
@@ -75,7 +77,7 @@ class Progress:
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
         self.stream.write(
             f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-            f"{rate:,.0f}/s eta {eta:,.0f}s errors {self.errored} "
+            f"{rate:,.0f}/s eta {eta:,.0f}s errors {self.errored} retries {_retries()} "
         )
         self.stream.flush()
 
@@ -83,6 +85,12 @@ class Progress:
         if self.enabled and self.tty:
             self.stream.write("\r" + " " * 79 + "\r")
             self.stream.flush()
+
+
+def _retries() -> int:
+    """Retries so far over every network client (targets, judge); 0 when nothing uses the network."""
+    net = sys.modules.get("evalgate.net")  # not imported for offline targets: keep startup fast
+    return net.global_stats()["retries"] if net is not None else 0
 
 
 @main.command()
@@ -96,9 +104,19 @@ class Progress:
     help="Verdicts that exit 1: failed; scored (failed or scored); never.",
 )
 @click.option("--concurrency", "-c", type=click.IntRange(min=1, max=1024), help="Items in flight (default: the spec's).")
-def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None) -> None:
+@click.option("--resume", is_flag=True, help="Skip items already in OUTPUT.items.jsonl (from an interrupted run).")
+@click.option("--no-cache", is_flag=True, help="Bypass the response cache: send every request.")
+def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, resume: bool, no_cache: bool) -> None:
     """Run SPEC (default evalgate.yaml) and print the verdict."""
+    import os
+
     from evalgate.api import run_spec
+
+    if resume and output is None:
+        click.echo("error: --resume needs --output PATH (the run to resume)", err=True)
+        sys.exit(2)
+    if no_cache:
+        os.environ["EVALGATE_NO_CACHE"] = "1"  # reaches every cache: the target's and the judge's
 
     tty = sys.stderr.isatty()
     failing: dict[str, list[str]] = {}
@@ -108,7 +126,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None) 
         nonlocal progress
         for warning in loaded.warnings:
             click.echo(f"warning: {warning}", err=True)
-        progress = Progress(len(loaded.cases), sys.stderr, tty)
+        progress = Progress(loaded.item_count, sys.stderr, tty)
 
     def on_result(item: Any) -> None:
         for gate_id, score in item.gates.items():
@@ -120,7 +138,15 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None) 
             progress.tick(item.errored)
 
     try:
-        result = run_spec(spec, output=output, concurrency=concurrency, on_start=on_start, on_result=on_result)
+        result = run_spec(
+            spec,
+            output=output,
+            concurrency=concurrency,
+            on_start=on_start,
+            on_result=on_result,
+            resume=resume,
+            use_cache=not no_cache,
+        )
     except SpecError as exc:
         _print_spec_error(exc)
         sys.exit(2)
@@ -153,6 +179,9 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         f"{result.name}: {outcome.total_items} items, {outcome.errored_items} errored, "
         f"{result.duration_s:.1f}s"
     ]
+    network = getattr(result, "extra_summary", {}).get("network")
+    if network:
+        lines.append(network_line(network))
     sections: list[tuple[str, list[str]]] = []
     all_gates = [(None, g) for g in outcome.gate_results] + [
         (t.index, g) for t in outcome.turn_results or [] for g in t.gate_results
@@ -190,6 +219,19 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     return "\n".join(lines)
 
 
+def network_line(stats: dict[str, Any]) -> str:
+    """Requests, retries, cache hits and the adapted in-flight limit, on one line."""
+    parts = [f"{stats.get('requests', 0)} requests", f"{stats.get('retries', 0)} retries"]
+    if "cache_hits" in stats:
+        parts.append(f"{stats['cache_hits']} from cache")
+    if stats.get("rate_limited"):
+        parts.append(
+            f"{stats['rate_limited']} rate-limited (in-flight limit {stats.get('concurrency_limit')} "
+            f"-> lowest {stats.get('lowest_limit')}, now {stats.get('current_limit')})"
+        )
+    return "network: " + ", ".join(parts)
+
+
 def bound_text(threshold: Any) -> str:
     if isinstance(threshold, dict):
         parts = []
@@ -225,6 +267,8 @@ def validate(spec: Path) -> None:
 
     try:
         loaded = load_spec(spec)
+        for _ in loaded.iter_cases():  # a streamed data set is validated by reading it
+            pass
         prepare_target(loaded).close()
     except SpecError as exc:
         _print_spec_error(exc)
@@ -232,7 +276,7 @@ def validate(spec: Path) -> None:
     for warning in loaded.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(
-        f"{loaded.file}: ok ({len(loaded.cases)} items, {len(loaded.gates)} gates, {len(loaded.scorers)} scorers)"
+        f"{loaded.file}: ok ({loaded.item_count} items, {len(loaded.gates)} gates, {len(loaded.scorers)} scorers)"
     )
 
 

@@ -27,37 +27,80 @@ _JSON_COLUMNS = ("inputs", "turns", "context", "expected_trajectory", "metadata"
 def load_cases(
     spec: Spec, spec_path: Path, spec_positions: Positions, ctx: BuildContext
 ) -> tuple[list[Case], list[Problem]]:
-    if isinstance(spec.data, list):
-        file = display_path(spec_path)
-        located: Iterator[Located] = ((raw, spec_positions, ("data", i)) for i, raw in enumerate(spec.data))
-        line_of_data = spec_positions.line(("data",))
-    else:
-        data_path = spec_path.parent / spec.data
-        file = display_path(data_path)
-        line_of_data = None
+    """Every case, validated, in memory (for targets whose runs cost something)."""
+    stream = CaseStream(spec, spec_path, spec_positions, ctx)
+    cases = list(stream.iterate())
+    return cases, stream.problems
+
+
+class CaseStream:
+    """Cases read and validated one at a time, for large recorded data sets.
+
+    `problems` is complete once iteration has finished; `count` is known up front.
+    """
+
+    def __init__(self, spec: Spec, spec_path: Path, spec_positions: Positions, ctx: BuildContext) -> None:
+        self.spec = spec
+        self.spec_path = spec_path
+        self.spec_positions = spec_positions
+        self.ctx = ctx
+        self.problems: list[Problem] = []
+        self.count = len(spec.data) if isinstance(spec.data, list) else _count_lines(spec_path.parent / spec.data)
+
+    def iterate(self) -> Iterator[Case]:
+        spec, spec_path = self.spec, self.spec_path
+        if isinstance(spec.data, list):
+            file = display_path(spec_path)
+            located: Iterator[Located] = (
+                (raw, self.spec_positions, ("data", i)) for i, raw in enumerate(spec.data)
+            )
+            line_of_data = self.spec_positions.line(("data",))
+        else:
+            data_path = spec_path.parent / spec.data
+            file = display_path(data_path)
+            line_of_data = None
+            try:
+                located = _read_file(data_path)
+            except _DataError as exc:
+                if exc.in_spec:  # the file cannot be used at all: point at the spec's `data:` line
+                    where = Problem(display_path(spec_path), self.spec_positions.line(("data",)), f"data: {exc}")
+                    self.problems = [where]
+                    return
+                self.problems = [Problem(exc.file or file, exc.line, str(exc))]
+                return
+        builder = _CaseBuilder(spec, file, self.ctx)
+        self.problems = builder.problems
         try:
-            located = _read_file(data_path)
+            for raw, positions, prefix in located:
+                case = builder.add(raw, positions, prefix)
+                if case is not None and not builder.problems:
+                    yield case
+                if len(builder.problems) >= MAX_PROBLEMS:
+                    break
         except _DataError as exc:
-            return [], [Problem(exc.file or file, exc.line, str(exc))]
-    builder = _CaseBuilder(spec, file, ctx)
-    try:
-        for raw, positions, prefix in located:
-            builder.add(raw, positions, prefix)
-            if len(builder.problems) >= MAX_PROBLEMS:
-                break
-    except _DataError as exc:
-        builder.problems.append(Problem(file, exc.line, str(exc)))
-    if not builder.cases and not builder.problems:
-        where = file if isinstance(spec.data, str) else display_path(spec_path)
-        builder.problems.append(Problem(where, line_of_data, "the data set is empty; add at least one item"))
-    return builder.cases, builder.problems
+            builder.problems.append(Problem(file, exc.line, str(exc)))
+        if not builder.count and not builder.problems:
+            where = file if isinstance(spec.data, str) else display_path(spec_path)
+            builder.problems.append(Problem(where, line_of_data, "the data set is empty; add at least one item"))
+
+
+def _count_lines(path: Path) -> int:
+    """Items in a data file, for progress: JSONL lines; 0 when it cannot tell cheaply."""
+    if path.suffix.lower() != ".jsonl" or not path.is_file():
+        return 0
+    count = 0
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            count += block.count(b"\n")
+    return count
 
 
 class _DataError(ValueError):
-    def __init__(self, message: str, line: int | None = None, file: str | None = None) -> None:
+    def __init__(self, message: str, line: int | None = None, file: str | None = None, in_spec: bool = False) -> None:
         super().__init__(message)
         self.line = line
         self.file = file
+        self.in_spec = in_spec  # the spec's `data:` value is at fault, not the file's content
 
 
 def _read_file(path: Path) -> Iterator[Located]:
@@ -65,9 +108,11 @@ def _read_file(path: Path) -> Iterator[Located]:
     readers = {".jsonl": _read_jsonl, ".json": _read_json, ".yaml": _read_yaml, ".yml": _read_yaml, ".csv": _read_csv}
     reader = readers.get(suffix)
     if reader is None:
-        raise _DataError(f"unknown data file type `{suffix}`; use .jsonl, .json, .yaml, .yml or .csv")
+        raise _DataError(f"unknown data file type `{suffix}`; use .jsonl, .json, .yaml, .yml or .csv", in_spec=True)
     if not path.is_file():
-        raise _DataError("no such data file; `data:` is a path relative to the spec file", file=display_path(path))
+        raise _DataError(
+            f"no such data file `{display_path(path)}`; `data:` is a path relative to the spec file", in_spec=True
+        )
     return reader(path)
 
 
@@ -161,7 +206,7 @@ class _CaseBuilder:
         self.recorded = spec.target.type == "recorded"
         self.file = file
         self.ctx = ctx
-        self.cases: list[Case] = []
+        self.count = 0  # valid cases so far
         self.problems: list[Problem] = []
         self.ids: dict[str, int | None] = {}
         self.seen = 0
@@ -170,35 +215,36 @@ class _CaseBuilder:
     def problem(self, positions: Positions, path: tuple[str | int, ...], message: str) -> None:
         self.problems.append(Problem(self.file, positions.line(path), message))
 
-    def add(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...]) -> None:
+    def add(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...]) -> Case | None:
         self.seen += 1
         where = _where(prefix, self.seen - 1)
         if not isinstance(raw, dict):
             self.problem(positions, prefix, f"{where}: an item is a mapping with `input`, `inputs` or `turns`")
-            return
+            return None
         try:
             item = Item.model_validate(raw)
         except ValidationError as exc:
             self.problems += problems_from_validation(
                 exc, file=self.file, positions=positions, model=Item, raw=raw, prefix=prefix
             )
-            return
+            return None
         given = [k for k in ("input", "inputs", "turns") if k in item.model_fields_set]
         if len(given) != 1:
             what = "none of them" if not given else " and ".join(f"`{k}`" for k in given)
             self.problem(positions, prefix, f"{where}: an item needs exactly one of `input`, `inputs`, `turns`; it has {what}")
-            return
-        case = Case(index=len(self.cases), item=item, line=positions.line(prefix))
+            return None
+        case = Case(index=self.count, item=item, line=positions.line(prefix))
         if item.id is not None:
             if item.id in self.ids:
                 self.problem(positions, (*prefix, "id"), f"{where}: the id `{item.id}` is already used at line {self.ids[item.id]}")
-                return
+                return None
             self.ids[item.id] = case.line
         if self.recorded and not self._recorded_runs(case, positions, prefix, where):
-            return
+            return None
         if item.turns is not None and not self._turn_checks(case, raw, positions, prefix, where):
-            return
-        self.cases.append(case)
+            return None
+        self.count += 1
+        return case
 
     def _recorded_runs(self, case: Case, positions: Positions, prefix: tuple[str | int, ...], where: str) -> bool:
         item = case.item
@@ -223,6 +269,12 @@ class _CaseBuilder:
                 self.problem(positions, path, f"{where}: {exc}")
                 return False
         case.recorded = runs
+        # The raw output now lives on as the Run: drop it so 100k items stay small in memory.
+        item.__dict__["output"] = None
+        item.__dict__["outputs"] = None
+        if item.turns is not None:
+            for turn in item.turns:
+                turn.__dict__["output"] = None
         return True
 
     def _turn_checks(self, case: Case, raw: dict[str, Any], positions: Positions, prefix: tuple[str | int, ...], where: str) -> bool:

@@ -56,6 +56,7 @@ class ItemResult:
     turns: list[TurnScores] | None = None
     contributions: list[Contribution] = field(default_factory=list)
     duration_ms: float = 0.0
+    turn_count: int = 0  # turns declared by a `turns` item, whether or not it errored
 
     @property
     def errored(self) -> bool:
@@ -128,11 +129,18 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
     """Run one case through the target and every check; never raises for the target's or a scorer's sake."""
     started = time.perf_counter()
     result = ItemResult(index=case.index, id=case.id, input=_input_of(case))
-    inputs = case.item.turn_inputs()
+    if case.item.turns is not None:
+        result.turn_count = len(case.item.turns)
+    item = case.item
+    single = item.turns is None and item.inputs is None
+    inputs = [item.input] if single else item.turn_inputs()
     runs: list[Run] = []
     try:
-        for turn in range(len(inputs)):
-            runs.append(target.run(case, turn, list(zip(inputs, runs))))
+        if single:
+            runs.append(target.run(case, 0, ()))
+        else:
+            for turn in range(len(inputs)):
+                runs.append(target.run(case, turn, list(zip(inputs, runs))))
     except TargetError as exc:
         result.error = str(exc) or type(exc).__name__
     except Exception as exc:  # noqa: BLE001 - the agent's failure is the item's error, not ours
@@ -140,7 +148,11 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
     if result.error is not None:
         result.duration_ms = (time.perf_counter() - started) * 1000.0
         return result
-    run = result.run = conversation(runs)
+    run = result.run = runs[0] if single else conversation(runs)
+    for check in gates:
+        _score(check, item, run, result, result.gates, result.reasons, check.entry.id)
+    for check in scorers:
+        _score(check, item, run, result, result.scores, result.reasons, check.entry.id)
     if case.turn_checks is not None:
         result.turns = []
         for index, checks in enumerate(case.turn_checks):
@@ -151,11 +163,6 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
                 into = scores.gates if check.entry.kind == "gate" else scores.scores
                 _score(check, view, runs[index], result, into, scores.reasons, f"turn-{index}:{check.entry.id}")
             result.turns.append(scores)
-    item = case.item
-    for check in gates:
-        _score(check, item, run, result, result.gates, result.reasons, check.entry.id)
-    for check in scorers:
-        _score(check, item, run, result, result.scores, result.reasons, check.entry.id)
     result.duration_ms = (time.perf_counter() - started) * 1000.0
     return result
 

@@ -76,10 +76,17 @@ def problems_from_validation(
 ) -> list[Problem]:
     problems: list[Problem] = []
     seen: set[tuple[Any, ...]] = set()
-    for error in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    paths = [_raw_path(raw, e["loc"], name_last=e["type"] in _KEY_ERRORS) for e in errors]
+    specific = [p for e, p in zip(errors, paths) if not _is_type_error(e["type"])]
+    typo_fixes = _typo_fixes(errors, paths, model, raw)
+    for error, path in zip(errors, paths):
         loc = tuple(error["loc"])
-        path = _raw_path(raw, loc)
         kind = error["type"]
+        if _is_type_error(kind) and any(p[: len(path)] == path for p in specific):
+            continue  # another branch of a union explains the same value better
+        if kind == "missing" and (path[:-1], str(loc[-1])) in typo_fixes:
+            continue  # the unknown key's "did you mean" already says it
         where = show_loc((*prefix, *path))
         if kind == "extra_forbidden":
             key = str(path[-1]) if path else str(loc[-1])
@@ -112,12 +119,36 @@ def problems_from_validation(
     return problems
 
 
+_KEY_ERRORS = ("missing", "extra_forbidden")
+
+
+def _is_type_error(kind: str) -> bool:
+    """A value of the wrong shape: in a union, the branch of the right shape says more."""
+    return kind.endswith("_type")
+
+
+def _typo_fixes(
+    errors: list[Any], paths: list[tuple[str | int, ...]], model: type[BaseModel], raw: Any
+) -> set[tuple[tuple[str | int, ...], str]]:
+    """(parent path, valid key) for each unknown key that is a likely typo of that valid key."""
+    fixes = set()
+    for error, path in zip(errors, paths):
+        if error["type"] == "extra_forbidden" and path:
+            close = difflib.get_close_matches(str(path[-1]), _fields_at(model, error["loc"][:-1], raw), n=1, cutoff=0.6)
+            if close:
+                fixes.add((path[:-1], close[0]))
+    return fixes
+
+
 def _clean(message: str) -> str:
     return message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
 
 
-def _raw_path(raw: Any, loc: Sequence[str | int]) -> tuple[str | int, ...]:
-    """The part of a pydantic location that exists in the raw data (union tags dropped)."""
+def _raw_path(raw: Any, loc: Sequence[str | int], *, name_last: bool = True) -> tuple[str | int, ...]:
+    """The part of a pydantic location that exists in the raw data (union tags dropped).
+
+    With `name_last`, a last key absent from the data (missing or unknown) is kept.
+    """
     path: list[str | int] = []
     node = raw
     for part in loc:
@@ -127,7 +158,7 @@ def _raw_path(raw: Any, loc: Sequence[str | int]) -> tuple[str | int, ...]:
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             node = node[part]
             path.append(part)
-        elif isinstance(node, dict) and isinstance(part, str) and part not in node and part == loc[-1]:
+        elif name_last and isinstance(node, dict) and isinstance(part, str) and part not in node and part == loc[-1]:
             path.append(part)  # a missing or unknown key: still worth naming
     return tuple(path)
 

@@ -180,6 +180,11 @@ class ResultsWriter:
     def close(self) -> None:
         self.handle.close()
 
+    def discard(self) -> None:
+        """Remove the journal: the run was not valid."""
+        self.handle.close()
+        self.journal_path.unlink(missing_ok=True)
+
 
 def journal_path(path: Path) -> Path:
     return path.with_name(path.name + ".items.jsonl")

@@ -114,16 +114,21 @@ def _merge_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
 def run_from_value(value: Any) -> Run:
     """Convert a recorded output or a target's reply to a Run.
 
-    Accepts a string (text shorthand) or a mapping in the run format.
+    Accepts a string (text shorthand), a mapping in the run format, or a Mastra/OpenAI
+    message list (bare, or as `{messages: [...], latency_ms?, usage?, cost_usd?}`).
     """
     if isinstance(value, str):
         return Run(texts=[value])
     if isinstance(value, Run):
         return value
+    if isinstance(value, list) or (isinstance(value, Mapping) and "messages" in value):
+        from evalgate.formats import run_from_messages  # formats imports this module
+
+        return run_from_messages(value)
     if isinstance(value, Mapping):
         return _run_from_mapping(value)
     raise RunFormatError(
-        f"a run must be a string or a mapping with `text` and `tool_calls`, got {_kind(value)}"
+        f"a run must be a string, a mapping with `text` and `tool_calls`, or a message list, got {_kind(value)}"
     )
 
 
@@ -131,27 +136,31 @@ _RUN_KEYS = frozenset({"text", "texts", "tool_calls", "latency_ms", "usage", "co
 
 
 def _run_from_mapping(value: Mapping[str, Any]) -> Run:
-    unknown = value.keys() - _RUN_KEYS
-    if unknown:
-        raise RunFormatError(
-            f"unknown run key(s) {sorted(unknown)}; a run has {sorted(_RUN_KEYS)}"
-        )
+    for key in value:
+        if key not in _RUN_KEYS:
+            unknown = sorted(k for k in value if k not in _RUN_KEYS)
+            raise RunFormatError(f"unknown run key(s) {unknown}; a run has {sorted(_RUN_KEYS)}")
     texts = value.get("texts")
     if texts is not None:
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             raise RunFormatError("`texts` must be a list of strings")
     else:
         text = value.get("text")
-        if text is None:
-            texts = []
-        elif isinstance(text, str):
+        if text.__class__ is str:
             texts = [text]
+        elif text is None:
+            texts = []
         else:
             raise RunFormatError(f"`text` must be a string, got {_kind(text)}")
-    raw_calls = value.get("tool_calls") or []
-    if not isinstance(raw_calls, list):
-        raise RunFormatError(f"`tool_calls` must be a list, got {_kind(raw_calls)}")
-    calls = [_tool_call(c, i) for i, c in enumerate(raw_calls)]
+    raw_calls = value.get("tool_calls")
+    if raw_calls:
+        if not isinstance(raw_calls, list):
+            raise RunFormatError(f"`tool_calls` must be a list, got {_kind(raw_calls)}")
+        calls = [_tool_call(c, i) for i, c in enumerate(raw_calls)]
+    else:
+        calls = []
+    if len(value) <= 2:  # the common case: text and tool_calls only
+        return Run(texts, calls)
     return Run(
         texts=texts,
         tool_calls=calls,
@@ -165,20 +174,19 @@ _CALL_KEYS = frozenset({"name", "args", "result", "error", "status"})
 
 
 def _tool_call(raw: Any, index: int) -> ToolCall:
-    if not isinstance(raw, Mapping):
+    if raw.__class__ is not dict and not isinstance(raw, Mapping):
         raise RunFormatError(f"tool_calls[{index}] must be a mapping, got {_kind(raw)}")
     name = raw.get("name")
-    if not isinstance(name, str) or not name:
+    if name.__class__ is not str or not name:
         raise RunFormatError(f"tool_calls[{index}] needs a non-empty string `name`")
-    if len(raw) > 2 or not raw.keys() <= {"name", "args"}:
-        unknown = raw.keys() - _CALL_KEYS
-        if unknown:
+    for key in raw:
+        if key not in _CALL_KEYS:
+            unknown = sorted(k for k in raw if k not in _CALL_KEYS)
             raise RunFormatError(
-                f"tool_calls[{index}] has unknown key(s) {sorted(unknown)}; "
-                f"a tool call has {sorted(_CALL_KEYS)}"
+                f"tool_calls[{index}] has unknown key(s) {unknown}; a tool call has {sorted(_CALL_KEYS)}"
             )
     error = raw.get("error")
-    if error is not None and not isinstance(error, str):
+    if error is not None and error.__class__ is not str:
         error = str(error)
     status = raw.get("status")
     if status is not None and status not in TOOL_STATUSES:

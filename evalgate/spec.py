@@ -7,11 +7,12 @@ scorers), or raises `SpecError` naming file, line and what to change.
 from __future__ import annotations
 
 import typing
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, WithJsonSchema, field_validator
 
 from evalgate import scorers as _scorers  # noqa: F401 - registers every scorer type
 from evalgate.errors import Problem, SpecError, display_path, problems_from_validation, show_loc
@@ -51,23 +52,143 @@ class CommandTarget(_Strict):
     env: dict[str, str] = Field(default_factory=dict, description="extra environment variables")
 
 
+class RetrySettings(_Strict):
+    """Retries of network calls: connection errors, timeouts, 5xx, 408 and 429 only; `Retry-After` honoured."""
+
+    attempts: int = Field(default=3, ge=1, le=20, description="tries per request, the first included")
+    backoff_s: float = Field(default=0.5, ge=0, description="base delay, doubled per retry, jittered")
+    max_backoff_s: float = Field(default=30.0, ge=0, description="cap on any one wait, Retry-After included")
+
+
+class CacheSettings(_Strict):
+    """A response cache on disk, keyed by the target's settings (secrets excluded) and the request."""
+
+    dir: str = Field(default=".evalgate/cache", description="relative to the spec's folder")
+    ttl: float | str | None = Field(default=None, description="seconds, or e.g. `30m`, `12h`, `7d`; none: no expiry")
+
+    @field_validator("ttl")
+    @classmethod
+    def _ttl(cls, value: float | str | None) -> float | str | None:
+        from evalgate.net import parse_ttl
+
+        parse_ttl(value)
+        return value
+
+
+class ResponseMapping(_Strict):
+    """Where the run is in the agent's JSON reply: JMESPath expressions."""
+
+    text: str | None = Field(default="text", description="JMESPath to the reply's text")
+    tool_calls: str | None = Field(default="tool_calls", description="JMESPath to the list of tool calls")
+    usage: str | None = Field(default="usage", description="JMESPath to token usage")
+    cost_usd: str | None = Field(default="cost_usd", description="JMESPath to the cost in USD")
+    tool_call_fields: dict[Literal["name", "args", "result", "error", "status"], str] = Field(
+        default_factory=dict, description="JMESPath per tool-call field, e.g. {name: tool, args: input}"
+    )
+
+    @field_validator("text", "tool_calls", "usage", "cost_usd")
+    @classmethod
+    def _expression(cls, value: str | None) -> str | None:
+        return _jmespath(value) if value is not None else None
+
+    @field_validator("tool_call_fields")
+    @classmethod
+    def _fields(cls, value: dict[str, str]) -> dict[str, str]:
+        for expression in value.values():
+            _jmespath(expression)
+        return value
+
+
+def _jmespath(expression: str) -> str:
+    import jmespath
+    from jmespath.exceptions import JMESPathError
+
+    try:
+        jmespath.compile(expression)
+    except JMESPathError as exc:
+        raise ValueError(f"`{expression}` is not a JMESPath expression: {str(exc).splitlines()[0]}") from None
+    return expression
+
+
+class HttpTarget(_Strict):
+    """POSTs each item to your agent's HTTP endpoint and maps its JSON reply to a run."""
+
+    type: Literal["http"]
+    url: str
+    method: Literal["POST", "PUT", "GET"] = "POST"
+    headers: dict[str, str] = Field(default_factory=dict, description="values may use `${ENV_VAR}`; never logged")
+    body: Any = Field(
+        default=None,
+        description="JSON template (default `{input: '{{input}}'}`); `{{input}}`, `{{item.<field>}}`, "
+        "`{{messages}}`, `{{history}}`, `{{session}}`, `{{turn}}` become JSON values",
+    )
+    timeout_s: float = Field(default=60.0, gt=0)
+    response: ResponseMapping = Field(default_factory=ResponseMapping)
+    conversation: Literal["messages", "session"] | None = Field(
+        default=None, description="multi-turn: send the whole history, or carry a session id between turns"
+    )
+    session: str | None = Field(default=None, description="JMESPath to the session id in the reply (`session` mode)")
+    retries: RetrySettings = Field(default_factory=RetrySettings)
+    cache: CacheSettings | None = None
+
+    @field_validator("session")
+    @classmethod
+    def _session(cls, value: str | None) -> str | None:
+        return _jmespath(value) if value is not None else None
+
+
+class OpenAITarget(_Strict):
+    """Any OpenAI-compatible chat-completions endpoint: records text, tool calls, usage and cost."""
+
+    type: Literal["openai"]
+    model: str
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str | None = Field(default="OPENAI_API_KEY", description="the variable holding the API key")
+    system: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="function definitions offered to the model")
+    headers: dict[str, str] = Field(default_factory=dict, description="extra headers; `${ENV_VAR}` allowed")
+    prices: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="USD per 1M tokens by model: {model: {prompt: 0.15, completion: 0.6}}",
+    )
+    timeout_s: float = Field(default=60.0, gt=0)
+    retries: RetrySettings = Field(default_factory=RetrySettings)
+    cache: CacheSettings | None = None
+
+
 TargetSpec = Annotated[
-    RecordedTarget | PythonTarget | CommandTarget,
+    RecordedTarget | PythonTarget | CommandTarget | HttpTarget | OpenAITarget,
     Field(discriminator="type"),
 ]
-TARGET_TYPES = ("recorded", "python", "command")
+TARGET_TYPES = ("recorded", "python", "command", "http", "openai")
 
 
 class JudgeSpec(_Strict):
-    """The OpenAI-compatible model that LLM-judged scorers ask."""
+    """The OpenAI-compatible model that LLM-judged scorers ask (see docs/scorers.md)."""
 
     model: str
     base_url: str = "https://api.openai.com/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
-    max_tokens: int | None = None
+    api_key_env: str | None = Field(
+        default="OPENAI_API_KEY", description="the variable holding the API key; unset: no Authorization header"
+    )
+    temperature: float = Field(default=0.0, ge=0)
+    max_tokens: int | None = Field(default=None, ge=1)
     timeout_s: float = Field(default=60.0, gt=0)
-    concurrency: int | None = Field(default=None, ge=1)
+    concurrency: int | None = Field(default=None, ge=1, description="judge calls in flight; default: 8")
+    retries: RetrySettings = Field(default_factory=RetrySettings)
+    cache: CacheSettings | None = Field(default=None, description="replay identical judge calls from disk")
+    prices: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="USD per 1M tokens by model, added to the built-in table: {model: {prompt: 0.15, completion: 0.6}}",
+    )
+    json_mode: bool = Field(default=True, description="send response_format json_object; off for servers without it")
+    serve: str | list[str] | None = Field(
+        default=None,
+        description="a command evalgate starts for the run (a local judge); its first stdout line is its base URL",
+    )
+    _client: Any = PrivateAttr(default=None)  # the Judge built from these settings, shared by its scorers
 
 
 # ---- entries: one model per scorer type, generated from its factory's signature ----
@@ -133,7 +254,7 @@ class Check:
     line: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Case:
     """A validated item, ready to run: recorded runs converted, per-turn checks built."""
 
@@ -153,10 +274,24 @@ class LoadedSpec:
     path: Path
     spec: Spec
     positions: Positions
-    cases: list[Case]
+    cases: list[Case] | None  # None: streamed from the data file by `iter_cases`
     gates: list[Check]
     scorers: list[Check]
     warnings: list[Problem] = field(default_factory=list)
+    stream: Any = None  # data.CaseStream for large recorded data sets
+
+    @property
+    def item_count(self) -> int:
+        return len(self.cases) if self.cases is not None else self.stream.count
+
+    def iter_cases(self) -> Iterator[Case]:
+        """The cases; a streamed data set raises SpecError at its end if any item was invalid."""
+        if self.cases is not None:
+            yield from self.cases
+            return
+        yield from self.stream.iterate()
+        if self.stream.problems:
+            raise SpecError(self.stream.problems[:20])
 
     @property
     def name(self) -> str:
@@ -270,7 +405,7 @@ def build_checks(
 
 def load_spec(path: str | Path) -> LoadedSpec:
     """Parse, validate and prepare a spec and its data; SpecError on any problem."""
-    from evalgate.data import load_cases  # data imports spec's models
+    from evalgate.data import CaseStream, load_cases  # data imports spec's models
 
     path = Path(path)
     spec, positions, raw = parse_spec(path)
@@ -284,6 +419,12 @@ def load_spec(path: str | Path) -> LoadedSpec:
     )
     problems += more
     warnings += more_warnings
+    if spec.target.type == "recorded" and isinstance(spec.data, str) and (gates or scorers) and not problems:
+        # Replaying recorded runs costs nothing, so a big data set is validated while it is
+        # scored, one item at a time, instead of being held in memory; a bad item still
+        # ends the run with exit 2 and no results.
+        stream = CaseStream(spec, path, positions, ctx)
+        return LoadedSpec(path, spec, positions, None, gates, scorers, warnings, stream)
     cases, data_problems = load_cases(spec, path, positions, ctx)
     problems += data_problems
     if not problems and not gates and not scorers and not any(c.turn_checks for c in cases):
@@ -296,13 +437,18 @@ def load_spec(path: str | Path) -> LoadedSpec:
 
 
 __all__ = [
+    "CacheSettings",
     "Case",
     "Check",
     "CommandTarget",
+    "HttpTarget",
     "JudgeSpec",
     "LoadedSpec",
+    "OpenAITarget",
     "PythonTarget",
     "RecordedTarget",
+    "ResponseMapping",
+    "RetrySettings",
     "Spec",
     "Turn",
     "entry_type_names",

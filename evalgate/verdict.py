@@ -157,6 +157,9 @@ class Aggregator:
         self.tallies: dict[tuple[int | None, Kind, str], Tally] = {}
         self.total_items = 0
         self.errored_items = 0
+        self._by_entry: dict[int, Tally] = {}
+        self._pinned: list[Entry] = []
+        self.turn_count = 0  # Mastra lists every turn index of `turns` items, asserted or not
         for entry in entries:
             self.declare(entry)
 
@@ -169,21 +172,26 @@ class Aggregator:
 
     def add(self, entry: Entry, score: float | None) -> None:
         """Add one item's score; None means not scorable."""
-        tally = self.tallies.get(entry.key) or self.declare(entry)
+        tally = self._by_entry.get(id(entry))
+        if tally is None:  # per-turn entries of many items share one tally by key
+            tally = self.tallies.get(entry.key) or self.declare(entry)
+            self._by_entry[id(entry)] = tally
+            self._pinned.append(entry)  # keeps id(entry) from being reused while cached
         if score is None:
             tally.not_scorable += 1
         else:
             tally.total += score
             tally.count += 1
 
-    def add_item(self, errored: bool) -> None:
+    def add_item(self, errored: bool, turns: int = 0) -> None:
         self.total_items += 1
+        self.turn_count = max(self.turn_count, turns)
         if errored:
             self.errored_items += 1
 
     def outcome(self, max_errors: int = 0) -> Outcome:
         top = _Section()
-        turns: dict[int, _Section] = {}
+        turns: dict[int, _Section] = {index: _Section() for index in range(self.turn_count)}
         not_scorable: dict[str, int] = {}
         for key, entry in self.entries.items():
             tally = self.tallies[key]

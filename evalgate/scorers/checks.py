@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,9 @@ from evalgate.runs import Run
 from evalgate.scorers.registry import BuildContext, scorer_type
 
 ScoreFn = Any
-_WS = re.compile(r"\s+")
+# JavaScript's \s, not Python's: Mastra strips these before comparing.
+_WS = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "u": 0, "g": 0}
 
 
@@ -72,23 +73,47 @@ def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
     return lambda item, run: 1.0 if find(run.joined_text) else 0.0
 
 
-def dice(a: str, b: str) -> float:
-    """Dice coefficient of character bigrams, whitespace removed (Mastra's similarity)."""
-    a = _WS.sub("", a)
-    b = _WS.sub("", b)
+def _prepare(text: str) -> str:
+    text = _WS.sub("", text)
+    return _utf16(text) if _ASTRAL.search(text) else text  # JavaScript counts UTF-16 code units
+
+
+def _bigrams(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for i in range(len(text) - 1):
+        bigram = text[i : i + 2]
+        counts[bigram] = counts.get(bigram, 0) + 1
+    return counts
+
+
+def _dice_prepared(a: str, b: str, b_bigrams: dict[str, int]) -> float:
     if a == b:
         return 1.0
     if len(a) < 2 or len(b) < 2:
         return 0.0
-    first = Counter(a[i : i + 2] for i in range(len(a) - 1))
+    left = b_bigrams.copy()
     shared = 0
-    for i in range(len(b) - 1):
-        bigram = b[i : i + 2]
-        left = first.get(bigram, 0)
-        if left > 0:
-            first[bigram] = left - 1
+    for i in range(len(a) - 1):
+        bigram = a[i : i + 2]
+        if left.get(bigram, 0) > 0:
+            left[bigram] -= 1
             shared += 1
     return 2.0 * shared / (len(a) + len(b) - 2)
+
+
+def dice(a: str, b: str) -> float:
+    """Dice coefficient of character bigrams, whitespace removed (Mastra's similarity).
+
+    The multiset intersection is symmetric, so either side may be the precomputed one.
+    """
+    b = _prepare(b)
+    return _dice_prepared(_prepare(a), b, _bigrams(b))
+
+
+def _utf16(text: str) -> str:
+    """The string as UTF-16 code units, one (surrogate) character each."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    return "".join(chr(int.from_bytes(data[i : i + 2], "little")) for i in range(0, len(data), 2))
 
 
 @scorer_type("similarity")
@@ -101,11 +126,12 @@ def similarity(
 
     With `cutoff`: 1 if the coefficient >= cutoff, else 0.
     """
-    expected = value.lower() if ignore_case else value
+    expected = _prepare(value.lower() if ignore_case else value)
+    expected_bigrams = _bigrams(expected)
 
     def score(item: Item, run: Run) -> float:
         text = run.text.lower() if ignore_case else run.text
-        coefficient = dice(text, expected)
+        coefficient = _dice_prepared(_prepare(text), expected, expected_bigrams)
         if cutoff is None:
             return coefficient
         return 1.0 if coefficient >= cutoff else 0.0
@@ -114,7 +140,7 @@ def similarity(
 
 
 @scorer_type("called_tool")
-def called_tool(tool: str, times: Annotated[int, Field(ge=1)] = 1) -> ScoreFn:
+def called_tool(tool: str, times: Annotated[int, Field(ge=0)] = 1) -> ScoreFn:
     """1 if the run made at least `times` calls named `tool`, whatever their outcome."""
 
     def score(item: Item, run: Run) -> float:
@@ -134,7 +160,7 @@ def did_not_call(tool: str) -> ScoreFn:
 
 
 @scorer_type("tool_order")
-def tool_order(tools: Annotated[list[str], Field(min_length=1)]) -> ScoreFn:
+def tool_order(tools: list[str]) -> ScoreFn:
     """1 if `tools` appear in the calls in this order; other calls may come between."""
 
     def score(item: Item, run: Run) -> float:

@@ -1,0 +1,143 @@
+"""Benchmark: scoring 100,000 recorded runs, evalgate vs a plain Python loop (the floor).
+
+Both run as whole processes on the same JSONL, with the same four checks: gates `called_tool`
+and `no_tool_errors`, scorers `includes` (with a threshold) and `similarity`. Prints the times,
+the ratio and evalgate's peak RSS. Target (issue 2): <= 3x the floor and <= 250 MB.
+
+    python bench/scoring.py [--items 100000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+CITIES = ["Brooklyn", "Paris", "Tokyo", "London", "Cairo", "Oslo", "Lima", "Sydney"]
+SKIES = ["sunny", "cloudy", "humid", "rainy", "clear", "snowy", "overcast", "windy"]
+
+SPEC = """\
+version: 1
+name: bench-scoring
+data: runs.jsonl
+target: {type: recorded}
+gates:
+  - type: called_tool
+    tool: get_weather
+  - type: no_tool_errors
+scorers:
+  - type: includes
+    value: Brooklyn
+    threshold: 0.1
+  - type: similarity
+    value: "It is sunny in Brooklyn, 72F."
+"""
+
+FLOOR = textwrap.dedent(
+    """\
+    import json, re, sys
+    from collections import Counter
+
+    WS = re.compile(r"\\s+")
+
+    def dice(a, b):
+        a = WS.sub("", a); b = WS.sub("", b)
+        if a == b: return 1.0
+        if len(a) < 2 or len(b) < 2: return 0.0
+        first = Counter(a[i:i + 2] for i in range(len(a) - 1))
+        shared = 0
+        for i in range(len(b) - 1):
+            g = b[i:i + 2]
+            if first.get(g, 0) > 0:
+                first[g] -= 1; shared += 1
+        return 2.0 * shared / (len(a) + len(b) - 2)
+
+    target = "it is sunny in brooklyn, 72f."
+    sums = [0.0, 0.0, 0.0, 0.0]; n = 0
+    with open(sys.argv[1], encoding="utf-8") as f:
+        for line in f:
+            item = json.loads(line)
+            out = item["output"]; text = out["text"]; calls = out.get("tool_calls") or []
+            lower = text.lower()
+            sums[0] += 1.0 if any(c["name"] == "get_weather" for c in calls) else 0.0
+            sums[1] += 0.0 if any(c.get("error") or c.get("status") in ("error", "pending") for c in calls) else 1.0
+            sums[2] += 1.0 if "brooklyn" in lower else 0.0
+            sums[3] += dice(lower, target)
+            n += 1
+    print(json.dumps([s / n for s in sums]))
+    """
+)
+
+
+def make_data(path: Path, items: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(items):
+            k = rng.randrange(len(CITIES))
+            city, sky, temp = CITIES[k], SKIES[k], rng.randint(30, 99)
+            calls = [] if rng.random() < 0.03 else [{"name": "get_weather", "args": {"city": city},
+                                                     "result": {"temp_f": temp, "sky": sky}}]
+            if calls and rng.random() < 0.02:
+                calls[0]["error"] = "upstream timeout"
+            record = {
+                "id": f"q{i}",
+                "input": f"What is the weather in {city}?",
+                "output": {"text": f"It is {sky} in {city}, {temp}F.", "tool_calls": calls},
+            }
+            handle.write(json.dumps(record) + "\n")
+
+
+def timed(argv: list[str], cwd: Path) -> tuple[float, float, str]:
+    """(seconds, peak RSS in MB, stdout) of one whole process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout = proc.stdout.read() if proc.stdout else ""
+    stderr = proc.stderr.read() if proc.stderr else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{argv} failed ({proc.returncode}):\n{stderr}")
+    return elapsed, usage.ru_maxrss / 1024.0, stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3, help="best of N runs each")
+    args = parser.parse_args()
+    evalgate = [sys.executable, "-m", "evalgate.cli", "run", "spec.yaml"]
+    with tempfile.TemporaryDirectory(prefix="evalgate-bench-") as tmp:
+        work = Path(tmp)
+        make_data(work / "runs.jsonl", args.items)
+        (work / "spec.yaml").write_text(SPEC)
+        (work / "floor.py").write_text(FLOOR)
+        rows: dict[str, list[tuple[float, float]]] = {"floor": [], "evalgate": [], "evalgate --output": []}
+        for _ in range(args.repeat):  # interleaved, so machine noise hits both alike
+            rows["floor"].append(timed([sys.executable, "floor.py", "runs.jsonl"], work)[:2])
+            rows["evalgate"].append(timed(evalgate, work)[:2])
+            rows["evalgate --output"].append(timed([*evalgate, "--output", "results.json"], work)[:2])
+        results = json.loads((work / "results.json").read_text())
+        assert results["summary"]["total_items"] == args.items, "evalgate did not score every item"
+    floor_s = min(t for t, _ in rows["floor"])
+    print(f"bench/scoring.py: {args.items:,} recorded runs, 2 gates + 2 scorers, best of {args.repeat}")
+    print(f"{'':22}{'seconds':>9}{'items/s':>11}{'x floor':>9}{'peak RSS':>11}")
+    for name, runs in rows.items():
+        best = min(t for t, _ in runs)
+        rss = max(r for _, r in runs)
+        print(f"{name:22}{best:9.2f}{args.items / best:11,.0f}{best / floor_s:9.2f}{rss:9.0f} MB")
+    worst = max(min(t for t, _ in rows[k]) for k in ("evalgate", "evalgate --output")) / floor_s
+    peak = max(r for k in ("evalgate", "evalgate --output") for _, r in rows[k])
+    verdict = "meets" if worst <= 3.0 and peak <= 250 else "MISSES"
+    print(f"target <= 3.00x floor and <= 250 MB: {verdict} (worst {worst:.2f}x, {peak:.0f} MB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+"""Message lists (Mastra's and OpenAI's) converted to the run format (CONTRACT section 3).
+
+Teams export traces as message lists; these functions turn one into a `Run` so it can be
+recorded as an `output:` or returned by a target. Pure, no I/O.
+
+Mastra (`MastraDBMessage`, what `agent.generate()` persists): `content` is a string, a list of
+parts, or `{format: 2, parts: [...], content?, toolInvocations?}`. The rules follow
+`@mastra/evals` so every check scores as Mastra's would:
+
+- one text per assistant message, even an empty one: `content` if a string; else
+  `content.content` or `content.text` if a non-empty string; else the *last* `text` part;
+- tool calls come from every message's `tool-invocation` parts merged with the legacy
+  `content.toolInvocations` (parts win on a shared `toolCallId`), in order; states `result`,
+  `call` and `output-error` count as calls; `partial-call` (an unfinished stream fragment)
+  and the approval states do not, as in Mastra's `extractToolCalls`;
+- `result` with `isError: true` or a result carrying a truthy `error` field is an error; so is
+  `output-error` (its `errorText` is the error); `call` (no result came back) is `pending`.
+
+OpenAI chat (`messages` of the Chat Completions API): an assistant message's `tool_calls`
+(`{id, type: function, function: {name, arguments}}`, `arguments` a JSON string) are paired
+with the `tool` messages by `tool_call_id`:
+
+- a call with no tool message is `status: pending`;
+- a tool message's `content` (a string, or a list of text parts joined) is parsed as JSON when
+  it is JSON, else kept as the string; it is an error when the message has `is_error: true`
+  (then the content is the error) or its JSON is an object with a truthy `error` field (that
+  field is the error), mirroring Mastra's `result.error`;
+- one text per assistant message: the string content, or the text parts joined with nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evalgate.runs import Run, RunFormatError, ToolCall
+
+# Tool-invocation states that count as calls (Mastra's extractToolCalls).
+_COUNTED_STATES = frozenset({"result", "call", "output-error"})
+_ENVELOPE_KEYS = frozenset({"messages", "latency_ms", "usage", "cost_usd"})
+
+
+def run_from_messages(value: Any) -> Run:
+    """A Run from a Mastra or OpenAI message list, or `{messages, latency_ms?, usage?, cost_usd?}`."""
+    extras: Mapping[str, Any] = {}
+    messages = value
+    if isinstance(value, Mapping):
+        unknown = value.keys() - _ENVELOPE_KEYS
+        if unknown:
+            raise RunFormatError(
+                f"unknown key(s) {sorted(unknown)} next to `messages`; allowed: {sorted(_ENVELOPE_KEYS)}"
+            )
+        messages, extras = value.get("messages"), value
+    if not isinstance(messages, list):
+        raise RunFormatError("`messages` must be a list of messages")
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise RunFormatError(f"messages[{index}] must be a mapping with a string `role`")
+    run = _from_openai(messages) if _is_openai(messages) else _from_mastra(messages)
+    run.latency_ms = _number(extras.get("latency_ms"), "latency_ms")
+    run.cost_usd = _number(extras.get("cost_usd"), "cost_usd")
+    usage = extras.get("usage")
+    if usage is not None and not isinstance(usage, Mapping):
+        raise RunFormatError("`usage` must be a mapping")
+    run.usage = dict(usage) if usage is not None else None
+    return run
+
+
+def _number(value: Any, key: str) -> float | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise RunFormatError(f"`{key}` must be a number")
+    return value
+
+
+def _is_openai(messages: Sequence[Mapping[str, Any]]) -> bool:
+    return any(m.get("role") == "tool" or "tool_calls" in m or "tool_call_id" in m for m in messages)
+
+
+# ---- Mastra ----
+
+
+def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for index, message in enumerate(messages):
+        if message["role"] == "assistant":
+            texts.append(_mastra_text(message.get("content")))
+        for invocation in _merged_invocations(message.get("content")):
+            call = _mastra_call(invocation, index)
+            if call is not None:
+                calls.append(call)
+    return Run(texts=texts, tool_calls=calls)
+
+
+def _mastra_text(content: Any) -> str:
+    """Mastra's getTextContentFromMastraDBMessage."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return _last_text(content)
+    if not isinstance(content, Mapping):
+        return ""
+    for key in ("content", "text"):
+        value = content.get(key)
+        if isinstance(value, str) and value:
+            return value
+    parts = content.get("parts")
+    return _last_text(parts) if isinstance(parts, list) else ""
+
+
+def _last_text(parts: list[Any]) -> str:
+    texts = [p for p in parts if isinstance(p, Mapping) and p.get("type") == "text"]
+    if not texts:
+        return ""
+    text = texts[-1].get("text")
+    return text if isinstance(text, str) else ""
+
+
+def _merged_invocations(content: Any) -> list[Mapping[str, Any]]:
+    """Mastra's mergeToolInvocations: `parts` and legacy `toolInvocations`, parts winning."""
+    if not isinstance(content, Mapping):
+        return []
+    parts = content.get("parts") if isinstance(content.get("parts"), list) else []
+    from_parts = [
+        p["toolInvocation"]
+        for p in parts
+        if isinstance(p, Mapping)
+        and p.get("type") == "tool-invocation"
+        and isinstance(p.get("toolInvocation"), Mapping)
+    ]
+    raw_legacy = content.get("toolInvocations")
+    legacy = [i for i in raw_legacy if isinstance(i, Mapping)] if isinstance(raw_legacy, list) else []
+    part_ids = {i.get("toolCallId") for i in from_parts if i.get("toolCallId")}
+    positions: dict[Any, int] = {}
+    for position, invocation in enumerate(legacy):
+        positions[invocation.get("toolCallId")] = position  # last one wins, as a JS Map built in order
+    merged: list[Mapping[str, Any]] = []
+    next_legacy = 0
+    for invocation in from_parts:
+        call_id = invocation.get("toolCallId")
+        shared = positions.get(call_id) if call_id else None
+        if shared is not None and shared >= next_legacy:
+            # Keep legacy-only calls that came before this shared one where they were.
+            for previous in legacy[next_legacy:shared]:
+                if previous.get("toolCallId") not in part_ids:
+                    merged.append(previous)
+            next_legacy = shared + 1
+        merged.append(invocation)
+    merged.extend(i for i in legacy[next_legacy:] if i.get("toolCallId") not in part_ids)
+    return merged
+
+
+def _mastra_call(invocation: Mapping[str, Any], message_index: int) -> ToolCall | None:
+    state = invocation.get("state")
+    name = invocation.get("toolName")
+    if state not in _COUNTED_STATES or not isinstance(name, str) or not name:
+        return None
+    args = invocation.get("args")
+    if state == "call":
+        return ToolCall(name, args, status="pending")
+    if state == "output-error":
+        return ToolCall(name, args, error=_error_text(invocation.get("errorText")) or "the tool threw", status="error")
+    result = invocation.get("result")
+    error = _result_error(result)
+    if invocation.get("isError") is True:
+        error = error or _error_text(invocation.get("errorText")) or _error_text(result) or "the tool reported an error"
+    if error:
+        return ToolCall(name, args, result, error, "error")
+    return ToolCall(name, args, result, status="ok")
+
+
+# ---- OpenAI ----
+
+
+def _from_openai(messages: Sequence[Mapping[str, Any]]) -> Run:
+    replies = _tool_replies(messages)
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for index, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        texts.append(_openai_text(message.get("content"), index))
+        raw_calls = message.get("tool_calls") or []
+        if not isinstance(raw_calls, list):
+            raise RunFormatError(f"messages[{index}].tool_calls must be a list")
+        for position, raw in enumerate(raw_calls):
+            calls.append(_openai_call(raw, replies, f"messages[{index}].tool_calls[{position}]"))
+    return Run(texts=texts, tool_calls=calls)
+
+
+def _tool_replies(messages: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    replies: dict[str, Mapping[str, Any]] = {}
+    for message in messages:
+        call_id = message.get("tool_call_id")
+        if message["role"] == "tool" and isinstance(call_id, str):
+            replies.setdefault(call_id, message)  # the first reply to a call is its result
+    return replies
+
+
+def _openai_text(content: Any, index: int) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
+        return "".join(t for t in texts if isinstance(t, str))
+    raise RunFormatError(f"messages[{index}].content must be a string, a list of parts or null")
+
+
+def _openai_call(raw: Any, replies: Mapping[str, Mapping[str, Any]], where: str) -> ToolCall:
+    function = raw.get("function") if isinstance(raw, Mapping) else None
+    name = function.get("name") if isinstance(function, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise RunFormatError(f"{where} needs `function.name`")
+    args = _parse_json(function.get("arguments"))
+    reply = replies.get(raw.get("id")) if isinstance(raw.get("id"), str) else None
+    if reply is None:
+        return ToolCall(name, args, status="pending")
+    content = reply.get("content")
+    if isinstance(content, list):
+        content = _openai_text(content, 0)
+    result = _parse_json(content)
+    if reply.get("is_error") is True:
+        return ToolCall(name, args, None, _error_text(result) or "the tool reported an error", "error")
+    error = _result_error(result)
+    if error:
+        return ToolCall(name, args, result, error, "error")
+    return ToolCall(name, args, result, status="ok")
+
+
+def _parse_json(value: Any) -> Any:
+    """JSON text parsed; anything else (or text that is not JSON) as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+# ---- shared ----
+
+
+def _result_error(result: Any) -> str | None:
+    """A result object's truthy `error` field, as text (Mastra's `result.error`)."""
+    if isinstance(result, Mapping) and result.get("error"):
+        return _error_text(result["error"])
+    return None
+
+
+def _error_text(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("message"), str) and value["message"]:
+        return value["message"]
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,215 @@
+"""The Action's entrypoint: small named steps from settings to exit code.
+
+settings → run the spec (results file) → load results → outputs, job summary, sticky comment,
+annotations → exit code from `fail-on`. Every output is written whatever happens, before exiting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalgate.errors import SpecError
+from evalgate.github.comments import CommentError, GitHub, marker
+from evalgate.github.settings import Settings, SettingsError
+from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
+from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, render
+from evalgate.results import Results, load_results
+
+OUTPUT_NAMES = ("verdict", "passed", "gate-failures", "threshold-misses", "errored-items", "scores",
+                "results-path", "comment-url", "comment-file")
+MAX_ANNOTATIONS = 10  # of each level: the runner shows only a few per step anyway
+RETRY_COMMENT_LIMIT = 30_000
+EXIT_USAGE = 2
+
+
+@dataclass
+class Lines:
+    """Where each top-level gate and scorer is in the spec, for annotations."""
+
+    spec_file: str = ""
+    gates: dict[str, int | None] = field(default_factory=dict)
+    scorers: dict[str, int | None] = field(default_factory=dict)
+
+
+def empty_outputs() -> dict[str, str]:
+    return dict.fromkeys(OUTPUT_NAMES, "")
+
+
+# ---- steps ----
+
+
+def run_spec_step(settings: Settings, log: Log, lines: Lines) -> None:
+    """Run the spec, writing the results file; its log is untrusted text (model outputs, data)."""
+    from evalgate.api import run_spec
+    from evalgate.cli import render_table
+
+    def on_start(loaded: Any) -> None:
+        lines.spec_file = settings.relative(loaded.path)
+        lines.gates = {c.entry.id: c.line for c in loaded.gates}
+        lines.scorers = {c.entry.id: c.line for c in loaded.scorers}
+        for warning in loaded.warnings:
+            print(f"warning: {warning}")
+
+    with log.untrusted():
+        result = run_spec(settings.spec_path, output=settings.results_file, concurrency=settings.concurrency,
+                          on_start=on_start)
+        print(render_table(result, {}, color=False))
+        print(f"results: {settings.relative(settings.results_file)}")
+
+
+def set_result_outputs(settings: Settings, results: Results, outputs: dict[str, str]) -> None:
+    outcome = results.outcome
+    outputs["verdict"] = results.verdict or ""
+    outputs["passed"] = "false" if results.verdict in settings.fail_verdicts else "true"
+    outputs["gate-failures"] = str(len(outcome.gate_failures))
+    outputs["threshold-misses"] = str(len(outcome.threshold_misses))
+    outputs["errored-items"] = str(results.summary.errored_items)
+    outputs["scores"] = json.dumps(results.scores, separators=(",", ":"), allow_nan=False)
+    outputs["results-path"] = settings.relative(settings.results_file)
+
+
+def summary_step(settings: Settings, results: Results) -> None:
+    if not (settings.summary and settings.summary_file):
+        return
+    room = summary_room(settings.summary_file)
+    append_summary(settings.summary_file, render(results, ReportContext(run_url=settings.run_url), limit=room))
+
+
+def comment_body(settings: Settings, results: Results, key: str, limit: int = COMMENT_LIMIT) -> str:
+    ctx = ReportContext(run_url=settings.run_url, marker=marker(key), comment=True)
+    return render(results, ctx, limit=limit)
+
+
+def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[str, str]) -> None:
+    """On pull requests: write the body to a file, then upsert the sticky comment; failures only warn."""
+    number = settings.pr_number
+    if number is None:
+        return
+    key = settings.comment_key or results.name
+    body = comment_body(settings, results, key)
+    path = settings.comment_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body, encoding="utf-8")
+    outputs["comment-file"] = settings.relative(path)
+    if not settings.comment:
+        return
+    if not settings.token or not settings.repository:
+        log.annotate("warning", "no github-token or GITHUB_REPOSITORY: the PR comment was not posted; "
+                     f"its body is in {outputs['comment-file']}", title="evalgate: no PR comment")
+        return
+    client = GitHub(settings.api_url, settings.token)
+    try:
+        try:
+            done = client.upsert(settings.repository, number, body, key)
+        except CommentError as exc:
+            if not exc.too_long:
+                raise
+            done = client.upsert(settings.repository, number, comment_body(settings, results, key,
+                                                                          RETRY_COMMENT_LIMIT), key)
+        outputs["comment-url"] = done.url
+        print(f"evalgate: PR comment {done.action}: {done.url}")
+    except CommentError as exc:
+        log.annotate("warning", comment_warning(exc, outputs["comment-file"]), title="evalgate: no PR comment")
+    finally:
+        client.close()
+
+
+def comment_warning(exc: CommentError, comment_file: str) -> str:
+    if exc.read_only:
+        why = ("the token cannot write to this pull request (a fork's pull request gets a read-only token; "
+               "otherwise grant `pull-requests: write`)")
+    else:
+        why = f"GitHub answered {exc}"
+    return (f"the PR comment was not posted: {why}. The body is in {comment_file}; the workflow_run pattern "
+            "in the docs posts it with `evalgate comment`.")
+
+
+def annotate_step(results: Results, lines: Lines, log: Log) -> None:
+    """::error for failed gates, ::warning for missed thresholds, at the entry's line in the spec."""
+    outcome = results.outcome
+    for gate in outcome.gate_failures[:MAX_ANNOTATIONS]:
+        log.annotate("error", f"gate `{gate.id}` averaged {gate.score:.3f}; a gate must average 1.0",
+                     file=lines.spec_file or None, line=lines.gates.get(gate.id), title="evalgate: gate failed")
+    for miss in outcome.threshold_misses[:MAX_ANNOTATIONS]:
+        log.annotate("warning", f"`{miss.id}` averaged {miss.average_score:.3f}, outside its threshold "
+                     f"{miss.threshold}", file=lines.spec_file or None, line=lines.scorers.get(miss.id),
+                     title="evalgate: threshold missed")
+    if results.summary.error_budget_exceeded:
+        log.annotate("error", f"{results.summary.errored_items} items errored, more than max_errors "
+                     f"{results.summary.max_errors}", file=lines.spec_file or None, title="evalgate: errors")
+
+
+def spec_error_step(settings: Settings, exc: SpecError, log: Log) -> None:
+    for problem in exc.problems:
+        file = settings.relative(settings.base_dir / problem.file) if problem.file else None
+        log.annotate("error", problem.message, file=file, line=problem.line, title="evalgate: spec error")
+
+
+# ---- orchestration ----
+
+
+def run(settings: Settings, log: Log, outputs: dict[str, str]) -> int:
+    lines = Lines()
+    if not settings.base_dir.is_dir():
+        log.annotate("error", f"working-directory {settings.working_directory} does not exist",
+                     title="evalgate: bad input")
+        return EXIT_USAGE
+    os.chdir(settings.base_dir)  # like a `run:` step's working-directory: command targets expect it
+    try:
+        run_spec_step(settings, log, lines)
+    except SpecError as exc:
+        spec_error_step(settings, exc, log)
+        return EXIT_USAGE
+    results = load_results(settings.results_file)
+    set_result_outputs(settings, results, outputs)
+    summary_step(settings, results)
+    comment_step(settings, results, log, outputs)
+    annotate_step(results, lines, log)
+    return 1 if results.verdict in settings.fail_verdicts else 0
+
+
+def action(env: dict[str, str] | None = None, log: Log | None = None) -> int:
+    """Everything but process set-up: usable in-process by tests."""
+    env = dict(os.environ if env is None else env)
+    log = log or Log()
+    outputs = empty_outputs()
+    try:
+        settings = Settings.from_env(env)
+    except SettingsError as exc:
+        log.annotate("error", str(exc), title="evalgate: bad input")
+        write_outputs(env.get("GITHUB_OUTPUT", ""), outputs)
+        return EXIT_USAGE
+    code = EXIT_USAGE
+    try:
+        code = run(settings, log, outputs)
+    except KeyboardInterrupt:
+        log.annotate("error", "evalgate was cancelled; finished items are in the results file",
+                     title="evalgate: cancelled")
+        code = 130
+    except Exception as exc:  # a crash must still set the outputs; its text is untrusted
+        with log.untrusted():
+            traceback.print_exc(file=sys.stdout)
+        log.annotate("error", f"evalgate failed: {type(exc).__name__}: {str(exc)[:500]}", title="evalgate: internal error")
+        code = EXIT_USAGE
+    finally:
+        write_outputs(settings.output_file, outputs)
+    return code
+
+
+def _sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # a cancelled job: write what finished, set outputs, then stop
+
+
+def main() -> None:
+    """The container's entrypoint: one log stream, so stop-commands covers stderr too."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(sys.stdout.fileno(), sys.stderr.fileno())
+    signal.signal(signal.SIGTERM, _sigterm)
+    sys.exit(action())

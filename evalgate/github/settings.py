@@ -1,0 +1,165 @@
+"""The Action's settings: one object parsed from the environment the runner gives a container step.
+
+The runner passes each declared input as `INPUT_<NAME>`, upper-cased with hyphens kept
+(`INPUT_GITHUB-TOKEN`), empty when not given. Paths resolve against `GITHUB_WORKSPACE`
+and the `working-directory` input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FAIL_ON = {"failed": frozenset({"failed"}), "scored": frozenset({"failed", "scored"}), "never": frozenset()}
+TRUE = {"true", "True", "TRUE"}  # the YAML 1.2 core schema booleans, as @actions/core reads them
+FALSE = {"false", "False", "FALSE"}
+COMMENT_EVENTS = {"pull_request", "pull_request_target"}
+
+DEFAULTS = {
+    "spec": "evalgate.yaml",
+    "fail-on": "failed",
+    "comment": "true",
+    "summary": "true",
+    "results-path": "evalgate-results.json",
+    "working-directory": ".",
+}
+
+
+class SettingsError(ValueError):
+    """An input the Action cannot use; reported as an ::error and exit 2."""
+
+
+def read_input(env: Mapping[str, str], name: str) -> str:
+    """The runner's spelling first (`INPUT_FAIL-ON`); `INPUT_FAIL_ON` too, for hand-made `docker run`s."""
+    upper = name.upper()
+    for key in (f"INPUT_{upper}", f"INPUT_{upper.replace('-', '_')}"):
+        value = env.get(key, "").strip()
+        if value:
+            return value
+    return DEFAULTS.get(name, "")
+
+
+def parse_bool(name: str, value: str) -> bool:
+    if value in TRUE:
+        return True
+    if value in FALSE:
+        return False
+    raise SettingsError(f"input `{name}` must be true or false, got {value!r}")
+
+
+def parse_concurrency(value: str) -> int | None:
+    if not value:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise SettingsError(f"input `concurrency` must be a whole number, got {value!r}") from None
+    if not 1 <= number <= 1024:
+        raise SettingsError(f"input `concurrency` must be between 1 and 1024, got {number}")
+    return number
+
+
+def load_event(path: str) -> dict[str, Any]:
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            event = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return event if isinstance(event, dict) else {}
+
+
+@dataclass(frozen=True)
+class Settings:
+    spec: str
+    fail_on: str
+    comment: bool
+    summary: bool
+    results_path: str
+    working_directory: str
+    concurrency: int | None
+    comment_key: str
+    workspace: Path
+    event_name: str
+    repository: str
+    api_url: str
+    server_url: str
+    run_id: str
+    output_file: str
+    summary_file: str
+    event: dict[str, Any] = field(default_factory=dict, repr=False)
+    token: str = field(default="", repr=False)  # never printed: repr=False keeps it out of tracebacks
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        fail_on = read_input(env, "fail-on")
+        if fail_on not in FAIL_ON:
+            raise SettingsError(f"input `fail-on` must be one of failed, scored, never; got {fail_on!r}")
+        return cls(
+            spec=read_input(env, "spec"),
+            fail_on=fail_on,
+            comment=parse_bool("comment", read_input(env, "comment")),
+            summary=parse_bool("summary", read_input(env, "summary")),
+            results_path=read_input(env, "results-path"),
+            working_directory=read_input(env, "working-directory"),
+            concurrency=parse_concurrency(read_input(env, "concurrency")),
+            comment_key=read_input(env, "comment-key"),
+            workspace=Path(env.get("GITHUB_WORKSPACE") or os.getcwd()).resolve(),
+            event_name=env.get("GITHUB_EVENT_NAME", ""),
+            repository=env.get("GITHUB_REPOSITORY", ""),
+            api_url=(env.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
+            server_url=(env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
+            run_id=env.get("GITHUB_RUN_ID", ""),
+            output_file=env.get("GITHUB_OUTPUT", ""),
+            summary_file=env.get("GITHUB_STEP_SUMMARY", ""),
+            event=load_event(env.get("GITHUB_EVENT_PATH", "")),
+            token=read_input(env, "github-token"),
+        )
+
+    @property
+    def base_dir(self) -> Path:
+        return (self.workspace / self.working_directory).resolve()
+
+    @property
+    def spec_path(self) -> Path:
+        return (self.base_dir / self.spec).resolve()
+
+    @property
+    def results_file(self) -> Path:
+        return (self.base_dir / self.results_path).resolve()
+
+    @property
+    def comment_file(self) -> Path:
+        results = self.results_file
+        return results.with_name(results.stem + ".comment.md")
+
+    @property
+    def fail_verdicts(self) -> frozenset[str]:
+        return FAIL_ON[self.fail_on]
+
+    @property
+    def pr_number(self) -> int | None:
+        """The pull request a comment goes to; None on push and other events."""
+        if self.event_name not in COMMENT_EVENTS:
+            return None
+        number = (self.event.get("pull_request") or {}).get("number") or self.event.get("number")
+        return number if isinstance(number, int) and number > 0 else None
+
+    @property
+    def run_url(self) -> str:
+        if not (self.repository and self.run_id):
+            return ""
+        return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
+
+    def relative(self, path: Path) -> str:
+        """A path as the workflow sees it: relative to the workspace when inside it."""
+        try:
+            return path.resolve().relative_to(self.workspace).as_posix()
+        except ValueError:
+            return str(path)

@@ -1,0 +1,473 @@
+"""The LLM judge: an OpenAI-compatible chat-completions client for the judged scorers.
+
+It asks for one JSON object, validates it against the scorer's pydantic model, and on a bad reply
+(not JSON, cut off, wrong shape) asks once more, quoting the problem. A second bad reply raises
+`JudgeError`, which the engine records as that item's scorer error (CONTRACT section 6).
+
+Every request goes through `evalgate.net.HttpClient` (retries with Retry-After, the adaptive
+in-flight limit, the response cache): no second HTTP stack. The API key is read from the
+environment at first use, sent only in the Authorization header, and redacted from every error.
+
+A run's `summary.judge` records the model, each judged scorer's prompt-template hash, calls,
+cached calls, repairs, failures, token usage and cost (from the price table; null if unknown).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import queue
+import re
+import shlex
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from evalgate.net import HttpClient, HttpError, cache_from_settings, policy_from_settings
+from evalgate.scorers.prompts import Prompt
+
+T = TypeVar("T", bound=BaseModel)
+
+DEFAULT_CONCURRENCY = 8
+SERVE_START_TIMEOUT_S = 20.0
+REPLY_SHOWN = 200
+
+# USD per 1M tokens. Extend or override with `judge.prices`; an unknown model's cost is null, not 0.
+DEFAULT_PRICES: dict[str, dict[str, float]] = {
+    "gpt-4o-mini": {"prompt": 0.15, "completion": 0.60},
+    "gpt-4o": {"prompt": 2.50, "completion": 10.00},
+    "gpt-4.1": {"prompt": 2.00, "completion": 8.00},
+    "gpt-4.1-mini": {"prompt": 0.40, "completion": 1.60},
+    "gpt-4.1-nano": {"prompt": 0.10, "completion": 0.40},
+    "o4-mini": {"prompt": 1.10, "completion": 4.40},
+}
+
+
+class JudgeError(RuntimeError):
+    """The judge could not give a usable verdict: request failed, or two bad replies in a row."""
+
+
+def cost_usd(
+    model: str, prompt_tokens: int, completion_tokens: int, prices: dict[str, dict[str, float]]
+) -> float | None:
+    """Cost of one call from a price table (USD per 1M tokens); None when the model is not in it."""
+    price = prices.get(model)
+    if price is None:
+        return None
+    return (prompt_tokens * price.get("prompt", 0.0) + completion_tokens * price.get("completion", 0.0)) / 1e6
+
+
+# ---- replies ----
+
+_FENCE = re.compile(r"^```[\w-]*\s*\n?(.*?)\n?```$", re.DOTALL)
+
+
+def parse_reply(content: str, model: type[T], check: Callable[[T], None] | None = None) -> T:
+    """The reply as `model`; ValueError saying what is wrong (not JSON, wrong shape, failed check).
+
+    Tolerates what models commonly wrap JSON in: surrounding whitespace, a ``` fence, a sentence
+    before or after the object.
+    """
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        start, end = text.find("{"), text.rfind("}")
+        if start < 0 or end <= start:
+            raise ValueError("the reply is not a JSON object") from None
+        try:
+            value = json.loads(text[start : end + 1])
+        except ValueError as exc:
+            raise ValueError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    try:
+        parsed = model.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors(include_url=False)[:5]
+        )
+        raise ValueError(f"the JSON does not have the required shape: {problems}") from None
+    if check is not None:
+        check(parsed)
+    return parsed
+
+
+def _content(body: Any) -> tuple[str, str | None]:
+    """(message content, finish_reason) of a chat completion; ValueError if it has none."""
+    try:
+        choice = body["choices"][0]
+        content = choice["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise ValueError("the judge's reply is not a chat completion (no choices[0].message.content)") from None
+    if not isinstance(content, str):
+        raise ValueError("the judge's reply has no text content")
+    return content, choice.get("finish_reason")
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= REPLY_SHOWN else flat[: REPLY_SHOWN - 1] + "…"
+
+
+# ---- accounting ----
+
+
+@dataclass
+class Tally:
+    """What the judge did, added up over a run (thread-safe updates happen in Judge)."""
+
+    calls: int = 0  # requests answered by the server (repairs included), billed
+    cached_calls: int = 0  # replies replayed from the cache, not billed
+    repairs: int = 0  # second asks after a bad reply
+    failures: int = 0  # asks that ended in JudgeError
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0  # calls whose model had no price: the run's cost is then unknown
+
+    def minus(self, other: Tally) -> Tally:
+        return Tally(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
+
+    def plus(self, other: Tally) -> Tally:
+        return Tally(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+
+# ---- the client ----
+
+
+class Judge:
+    """An OpenAI-compatible judge, shared by every judged scorer of a spec.
+
+    Build it from a spec's `JudgeSpec`, or in Python: `Judge(model="gpt-4o-mini")` (same fields).
+    Thread-safe; connects (and starts `serve`) at the first call; `close()` ends both, and a later
+    call opens them again.
+    """
+
+    def __init__(self, settings: Any = None, *, base_dir: str | Path = ".", **options: Any) -> None:
+        from evalgate.spec import JudgeSpec  # spec imports the scorers, which import this module
+
+        if settings is None:
+            settings = JudgeSpec(**options)
+        elif options:
+            settings = settings.model_copy(update=options)
+        self.settings: JudgeSpec = settings
+        self.base_dir = Path(base_dir)
+        self.prices = {**DEFAULT_PRICES, **settings.prices}
+        self.prompts: dict[str, str] = {}
+        self._tally = Tally()
+        self._lock = threading.Lock()
+        self._open_lock = threading.Lock()
+        self._http: HttpClient | None = None
+        self._server: _Server | None = None
+        self._base_url: str | None = None
+        self._key: str | None = None
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"Judge(model={self.settings.model!r}, base_url={self.settings.base_url!r})"
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    def context(self) -> Any:
+        """A BuildContext carrying this judge, for building judged scorers in Python."""
+        from evalgate.scorers.registry import BuildContext
+
+        return BuildContext(base_dir=self.base_dir, judge=self)
+
+    def register(self, prompt: Prompt) -> None:
+        """Record a scorer's prompt template (its hash goes into the results)."""
+        with self._lock:
+            # rubric's binary and graded templates share a name: keep every hash, sorted, comma-joined
+            known = set(filter(None, self.prompts.get(prompt.metric, "").split(","))) | {prompt.hash}
+            self.prompts[prompt.metric] = ",".join(sorted(known))
+
+    # -- asking --
+
+    def ask(self, prompt: Prompt, data: str, reply: type[T], check: Callable[[T], None] | None = None) -> T:
+        """The judge's verdict on `data` (the prompt's tagged sections), validated as `reply`.
+
+        One repair attempt after a bad reply; JudgeError after a second one or a failed request.
+        """
+        messages: list[dict[str, str]] = [
+            {"role": "system", "content": prompt.system},
+            {"role": "user", "content": data},
+        ]
+        content, finish = self._complete(messages)
+        try:
+            return parse_reply(content, reply, check) if finish != "length" else _cut_off()
+        except ValueError as first:
+            problem = str(first)
+        self._count(repairs=1)
+        messages += [
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": _repair_request(problem, prompt)},
+        ]
+        content, finish = self._complete(messages)
+        try:
+            return parse_reply(content, reply, check) if finish != "length" else _cut_off()
+        except ValueError as second:
+            self._count(failures=1)
+            raise JudgeError(
+                f"the judge ({self.model}) gave no usable {prompt.metric} verdict after one repair: {second}; "
+                f"its reply began: {_excerpt(content)!r}"
+            ) from None
+
+    def _complete(self, messages: list[dict[str, str]]) -> tuple[str, str | None]:
+        http, url, key = self._open()
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": messages,
+            "temperature": self.settings.temperature,
+        }
+        if self.settings.max_tokens is not None:
+            body["max_tokens"] = self.settings.max_tokens
+        if self.settings.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        try:
+            reply = http.post_json(url, body, headers, cache_key=self._cache_key(body))
+        except HttpError as exc:
+            self._count(failures=1)
+            hint = ""
+            if exc.status in (401, 403):
+                hint = f" (check the API key in ${self.settings.api_key_env})" if self.settings.api_key_env else ""
+            raise JudgeError(f"judge request failed: {http.redact(str(exc))}{hint}") from None
+        try:
+            content, finish = _content(reply.body)
+        except ValueError as exc:
+            self._count(failures=1)
+            raise JudgeError(f"{exc}: {_excerpt(http.redact(reply.text))!r}") from None
+        if reply.from_cache:
+            self._count(cached_calls=1)
+        else:
+            self._account(reply.body.get("usage"), reply.body.get("model"))
+        return content, finish
+
+    def _cache_key(self, body: dict[str, Any]) -> dict[str, Any]:
+        # Never the key; a served judge's URL changes every run (a fresh port), so its command stands in.
+        where = self.settings.serve if self.settings.serve is not None else self.settings.base_url
+        return {"judge": {"where": where}, "body": body}
+
+    # -- accounting --
+
+    def _count(self, **deltas: int) -> None:
+        with self._lock:
+            for name, delta in deltas.items():
+                setattr(self._tally, name, getattr(self._tally, name) + delta)
+
+    def _account(self, usage: Any, reply_model: Any) -> None:
+        usage = usage if isinstance(usage, dict) else {}
+        prompt_tokens = _int(usage.get("prompt_tokens"))
+        completion_tokens = _int(usage.get("completion_tokens"))
+        # Price by the configured name first (what the user wrote), then the name the server reports.
+        cost = cost_usd(self.model, prompt_tokens, completion_tokens, self.prices)
+        if cost is None and isinstance(reply_model, str):
+            cost = cost_usd(reply_model, prompt_tokens, completion_tokens, self.prices)
+        with self._lock:
+            t = self._tally
+            t.calls += 1
+            t.prompt_tokens += prompt_tokens
+            t.completion_tokens += completion_tokens
+            if cost is None:
+                t.unpriced_calls += 1
+            else:
+                t.cost_usd += cost
+
+    def tally(self) -> Tally:
+        with self._lock:
+            return Tally(**asdict(self._tally))
+
+    def retries(self) -> int:
+        return self._http.stats()["retries"] if self._http is not None else 0
+
+    # -- connection and the served judge --
+
+    def _open(self) -> tuple[HttpClient, str, str | None]:
+        with self._open_lock:
+            if self._http is None:
+                s = self.settings
+                if s.serve is not None:
+                    self._server = _Server(s.serve, self.base_dir)
+                    self._base_url = self._server.start()
+                else:
+                    self._base_url = s.base_url
+                env = s.api_key_env
+                self._key = (os.environ.get(env) or None) if env else None
+                cache = cache_from_settings(s.cache, self.base_dir)
+                self._http = HttpClient(
+                    concurrency=s.concurrency or DEFAULT_CONCURRENCY,
+                    retries=policy_from_settings(s.retries),
+                    timeout_s=s.timeout_s,
+                    cache=cache,
+                    secrets=[self._key] if self._key else [],
+                )
+            assert self._base_url is not None
+            return self._http, self._base_url.rstrip("/") + "/chat/completions", self._key
+
+    def close(self) -> None:
+        with self._open_lock:
+            if self._http is not None:
+                self._http.close()
+                self._http = None
+            if self._server is not None:
+                self._server.stop()
+                self._server = None
+            self._key = None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _cut_off() -> Any:
+    raise ValueError("the reply was cut off (finish_reason: length); raise judge.max_tokens or keep reasons short")
+
+
+def _repair_request(problem: str, prompt: Prompt) -> str:
+    return (
+        f"Your reply could not be used: {problem}. Reply again with ONE complete JSON object and nothing else, "
+        f"with short reasons, exactly in this shape:\n{prompt.shape}"
+    )
+
+
+# ---- `judge.serve`: a local judge the run starts and stops ----
+
+
+class _Server:
+    """A judge server started for the run: its first stdout line must be its base URL."""
+
+    def __init__(self, command: str | list[str], cwd: Path) -> None:
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        self.cwd = cwd
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._stderr: Any = None
+
+    def start(self) -> str:
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
+        try:
+            self.proc = subprocess.Popen(
+                self.argv, cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr
+            )
+        except OSError as exc:
+            raise JudgeError(f"judge.serve could not start {self.argv[0]!r}: {exc.strerror}") from None
+        atexit.register(self.stop)
+        lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=_drain, args=(self.proc.stdout, lines), daemon=True).start()
+        try:
+            first = lines.get(timeout=SERVE_START_TIMEOUT_S).decode("utf-8", errors="replace").strip()
+        except queue.Empty:
+            first = ""
+        if not first.startswith(("http://", "https://")):
+            why = self._stderr_tail()
+            self.stop()
+            raise JudgeError(
+                f"judge.serve: {shlex.join(self.argv)!r} did not print its base URL as its first line"
+                + (f"; it said: {why}" if why else "")
+            )
+        return first
+
+    def _stderr_tail(self) -> str:
+        if self.proc is not None and self.proc.poll() is None:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.seek(0)
+            return _excerpt(self._stderr.read()[-2000:].decode("utf-8", errors="replace"))
+        return ""
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+
+def _drain(stream: Any, lines: queue.Queue[bytes]) -> None:
+    # Keep reading so a chatty server never blocks on a full pipe.
+    for line in iter(stream.readline, b""):
+        lines.put(line)
+    stream.close()
+
+
+# ---- building and reporting ----
+
+
+def judge_for(settings: Any, base_dir: Path, scorer_type: str) -> Judge:
+    """The Judge a judged scorer uses: one per spec's `judge:` section, shared by its scorers.
+
+    `settings` is a JudgeSpec (from a spec), a Judge (from Python) or None (a ValueError naming
+    what to add, which becomes a spec error on the entry's line).
+    """
+    if isinstance(settings, Judge):
+        return settings
+    if settings is None:
+        raise ValueError(
+            f"`{scorer_type}` is scored by an LLM judge: add a `judge:` section to the spec "
+            f"(model, base_url, api_key_env), or pass ctx=Judge(...).context() in Python"
+        )
+    if settings._client is None:
+        settings._client = Judge(settings, base_dir=base_dir)
+    return settings._client
+
+
+class JudgeRun:
+    """The judges a run uses: snapshot at the start, `summary()` of what they did, closed at the end."""
+
+    def __init__(self, judges: Iterable[Judge]) -> None:
+        self.judges = list(dict.fromkeys(judges))
+        self.start = [(j.tally(), j.retries()) for j in self.judges]
+
+    @classmethod
+    def of(cls, scorers: Iterable[Any]) -> JudgeRun | None:
+        """From the run's Scorer objects (gates, scorers and per-turn ones); None if none is judged."""
+        judges = [j for s in scorers if (j := getattr(s.fn, "judge", None)) is not None]
+        return cls(judges) if judges else None
+
+    def summary(self) -> dict[str, Any]:
+        total = Tally()
+        retries = 0
+        prompts: dict[str, str] = {}
+        for judge, (tally, before) in zip(self.judges, self.start, strict=True):
+            total = total.plus(judge.tally().minus(tally))
+            retries += judge.retries() - before
+            prompts.update(judge.prompts)
+        return {
+            "model": ", ".join(dict.fromkeys(j.model for j in self.judges)),
+            "calls": total.calls,
+            "cached_calls": total.cached_calls,
+            "repairs": total.repairs,
+            "failures": total.failures,
+            "retries": retries,
+            "usage": {
+                "prompt_tokens": total.prompt_tokens,
+                "completion_tokens": total.completion_tokens,
+                "total_tokens": total.prompt_tokens + total.completion_tokens,
+            },
+            # Unknown when any billed call had no price: a partial sum would understate it.
+            "cost_usd": None if total.unpriced_calls else round(total.cost_usd, 8),
+            "prompts": dict(sorted(prompts.items())),
+        }
+
+    def close(self) -> None:
+        for judge in self.judges:
+            judge.close()
+
+
+__all__ = ["DEFAULT_PRICES", "Judge", "JudgeError", "JudgeRun", "Tally", "cost_usd", "judge_for", "parse_reply"]

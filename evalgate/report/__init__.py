@@ -1,0 +1,1 @@
+"""Reports rendered from a results file: Markdown (job summary and PR comment) and JUnit XML."""

@@ -1,0 +1,93 @@
+"""JUnit XML for test-report tools: one test case per gate/threshold and one per item.
+
+A gate or threshold case fails when it failed; an item case fails when it scored below 1.0 on a
+gate, and is an error when its run or a scorer errored. Text is stripped of characters XML 1.0
+cannot carry; ElementTree escapes the rest.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from evalgate.report.markdown import bound_text, entries, num
+from evalgate.results import ItemRecord, Results
+
+INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+TEXT_LIMIT = 4000
+
+
+def clean(text: Any, limit: int = TEXT_LIMIT) -> str:
+    value = INVALID_XML.sub("\ufffd", str(text))
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _suite(parent: ET.Element, name: str) -> ET.Element:
+    return ET.SubElement(parent, "testsuite", name=clean(name, 200))
+
+
+def _close(suite: ET.Element) -> tuple[int, int, int]:
+    cases = suite.findall("testcase")
+    failures = sum(1 for c in cases if c.find("failure") is not None)
+    errors = sum(1 for c in cases if c.find("error") is not None)
+    suite.set("tests", str(len(cases)))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", "0")
+    return len(cases), failures, errors
+
+
+def _entry_cases(results: Results, suite: ET.Element) -> None:
+    for entry in entries(results):
+        case = ET.SubElement(suite, "testcase", classname=f"evalgate.{entry.kind}s", name=clean(entry.label, 300))
+        if entry.kind == "gate":
+            message = f"gate averaged {num(entry.result.score)}; a gate must average 1.0"
+        else:
+            message = (f"average {num(entry.result.average_score)} outside the bound "
+                       f"{bound_text(entry.result.threshold)}")
+        if not entry.result.passed:
+            ET.SubElement(case, "failure", message=clean(message, 500), type=entry.kind)
+
+
+def _item_case(item: ItemRecord, suite: ET.Element, duration_ms: Any) -> None:
+    case = ET.SubElement(suite, "testcase", classname="evalgate.items", name=clean(item.id, 300))
+    if isinstance(duration_ms, int | float):
+        case.set("time", f"{duration_ms / 1000:.3f}")
+    if item.error or item.scorer_errors:
+        message = item.error or "; ".join(f"{k}: {v}" for k, v in item.scorer_errors.items())
+        error = ET.SubElement(case, "error", message=clean(message, 500), type="errored")
+        error.text = clean(message)
+        return
+    failed = {gid: score for gid, score in item.gates.items() if score is not None and score < 1.0}
+    for turn in item.turns or []:
+        for gid, score in (turn.get("gates") or {}).items():
+            if score is not None and score < 1.0:
+                failed[f"turn {int(turn.get('index', 0)) + 1}: {gid}"] = score
+    if failed:
+        message = "failed gates: " + ", ".join(f"{gid} ({num(score)})" for gid, score in failed.items())
+        failure = ET.SubElement(case, "failure", message=clean(message, 500), type="gate")
+        reasons = [f"{k}: {v}" for k, v in item.reasons.items() if k in failed]
+        failure.text = clean("\n".join(reasons)) if reasons else None
+    scores = {**item.gates, **item.scores}
+    if scores:
+        out = ET.SubElement(case, "system-out")
+        out.text = clean("\n".join(f"{k}: {num(v)}" for k, v in scores.items()))
+
+
+def render_junit(results: Results) -> str:
+    root = ET.Element("testsuites", name=clean(f"evalgate: {results.name}", 200))
+    checks = _suite(root, f"{results.name}: gates and thresholds")
+    _entry_cases(results, checks)
+    items = _suite(root, f"{results.name}: items")
+    for item in results.items:
+        _item_case(item, items, (item.model_extra or {}).get("duration_ms"))
+    totals = [_close(checks), _close(items)]
+    root.set("tests", str(sum(t[0] for t in totals)))
+    root.set("failures", str(sum(t[1] for t in totals)))
+    root.set("errors", str(sum(t[2] for t in totals)))
+    duration = results.summary.duration_s
+    if duration is not None:
+        root.set("time", f"{duration:.3f}")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,400 @@
+"""The Markdown report: one renderer for the job summary, the PR comment and `evalgate report`.
+
+Everything from the data set or the model is untrusted: table cells escape pipes, newlines, HTML
+and Markdown punctuation; `@mentions` and `#123` references are broken with a zero-width space so
+nobody is pinged; excerpts are bounded. `fit` keeps the text under a size limit, dropping item
+details first.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import resources
+from string import Template
+from typing import Any
+
+from evalgate.results import ItemRecord, Results
+from evalgate.verdict import bounds_of
+
+COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
+EXCERPT_CHARS = 400
+EXCERPT_LINES = 8
+CELL_CHARS = 160
+ITEMS_PER_ENTRY = 5
+ERRORED_SHOWN = 10
+ZWSP = "&#8203;"  # zero-width space: `@&#8203;someone` renders as @someone but pings nobody
+
+ICON = {"passed": "✅", "scored": "⚠️", "failed": "❌", None: "ℹ️"}
+MARKDOWN_PUNCT = re.compile(r"([\\`*_\[\]!~|#])")
+MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
+REFERENCE = re.compile(r"#(?=\d)")
+
+
+def utf8_size(text: str) -> int:
+    """Bytes: never fewer than GitHub's characters, so a body under it fits any way GitHub counts."""
+    return len(text.encode("utf-8"))
+
+
+# ---- escaping ----
+
+
+def _no_pings(text: str) -> str:
+    return REFERENCE.sub("#" + ZWSP, MENTION.sub("@" + ZWSP, text))
+
+
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def cell(text: Any, limit: int = CELL_CHARS) -> str:
+    """Untrusted text in a table cell or a line: one line, no HTML, no Markdown, no pings."""
+    flat = " ".join(str(text).split())
+    escaped = html.escape(_bounded(flat, limit), quote=False)
+    return _no_pings(MARKDOWN_PUNCT.sub(r"\\\1", escaped))
+
+
+def code(text: Any, limit: int = CELL_CHARS, *, table: bool = True) -> str:
+    """An id as `<code>`: HTML-escaped; pipes escaped for table cells."""
+    escaped = html.escape(_bounded(" ".join(str(text).split()), limit), quote=False)
+    escaped = _no_pings(escaped).replace("`", "&#96;")
+    if table:
+        escaped = escaped.replace("|", "\\|")
+    return f"<code>{escaped}</code>"
+
+
+def excerpt(value: Any, limit: int = EXCERPT_CHARS, lines: int = EXCERPT_LINES) -> str:
+    """A bounded `<pre>` block: its content cannot close the block, run HTML or ping anyone."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    kept = text.splitlines()[:lines]
+    short = "\n".join(kept)
+    cut = len(short) > limit or len(kept) < len(text.splitlines())
+    short = short[:limit] + ("…" if cut else "")
+    body = _no_pings(html.escape(short, quote=False))
+    return f"<pre>{body}</pre>"
+
+
+# ---- numbers ----
+
+
+def num(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value:.3f}"
+
+
+def bound_text(threshold: Any) -> str:
+    if isinstance(threshold, dict):
+        parts = []
+        if threshold.get("min") is not None:
+            parts.append(f"≥ {threshold['min']:g}")
+        if threshold.get("max") is not None:
+            parts.append(f"≤ {threshold['max']:g}")
+        return " and ".join(parts)
+    return f"≥ {threshold:g}"
+
+
+# ---- sections ----
+
+
+@dataclass
+class ReportContext:
+    """Where the report goes: a comment carries the marker and links to the job summary."""
+
+    run_url: str = ""
+    marker: str = ""
+    comment: bool = False
+
+
+@dataclass
+class Entry:
+    """A gate or threshold result, top level (turn None) or per turn, with its kind."""
+
+    kind: str  # "gate" or "threshold"
+    id: str
+    turn: int | None
+    result: Any
+
+    @property
+    def label(self) -> str:
+        return self.id if self.turn is None else f"turn {self.turn + 1}: {self.id}"
+
+
+def entries(results: Results) -> list[Entry]:
+    out = [Entry("gate", g.id, None, g) for g in results.gate_results]
+    out += [Entry("gate", g.id, t.index, g) for t in results.turn_results or [] for g in t.gate_results]
+    out += [Entry("threshold", r.id, None, r) for r in results.threshold_results]
+    out += [Entry("threshold", r.id, t.index, r) for t in results.turn_results or [] for r in t.threshold_results]
+    return out
+
+
+def headline(results: Results) -> str:
+    verdict = results.verdict
+    word = verdict if verdict else "no verdict"
+    return f"## {ICON[verdict]} evalgate · {cell(results.name, 100)}: **{word}**"
+
+
+def status(results: Results) -> str:
+    found = entries(results)
+    gates = [e for e in found if e.kind == "gate"]
+    thresholds = [e for e in found if e.kind == "threshold"]
+    summary = results.summary
+    parts = []
+    if gates:
+        parts.append(f"{sum(e.result.passed for e in gates)}/{len(gates)} gates passed")
+    if thresholds:
+        parts.append(f"{sum(e.result.passed for e in thresholds)}/{len(thresholds)} thresholds met")
+    parts.append(f"{summary.total_items} items, {summary.errored_items} errored")
+    text = " · ".join(parts)
+    if results.verdict is None:
+        text += "\n\nNo gates or thresholds produced a score: this run only reports scores."
+    if summary.error_budget_exceeded:
+        text += (
+            f"\n\n> **Failed because {summary.errored_items} items errored**, more than `max_errors: "
+            f"{summary.max_errors}` allows. Errors are not scores: see *Errored items* below."
+        )
+    if getattr(summary, "interrupted", False):
+        text += "\n\n> The run was interrupted: these results cover only the items that finished."
+    return text
+
+
+def mark(passed: bool) -> str:
+    return "✅" if passed else "❌"
+
+
+def gate_table(results: Results, max_rows: int | None) -> str:
+    rows = [(e.label, e.result) for e in entries(results) if e.kind == "gate"]
+    if not rows:
+        return ""
+    lines = ["### Gates", "", "| Gate | Score | Pass |", "|---|---:|:---:|"]
+    lines += [f"| {code(label)} | {num(g.score)} | {mark(g.passed)} |" for label, g in _cap(rows, max_rows)]
+    return "\n".join(lines + _more(rows, max_rows))
+
+
+def threshold_table(results: Results, max_rows: int | None) -> str:
+    rows = [(e.label, e.result) for e in entries(results) if e.kind == "threshold"]
+    if not rows:
+        return ""
+    lines = ["### Thresholds", "", "| Scorer | Average | Bound | Pass | Direction |", "|---|---:|---|:---:|---|"]
+    for label, t in _cap(rows, max_rows):
+        direction = "higher is better" if getattr(t, "higher_is_better", True) else "lower is better"
+        lines.append(f"| {code(label)} | {num(t.average_score)} | {bound_text(t.threshold)} | {mark(t.passed)} | {direction} |")
+    return "\n".join(lines + _more(rows, max_rows))
+
+
+def tracked_table(results: Results, max_rows: int | None) -> str:
+    with_threshold = {t.id for t in results.threshold_results}
+    rows = [(sid, score) for sid, score in results.scores.items() if sid not in with_threshold]
+    for turn in results.turn_results or []:
+        turn_thresholds = {t.id for t in turn.threshold_results}
+        rows += [(f"turn {turn.index + 1}: {sid}", s) for sid, s in turn.scores.items() if sid not in turn_thresholds]
+    if not rows and not results.summary.not_scorable:
+        return ""
+    lines = []
+    if rows:
+        lines += ["### Tracked scores", "", "| Scorer | Average |", "|---|---:|"]
+        lines += [f"| {code(sid)} | {num(score)} |" for sid, score in _cap(rows, max_rows)]
+        lines += _more(rows, max_rows)
+    if results.summary.not_scorable:
+        counts = ", ".join(f"{code(k, table=False)}: {v}" for k, v in results.summary.not_scorable.items())
+        lines += ["", f"Not scorable (left out of the averages): {counts}"]
+    return "\n".join(lines)
+
+
+def _cap(rows: list[Any], max_rows: int | None) -> list[Any]:
+    return rows if max_rows is None else rows[:max_rows]
+
+
+def _more(rows: list[Any], max_rows: int | None) -> list[str]:
+    if max_rows is None or len(rows) <= max_rows:
+        return []
+    return ["", f"*… and {len(rows) - max_rows} more rows, in the job summary and the results file.*"]
+
+
+# ---- the items behind a failure ----
+
+
+def _scores_of(item: ItemRecord, entry: Entry) -> tuple[dict[str, Any], dict[str, str], Any, Any]:
+    """The item's scores for this entry's kind, its reasons, input and output (the turn's, per turn)."""
+    source: dict[str, Any] = {
+        "gates": item.gates, "scores": item.scores, "reasons": item.reasons, "not_scorable": item.not_scorable,
+        "scorer_errors": item.scorer_errors, "input": item.input, "output": item.output,
+    }
+    if entry.turn is not None:
+        turns = item.turns or []
+        source = next((t for t in turns if t.get("index") == entry.turn), None) or {}
+    scores = source.get("gates" if entry.kind == "gate" else "scores") or {}
+    reasons = {**(source.get("not_scorable") or {}), **(source.get("reasons") or {}),
+               **(source.get("scorer_errors") or {})}
+    return scores, reasons, source.get("input"), source.get("output")
+
+
+def responsible(results: Results, entry: Entry) -> list[tuple[ItemRecord, float, str, Any, Any]]:
+    """Items that pulled this entry's average out of bounds, worst first."""
+    if entry.kind == "gate":
+        def bad(score: float) -> bool:
+            return score < 1.0
+        worst_first = True
+    else:
+        bounds = bounds_of(entry.result.threshold)
+        average = entry.result.average_score
+        if bounds.max is not None and average is not None and average > bounds.max:
+            def bad(score: float) -> bool:
+                return score > bounds.max  # type: ignore[operator]
+            worst_first = False
+        else:
+            low = bounds.min if bounds.min is not None else 1.0
+            def bad(score: float) -> bool:
+                return score < low
+            worst_first = True
+    found = []
+    for item in results.items:
+        scores, reasons, given, output = _scores_of(item, entry)
+        score = scores.get(entry.id)
+        if isinstance(score, int | float) and bad(score):
+            found.append((item, float(score), reasons.get(entry.id, ""), given, output))
+    found.sort(key=lambda row: (row[1] if worst_first else -row[1], row[0].index or 0))
+    return found
+
+
+def output_text(output: Any) -> str:
+    if not isinstance(output, dict):
+        return "" if output is None else str(output)
+    text = output.get("text") or ""
+    calls = output.get("tool_calls") or []
+    names = [str(c.get("name", "?")) for c in calls if isinstance(c, dict)]
+    if names:
+        text += ("\n" if text else "") + "[tool calls: " + ", ".join(names) + "]"
+    return text
+
+
+def item_block(item: ItemRecord, score: float, reason: str, given: Any, output: Any) -> str:
+    head = f"**{code(item.id, table=False)}** · score {num(score)}"
+    if reason:
+        head += f" · {cell(reason, 300)}"
+    return "\n\n".join([head, "Input:", excerpt(given), "Output:", excerpt(output_text(output))])
+
+
+def detail_block(results: Results, entry: Entry, max_items: int) -> str:
+    rows = responsible(results, entry)
+    if entry.kind == "gate":
+        title = f"{mark(False)} Gate {code(entry.label, table=False)}: {num(entry.result.score)} (must be 1.0)"
+    else:
+        title = (f"⚠️ Threshold {code(entry.label, table=False)}: {num(entry.result.average_score)} "
+                 f"(bound {bound_text(entry.result.threshold)})")
+    title += f", {len(rows)} item{'s' if len(rows) != 1 else ''} responsible"
+    parts = [f"<details><summary>{title}</summary>"]
+    parts += [item_block(*row) for row in rows[:max_items]]
+    if len(rows) > max_items:
+        parts.append(f"*… and {len(rows) - max_items} more items.*")
+    if not rows and not results.items:
+        parts.append("*Item details are not in this results file.*")
+    parts.append("</details>")
+    return "\n\n".join(parts)
+
+
+def errored_block(results: Results, max_items: int) -> str:
+    errored = [i for i in results.items if i.error or i.scorer_errors]
+    count = results.summary.errored_items
+    if not count:
+        return ""
+    parts = [f"<details><summary>Errored items: {count} (left out of every average)</summary>"]
+    for item in errored[:max_items]:
+        message = item.error or "; ".join(f"{k}: {v}" for k, v in item.scorer_errors.items())
+        parts.append(f"**{code(item.id, table=False)}**\n\n{excerpt(message)}")
+    if count > min(len(errored), max_items):
+        parts.append(f"*… and {count - min(len(errored), max_items)} more.*")
+    parts.append("</details>")
+    return "\n\n".join(parts)
+
+
+def failure_blocks(results: Results, max_items: int) -> list[str]:
+    blocks = []
+    failing = [e for e in entries(results) if not e.result.passed]
+    for entry in sorted(failing, key=lambda e: e.kind != "gate"):  # gate failures first
+        blocks.append(detail_block(results, entry, max_items))
+    errored = errored_block(results, min(max_items * 2, ERRORED_SHOWN))
+    if errored:
+        blocks.append(errored)
+    return blocks
+
+
+def footer(results: Results, ctx: ReportContext, truncated: bool) -> str:
+    parts = []
+    if ctx.run_url:
+        parts.append(f"[workflow run]({ctx.run_url})")
+    version = getattr(results, "evalgate_version", None)
+    if version:
+        parts.append(f"evalgate {cell(version, 40)}")
+    duration = results.summary.duration_s
+    if duration is not None:
+        parts.append(f"{duration:.1f} s")
+    text = f"<sub>{' · '.join(parts)}</sub>" if parts else ""
+    if truncated:
+        where = f"the [job summary]({ctx.run_url})" if ctx.run_url else "the job summary"
+        text = f"*Shortened to fit: the full report is in {where} and the results file.*\n\n" + text
+    return text
+
+
+# ---- assembly and fitting ----
+
+
+def _template() -> Template:
+    return Template(resources.files("evalgate.report").joinpath("templates/report.md").read_text("utf-8"))
+
+
+def assemble(results: Results, ctx: ReportContext, *, blocks: Iterable[str], max_rows: int | None,
+             truncated: bool) -> str:
+    tables = [t for t in (gate_table(results, max_rows), threshold_table(results, max_rows),
+                          tracked_table(results, max_rows)) if t]
+    block_list = list(blocks)
+    details = ""
+    if block_list:
+        details = "### Failures\n\n" + "\n\n".join(block_list) + "\n\n"
+    text = _template().substitute(
+        marker=(ctx.marker + "\n") if ctx.marker else "",
+        headline=headline(results),
+        status=status(results),
+        tables="\n\n".join(tables),
+        details=details,
+        footer=footer(results, ctx, truncated),
+    )
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def render(results: Results, ctx: ReportContext | None = None, *, limit: int | None = None,
+           size: Callable[[str], int] = utf8_size) -> str:
+    """The report, at most `limit` (by `size`): item details shrink first, then go, then rows."""
+    ctx = ctx or ReportContext()
+    full = failure_blocks(results, ITEMS_PER_ENTRY)
+    text = assemble(results, ctx, blocks=full, max_rows=None, truncated=False)
+    if limit is None or size(text) <= limit:
+        return text
+    short = failure_blocks(results, 1)
+    for keep in range(len(short), -1, -1):  # fewer items per failure, then fewer failures
+        text = assemble(results, ctx, blocks=short[:keep], max_rows=None, truncated=True)
+        if size(text) <= limit:
+            return text
+    for max_rows in (200, 50, 10, 0):
+        text = assemble(results, ctx, blocks=[], max_rows=max_rows, truncated=True)
+        if size(text) <= limit:
+            return text
+    return hard_cut(text, limit, size)
+
+
+def hard_cut(text: str, limit: int, size: Callable[[str], int]) -> str:
+    """Last resort: whole lines up to the limit (huge names); never half an escape or tag."""
+    note = "\n\n*Shortened to fit: see the job summary.*\n"
+    kept: list[str] = []
+    used = size(note)
+    for line in text.splitlines():
+        cost = size(line) + 1
+        if used + cost > limit:
+            break
+        kept.append(line)
+        used += cost
+    return "\n".join(kept) + note

@@ -1,0 +1,419 @@
+"""`trajectory_accuracy`: the run's tool calls against the item's `expected_trajectory`.
+
+Follows Mastra's unified trajectory scorer (`createTrajectoryScorerCode` in `@mastra/evals`):
+the same expectation fields, the same comparison per ordering, the same dimension weights.
+Deliberate differences: the score is not rounded to 2 decimals (so a gate passes only when
+everything matches), and the trajectory is the run's tool calls (a call succeeded unless it
+errored or is pending). See docs/multiturn.md for the reference.
+
+Expectation (on the item, or as the entry's defaults; camelCase keys accepted):
+    steps: [name | {name, step_type?, tool_args?, tool_result?, success?}]
+    ordering: strict | relaxed | unordered          (default relaxed)
+    allow_repeated_steps: bool                      (default true)
+    max_steps, max_total_tokens, max_total_duration_ms: budgets
+    no_redundant_calls: bool                        (default true once any budget is set)
+    blacklisted_tools: [name], blacklisted_sequences: [[name, ...]]
+    max_retries_per_tool: int                       (default 2: failed calls retried, tolerated)
+
+Score: 0 on a blacklist hit; else the weighted mean of the active dimensions
+(accuracy 0.4 when steps are given, efficiency 0.3 when a budget or no_redundant_calls is set,
+tool failures 0.2 when a failed call was retried, blacklist 0.1 when a blacklist is set),
+1.0 when no dimension is active.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evalgate.items import Item
+from evalgate.runs import Run, ToolCall
+from evalgate.scorers.base import NotScorable
+from evalgate.scorers.registry import scorer_type
+
+Ordering = Literal["strict", "relaxed", "unordered"]
+ORDERINGS = ("strict", "relaxed", "unordered")
+# Mastra's step types; a run's steps are all tool calls, so other kinds never match.
+STEP_TYPES = (
+    "tool_call",
+    "mcp_tool_call",
+    "model_generation",
+    "agent_run",
+    "workflow_step",
+    "workflow_run",
+    "workflow_conditional",
+    "workflow_parallel",
+    "workflow_loop",
+    "workflow_sleep",
+    "workflow_wait_event",
+    "processor_run",
+)
+WEIGHTS = {"accuracy": 0.4, "efficiency": 0.3, "tool_failures": 0.2, "blacklist": 0.1}
+_STEP_FIELDS = ("tool_args", "tool_result", "success")
+_BUDGETS = ("max_steps", "max_total_tokens", "max_total_duration_ms")
+# What makes an expectation (rather than only tuning one): without any, an item is not scorable.
+_EXPECTING = ("steps", *_BUDGETS, "no_redundant_calls", "blacklisted_tools", "blacklisted_sequences")
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One expected step: a name, optionally a kind and the tool call's data to compare."""
+
+    name: str
+    step_type: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)  # tool_args / tool_result / success given
+
+
+@dataclass(frozen=True)
+class Actual:
+    name: str
+    tool_args: Any
+    tool_result: Any
+    success: bool
+    step_type: str = "tool_call"
+
+
+def parse_step(raw: Any, where: str) -> Step:
+    if isinstance(raw, str) and raw:
+        return Step(raw)
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{where}: a step is a tool name or a mapping with `name`")
+    values = {_snake(k): v for k, v in raw.items()}
+    unknown = values.keys() - {"name", "step_type", *_STEP_FIELDS}
+    if unknown:
+        allowed = ", ".join(("name", "step_type", *_STEP_FIELDS))
+        raise ValueError(f"{where}: unknown step key(s) {sorted(unknown)}; a step has {allowed}")
+    name = values.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{where}: a step needs a non-empty string `name`")
+    step_type = values.get("step_type")
+    if step_type is not None and step_type not in STEP_TYPES:
+        raise ValueError(f"{where}: step_type must be one of {', '.join(STEP_TYPES)}; got {step_type!r}")
+    if "success" in values and not isinstance(values["success"], bool):
+        raise ValueError(f"{where}: `success` must be true or false")
+    data = {k: values[k] for k in _STEP_FIELDS if values.get(k) is not None}
+    return Step(name, step_type, data)
+
+
+def parse_expectation(raw: Any, where: str) -> dict[str, Any]:
+    """An expectation mapping (snake_case keys, validated); a bare list is its `steps`."""
+    if isinstance(raw, list):
+        raw = {"steps": raw}
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{where}: expected_trajectory is a list of steps or a mapping with `steps`")
+    values = {_snake(k): v for k, v in raw.items() if v is not None}
+    known = {"steps", "ordering", "allow_repeated_steps", *_BUDGETS, "no_redundant_calls",
+             "blacklisted_tools", "blacklisted_sequences", "max_retries_per_tool"}
+    unknown = values.keys() - known
+    if unknown:
+        allowed = ", ".join(sorted(known))
+        raise ValueError(f"{where}: unknown key(s) {sorted(unknown)}; expected_trajectory has {allowed}")
+    out: dict[str, Any] = {}
+    if "steps" in values:
+        if not isinstance(values["steps"], list):
+            raise ValueError(f"{where}: `steps` must be a list")
+        out["steps"] = [parse_step(s, f"{where}.steps[{i}]") for i, s in enumerate(values["steps"])]
+    if "ordering" in values:
+        if values["ordering"] not in ORDERINGS:
+            raise ValueError(f"{where}: ordering must be strict, relaxed or unordered; got {values['ordering']!r}")
+        out["ordering"] = values["ordering"]
+    for key in ("allow_repeated_steps", "no_redundant_calls"):
+        if key in values:
+            if not isinstance(values[key], bool):
+                raise ValueError(f"{where}: `{key}` must be true or false")
+            out[key] = values[key]
+    for key in (*_BUDGETS, "max_retries_per_tool"):
+        if key in values:
+            value = values[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"{where}: `{key}` must be a finite number >= 0")
+            out[key] = value
+    if "blacklisted_tools" in values:
+        tools = values["blacklisted_tools"]
+        if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+            raise ValueError(f"{where}: `blacklisted_tools` must be a list of tool names")
+        out["blacklisted_tools"] = list(tools)
+    if "blacklisted_sequences" in values:
+        seqs = values["blacklisted_sequences"]
+        if not isinstance(seqs, list) or not all(
+            isinstance(s, list) and all(isinstance(t, str) for t in s) for s in seqs
+        ):
+            raise ValueError(f"{where}: `blacklisted_sequences` must be a list of lists of tool names")
+        out["blacklisted_sequences"] = [list(s) for s in seqs]
+    return out
+
+
+# ---- the dimensions (ports of @mastra/evals' compareTrajectories & co.) ----
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: key order ignored, true is not 1, 1 equals 1.0."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def step_matches(actual: Actual, expected: Step) -> bool:
+    if actual.name != expected.name:
+        return False
+    if expected.step_type is None:
+        return True
+    if actual.step_type != expected.step_type:
+        return False
+    for key, value in expected.data.items():
+        seen = getattr(actual, key)
+        if seen is None or not _same(seen, value):
+            return False
+    return True
+
+
+@dataclass
+class Accuracy:
+    score: float
+    matched: int
+    expected: int
+    missing: list[str]
+    extra: list[str]
+    out_of_order: list[str]
+
+
+def compare(actual: list[Actual], expected: list[Step], ordering: str, allow_repeated: bool) -> Accuracy:
+    names = [a.name for a in actual]
+    expected_names = [s.name for s in expected]
+    if not expected:
+        return Accuracy(1.0 if not actual else 0.0, 0, 0, [], names, [])
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    repeated = [n for n, c in counts.items() if c > 1]
+    matched_idx: set[int] = set()
+    out_of_order: list[str] = []
+    if ordering == "strict":
+        for i in range(max(len(names), len(expected))):
+            name = names[i] if i < len(names) else None
+            if i < len(expected) and name == expected_names[i]:
+                if step_matches(actual[i], expected[i]):
+                    matched_idx.add(i)
+            elif name is not None and name in expected_names:
+                out_of_order.append(name)
+    elif ordering == "unordered":
+        used: set[int] = set()
+        for i, step in enumerate(expected):
+            for j, seen in enumerate(actual):
+                if j not in used and step_matches(seen, step):
+                    matched_idx.add(i)
+                    used.add(j)
+                    break
+    else:
+        last = -1
+        for i, step in enumerate(expected):
+            for j in range(last + 1, len(actual)):
+                if names[j] == step.name and step_matches(actual[j], step):
+                    matched_idx.add(i)
+                    last = j
+                    break
+            else:
+                if step.name in names:
+                    out_of_order.append(step.name)
+    matched = len(matched_idx)
+    score = matched / len(expected)
+    if ordering == "strict" and len(names) > len(expected):
+        score = max(0.0, score - (len(names) - len(expected)) / len(expected) * 0.5)
+    if not allow_repeated and repeated:
+        score = max(0.0, score - len(repeated) * 0.1)
+    missing = [n for i, n in enumerate(expected_names) if i not in matched_idx]
+    extra = [n for n in names if n not in set(expected_names)]
+    return Accuracy(min(1.0, max(0.0, score)), matched, len(expected), missing, extra, out_of_order)
+
+
+def _over(total: float, limit: float) -> float:
+    # Mastra: 1 - overshoot / budget (a budget of 0 with any overshoot scores 0).
+    if total <= limit:
+        return 1.0
+    return max(0.0, 1.0 - (total - limit) / limit) if limit > 0 else 0.0
+
+
+def efficiency(actual: list[Actual], run: Run, config: dict[str, Any]) -> tuple[float, list[str]]:
+    dims: list[float] = []
+    notes: list[str] = []
+    if "max_steps" in config:
+        dims.append(_over(len(actual), config["max_steps"]))
+        if len(actual) > config["max_steps"]:
+            notes.append(f"{len(actual)} steps over the budget of {config['max_steps']:g}")
+    if "max_total_tokens" in config:
+        tokens = _total_tokens(run)
+        dims.append(_over(tokens, config["max_total_tokens"]))
+        if tokens > config["max_total_tokens"]:
+            notes.append(f"{tokens:g} tokens over the budget of {config['max_total_tokens']:g}")
+    if "max_total_duration_ms" in config:
+        if run.latency_ms is None:
+            raise NotScorable("max_total_duration_ms needs the run's latency_ms")
+        dims.append(_over(run.latency_ms, config["max_total_duration_ms"]))
+        if run.latency_ms > config["max_total_duration_ms"]:
+            notes.append(f"{run.latency_ms:g} ms over the budget of {config['max_total_duration_ms']:g}")
+    if config.get("no_redundant_calls", True):
+        redundant = [
+            cur.name
+            for prev, cur in itertools.pairwise(actual)
+            if prev.name == cur.name and _same(prev.tool_args, cur.tool_args)
+        ]
+        dims.append(max(0.0, 1.0 - len(redundant) * 0.2) if redundant else 1.0)
+        if redundant:
+            notes.append(f"redundant calls: {', '.join(redundant)}")
+    score = sum(dims) / len(dims) if dims else 1.0
+    return min(1.0, max(0.0, score)), notes
+
+
+def _total_tokens(run: Run) -> float:
+    usage = run.usage or {}
+    if isinstance(usage.get("total_tokens"), (int, float)):
+        return usage["total_tokens"]
+    parts = [usage.get(k) for k in ("prompt_tokens", "completion_tokens")]
+    if not all(isinstance(p, (int, float)) for p in parts):
+        raise NotScorable("max_total_tokens needs usage: total_tokens, or prompt_tokens and completion_tokens")
+    return parts[0] + parts[1]  # type: ignore[operator]
+
+
+def blacklist_hits(actual: list[Actual], config: dict[str, Any]) -> list[str]:
+    names = [a.name for a in actual]
+    hits = [t for t in config.get("blacklisted_tools", []) if t in names]
+    for seq in config.get("blacklisted_sequences", []):
+        n = len(seq)
+        if n and any(names[i : i + n] == seq for i in range(len(names) - n + 1)):
+            hits.append(" → ".join(seq))
+    return hits
+
+
+def tool_failures(actual: list[Actual], tolerated: float) -> tuple[float | None, list[str]]:
+    """Retries of a tool after it failed; None when there were none (the dimension is off)."""
+    retried: list[tuple[str, int]] = []
+    i = 0
+    while i < len(actual):
+        j, retries = i + 1, 0
+        while j < len(actual) and actual[j].name == actual[i].name:
+            if not actual[j - 1].success:
+                retries += 1
+            j += 1
+        if retries:
+            retried.append((actual[i].name, retries))
+        i = j
+    if not retried:
+        return None, []
+    excess = sum(max(0, r - tolerated) for _, r in retried)
+    notes = [f"{name} retried {r} times (tolerated {tolerated:g})" for name, r in retried if r > tolerated]
+    return max(0.0, 1.0 - excess * 0.2), notes
+
+
+def actual_steps(run: Run) -> list[Actual]:
+    return [_actual(call) for call in run.tool_calls]
+
+
+def _actual(call: ToolCall) -> Actual:
+    # Mastra wraps non-object args and results as {value: ...}.
+    def wrap(value: Any) -> Any:
+        if value is None or isinstance(value, Mapping):
+            return value
+        return {"value": value}
+
+    return Actual(call.name, wrap(call.args), wrap(call.result), not call.failed)
+
+
+def score_trajectory(run: Run, config: dict[str, Any], weights: Mapping[str, float]) -> tuple[float, str | None]:
+    """The score and, below 1, a reason naming what differed."""
+    actual = actual_steps(run)
+    hits = blacklist_hits(actual, config)
+    if hits:
+        return 0.0, f"blacklisted: {', '.join(hits)}"
+    dims: list[tuple[float, float]] = []
+    notes: list[str] = []
+    if "steps" in config:
+        ordering = config.get("ordering", "relaxed")
+        acc = compare(actual, config["steps"], ordering, config.get("allow_repeated_steps", True))
+        dims.append((weights["accuracy"], acc.score))
+        if acc.score < 1.0:
+            detail = [f"{acc.matched}/{acc.expected} expected steps matched"]
+            for label, names in (("missing", acc.missing), ("extra", acc.extra), ("out of order", acc.out_of_order)):
+                if names:
+                    detail.append(f"{label}: {', '.join(names)}")
+            notes.append("; ".join(detail))
+    if any(k in config for k in (*_BUDGETS, "no_redundant_calls")):
+        value, more = efficiency(actual, run, config)
+        dims.append((weights["efficiency"], value))
+        notes += more
+    failures, more = tool_failures(actual, config.get("max_retries_per_tool", 2))
+    if failures is not None:
+        dims.append((weights["tool_failures"], failures))
+        notes += more
+    if config.get("blacklisted_tools") or config.get("blacklisted_sequences"):
+        dims.append((weights["blacklist"], 1.0))
+    total_weight = sum(w for w, _ in dims)
+    if not dims or total_weight <= 0:
+        return 1.0, None
+    # Same summation order for both sums, so all-ones gives exactly 1.0.
+    score = sum(w * v for w, v in dims) / total_weight
+    return score, ("; ".join(notes) if score < 1.0 and notes else None)
+
+
+@scorer_type("trajectory_accuracy")
+def trajectory_accuracy(
+    steps: list[str | dict[str, Any]] | None = None,
+    ordering: Ordering | None = None,
+    allow_repeated_steps: bool | None = None,
+    max_steps: int | None = None,
+    max_total_tokens: int | None = None,
+    max_total_duration_ms: float | None = None,
+    no_redundant_calls: bool | None = None,
+    blacklisted_tools: list[str] | None = None,
+    blacklisted_sequences: list[list[str]] | None = None,
+    max_retries_per_tool: int | None = None,
+    weights: dict[str, float] | None = None,
+) -> Any:
+    """How well the run's tool calls follow the item's `expected_trajectory` (1.0: all as expected).
+
+    The parameters are defaults that an item's `expected_trajectory` overrides key by key.
+    An item with no `expected_trajectory` is not scorable unless these parameters set steps,
+    a budget or a blacklist.
+    """
+    given = {
+        "steps": steps,
+        "ordering": ordering,
+        "allow_repeated_steps": allow_repeated_steps,
+        "max_steps": max_steps,
+        "max_total_tokens": max_total_tokens,
+        "max_total_duration_ms": max_total_duration_ms,
+        "no_redundant_calls": no_redundant_calls,
+        "blacklisted_tools": blacklisted_tools,
+        "blacklisted_sequences": blacklisted_sequences,
+        "max_retries_per_tool": max_retries_per_tool,
+    }
+    defaults = parse_expectation({k: v for k, v in given.items() if v is not None}, "trajectory_accuracy")
+    unknown = (weights or {}).keys() - WEIGHTS.keys()
+    if unknown:
+        raise ValueError(f"unknown weight(s) {sorted(unknown)}; weights are {', '.join(WEIGHTS)}")
+    if any(isinstance(w, bool) or not math.isfinite(w) for w in (weights or {}).values()):
+        raise ValueError("weights must be finite numbers")
+    merged_weights = {k: max(0.0, float((weights or {}).get(k, v))) for k, v in WEIGHTS.items()}
+    stand_alone = any(k in defaults for k in _EXPECTING)
+
+    def score(item: Item, run: Run) -> tuple[float, str | None]:
+        raw = item.expected_trajectory
+        if raw is None and not stand_alone:
+            raise NotScorable("the item has no expected_trajectory")
+        config = {**defaults, **(parse_expectation(raw, "expected_trajectory") if raw is not None else {})}
+        return score_trajectory(run, config, merged_weights)
+
+    return score

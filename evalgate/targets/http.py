@@ -1,0 +1,351 @@
+"""The `http` target: your agent as a service. Each turn is one JSON request; the reply is mapped to a run.
+
+The body is a JSON template whose string leaves may be placeholders, substituted as JSON values:
+`{{input}}` (this turn's input), `{{item.<field>}}` (any item field, dotted paths allowed),
+`{{turn}}`, `{{history}}` (earlier turns as `{input, output}`), `{{messages}}` (the conversation as
+chat messages, ending with this turn's input) and `{{session}}` (the id the previous turn's reply
+carried). A placeholder inside a longer string is replaced by its text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import jmespath
+
+from evalgate import spec as s
+from evalgate.net import HttpClient, HttpError, Response, cache_from_settings, expand_env, policy_from_settings
+from evalgate.runs import Run, RunFormatError, run_from_value
+from evalgate.spec import Case
+from evalgate.targets.base import History, TargetError
+
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}")
+WHOLE = re.compile(r"\A\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}\Z")
+NAMES = ("input", "turn", "history", "messages", "session")
+REPLY_SHOWN = 200
+SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.IGNORECASE)
+
+Context = Mapping[str, Any]
+
+
+# ---- body templates ----
+
+
+def compile_body(template: Any) -> Callable[[Context], Any]:
+    """A function rendering `template` for a context; ValueError for an unknown placeholder."""
+    if isinstance(template, str):
+        stripped = template.strip()
+        if stripped.startswith(("{", "[")):
+            with contextlib.suppress(ValueError):
+                template = json.loads(stripped)  # a body written as a JSON string is a structure
+    for name in placeholders(template):
+        root = name.split(".", 1)[0]
+        if root == "item" and "." in name:
+            continue
+        if name not in NAMES:
+            raise ValueError(
+                f"unknown placeholder `{{{{{name}}}}}` in body; use {{{{input}}}}, {{{{item.<field>}}}}, "
+                "{{turn}}, {{history}}, {{messages}} or {{session}}"
+            )
+    return _compile(template)
+
+
+def placeholders(template: Any) -> list[str]:
+    """Every placeholder name used in a template."""
+    if isinstance(template, str):
+        return PLACEHOLDER.findall(template)
+    if isinstance(template, Mapping):
+        return [n for v in template.values() for n in placeholders(v)]
+    if isinstance(template, list):
+        return [n for v in template for n in placeholders(v)]
+    return []
+
+
+def _compile(template: Any) -> Callable[[Context], Any]:
+    # Compiled once: per request only the placeholder leaves do any work.
+    if isinstance(template, str):
+        whole = WHOLE.match(template)
+        if whole:
+            name = whole.group(1)
+            return lambda ctx: lookup(ctx, name)
+        if PLACEHOLDER.search(template):
+            return lambda ctx: PLACEHOLDER.sub(lambda m: _as_text(lookup(ctx, m.group(1))), template)
+        return lambda ctx: template
+    if isinstance(template, Mapping):
+        parts = [(k, _compile(v)) for k, v in template.items()]
+        if not any(placeholders(template)):
+            return lambda ctx: json.loads(json.dumps(template))
+        return lambda ctx: {k: part(ctx) for k, part in parts}
+    if isinstance(template, list):
+        items = [_compile(v) for v in template]
+        return lambda ctx: [part(ctx) for part in items]
+    return lambda ctx: template
+
+
+def lookup(ctx: Context, name: str) -> Any:
+    """`input`, `item.metadata.user`, ...; a missing field is null."""
+    head, _, rest = name.partition(".")
+    value = ctx.get(head)
+    for key in rest.split(".") if rest else ():
+        if isinstance(value, Mapping):
+            value = value.get(key)
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return None
+    return value
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False)
+
+
+# ---- reply mapping ----
+
+
+class ReplyMapping:
+    """JMESPath expressions from `response:`, compiled once."""
+
+    def __init__(self, config: s.ResponseMapping) -> None:
+        def comp(expression: str | None) -> Any:
+            return jmespath.compile(expression) if expression else None
+
+        self.text = comp(config.text)
+        self.tool_calls = comp(config.tool_calls)
+        self.usage = comp(config.usage)
+        self.cost_usd = comp(config.cost_usd)
+        self.call_fields = {name: jmespath.compile(expr) for name, expr in config.tool_call_fields.items()}
+        self.text_expression = config.text
+
+    def run(self, body: Any) -> Run:
+        """The run in a parsed reply; TargetError naming what did not fit."""
+        if isinstance(body, str):
+            return Run(texts=[body])
+        if not isinstance(body, (Mapping, list)):
+            raise TargetError(f"the reply is JSON but not an object: {_snippet(json.dumps(body))}")
+        text = self.text.search(body) if self.text else None
+        calls = self.tool_calls.search(body) if self.tool_calls else None
+        if text is None and not calls:
+            raise TargetError(
+                f"nothing at response.text `{self.text_expression}` in the reply: {_snippet(json.dumps(body))}"
+            )
+        value: dict[str, Any] = {"text": text if isinstance(text, str) or text is None else _as_text(text)}
+        if calls:
+            if not isinstance(calls, list):
+                raise TargetError(f"response.tool_calls must find a list, found {type(calls).__name__}")
+            value["tool_calls"] = [self._call(c) for c in calls]
+        if self.usage is not None:
+            usage = self.usage.search(body)
+            if isinstance(usage, Mapping):
+                value["usage"] = dict(usage)
+        if self.cost_usd is not None:
+            cost = self.cost_usd.search(body)
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+                value["cost_usd"] = cost
+        try:
+            return run_from_value(value)
+        except RunFormatError as exc:
+            raise TargetError(f"the reply does not map to a run: {exc}") from None
+
+    def _call(self, raw: Any) -> dict[str, Any]:
+        if not isinstance(raw, Mapping):
+            return {"name": _as_text(raw)}
+        if self.call_fields:
+            call = {name: expr.search(raw) for name, expr in self.call_fields.items()}
+            for name in ("name", "args", "result", "error", "status"):
+                if name not in self.call_fields and name in raw:
+                    call[name] = raw[name]
+        elif "function" in raw and "name" not in raw:  # an OpenAI-shaped call
+            function = raw.get("function") or {}
+            call = {"name": function.get("name"), "args": parse_arguments(function.get("arguments"))}
+        else:
+            call = {k: raw[k] for k in ("name", "args", "result", "error", "status") if k in raw}
+        call = {k: v for k, v in call.items() if v is not None}
+        if "name" in call and not isinstance(call["name"], str):
+            call["name"] = _as_text(call["name"])
+        return call
+
+
+def parse_arguments(arguments: Any) -> Any:
+    """OpenAI sends tool arguments as a JSON string; keep the string if it is not JSON."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return arguments
+    return arguments
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= REPLY_SHOWN else flat[: REPLY_SHOWN - 1] + "…"
+
+
+# ---- shared by the network targets ----
+
+
+def make_client(config: Any, base_dir: Path, concurrency: int, use_cache: bool) -> HttpClient:
+    """The pooled client for a target's `retries`, `cache` and `timeout_s` settings."""
+    return HttpClient(
+        concurrency=concurrency,
+        retries=policy_from_settings(config.retries),
+        timeout_s=config.timeout_s,
+        cache=cache_from_settings(config.cache, base_dir, enabled=use_cache),
+    )
+
+
+class HeaderTemplates:
+    """Headers whose values may name environment variables; expanded per request, never logged."""
+
+    def __init__(self, headers: Mapping[str, str], client: HttpClient) -> None:
+        self.templates = dict(headers)
+        self.client = client
+        self.dynamic = any("${" in v for v in self.templates.values())
+        self.secrets: list[str] = []
+        self._lock = threading.Lock()
+        # literal values of auth-like headers are secrets too
+        client.add_secrets(v for k, v in self.templates.items() if SECRET_HEADER.search(k) and "${" not in v)
+
+    def expand(self) -> dict[str, str]:
+        if not self.dynamic:
+            return self.templates
+        out: dict[str, str] = {}
+        found: list[str] = []
+        for name, template in self.templates.items():
+            try:
+                value, used = expand_env(template)
+            except KeyError as missing:
+                raise TargetError(f"header {name}: environment variable {missing.args[0]} is not set") from None
+            out[name] = value
+            found += used
+        with self._lock:
+            new = [v for v in found if v not in self.secrets]
+            if new:
+                self.secrets += new
+                self.client.add_secrets(new)
+        return out
+
+    def for_cache_key(self) -> dict[str, str]:
+        """Header templates, with literal values of auth-like headers left out."""
+        return {k: ("<secret>" if SECRET_HEADER.search(k) and "${" not in v else v) for k, v in self.templates.items()}
+
+
+def redact_reply(reply: Response, client: HttpClient) -> Any:
+    """The reply's body with any known secret replaced (an echoing agent must not leak a token)."""
+    text = reply.text or json.dumps(reply.body, ensure_ascii=False)
+    if client.redact(text) == text:
+        return reply.body
+    return _redact_value(reply.body, client)
+
+
+def _redact_value(value: Any, client: HttpClient) -> Any:
+    if isinstance(value, str):
+        return client.redact(value)
+    if isinstance(value, Mapping):
+        return {k: _redact_value(v, client) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_value(v, client) for v in value]
+    return value
+
+
+def item_context(case: Case) -> dict[str, Any]:
+    item = case.item.model_dump(mode="json", exclude_none=True, exclude={"output", "outputs"})
+    item["id"] = case.id
+    return item
+
+
+# ---- the target ----
+
+
+class HttpTarget:
+    """POST (or PUT/GET) per turn through one pooled keep-alive client."""
+
+    concurrent = True
+
+    def __init__(self, config: s.HttpTarget, base_dir: Path, concurrency: int = 4, use_cache: bool = True) -> None:
+        self.config = config
+        body = config.body
+        if body is None:
+            body = {"messages": "{{messages}}"} if config.conversation == "messages" else {"input": "{{input}}"}
+        self.render = compile_body(body)
+        used = placeholders(body)
+        if config.conversation == "messages" and "messages" not in used and "history" not in used:
+            raise ValueError("conversation: messages needs `{{messages}}` (or `{{history}}`) in body")
+        if config.conversation == "session" and (config.session is None or "session" not in used):
+            raise ValueError(
+                "conversation: session needs `session:` (where the reply has the id) and `{{session}}` in body"
+            )
+        self.uses_item = any(n.startswith("item.") for n in used)
+        self.mapping = ReplyMapping(config.response)
+        self.session_expr = jmespath.compile(config.session) if config.session else None
+        self.client = make_client(config, base_dir, concurrency, use_cache)
+        self.headers = HeaderTemplates(config.headers, self.client)
+        self.sessions: dict[int, Any] = {}
+        self.key_settings = {
+            "type": "http",
+            "url": config.url,
+            "method": config.method,
+            "headers": self.headers.for_cache_key(),
+        }
+
+    def context(self, case: Case, turn: int, history: History) -> dict[str, Any]:
+        inputs = case.item.turn_inputs()
+        ctx: dict[str, Any] = {"input": inputs[turn], "turn": turn}
+        if self.uses_item:
+            ctx["item"] = item_context(case)
+        if history or len(inputs) > 1:
+            ctx["history"] = [{"input": i, "output": r.text} for i, r in history]
+        messages: list[dict[str, Any]] = []
+        for previous, run in history:
+            messages.append({"role": "user", "content": previous})
+            messages.append({"role": "assistant", "content": run.text})
+        messages.append({"role": "user", "content": inputs[turn]})
+        ctx["messages"] = messages
+        ctx["session"] = self.sessions.get(case.index) if turn else None
+        return ctx
+
+    def run(self, case: Case, turn: int, history: History) -> Run:
+        payload = self.render(self.context(case, turn, history))
+        headers = self.headers.expand()
+        try:
+            reply = self.client.request(
+                self.config.method,
+                self.config.url,
+                json_body=payload if self.config.method != "GET" else None,
+                headers=headers,
+                cache_key={**self.key_settings, "body": payload},
+            )
+        except HttpError as exc:
+            raise TargetError(str(exc)) from None
+        if not reply.is_json:
+            raise TargetError(f"the reply is not JSON: {_snippet(self.client.redact(reply.text)) or '(empty)'}")
+        body = redact_reply(reply, self.client)
+        run = self.mapping.run(body)
+        if run.latency_ms is None:
+            run.latency_ms = reply.elapsed_ms
+        self._keep_session(case, turn, body)
+        return run
+
+    def _keep_session(self, case: Case, turn: int, body: Any) -> None:
+        if self.session_expr is None:
+            return
+        if turn + 1 < len(case.item.turn_inputs()):
+            self.sessions[case.index] = self.session_expr.search(body) if isinstance(body, (Mapping, list)) else None
+        else:
+            self.sessions.pop(case.index, None)
+
+    def stats(self) -> dict[str, Any]:
+        return self.client.stats()
+
+    def close(self) -> None:
+        self.client.close()

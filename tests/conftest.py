@@ -1,0 +1,55 @@
+"""Shared helpers: write specs into tmp_path, run the real CLI as a subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CLI_TIMEOUT_S = 60
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def run_cli(*args: str | Path, cwd: Path | None = None, timeout: float = CLI_TIMEOUT_S) -> CliResult:
+    """`evalgate ARGS` in a fresh interpreter, as a user (or CI) runs it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalgate.cli", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Callable[[str, str], Path]:
+    """write(name, text): a dedented file in tmp_path; returns its path."""
+
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dedent(text), encoding="utf-8")
+        return path
+
+    return _write

@@ -1,0 +1,249 @@
+"""A fake agent service and a fake OpenAI-compatible chat-completions server, on 127.0.0.1.
+
+Used by the tests (as a thread in the test process) and by bench/http.py (as a subprocess:
+`python tests/fake_agent.py --delay 0.02` prints `PORT <n>`, then serves until killed).
+
+Routes:
+- `POST /agent` (any other path but the chat one): body `{"input": ...}` (or `{"messages": [...]}`);
+  replies `{"output": {"text": ..., "tool_calls": [...]}, "usage": ..., "session": ...}`.
+- `POST /v1/chat/completions`: an OpenAI chat completion; asks for `get_weather` when tools are
+  offered and the last user message names a city.
+
+Faults, injected per input (the request's `input`, or the last user message):
+`server.faults["some input"] = ["500", "429:1", "ok"]` is consumed one action per request for that
+input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<retry-after>`, `hang`
+(no reply until the client gives up), `reset` (headers and half a body, then a TCP reset),
+`malformed` (200 with broken JSON), `slow:<seconds>`. `server.default_fault` applies to every
+request without a queued action. `server.max_in_flight = n` answers 429 (Retry-After:
+`server.retry_after`) to a request arriving while n are already being served.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CITIES = ("Brooklyn", "Paris", "Tokyo", "London", "Cairo", "Oslo", "Lima", "Sydney")
+HANG_S = 10.0  # a "hang" sleeps this long at most, so a server thread never outlives a test by much
+
+
+class FakeServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, port: int = 0, delay_s: float = 0.0) -> None:
+        super().__init__(("127.0.0.1", port), Handler)
+        self.delay_s = delay_s
+        self.faults: dict[str, list[str]] = {}
+        self.default_fault: str | None = None
+        self.max_in_flight: int | None = None
+        self.retry_after: float = 0.05
+        self.lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []  # {path, headers, body}
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.count = 0
+        self.keep_log = True
+        self.stopping = threading.Event()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def start(self) -> FakeServer:
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.shutdown()
+        self.server_close()
+
+    def next_fault(self, key: str) -> str | None:
+        with self.lock:
+            queue = self.faults.get(key)
+            if queue:
+                return queue.pop(0)
+        return self.default_fault
+
+    def requests_for(self, key: str) -> int:
+        with self.lock:
+            return sum(1 for r in self.requests if request_key(r["body"]) == key)
+
+    def __enter__(self) -> FakeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def request_key(body: Any) -> str:
+    """The input a request is about: `input`, or the last user message's content."""
+    if isinstance(body, dict):
+        if "input" in body:
+            value = body["input"]
+            return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        messages = body.get("messages")
+        if isinstance(messages, list):
+            for message in reversed(messages):
+                if isinstance(message, dict) and message.get("role") == "user":
+                    content = message.get("content")
+                    return content if isinstance(content, str) else json.dumps(content)
+    return ""
+
+
+def agent_reply(body: Any) -> dict[str, Any]:
+    """A deterministic weather agent: finds a city, 'calls' get_weather, answers."""
+    key = request_key(body)
+    city = next((c for c in CITIES if c.lower() in key.lower()), None)
+    turn = len(body.get("messages", [])) // 2 if isinstance(body, dict) else 0
+    calls = [{"name": "get_weather", "args": {"city": city}, "result": {"temp_f": 72}}] if city else []
+    text = f"It is sunny in {city}, 72F." if city else f"You said: {key}"
+    session = body.get("session") if isinstance(body, dict) else None
+    return {
+        "output": {"text": text, "tool_calls": calls},
+        "usage": {"prompt_tokens": len(key.split()), "completion_tokens": len(text.split())},
+        "session": session or f"s-{zlib.crc32(key.encode()) % 10_000}",
+        "turn": turn,
+    }
+
+
+def chat_reply(body: Any) -> dict[str, Any]:
+    """A deterministic chat completion; tool calls when tools are offered and a city is named."""
+    key = request_key(body)
+    model = body.get("model", "fake") if isinstance(body, dict) else "fake"
+    city = next((c for c in CITIES if c.lower() in key.lower()), None)
+    message: dict[str, Any] = {"role": "assistant", "content": f"You said: {key}"}
+    if city and isinstance(body, dict) and body.get("tools"):
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": json.dumps({"city": city})},
+            }],
+        }
+    messages = body.get("messages", []) if isinstance(body, dict) else []
+    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages if isinstance(m, dict))
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 10, "total_tokens": prompt_tokens + 10},
+    }
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive
+    server: FakeServer
+
+    def setup(self) -> None:
+        super().setup()
+        # No Nagle: otherwise small replies wait for the client's delayed ACK (40 ms stalls).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.do_POST()
+
+    def do_PUT(self) -> None:
+        self.do_POST()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            body = None
+        server = self.server
+        with server.lock:
+            server.count += 1
+            if server.keep_log:
+                server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+            server.in_flight += 1
+            server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+            over = server.max_in_flight is not None and server.in_flight > server.max_in_flight
+        try:
+            if over:
+                self.reply(429, {"error": "rate limited"}, {"Retry-After": f"{server.retry_after:g}"})
+                return
+            self.serve(body)
+        finally:
+            with server.lock:
+                server.in_flight -= 1
+
+    def serve(self, body: Any) -> None:
+        server = self.server
+        fault = server.next_fault(request_key(body))
+        if fault and fault.startswith("slow:"):
+            time.sleep(float(fault.split(":", 1)[1]))
+            fault = None
+        if server.delay_s:
+            time.sleep(server.delay_s)
+        if fault is None or fault == "ok":
+            reply = chat_reply(body) if self.path.rstrip("/").endswith("/chat/completions") else agent_reply(body)
+            self.reply(200, reply)
+        elif fault in ("500", "503", "400", "404"):
+            self.reply(int(fault), {"error": f"injected {fault}"})
+        elif fault.startswith("429"):
+            after = fault.split(":", 1)[1] if ":" in fault else None
+            self.reply(429, {"error": "slow down"}, {"Retry-After": after} if after else {})
+        elif fault == "hang":
+            server.stopping.wait(HANG_S)
+            self.close_connection = True
+        elif fault == "reset":
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"out")
+            self.wfile.flush()
+            # SO_LINGER 0: close sends a TCP RST, the client sees a reset mid-response
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+        elif fault == "malformed":
+            self.reply_raw(200, b'{"output": {"text": "unterminated')
+        else:
+            raise ValueError(f"unknown fault {fault!r}")
+
+    def reply(self, status: int, value: Any, headers: dict[str, str] | None = None) -> None:
+        self.reply_raw(status, json.dumps(value).encode(), headers)
+
+    def reply_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        # One write for head and body: one segment per reply.
+        lines = [f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}",
+                 "Content-Type: application/json", f"Content-Length: {len(data)}"]
+        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode() + data)
+        self.wfile.flush()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each reply")
+    args = parser.parse_args()
+    server = FakeServer(args.port, args.delay)
+    server.keep_log = False
+    print(f"PORT {server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

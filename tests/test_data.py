@@ -1,0 +1,184 @@
+"""Every data format (.jsonl .json .yaml .yml .csv, inline) gives the same cases and the same results."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from evalgate.api import run_spec
+from evalgate.spec import load_spec
+
+ITEMS: list[dict[str, Any]] = [
+    {
+        "id": "brooklyn",
+        "input": "Weather in Brooklyn?",
+        "ground_truth": "It is sunny in Brooklyn, 72F.",
+        "output": {
+            "text": "It is sunny in Brooklyn, 72F.",
+            "tool_calls": [{"name": "get_weather", "args": {"city": "Brooklyn"}, "result": {"temp": 72}}],
+        },
+    },
+    {
+        "id": "paris",
+        "input": "Weather in Paris?",
+        "ground_truth": "It is cloudy in Paris, 64F.",
+        "output": {
+            "text": "Sorry, the tool failed.",
+            "tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}, "error": "timeout"}],
+        },
+    },
+    {"id": "hello", "input": "Hi!", "output": "Hello! Ask me about the weather."},
+]
+
+CHECKS = """\
+gates:
+  - type: called_tool
+    tool: get_weather
+scorers:
+  - type: no_tool_errors
+    threshold: 0.5
+  - type: includes
+    value: weather
+  - type: similarity
+    value: "It is sunny in Brooklyn, 72F."
+"""
+
+
+def _csv(items: list[dict[str, Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=["id", "input", "ground_truth", "output"])
+    writer.writeheader()
+    for item in items:
+        output = item["output"]
+        writer.writerow({**item, "output": output if isinstance(output, str) else json.dumps(output)})
+    return out.getvalue()
+
+
+FORMATS = {
+    "jsonl": lambda items: "".join(json.dumps(i) + "\n" for i in items),
+    "json": lambda items: json.dumps(items, indent=2),
+    "yaml": lambda items: yaml.safe_dump(items, sort_keys=False),
+    "yml": lambda items: yaml.safe_dump({"items": items}, sort_keys=False),
+    "csv": _csv,
+}
+
+
+def _spec(tmp_path: Path, fmt: str) -> Path:
+    spec = tmp_path / "evalgate.yaml"
+    if fmt == "inline":
+        data = yaml.safe_dump({"data": ITEMS}, sort_keys=False)
+    else:
+        (tmp_path / f"items.{fmt}").write_text(FORMATS[fmt](ITEMS), encoding="utf-8")
+        data = f"data: items.{fmt}\n"
+    spec.write_text(f"version: 1\nname: formats\n{data}{CHECKS}", encoding="utf-8")
+    return spec
+
+
+def _comparable(path: Path) -> dict[str, Any]:
+    result = run_spec(path, keep_items=True).to_dict()
+    result.pop("summary")  # holds the duration
+    for item in result["items"]:
+        item.pop("duration_ms", None)
+    return result
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _comparable(_spec(tmp_path_factory.mktemp("inline"), "inline"))
+
+
+def test_reference_results(reference: dict[str, Any]) -> None:
+    assert reference["verdict"] == "failed"  # "hello" made no call
+    assert [g["score"] for g in reference["gate_results"]] == [2 / 3]
+    assert reference["scores"]["no_tool_errors"] == 2 / 3
+    assert reference["scores"]["includes:weather"] == 1 / 3
+    assert [i["id"] for i in reference["items"]] == ["brooklyn", "paris", "hello"]
+    assert reference["items"][0]["scores"]["similarity:It is sunny in Brooklyn, 72F."] == 1.0
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_format_gives_the_same_results(fmt: str, tmp_path: Path, reference: dict[str, Any]) -> None:
+    assert _comparable(_spec(tmp_path, fmt)) == reference
+
+
+@pytest.mark.parametrize("fmt", [*sorted(FORMATS), "inline"])
+def test_every_format_gives_the_same_items(fmt: str, tmp_path: Path) -> None:
+    cases = list(load_spec(_spec(tmp_path, fmt)).iter_cases())
+    assert [c.id for c in cases] == ["brooklyn", "paris", "hello"]
+    assert [c.item.input for c in cases] == [i["input"] for i in ITEMS]
+    assert [c.item.ground_truth for c in cases] == [i.get("ground_truth") for i in ITEMS]
+    assert cases[1].recorded[0].tool_calls[0].error == "timeout"
+
+
+def test_default_ids_count_from_one(tmp_path: Path) -> None:
+    (tmp_path / "items.jsonl").write_text('{"input": "a", "output": "x"}\n\n{"input": "b", "output": "y"}\n')
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.jsonl\nscorers:\n  - type: includes\n    value: x\n")
+    assert [c.id for c in load_spec(tmp_path / "evalgate.yaml").iter_cases()] == ["item-1", "item-2"]
+
+
+def test_camel_case_aliases_are_accepted(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\n"
+        "data:\n"
+        "  - input: a\n"
+        "    groundTruth: x\n"
+        "    expectedTrajectory: [get_weather]\n"
+        "    output: x\n"
+        "gates:\n"
+        "  - type: calledTool\n"
+        "    tool: get_weather\n"
+        "scorers:\n"
+        "  - type: noToolErrors\n"
+    )
+    loaded = load_spec(tmp_path / "evalgate.yaml")
+    assert loaded.cases[0].item.ground_truth == "x"
+    assert loaded.cases[0].item.expected_trajectory == ["get_weather"]
+    assert [g.entry.id for g in loaded.gates] == ["called_tool:get_weather"]
+    assert [s.entry.id for s in loaded.scorers] == ["no_tool_errors"]
+
+
+def test_csv_extra_columns_become_metadata_and_context_may_be_plain(tmp_path: Path) -> None:
+    (tmp_path / "items.csv").write_text(
+        'input,output,context,difficulty\n"Hi, there",Hello,the user is polite,easy\nYo,"{""text"": ""Hey""}",,\n'
+    )
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.csv\nscorers:\n  - type: includes\n    value: he\n")
+    cases = list(load_spec(tmp_path / "evalgate.yaml").iter_cases())
+    assert cases[0].item.input == "Hi, there"
+    assert cases[0].item.context == ["the user is polite"]
+    assert cases[0].item.metadata == {"difficulty": "easy"}
+    assert cases[0].recorded[0].text == "Hello"
+    assert cases[1].recorded[0].text == "Hey"
+    assert cases[1].item.metadata is None
+
+
+def test_recorded_inputs_and_turns_become_one_run_per_turn(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\n"
+        "data:\n"
+        "  - inputs: [hi, 'weather?']\n"
+        "    outputs: [hello, {text: sunny, tool_calls: [{name: get_weather}]}]\n"
+        "  - turns:\n"
+        "      - input: hi\n"
+        "        output: hello\n"
+        "      - input: 'weather?'\n"
+        "        output: {text: rainy, tool_calls: [{name: get_weather}]}\n"
+        "        gates:\n"
+        "          - type: called_tool\n"
+        "            tool: get_weather\n"
+        "gates:\n"
+        "  - type: called_tool\n"
+        "    tool: get_weather\n"
+    )
+    result = run_spec(tmp_path / "evalgate.yaml", keep_items=True)
+    assert result.verdict == "passed"
+    first, second = result.items
+    assert first.run.texts == ["hello", "sunny"]  # the whole conversation for top-level checks
+    assert second.turns is not None and second.turns[1].gates == {"called_tool:get_weather": 1.0}
+    turn1 = {t.index: t for t in result.turn_results or []}[1]
+    assert [(g.id, g.passed) for g in turn1.gate_results] == [("called_tool:get_weather", True)]

@@ -1,0 +1,212 @@
+"""Mastra and OpenAI message lists converted to the run format (evalgate.formats)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evalgate
+from evalgate.runs import RunFormatError, run_from_value
+from tests.conftest import run_cli
+
+
+def inv(state: str, name: str, call_id: str, **extra: Any) -> dict[str, Any]:
+    """A Mastra tool-invocation part."""
+    return {"type": "tool-invocation", "toolInvocation": {"state": state, "toolCallId": call_id, "toolName": name, **extra}}
+
+
+def mastra(role: str, *parts: dict[str, Any], **content: Any) -> dict[str, Any]:
+    return {"id": "m", "role": role, "content": {"format": 2, "parts": list(parts), **content}}
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def calls(value: Any) -> list[dict[str, Any]]:
+    return [c.to_dict() for c in run_from_value(value).tool_calls]
+
+
+# ---- Mastra ----
+
+
+def test_mastra_every_tool_state() -> None:
+    messages = [
+        {"role": "user", "content": "Weather in Paris and save it"},
+        mastra(
+            "assistant",
+            text("Checking."),
+            inv("result", "get_weather", "c1", args={"city": "Paris"}, result={"temp": 64}),
+            inv("output-error", "save", "c2", args={"v": 1}, errorText="disk full"),
+            inv("result", "notify", "c3", args={}, result={"sent": False}, isError=True),
+            inv("result", "lookup", "c4", args={"q": "x"}, result={"error": "not found"}),
+            inv("call", "slow_tool", "c5", args={"n": 2}),
+            inv("partial-call", "half_tool", "c6", args={}),
+            text("Done: 64F."),
+        ),
+    ]
+    assert calls(messages) == [
+        {"name": "get_weather", "args": {"city": "Paris"}, "result": {"temp": 64}, "status": "ok"},
+        {"name": "save", "args": {"v": 1}, "error": "disk full", "status": "error"},
+        {"name": "notify", "args": {}, "result": {"sent": False}, "error": '{"sent": false}', "status": "error"},
+        {"name": "lookup", "args": {"q": "x"}, "result": {"error": "not found"}, "error": "not found", "status": "error"},
+        {"name": "slow_tool", "args": {"n": 2}, "status": "pending"},
+    ]
+
+
+def test_mastra_is_error_prefers_error_text() -> None:
+    messages = [mastra("assistant", inv("result", "t", "c", args={}, result="boom", isError=True, errorText="bad input"))]
+    assert calls(messages)[0]["error"] == "bad input"
+
+
+def test_mastra_text_is_the_last_text_part_one_per_assistant_message() -> None:
+    # Mastra's getTextContentFromMastraDBMessage: the last text part; `content.content` first.
+    messages = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "hi"},
+        mastra("assistant", text("Let me"), text("check.")),
+        mastra("assistant", inv("result", "t", "c", args={}, result=1)),  # no text: an empty text
+        mastra("assistant", text("ignored"), content="It is sunny."),
+        {"role": "assistant", "content": "Anything else?"},
+    ]
+    run = run_from_value(messages)
+    assert run.texts == ["check.", "", "It is sunny.", "Anything else?"]
+    assert run.text == "check.  It is sunny. Anything else?"
+    assert run.joined_text == "check.It is sunny.Anything else?"
+
+
+def test_mastra_legacy_tool_invocations_merge_with_parts() -> None:
+    legacy = [
+        {"state": "result", "toolCallId": "a", "toolName": "first", "args": {}, "result": 1},
+        {"state": "call", "toolCallId": "b", "toolName": "second", "args": {}},
+        {"state": "result", "toolCallId": "z", "toolName": "legacy_only", "args": {}, "result": 3},
+    ]
+    # The part for `b` holds its real terminal state and wins over the legacy `call`.
+    messages = [mastra("assistant", inv("output-error", "second", "b", args={}, errorText="threw"), toolInvocations=legacy)]
+    assert [(c["name"], c["status"]) for c in calls(messages)] == [
+        ("first", "ok"),
+        ("second", "error"),
+        ("legacy_only", "ok"),
+    ]
+
+
+def test_mastra_envelope_carries_measurements() -> None:
+    run = run_from_value({"messages": [mastra("assistant", text("ok"))], "latency_ms": 12, "usage": {"total_tokens": 5}})
+    assert (run.text, run.latency_ms, run.usage) == ("ok", 12, {"total_tokens": 5})
+
+
+# ---- OpenAI ----
+
+
+def openai_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+OPENAI = [
+    {"role": "system", "content": "You are a weather bot."},
+    {"role": "user", "content": "Weather in Oslo and Lima?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            openai_call("call_1", "get_weather", '{"city": "Oslo"}'),
+            openai_call("call_2", "get_weather", '{"city": "Lima"}'),
+            openai_call("call_3", "get_alerts", '{"region": "EU"}'),
+            openai_call("call_4", "translate", "not json"),
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 41}'},
+    {"role": "tool", "tool_call_id": "call_2", "content": '{"error": "rate limited"}'},
+    {"role": "tool", "tool_call_id": "call_4", "content": "tool crashed", "is_error": True},
+    {"role": "assistant", "content": [{"type": "text", "text": "Oslo: 41F. "}, {"type": "text", "text": "Lima: unknown."}]},
+]
+
+
+def test_openai_calls_paired_by_id_with_errors_and_pending() -> None:
+    assert calls(OPENAI) == [
+        {"name": "get_weather", "args": {"city": "Oslo"}, "result": {"temp": 41}, "status": "ok"},
+        {"name": "get_weather", "args": {"city": "Lima"}, "result": {"error": "rate limited"},
+         "error": "rate limited", "status": "error"},
+        {"name": "get_alerts", "args": {"region": "EU"}, "status": "pending"},
+        {"name": "translate", "args": "not json", "error": "tool crashed", "status": "error"},
+    ]
+
+
+def test_openai_texts_one_per_assistant_message() -> None:
+    run = run_from_value(OPENAI)
+    assert run.texts == ["", "Oslo: 41F. Lima: unknown."]
+
+
+def test_openai_plain_text_tool_result_is_kept_as_text() -> None:
+    messages = [
+        {"role": "assistant", "content": "", "tool_calls": [openai_call("x", "echo", "{}")]},
+        {"role": "tool", "tool_call_id": "x", "content": "hello"},
+    ]
+    assert calls(messages) == [{"name": "echo", "args": {}, "result": "hello", "status": "ok"}]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ([{"content": "no role"}], "messages[0] must be a mapping with a string `role`"),
+        ([{"role": "assistant", "tool_calls": [{"id": "a", "function": {}}]}], "function.name"),
+        ({"messages": [], "extra": 1}, "unknown key(s) ['extra']"),
+        ({"messages": "nope"}, "`messages` must be a list"),
+        ([{"role": "assistant", "content": 3, "tool_calls": []}], "content must be a string"),
+    ],
+)
+def test_malformed_message_lists_are_run_format_errors(value: Any, message: str) -> None:
+    with pytest.raises(RunFormatError, match=None) as caught:
+        run_from_value(value)
+    assert message in str(caught.value)
+
+
+# ---- through the public API and the CLI ----
+
+
+def test_run_evals_scores_a_recorded_openai_trace() -> None:
+    result = evalgate.run_evals(
+        data=[{"input": "Oslo and Lima?", "output": OPENAI}],
+        gates=[evalgate.checks.called_tool("get_weather", times=2)],
+        scorers=[evalgate.checks.no_tool_errors(), evalgate.checks.includes("Oslo: 41F")],
+    )
+    assert result.verdict == "passed"
+    assert result.scores == {"no_tool_errors": 0.0, "includes:Oslo: 41F": 1.0}
+
+
+def test_python_target_may_return_a_message_list() -> None:
+    def agent(question: str) -> list[dict[str, Any]]:
+        return [mastra("assistant", inv("call", "get_weather", "c", args={"city": question}), text("one moment"))]
+
+    result = evalgate.run_evals(
+        data=[{"input": "Paris"}],
+        target=agent,
+        gates=[evalgate.checks.no_tool_errors()],
+        scorers=[evalgate.checks.includes("moment")],
+    )
+    assert result.verdict == "failed"  # the call never got a result: pending counts as a tool error
+    assert result.items[0].run is not None and result.items[0].run.tool_calls[0].status == "pending"
+
+
+def test_spec_with_mastra_outputs_and_a_bad_one_names_the_line(tmp_path: Path) -> None:
+    good = [mastra("assistant", inv("result", "get_weather", "c", args={"city": "Rome"}, result={"t": 70}), text("70F"))]
+    (tmp_path / "data.jsonl").write_text(
+        json.dumps({"input": "Rome?", "output": good}) + "\n"
+        + json.dumps({"input": "Bad?", "output": [{"content": "no role"}]}) + "\n",
+        encoding="utf-8",
+    )
+    spec = tmp_path / "evalgate.yaml"
+    spec.write_text("version: 1\ndata: data.jsonl\ngates:\n  - type: called_tool\n    tool: get_weather\n")
+    bad = run_cli("run", spec)
+    assert bad.code == 2, bad.output
+    assert "data.jsonl" in bad.output and ":2" in bad.output and "role" in bad.output
+    (tmp_path / "data.jsonl").write_text(json.dumps({"input": "Rome?", "output": good}) + "\n", encoding="utf-8")
+    out = tmp_path / "results.json"
+    ok = run_cli("run", spec, "--output", out)
+    assert ok.code == 0, ok.output
+    results = json.loads(out.read_text())
+    assert results["verdict"] == "passed"
+    assert results["items"][0]["output"]["tool_calls"][0]["result"] == {"t": 70}

@@ -1,0 +1,526 @@
+"""Bad specs and data: exit 2, `file:line: what to change`, never a traceback (real CLI, subprocess)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import dedent, run_cli
+
+ITEM = """\
+data:
+  - input: hi
+    output: hello
+"""
+
+# name -> (files, expected `file:line` locations, expected message fragments, forbidden fragments)
+CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
+    "typo'd key suggests the closest": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                gates:
+                  - type: called_tool
+                    toool: get_weather
+                """
+        },
+        ["evalgate.yaml:7"],
+        ["unknown key `toool`", "did you mean `tool`?"],
+        [],
+    ),
+    "typo'd top-level key": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                scorer:
+                  - type: includes
+                    value: a
+                """
+        },
+        ["evalgate.yaml:5"],
+        ["unknown key `scorer`", "did you mean `scorers`?"],
+        [],
+    ),
+    "unknown type suggests called_tool": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                gates:
+                  - type: no_tool_errors
+                  - type: caled_tool
+                    tool: x
+                """
+        },
+        ["evalgate.yaml:7"],
+        ["unknown type `caled_tool`", "did you mean `called_tool`?"],
+        [],
+    ),
+    "gates take no threshold": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                gates:
+                  - type: no_tool_errors
+                    threshold: 0.5
+                """
+        },
+        ["evalgate.yaml:7"],
+        ["unknown key `threshold`"],
+        [],
+    ),
+    "threshold min > max": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                scorers:
+                  - type: includes
+                    value: a
+                    threshold: {min: 0.8, max: 0.2}
+                """
+        },
+        ["evalgate.yaml:8"],
+        ["min (0.8) is greater than max (0.2)"],
+        ["constrained-float", "function-after", "valid number"],
+    ),
+    "threshold above 1": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                scorers:
+                  - type: includes
+                    value: a
+                    threshold: 1.5
+                """
+        },
+        ["evalgate.yaml:8"],
+        ["less than or equal to 1", "1.5"],
+        ["valid dictionary"],
+    ),
+    "threshold bound below 0": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                scorers:
+                  - type: includes
+                    value: a
+                    threshold:
+                      max: -0.1
+                """
+        },
+        ["evalgate.yaml:9"],
+        ["greater than or equal to 0"],
+        ["valid number", "constrained-float"],
+    ),
+    "threshold not finite": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                scorers:
+                  - type: includes
+                    value: a
+                    threshold: .nan
+                  - type: includes
+                    value: b
+                    threshold: {min: .inf}
+                """
+        },
+        ["evalgate.yaml:8", "evalgate.yaml:11"],
+        ["finite number"],
+        ["valid dictionary"],
+    ),
+    "threshold mapping with neither bound": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                scorers:
+                  - type: includes
+                    value: a
+                    threshold: {}
+                """
+        },
+        ["evalgate.yaml:8"],
+        ["`min` and/or `max`"],
+        ["constrained-float"],
+    ),
+    "duplicate scorer ids": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                scorers:
+                  - type: includes
+                    value: a
+                  - type: includes
+                    value: a
+                """
+        },
+        ["evalgate.yaml:8"],
+        ["`includes:a` is already used at line 6", "id:"],
+        [],
+    ),
+    "duplicate explicit gate ids": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                gates:
+                  - type: called_tool
+                    tool: a
+                    id: tools
+                  - type: called_tool
+                    tool: b
+                    id: tools
+                """
+        },
+        ["evalgate.yaml:9"],
+        ["`tools` is already used at line 6"],
+        [],
+    ),
+    "duplicate item ids": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.jsonl
+                gates:
+                  - type: no_tool_errors
+                """,
+            "items.jsonl": '{"id": "a", "input": 1, "output": "x"}\n{"id": "a", "input": 2, "output": "y"}\n',
+        },
+        ["items.jsonl:2"],
+        ["`a` is already used at line 1"],
+        [],
+    ),
+    "empty inline data": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: []
+                gates:
+                  - type: no_tool_errors
+                """
+        },
+        ["evalgate.yaml:2"],
+        ["data set is empty"],
+        [],
+    ),
+    "empty data file": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.jsonl
+                gates:
+                  - type: no_tool_errors
+                """,
+            "items.jsonl": "\n",
+        },
+        ["items.jsonl"],
+        ["data set is empty"],
+        [],
+    ),
+    "item with both input and turns": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                  - input: hi
+                    turns:
+                      - input: x
+                        output: y
+                gates:
+                  - type: no_tool_errors
+                """
+        },
+        ["evalgate.yaml:5"],
+        ["exactly one of `input`, `inputs`, `turns`", "`input` and `turns`"],
+        [],
+    ),
+    "item with none of input, inputs, turns": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - id: lonely
+                    output: hello
+                gates:
+                  - type: no_tool_errors
+                """
+        },
+        ["evalgate.yaml:3"],
+        ["exactly one of", "none of them"],
+        [],
+    ),
+    "bad JSONL line": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.jsonl
+                gates:
+                  - type: no_tool_errors
+                """,
+            "items.jsonl": '{"input": 1, "output": "x"}\n\n{"input": 2, output: "y"}\n',
+        },
+        ["items.jsonl:3"],
+        ["invalid JSON"],
+        [],
+    ),
+    "unknown key in a JSONL item": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.jsonl
+                gates:
+                  - type: no_tool_errors
+                """,
+            "items.jsonl": '{"input": 1, "output": "x"}\n{"input": 2, "output": "y", "grund_truth": "z"}\n',
+        },
+        ["items.jsonl:2"],
+        ["unknown key `grund_truth`", "did you mean `ground_truth`?"],
+        [],
+    ),
+    "YAML syntax error": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                scorers:
+                  - type: includes
+                     value: [a
+                """
+        },
+        ["evalgate.yaml:7"],
+        ["invalid YAML"],
+        [],
+    ),
+    "YAML syntax error in a data file": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.yaml
+                gates:
+                  - type: no_tool_errors
+                """,
+            "items.yaml": "- input: a\n  output: b\n- input: [c\n  output: d\n",
+        },
+        ["items.yaml:"],
+        ["invalid YAML"],
+        [],
+    ),
+    "JSON data file syntax error": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.json
+                gates:
+                  - type: no_tool_errors
+                """,
+            "items.json": '[\n  {"input": 1, "output": "x"},\n  {"input": 2 "output": "y"}\n]\n',
+        },
+        ["items.json:3"],
+        ["invalid JSON"],
+        [],
+    ),
+    "CSV row with a bad JSON column": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.csv
+                gates:
+                  - type: no_tool_errors
+                """,
+            "items.csv": 'input,output\nhi,hello\nho,"{""text"": oops}"\n',
+        },
+        ["items.csv:3"],
+        ["column `output`"],
+        [],
+    ),
+    "missing data file": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                name: x
+                data: nope.jsonl
+                gates:
+                  - type: no_tool_errors
+                """
+        },
+        ["evalgate.yaml:3"],
+        ["nope.jsonl", "relative to the spec"],
+        [],
+    ),
+    "no gates and no scorers": (
+        {"evalgate.yaml": "version: 1\n" + ITEM},
+        ["evalgate.yaml:"],
+        ["no gates and no scorers"],
+        [],
+    ),
+    "recorded item without output": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                  - input: ho
+                gates:
+                  - type: no_tool_errors
+                """
+        },
+        ["evalgate.yaml:5"],
+        ["recorded target needs `output`"],
+        [],
+    ),
+    "bad run format in a recorded output": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output:
+                      text: hello
+                      tool_calls:
+                        - name: get_weather
+                          status: lost
+                gates:
+                  - type: no_tool_errors
+                """
+        },
+        ["evalgate.yaml:5"],
+        ["status must be one of"],
+        [],
+    ),
+    "wrong version": (
+        {"evalgate.yaml": "version: 2\n" + ITEM + "gates:\n  - type: no_tool_errors\n"},
+        ["evalgate.yaml:1"],
+        ["version"],
+        [],
+    ),
+    "bad regex": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                scorers:
+                  - type: matches
+                    pattern: "([a-z]"
+                """
+        },
+        ["evalgate.yaml:6"],
+        ["invalid regex"],
+        [],
+    ),
+    "python target that cannot be imported": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                target:
+                  type: python
+                  function: no_such_agent:answer
+                gates:
+                  - type: no_tool_errors
+                """
+        },
+        ["evalgate.yaml:6"],
+        ["cannot import `no_such_agent`"],
+        [],
+    ),
+    "spec is not a mapping": (
+        {"evalgate.yaml": "- just\n- a list\n"},
+        ["evalgate.yaml:1"],
+        ["`version: 1`"],
+        [],
+    ),
+}
+
+
+def _write_files(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).write_text(dedent(text), encoding="utf-8")
+
+
+# `run` shares `validate`'s loading path: a few cases check it too.
+RUN_TOO = ["typo'd key suggests the closest", "bad JSONL line", "missing data file", "python target that cannot be imported"]
+
+
+@pytest.mark.parametrize(
+    ("case", "command"), [(c, "validate") for c in CASES] + [(c, "run") for c in RUN_TOO]
+)
+def test_spec_error(case: str, command: str, tmp_path: Path) -> None:
+    files, locations, fragments, forbidden = CASES[case]
+    _write_files(tmp_path, files)
+    result = run_cli(command, "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "Traceback" not in result.output
+    for location in locations:
+        assert location in result.stderr, result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+    for fragment in forbidden:
+        assert fragment not in result.stderr, result.stderr
+    assert "nothing was run" in result.stderr
+
+
+def test_missing_spec_file_exits_2(tmp_path: Path) -> None:
+    result = run_cli("run", "absent.yaml", cwd=tmp_path)
+    assert result.code == 2
+    assert "absent.yaml" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_default_spec_is_evalgate_yaml(tmp_path: Path) -> None:
+    result = run_cli("run", cwd=tmp_path)
+    assert result.code == 2
+    assert "evalgate.yaml" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_unknown_option_is_a_usage_error(tmp_path: Path) -> None:
+    result = run_cli("run", "--fail-on", "sometimes", cwd=tmp_path)
+    assert result.code == 2
+    assert "Traceback" not in result.output
+
+
+def test_errors_name_the_path_relative_to_cwd(tmp_path: Path) -> None:
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "spec.yaml").write_text("version: 1\n" + ITEM + "gates:\n  - type: nope\n")
+    result = run_cli("validate", "evals/spec.yaml", cwd=tmp_path)
+    assert result.code == 2
+    assert "evals/spec.yaml:6" in result.stderr

@@ -1,0 +1,257 @@
+"""The `python` and `command` targets: real imports, real subprocesses."""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from conftest import dedent
+
+from evalgate.api import run_spec
+
+DATA = """\
+data:
+  - id: brooklyn
+    input: Weather in Brooklyn?
+    ground_truth: sunny
+  - id: paris
+    input: Weather in Paris?
+    ground_truth: cloudy
+"""
+CHECKS = """\
+gates:
+  - type: called_tool
+    tool: get_weather
+scorers:
+  - type: includes
+    value: Brooklyn
+"""
+
+
+def _module(tmp_path: Path, source: str) -> str:
+    """Write an agent module under a unique name (modules are cached per process by name)."""
+    name = f"agent_{uuid.uuid4().hex[:12]}"
+    (tmp_path / f"{name}.py").write_text(dedent(source), encoding="utf-8")
+    return name
+
+
+def _python_spec(tmp_path: Path, source: str, function: str = "answer", extra: str = "") -> Path:
+    module = _module(tmp_path, source)
+    spec = tmp_path / "evalgate.yaml"
+    spec.write_text(
+        f"version: 1\n{DATA}target:\n  type: python\n  function: {module}:{function}\n{extra}{CHECKS}",
+        encoding="utf-8",
+    )
+    return spec
+
+
+def _command_spec(tmp_path: Path, source: str, timeout_s: float | None = None, max_errors: int = 0) -> Path:
+    (tmp_path / "agent.py").write_text(dedent(source), encoding="utf-8")
+    timeout = f"  timeout_s: {timeout_s}\n" if timeout_s is not None else ""
+    spec = tmp_path / "evalgate.yaml"
+    spec.write_text(
+        f"version: 1\n{DATA}max_errors: {max_errors}\n"
+        f"target:\n  type: command\n  run: [{sys.executable!r}, agent.py]\n{timeout}{CHECKS}",
+        encoding="utf-8",
+    )
+    return spec
+
+
+# ---- python ----
+
+
+def test_python_sync_function_returning_a_run(tmp_path: Path) -> None:
+    spec = _python_spec(
+        tmp_path,
+        """
+        def answer(question):
+            city = question.split()[-1].rstrip("?")
+            return {"text": f"Sunny in {city}", "tool_calls": [{"name": "get_weather", "args": {"city": city}}]}
+        """,
+    )
+    result = run_spec(spec, keep_items=True)
+    assert result.verdict == "passed"
+    assert [i.run.text for i in result.items] == ["Sunny in Brooklyn", "Sunny in Paris"]
+    assert result.items[0].run.tool_calls[0].args == {"city": "Brooklyn"}
+    assert result.scores == {"includes:Brooklyn": 0.5}
+
+
+def test_python_function_returning_plain_text(tmp_path: Path) -> None:
+    spec = _python_spec(tmp_path, "def answer(question):\n    return 'Brooklyn is sunny'\n")
+    result = run_spec(spec, keep_items=True)
+    assert [i.run.text for i in result.items] == ["Brooklyn is sunny"] * 2
+    assert result.gate_results[0].score == 0.0
+    assert result.verdict == "failed"
+
+
+def test_python_async_function(tmp_path: Path) -> None:
+    spec = _python_spec(
+        tmp_path,
+        """
+        import asyncio
+
+        async def answer(question):
+            await asyncio.sleep(0.01)
+            return {"text": question.upper(), "tool_calls": [{"name": "get_weather"}]}
+        """,
+    )
+    result = run_spec(spec, keep_items=True)
+    assert [i.run.text for i in result.items] == ["WEATHER IN BROOKLYN?", "WEATHER IN PARIS?"]
+    assert result.verdict == "passed"
+
+
+def test_python_two_argument_form_gets_the_item(tmp_path: Path) -> None:
+    spec = _python_spec(
+        tmp_path,
+        """
+        def answer(question, item):
+            return {"text": f"{item.id}: {item.ground_truth}", "tool_calls": [{"name": "get_weather"}]}
+        """,
+    )
+    result = run_spec(spec, keep_items=True)
+    assert [i.run.text for i in result.items] == ["brooklyn: sunny", "paris: cloudy"]
+
+
+def test_python_raising_function_errors_only_that_item(tmp_path: Path) -> None:
+    spec = _python_spec(
+        tmp_path,
+        """
+        def answer(question):
+            if "Paris" in question:
+                raise RuntimeError("the model is down")
+            return {"text": "Brooklyn", "tool_calls": [{"name": "get_weather"}]}
+        """,
+        extra="max_errors: 1\n",
+    )
+    result = run_spec(spec, keep_items=True)
+    brooklyn, paris = result.items
+    assert brooklyn.error is None and brooklyn.gates == {"called_tool:get_weather": 1.0}
+    assert paris.error == "RuntimeError: the model is down"
+    assert paris.run is None and paris.gates == {} and paris.scores == {}
+    assert result.outcome.errored_items == 1
+    # the errored item is left out of every average
+    assert result.gate_results[0].score == 1.0
+    assert result.scores == {"includes:Brooklyn": 1.0}
+    assert result.verdict == "passed"  # 1 errored item <= max_errors 1
+
+
+def test_python_function_returning_a_non_run_errors_the_item(tmp_path: Path) -> None:
+    spec = _python_spec(tmp_path, "def answer(question):\n    return 42\n", extra="max_errors: 5\n")
+    result = run_spec(spec, keep_items=True)
+    assert all("not a run" in (i.error or "") for i in result.items)
+    assert result.verdict is None  # every item errored: nothing scored, but within max_errors
+
+
+def test_python_async_timeout_errors_the_item(tmp_path: Path) -> None:
+    spec = _python_spec(
+        tmp_path,
+        """
+        import asyncio
+
+        async def answer(question):
+            await asyncio.sleep(0 if "Brooklyn" in question else 30)
+            return {"text": "Brooklyn", "tool_calls": [{"name": "get_weather"}]}
+        """,
+        extra="max_errors: 1\n",
+    )
+    spec.write_text(spec.read_text().replace("  type: python\n", "  type: python\n  timeout_s: 0.5\n"))
+    started = time.monotonic()
+    result = run_spec(spec, keep_items=True)
+    assert time.monotonic() - started < 10
+    assert result.items[0].error is None
+    assert "timed out after 0.5s" in (result.items[1].error or "")
+
+
+# ---- command ----
+
+
+def test_command_json_stdout_gets_the_item_on_stdin(tmp_path: Path) -> None:
+    spec = _command_spec(
+        tmp_path,
+        """
+        import json, sys
+        item = json.load(sys.stdin)
+        print(json.dumps({
+            "text": f"{item['id']} asked {item['input']} ({item['ground_truth']})",
+            "tool_calls": [{"name": "get_weather", "args": {"q": item["input"]}, "result": {"ok": True}}],
+            "usage": {"prompt_tokens": 3},
+        }))
+        """,
+    )
+    result = run_spec(spec, keep_items=True)
+    assert result.verdict == "passed"
+    assert result.items[0].run.text == "brooklyn asked Weather in Brooklyn? (sunny)"
+    assert result.items[1].run.tool_calls[0].args == {"q": "Weather in Paris?"}
+    assert result.items[0].run.usage == {"prompt_tokens": 3}
+    assert result.items[0].run.latency_ms is not None  # measured when the command reports none
+
+
+def test_command_plain_text_stdout(tmp_path: Path) -> None:
+    spec = _command_spec(tmp_path, "import sys, json\nprint('Brooklyn: ' + json.load(sys.stdin)['input'])\n")
+    result = run_spec(spec, keep_items=True)
+    assert [i.run.text for i in result.items] == ["Brooklyn: Weather in Brooklyn?", "Brooklyn: Weather in Paris?"]
+    assert result.items[0].run.tool_calls == []
+    assert result.scores == {"includes:Brooklyn": 1.0}
+
+
+def test_command_crash_errors_the_item_with_the_stderr_tail(tmp_path: Path) -> None:
+    spec = _command_spec(
+        tmp_path,
+        """
+        import json, sys
+        item = json.load(sys.stdin)
+        if item["id"] == "paris":
+            sys.stderr.write("x" * 5000 + "\\nKeyError: 'paris' is not a city we know\\n")
+            sys.exit(3)
+        print(json.dumps({"text": "Brooklyn", "tool_calls": [{"name": "get_weather"}]}))
+        """,
+    )
+    result = run_spec(spec, keep_items=True)
+    brooklyn, paris = result.items
+    assert brooklyn.error is None
+    assert paris.error is not None
+    assert "exited with code 3" in paris.error
+    assert paris.error.rstrip().endswith("KeyError: 'paris' is not a city we know")
+    assert len(paris.error) < 1000  # the tail, not the whole stream
+    assert result.outcome.errored_items == 1
+    assert result.verdict == "failed"  # 1 errored item > max_errors 0
+
+
+def test_command_hanging_is_killed_by_timeout(tmp_path: Path) -> None:
+    spec = _command_spec(
+        tmp_path,
+        """
+        import json, subprocess, sys, time
+        item = json.load(sys.stdin)
+        if item["id"] == "paris":
+            sys.stderr.write("thinking...\\n")
+            sys.stderr.flush()
+            # a grandchild that keeps stdout open: the whole process group must go
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+            time.sleep(60)
+        print(json.dumps({"text": "Brooklyn", "tool_calls": [{"name": "get_weather"}]}))
+        """,
+        timeout_s=1,
+        max_errors=1,
+    )
+    started = time.monotonic()
+    result = run_spec(spec, keep_items=True)
+    elapsed = time.monotonic() - started
+    assert elapsed < 10, f"timeout_s: 1 took {elapsed:.1f}s"
+    brooklyn, paris = result.items
+    assert brooklyn.error is None
+    assert "timed out after 1s" in (paris.error or "")
+    assert "thinking..." in (paris.error or "")
+    assert result.verdict == "passed"
+
+
+def test_command_that_cannot_start_errors_each_item(tmp_path: Path) -> None:
+    spec = tmp_path / "evalgate.yaml"
+    spec.write_text(
+        f"version: 1\n{DATA}max_errors: 2\ntarget:\n  type: command\n  run: ./no-such-program\n{CHECKS}",
+        encoding="utf-8",
+    )
+    result = run_spec(spec, keep_items=True)
+    assert all("cannot start" in (i.error or "") for i in result.items)
