@@ -1,10 +1,39 @@
 """evalgate: the eval gate for LLM agents (gates, thresholds and one verdict), in CI."""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
 
-from evalgate.scorers import checks  # noqa: E402
-from evalgate.scorers.base import NotScorable, Scorer  # noqa: E402
-from evalgate.scorers.custom import scorer  # noqa: E402
-from evalgate.api import EvalResult, run_evals, run_spec  # noqa: E402
+if TYPE_CHECKING:
+    from evalgate.api import EvalResult, run_evals, run_spec
+    from evalgate.judge import Judge
+    from evalgate.scorers import checks
+    from evalgate.scorers.base import NotScorable, Scorer
+    from evalgate.scorers.custom import scorer
 
-__all__ = ["EvalResult", "NotScorable", "Scorer", "checks", "run_evals", "run_spec", "scorer", "__version__"]
+# The public API, imported on first use: `evalgate --help` and the Action start without
+# building every scorer model or loading the HTTP stack.
+_EXPORTS = {
+    "EvalResult": "evalgate.api",
+    "run_evals": "evalgate.api",
+    "run_spec": "evalgate.api",
+    "Judge": "evalgate.judge",
+    "checks": "evalgate.scorers",
+    "NotScorable": "evalgate.scorers.base",
+    "Scorer": "evalgate.scorers.base",
+    "scorer": "evalgate.scorers.custom",
+}
+
+__all__ = ["EvalResult", "Judge", "NotScorable", "Scorer", "__version__", "checks", "run_evals", "run_spec", "scorer"]
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalgate' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -14,10 +14,12 @@ from evalgate import __version__
 from evalgate.engine import ItemResult, evaluate
 from evalgate.errors import Problem, SpecError
 from evalgate.items import Item
+from evalgate.judge import JudgeRun, bypass_cache
 from evalgate.results import ResultsWriter, dumps_item, header
 from evalgate.runs import RunFormatError, run_from_value
+from evalgate.scorers.base import Scorer
 from evalgate.scorers.custom import as_scorer
-from evalgate.scorers.registry import Threshold
+from evalgate.scorers.registry import BuildContext, Threshold, lookup
 from evalgate.spec import Case, Check, LoadedSpec, load_spec
 from evalgate.targets import Target, build_target
 from evalgate.targets.python import PythonTarget
@@ -134,6 +136,7 @@ def execute(
     started = time.perf_counter()
     aggregator = Aggregator([c.entry for c in (*gates, *scorers)])
     result = EvalResult(name=name, outcome=aggregator.outcome(max_errors), results_path=output)
+    judging = JudgeRun(c.scorer for c in (*gates, *scorers))  # LLM-judge usage for summary.judge
 
     def take(item: ItemResult) -> None:
         for entry, score in item.contributions:
@@ -149,7 +152,7 @@ def execute(
     if resume and writer is not None:
         cases = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result)
     try:
-        for item in evaluate(cases, target, gates, scorers, concurrency):
+        for item in evaluate(judging.watch(cases), target, gates, scorers, concurrency):
             if writer is not None:
                 writer.append({"index": item.index, **item.to_dict()})
             reorder.push(item)
@@ -170,6 +173,7 @@ def execute(
         if stats is not None:
             result.extra_summary["network"] = stats()
         target.close()
+        judging.finish(result.extra_summary)
         result.outcome = aggregator.outcome(max_errors)
         result.duration_s = time.perf_counter() - started
         if writer is not None:
@@ -236,6 +240,8 @@ def run_spec(
         raise ValueError("resume needs an output path: the journal beside it holds the finished items")
     loaded = load_spec(path)
     target = prepare_target(loaded, concurrency=concurrency, use_cache=use_cache)
+    if not use_cache:
+        bypass_cache(loaded.spec.judge)
     if on_start is not None:
         on_start(loaded)
     return execute(
@@ -256,20 +262,26 @@ def run_spec(
 _threshold = TypeAdapter(Threshold)
 
 
-def _checks(values: Iterable[Any], kind: str) -> list[Check]:
+def _checks(values: Iterable[Any], kind: str, turn: int | None = None) -> list[Check]:
     checks: list[Check] = []
     seen: set[str] = set()
     for value in values:
         threshold = None
-        if isinstance(value, dict):
+        if isinstance(value, dict) and "type" in value:  # a spec-style entry
+            scorer = _spec_entry(value, kind)
+            threshold = value.get("threshold")
+        elif isinstance(value, dict):
             unknown = value.keys() - {"scorer", "threshold"}
             if unknown or "scorer" not in value:
-                raise ValueError(f"a scorer entry is a scorer or {{'scorer': s, 'threshold': t}}, got keys {sorted(value)}")
+                raise ValueError(
+                    f"a scorer entry is a scorer or {{'scorer': s, 'threshold': t}}, got keys {sorted(value)}"
+                )
             if kind == "gate" and value.get("threshold") is not None:
                 raise ValueError("gates take no threshold: a gate must average 1.0")
             threshold = value.get("threshold")
-            value = value["scorer"]
-        scorer = as_scorer(value)
+            scorer = as_scorer(value["scorer"])
+        else:
+            scorer = as_scorer(value)
         if scorer.id in seen:
             raise ValueError(f"two {kind}s have the id `{scorer.id}`; pass id=... to one of them")
         seen.add(scorer.id)
@@ -279,14 +291,38 @@ def _checks(values: Iterable[Any], kind: str) -> list[Check]:
             except ValidationError as exc:
                 raise ValueError(f"invalid threshold for `{scorer.id}`: {exc.errors()[0]['msg']}") from None
             threshold = parsed if isinstance(parsed, float) else parsed.model_dump(exclude_none=True)
-        checks.append(Check(scorer, Entry(scorer.id, kind, threshold, scorer.higher_is_better)))  # type: ignore[arg-type]
+        checks.append(Check(scorer, Entry(scorer.id, kind, threshold, scorer.higher_is_better, turn)))  # type: ignore[arg-type]
     return checks
 
 
+def _spec_entry(value: dict[str, Any], kind: str) -> Scorer:
+    """A spec-style entry ({"type": "includes", "value": "x"}) built through the registry."""
+    scorer_type = lookup(value["type"])
+    if scorer_type is None:
+        raise ValueError(f"unknown scorer type `{value['type']}`")
+    model = scorer_type.model("gate" if kind == "gate" else "scorer").model_validate(value)
+    params = model.model_dump(exclude={"type", "id", "threshold"})
+    return scorer_type.build(params, id=model.id, ctx=BuildContext())
+
+
 def _cases(data: Iterable[Any], recorded: bool) -> Iterator[Case]:
+    thresholds: dict[tuple[int, str], Any] = {}
     for index, raw in enumerate(data):
         item = Item.model_validate(raw) if not isinstance(raw, Item) else raw
         case = Case(index=index, item=item)
+        if item.turns is not None:
+            case.turn_checks = []
+            for turn_index, turn in enumerate(item.turns):
+                checks = _checks(turn.gates, "gate", turn_index) + _checks(turn.scorers, "scorer", turn_index)
+                for check in checks:
+                    if check.entry.kind == "scorer":
+                        key = (turn_index, check.entry.id)
+                        if thresholds.setdefault(key, check.entry.threshold) != check.entry.threshold:
+                            raise ValueError(
+                                f"turn {turn_index} scorer `{check.entry.id}` has two thresholds; "
+                                "entries sharing an id at a turn index share a threshold"
+                            )
+                case.turn_checks.append(checks)
         if recorded:
             outputs = item.outputs if item.inputs is not None else None
             try:

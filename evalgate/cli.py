@@ -103,10 +103,14 @@ def _retries() -> int:
     show_default=True,
     help="Verdicts that exit 1: failed; scored (failed or scored); never.",
 )
-@click.option("--concurrency", "-c", type=click.IntRange(min=1, max=1024), help="Items in flight (default: the spec's).")
+@click.option(
+    "--concurrency", "-c", type=click.IntRange(min=1, max=1024), help="Items in flight (default: the spec's)."
+)
 @click.option("--resume", is_flag=True, help="Skip items already in OUTPUT.items.jsonl (from an interrupted run).")
 @click.option("--no-cache", is_flag=True, help="Bypass the response cache: send every request.")
-def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, resume: bool, no_cache: bool) -> None:
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here.")
+def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, resume: bool, no_cache: bool,
+        junit: Path | None = None) -> None:
     """Run SPEC (default evalgate.yaml) and print the verdict."""
     import os
 
@@ -146,9 +150,13 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             on_result=on_result,
             resume=resume,
             use_cache=not no_cache,
+            keep_items=junit is not None and output is None,  # JUnit needs the items
         )
     except SpecError as exc:
         _print_spec_error(exc)
+        sys.exit(2)
+    except OSError as exc:  # e.g. --output in a folder that cannot be created
+        click.echo(f"evalgate: {exc.strerror or exc}: {exc.filename or output}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         if progress is not None:
@@ -163,6 +171,8 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     click.echo(render_table(result, failing, color=color), color=color)
     if output is not None:
         click.echo(f"results: {output}")
+    if junit is not None:
+        _write_junit(result, junit)
     sys.exit(exit_code(result.verdict, fail_on))
 
 
@@ -201,12 +211,16 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     for turn, th in all_thresholds:
         label = th.id if turn is None else f"turn {turn}: {th.id}"
         direction = "higher is better" if th.higher_is_better else "lower is better"
-        rows.append(f"  {mark(th.passed)} {label:<40} {th.average_score:.3f}  {bound_text(th.threshold):<14} {direction}")
+        bound = bound_text(th.threshold)
+        rows.append(f"  {mark(th.passed)} {label:<40} {th.average_score:.3f}  {bound:<14} {direction}")
     sections.append(("Thresholds", rows))
     with_threshold = {t.id for t in outcome.threshold_results}
     rows = [f"       {sid:<40} {score:.3f}" for sid, score in outcome.scores.items() if sid not in with_threshold]
     sections.append(("Tracked scores", rows))
-    rows = [f"  {item.id}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}" for item in result.errored]
+    rows = [
+        f"  {item.id}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}"
+        for item in result.errored
+    ]
     if outcome.errored_items > len(result.errored):
         rows.append(f"  … and {outcome.errored_items - len(result.errored)} more")
     sections.append(("Errored items", rows))
@@ -286,6 +300,89 @@ def schema() -> None:
     from evalgate.spec import json_schema
 
     click.echo(json.dumps(json_schema(), indent=2))
+
+
+
+# ---- the Action's commands: report and comment (evalgate/report, evalgate/github) ----
+
+
+def _write_junit(result: Any, path: Path) -> None:
+    """JUnit XML from the results file when there is one, else from the items kept in memory."""
+    from evalgate.report.junit import render_junit
+    from evalgate.results import Results, load_results
+
+    if result.results_path is not None:
+        results = load_results(Path(result.results_path))
+    else:
+        results = Results.model_validate(result.to_dict())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_junit(results), encoding="utf-8")
+    click.echo(f"junit: {path}")
+
+
+@main.command()
+@click.argument("results_file", metavar="RESULTS.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["markdown", "junit"]), default="markdown", show_default=True)
+@click.option("--run-url", default="", help="A workflow run to link from the footer.")
+def report(results_file: Path, fmt: str, run_url: str) -> None:
+    """Render a results file as the Markdown report (job summary, PR comment) or JUnit XML."""
+    from pydantic import ValidationError
+
+    from evalgate.report.junit import render_junit
+    from evalgate.report.markdown import ReportContext, render
+    from evalgate.results import load_results
+
+    try:
+        results = load_results(results_file)
+    except (ValidationError, ValueError) as exc:
+        click.echo(f"error: {results_file} is not an evalgate results file: {str(exc).splitlines()[0]}", err=True)
+        sys.exit(2)
+    text = render_junit(results) if fmt == "junit" else render(results, ReportContext(run_url=run_url))
+    click.echo(text, nl=False)
+
+
+@main.command()
+@click.option("--body-file", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The comment body (the Action's comment-file output).")
+@click.option("--pr", "pr_number", required=True, type=click.IntRange(min=1), help="The pull request number.")
+@click.option("--repo", envvar="GITHUB_REPOSITORY", required=True, help="owner/name (default: $GITHUB_REPOSITORY).")
+@click.option("--key", default=None, help="The sticky comment's key (default: the body's marker, else `default`).")
+@click.option("--head-sha", default=None, help="Refuse unless the PR's head is this commit (workflow_run safety).")
+@click.option("--token-env", default="GITHUB_TOKEN", show_default=True, help="The variable holding the token.")
+def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sha: str | None, token_env: str) -> None:
+    """Post or update the sticky PR comment from a body file, without running the PR's code."""
+    import os
+    import re
+
+    from evalgate.github.comments import CommentError, GitHub, comment_key, marker, marker_in
+    from evalgate.report.markdown import COMMENT_LIMIT, hard_cut, utf8_size
+
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
+        click.echo(f"error: --repo must be owner/name, got {repo!r}", err=True)
+        sys.exit(2)
+    token = os.environ.get(token_env, "")
+    if not token:
+        click.echo(f"error: ${token_env} is empty: a token with pull-requests: write is needed", err=True)
+        sys.exit(2)
+    body = body_file.read_text(encoding="utf-8")
+    found = marker_in(body)
+    key = comment_key(key or found or "default")
+    if found != key:  # the marker goes first: it is how the next run finds this comment
+        body = marker(key) + "\n" + (body.split("\n", 1)[1] if found else body)
+    if utf8_size(body) > COMMENT_LIMIT:
+        body = hard_cut(body, COMMENT_LIMIT, utf8_size)
+    client = GitHub(os.environ.get("GITHUB_API_URL") or "https://api.github.com", token)
+    try:
+        if head_sha and client.pull_head_sha(repo, pr_number) != head_sha:
+            click.echo(f"error: pull request #{pr_number}'s head is not {head_sha}; not commenting", err=True)
+            sys.exit(1)
+        done = client.upsert(repo, pr_number, body, key)
+    except CommentError as exc:
+        click.echo(f"error: the comment was not posted: {exc}", err=True)
+        sys.exit(1)
+    finally:
+        client.close()
+    click.echo(f"comment {done.action}: {done.url}")
 
 
 if __name__ == "__main__":

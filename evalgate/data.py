@@ -116,8 +116,19 @@ def _read_file(path: Path) -> Iterator[Located]:
     return reader(path)
 
 
-def _line_positions(line: int) -> Positions:
-    return Positions(values={(): line})
+class _Line(Positions):
+    """Every path of a one-line item (JSONL, CSV) is on that line."""
+
+    __slots__ = ("number",)
+
+    def __init__(self, number: int) -> None:  # no dicts: one of these per item read
+        self.number = number
+
+    def line(self, path: tuple[str | int, ...], *, key: bool = False) -> int | None:
+        return self.number
+
+
+_line_positions = _Line
 
 
 def _read_jsonl(path: Path) -> Iterator[Located]:
@@ -132,17 +143,46 @@ def _read_jsonl(path: Path) -> Iterator[Located]:
             yield raw, _line_positions(number), ()
 
 
+class _JSONPositions(Positions):
+    """Lines of a .json file's nodes, found only when an error asks for one (JSON parses as YAML)."""
+
+    def __init__(self, text: str, wrapped: bool) -> None:
+        super().__init__()
+        self._text: str | None = text
+        self._wrapped = wrapped
+
+    def line(self, path: tuple[str | int, ...], *, key: bool = False) -> int | None:
+        if self._text is not None:
+            try:
+                _, found = load(self._text)
+            except YAMLSyntaxError:  # valid JSON that YAML refuses (rare escapes): no lines
+                found = Positions()
+            found = _unwrap_items(found) if self._wrapped else found
+            self.values, self.keys, self._text = found.values, found.keys, None
+        return super().line(path, key=key)
+
+
+def _unwrap_items(positions: Positions) -> Positions:
+    """Positions of `{items: [...]}` seen from the list."""
+    return Positions(
+        values={p[1:]: v for p, v in positions.values.items() if p[:1] == ("items",)},
+        keys={p[1:]: v for p, v in positions.keys.items() if p[:1] == ("items",)},
+    )
+
+
 def _read_json(path: Path) -> Iterator[Located]:
+    text = path.read_text(encoding="utf-8")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(text)
     except ValueError as exc:
         raise _DataError(f"invalid JSON: {exc}", getattr(exc, "lineno", None)) from None
-    if isinstance(raw, dict) and isinstance(raw.get("items"), list):
+    wrapped = isinstance(raw, dict) and isinstance(raw.get("items"), list)
+    if wrapped:
         raw = raw["items"]
     if not isinstance(raw, list):
         raise _DataError("a .json data file holds a list of items (or {\"items\": [...]})", 1)
-    empty = Positions()
-    return ((item, empty, (i,)) for i, item in enumerate(raw))
+    positions = _JSONPositions(text, wrapped)
+    return ((item, positions, (i,)) for i, item in enumerate(raw))
 
 
 def _read_yaml(path: Path) -> Iterator[Located]:
@@ -152,10 +192,7 @@ def _read_yaml(path: Path) -> Iterator[Located]:
         raise _DataError(str(exc), exc.line) from None
     if isinstance(raw, dict) and isinstance(raw.get("items"), list):
         raw = raw["items"]
-        positions = Positions(
-            values={p[1:]: v for p, v in positions.values.items() if p[:1] == ("items",)},
-            keys={p[1:]: v for p, v in positions.keys.items() if p[:1] == ("items",)},
-        )
+        positions = _unwrap_items(positions)
     if not isinstance(raw, list):
         raise _DataError("a YAML data file holds a list of items", 1)
     return ((item, positions, (i,)) for i, item in enumerate(raw))
@@ -166,7 +203,7 @@ def _read_csv(path: Path) -> Iterator[Located]:
     any other column goes into `metadata`."""
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
-        if not reader.fieldnames or "input" not in reader.fieldnames and "inputs" not in reader.fieldnames:
+        if not reader.fieldnames or ("input" not in reader.fieldnames and "inputs" not in reader.fieldnames):
             raise _DataError("a CSV data file needs an `input` column", 1)
         line = reader.line_num + 1
         for row in reader:
@@ -231,12 +268,14 @@ class _CaseBuilder:
         given = [k for k in ("input", "inputs", "turns") if k in item.model_fields_set]
         if len(given) != 1:
             what = "none of them" if not given else " and ".join(f"`{k}`" for k in given)
-            self.problem(positions, prefix, f"{where}: an item needs exactly one of `input`, `inputs`, `turns`; it has {what}")
+            message = f"{where}: an item needs exactly one of `input`, `inputs`, `turns`; it has {what}"
+            self.problem(positions, prefix, message)
             return None
         case = Case(index=self.count, item=item, line=positions.line(prefix))
         if item.id is not None:
             if item.id in self.ids:
-                self.problem(positions, (*prefix, "id"), f"{where}: the id `{item.id}` is already used at line {self.ids[item.id]}")
+                message = f"{where}: the id `{item.id}` is already used at line {self.ids[item.id]}"
+                self.problem(positions, (*prefix, "id"), message)
                 return None
             self.ids[item.id] = case.line
         if self.recorded and not self._recorded_runs(case, positions, prefix, where):
@@ -253,7 +292,8 @@ class _CaseBuilder:
         elif item.inputs is not None:
             if item.outputs is None or len(item.outputs) != len(item.inputs):
                 have = "no `outputs`" if item.outputs is None else f"{len(item.outputs)} outputs"
-                self.problem(positions, (*prefix, "outputs"), f"{where}: the recorded target needs one output per input ({len(item.inputs)}), got {have}")
+                message = f"{where}: the recorded target needs one output per input ({len(item.inputs)}), got {have}"
+                self.problem(positions, (*prefix, "outputs"), message)
                 return False
             outputs = [(o, (*prefix, "outputs", i)) for i, o in enumerate(item.outputs)]
         else:
@@ -261,7 +301,8 @@ class _CaseBuilder:
         runs = []
         for value, path in outputs:
             if value is None:
-                self.problem(positions, path, f"{where}: the recorded target needs `{path[-1] if isinstance(path[-1], str) else 'outputs'}` here")
+                key = path[-1] if isinstance(path[-1], str) else "outputs"
+                self.problem(positions, path, f"{where}: the recorded target needs `{key}` here")
                 return False
             try:
                 runs.append(run_from_value(value))
@@ -277,7 +318,9 @@ class _CaseBuilder:
                 turn.__dict__["output"] = None
         return True
 
-    def _turn_checks(self, case: Case, raw: dict[str, Any], positions: Positions, prefix: tuple[str | int, ...], where: str) -> bool:
+    def _turn_checks(
+        self, case: Case, raw: dict[str, Any], positions: Positions, prefix: tuple[str | int, ...], where: str
+    ) -> bool:
         ok = True
         case.turn_checks = []
         for turn_index, turn in enumerate(case.item.turns or []):

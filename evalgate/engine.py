@@ -109,7 +109,7 @@ def _score(
             value, reason = normalize(raw)
     except NotScorable as exc:
         value, reason = None, exc.reason
-    except Exception as exc:  # noqa: BLE001 - a scorer's failure is recorded, never fatal
+    except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
         if check.entry.kind == "gate":
             value, reason = 0.0, message  # as Mastra: a raising gate scores 0
@@ -140,15 +140,17 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
             runs.append(target.run(case, 0, ()))
         else:
             for turn in range(len(inputs)):
-                runs.append(target.run(case, turn, list(zip(inputs, runs))))
+                runs.append(target.run(case, turn, list(zip(inputs, runs, strict=False))))
     except TargetError as exc:
         result.error = str(exc) or type(exc).__name__
-    except Exception as exc:  # noqa: BLE001 - the agent's failure is the item's error, not ours
+    except Exception as exc:
         result.error = f"{type(exc).__name__}: {exc}"
     if result.error is not None:
         result.duration_ms = (time.perf_counter() - started) * 1000.0
         return result
     run = result.run = runs[0] if single else conversation(runs)
+    if not single:  # top-level checks see the conversation, and its first input (as Mastra)
+        item = item.model_copy(update={"input": item.first_input})
     for check in gates:
         _score(check, item, run, result, result.gates, result.reasons, check.entry.id)
     for check in scorers:
@@ -175,7 +177,9 @@ def evaluate(
     concurrency: int = 1,
 ) -> Iterator[ItemResult]:
     """Results as items finish (completion order), at most `concurrency` in flight."""
-    if concurrency <= 1 or not target.concurrent:
+    # Items run inline unless something waits on I/O: the target, or a judge behind a scorer.
+    waits = target.concurrent or any(c.scorer.judged for c in (*gates, *scorers))
+    if concurrency <= 1 or not waits:
         for case in cases:
             yield evaluate_case(case, target, gates, scorers)
         return

@@ -78,13 +78,19 @@ def problems_from_validation(
     seen: set[tuple[Any, ...]] = set()
     errors = exc.errors(include_url=False)
     paths = [_raw_path(raw, e["loc"], name_last=e["type"] in _KEY_ERRORS) for e in errors]
-    specific = [p for e, p in zip(errors, paths) if not _is_type_error(e["type"])]
+    specific = [p for e, p in zip(errors, paths, strict=True) if not _is_type_error(e["type"])]
     typo_fixes = _typo_fixes(errors, paths, model, raw)
-    for error, path in zip(errors, paths):
+    shapes: dict[tuple[str | int, ...], list[str]] = {}  # every shape a union accepts, by path
+    for error, path in zip(errors, paths, strict=True):
+        if _is_type_error(error["type"]):
+            shapes.setdefault(path, []).append(_shape(error["msg"]))
+    for error, path in zip(errors, paths, strict=True):
         loc = tuple(error["loc"])
         kind = error["type"]
         if _is_type_error(kind) and any(p[: len(path)] == path for p in specific):
             continue  # another branch of a union explains the same value better
+        if _is_type_error(kind) and len(shapes.get(path, ())) > 1:
+            error = {**error, "msg": "Input should be " + " or ".join(dict.fromkeys(shapes[path]))}
         if kind == "missing" and (path[:-1], str(loc[-1])) in typo_fixes:
             continue  # the unknown key's "did you mean" already says it
         where = show_loc((*prefix, *path))
@@ -97,7 +103,8 @@ def problems_from_validation(
             ctx = error.get("ctx") or {}
             tag = ctx.get("tag")
             if tag is None:
-                message = f"{where}: needs a `type`" + suggest("", type_names)
+                names = [n for n in type_names if n.islower()]  # camelCase aliases would double the list
+                message = f"{where}: needs a `type`; valid: " + ", ".join(f"`{n}`" for n in names)
             else:
                 message = f"{where}: unknown type `{tag}`" + suggest(str(tag), type_names)
             line = positions.line((*prefix, *path, "type"))
@@ -127,14 +134,21 @@ def _is_type_error(kind: str) -> bool:
     return kind.endswith("_type")
 
 
+def _shape(message: str) -> str:
+    """'a valid number' from pydantic's 'Input should be a valid number'; models read as mappings."""
+    shape = message.removeprefix("Input should be ")
+    return "a mapping" if shape.startswith("a valid dictionary or instance of") else shape
+
+
 def _typo_fixes(
     errors: list[Any], paths: list[tuple[str | int, ...]], model: type[BaseModel], raw: Any
 ) -> set[tuple[tuple[str | int, ...], str]]:
     """(parent path, valid key) for each unknown key that is a likely typo of that valid key."""
     fixes = set()
-    for error, path in zip(errors, paths):
+    for error, path in zip(errors, paths, strict=True):
         if error["type"] == "extra_forbidden" and path:
-            close = difflib.get_close_matches(str(path[-1]), _fields_at(model, error["loc"][:-1], raw), n=1, cutoff=0.6)
+            valid = _fields_at(model, error["loc"][:-1], raw)
+            close = difflib.get_close_matches(str(path[-1]), valid, n=1, cutoff=0.6)
             if close:
                 fixes.add((path[:-1], close[0]))
     return fixes
@@ -152,10 +166,8 @@ def _raw_path(raw: Any, loc: Sequence[str | int], *, name_last: bool = True) -> 
     path: list[str | int] = []
     node = raw
     for part in loc:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-            path.append(part)
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        in_dict = isinstance(node, dict) and part in node
+        if in_dict or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
             node = node[part]
             path.append(part)
         elif name_last and isinstance(node, dict) and isinstance(part, str) and part not in node and part == loc[-1]:
@@ -223,7 +235,6 @@ def _descend(tp: Any, part: str | int, node: Any) -> Any:
                 return inner
             if typing.get_origin(inner) is list and isinstance(part, int):
                 return typing.get_args(inner)[0]
-            if isinstance(inner, type) and issubclass(inner, BaseModel) and isinstance(part, str):
-                if part in inner.model_fields:
-                    return inner.model_fields[part].annotation
+            if isinstance(inner, type) and issubclass(inner, BaseModel) and part in inner.model_fields:
+                return inner.model_fields[part].annotation
     return None

@@ -14,8 +14,9 @@ class Turn(BaseModel):
 
     input: Any
     output: Any = None
-    gates: list[dict[str, Any]] = Field(default_factory=list)
-    scorers: list[dict[str, Any]] = Field(default_factory=list)
+    # Spec entries (mappings with `type`); from Python also Scorers or {"scorer", "threshold"}.
+    gates: list[Any] = Field(default_factory=list)
+    scorers: list[Any] = Field(default_factory=list)
 
 
 class Item(BaseModel):

@@ -22,9 +22,10 @@ import queue
 import re
 import shlex
 import subprocess
+import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -58,11 +59,16 @@ class JudgeError(RuntimeError):
 def cost_usd(
     model: str, prompt_tokens: int, completion_tokens: int, prices: dict[str, dict[str, float]]
 ) -> float | None:
-    """Cost of one call from a price table (USD per 1M tokens); None when the model is not in it."""
+    """Cost of one call from a price table (USD per 1M tokens); None when the model is not in it.
+
+    A model's prices are `prompt` (or `input`) and `completion` (or `output`), as for the openai target.
+    """
     price = prices.get(model)
     if price is None:
         return None
-    return (prompt_tokens * price.get("prompt", 0.0) + completion_tokens * price.get("completion", 0.0)) / 1e6
+    prompt = price.get("prompt", price.get("input", 0.0))
+    completion = price.get("completion", price.get("output", 0.0))
+    return (prompt_tokens * prompt + completion_tokens * completion) / 1e6
 
 
 # ---- replies ----
@@ -171,6 +177,7 @@ class Judge:
         self._server: _Server | None = None
         self._base_url: str | None = None
         self._key: str | None = None
+        self.use_cache = True  # False: bypass `cache` (run_spec's use_cache, `--no-cache`)
 
     def __repr__(self) -> str:  # never shows the key
         return f"Judge(model={self.settings.model!r}, base_url={self.settings.base_url!r})"
@@ -304,7 +311,7 @@ class Judge:
                     self._base_url = s.base_url
                 env = s.api_key_env
                 self._key = (os.environ.get(env) or None) if env else None
-                cache = cache_from_settings(s.cache, self.base_dir)
+                cache = cache_from_settings(s.cache, self.base_dir, enabled=self.use_cache)
                 self._http = HttpClient(
                     concurrency=s.concurrency or DEFAULT_CONCURRENCY,
                     retries=policy_from_settings(s.retries),
@@ -313,7 +320,9 @@ class Judge:
                     secrets=[self._key] if self._key else [],
                 )
             assert self._base_url is not None
-            return self._http, self._base_url.rstrip("/") + "/chat/completions", self._key
+            base = self._base_url.rstrip("/")
+            url = base if base.endswith("/chat/completions") else base + "/chat/completions"
+            return self._http, url, self._key
 
     def close(self) -> None:
         with self._open_lock:
@@ -345,10 +354,16 @@ def _repair_request(problem: str, prompt: Prompt) -> str:
 
 
 class _Server:
-    """A judge server started for the run: its first stdout line must be its base URL."""
+    """A judge server started for the run: its first stdout line must be its base URL.
+
+    Its stdin is a pipe evalgate never writes: it closes when evalgate exits, however it exits,
+    so a server that quits on end-of-stdin never outlives the run. `python` means this interpreter.
+    """
 
     def __init__(self, command: str | list[str], cwd: Path) -> None:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if self.argv and self.argv[0] in ("python", "python3"):
+            self.argv[0] = sys.executable
         self.cwd = cwd
         self.proc: subprocess.Popen[bytes] | None = None
         self._stderr: Any = None
@@ -357,7 +372,7 @@ class _Server:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
         try:
             self.proc = subprocess.Popen(
-                self.argv, cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr
+                self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr
             )
         except OSError as exc:
             raise JudgeError(f"judge.serve could not start {self.argv[0]!r}: {exc.strerror}") from None
@@ -387,6 +402,9 @@ class _Server:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
         if proc is not None and proc.poll() is None:
             proc.terminate()
             try:
@@ -403,6 +421,7 @@ def _drain(stream: Any, lines: queue.Queue[bytes]) -> None:
     # Keep reading so a chatty server never blocks on a full pipe.
     for line in iter(stream.readline, b""):
         lines.put(line)
+    lines.put(b"")  # end of output: a server that exited early fails at once, not after the timeout
     stream.close()
 
 
@@ -427,18 +446,35 @@ def judge_for(settings: Any, base_dir: Path, scorer_type: str) -> Judge:
     return settings._client
 
 
+def bypass_cache(settings: Any) -> None:
+    """Make the judge of a spec's `judge:` section (if built) send every request (`use_cache=False`)."""
+    client = getattr(settings, "_client", None)
+    if isinstance(client, Judge):
+        client.use_cache = False
+
+
 class JudgeRun:
-    """The judges a run uses: snapshot at the start, `summary()` of what they did, closed at the end."""
+    """The judges a run uses: usage counted from the start, reported in `summary.judge`, closed at the end."""
 
-    def __init__(self, judges: Iterable[Judge]) -> None:
-        self.judges = list(dict.fromkeys(judges))
-        self.start = [(j.tally(), j.retries()) for j in self.judges]
+    def __init__(self, scorers: Iterable[Any] = ()) -> None:
+        self.judges: list[Judge] = []
+        self.start: list[tuple[Tally, int]] = []
+        self.add(scorers)
 
-    @classmethod
-    def of(cls, scorers: Iterable[Any]) -> JudgeRun | None:
-        """From the run's Scorer objects (gates, scorers and per-turn ones); None if none is judged."""
-        judges = [j for s in scorers if (j := getattr(s.fn, "judge", None)) is not None]
-        return cls(judges) if judges else None
+    def add(self, scorers: Iterable[Any]) -> None:
+        """Count the judges of these Scorer objects, from now on (each judge once)."""
+        for scorer in scorers:
+            judge = getattr(scorer.fn, "judge", None)
+            if judge is not None and judge not in self.judges:
+                self.judges.append(judge)
+                self.start.append((judge.tally(), judge.retries()))
+
+    def watch(self, cases: Iterable[Any]) -> Iterator[Any]:
+        """Pass cases through, counting the judges of their per-turn scorers before they run."""
+        for case in cases:
+            for checks in getattr(case, "turn_checks", None) or ():
+                self.add(check.scorer for check in checks)
+            yield case
 
     def summary(self) -> dict[str, Any]:
         total = Tally()
@@ -465,9 +501,22 @@ class JudgeRun:
             "prompts": dict(sorted(prompts.items())),
         }
 
-    def close(self) -> None:
+    def finish(self, summary: dict[str, Any]) -> None:
+        """Put `judge` into the run's summary (when any scorer was judged) and close the judges."""
+        if self.judges:
+            summary["judge"] = self.summary()
         for judge in self.judges:
             judge.close()
 
 
-__all__ = ["DEFAULT_PRICES", "Judge", "JudgeError", "JudgeRun", "Tally", "cost_usd", "judge_for", "parse_reply"]
+__all__ = [
+    "DEFAULT_PRICES",
+    "Judge",
+    "JudgeError",
+    "JudgeRun",
+    "Tally",
+    "bypass_cache",
+    "cost_usd",
+    "judge_for",
+    "parse_reply",
+]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 _lock = threading.Lock()
@@ -22,7 +24,7 @@ def import_callable(reference: str, base_dir: Path) -> Callable[..., Any]:
         if folder not in sys.path:
             sys.path.insert(0, folder)
         try:
-            module = importlib.import_module(module_name)
+            module = _shadowed(module_name, Path(folder)) or importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             raise ValueError(
                 f"cannot import `{module_name}` ({exc.msg}); it is looked up from {folder}"
@@ -40,3 +42,27 @@ def import_callable(reference: str, base_dir: Path) -> Callable[..., Any]:
     if not callable(target):
         raise ValueError(f"`{reference}` is not callable")
     return target
+
+
+def _shadowed(module_name: str, folder: Path) -> ModuleType | None:
+    """The folder's own `module_name` when another folder's module of that name is loaded.
+
+    Two specs in one process (tests, the Python API) may both say `agent:answer`; each must
+    get the `agent.py` beside it, not whichever was imported first.
+    """
+    loaded = sys.modules.get(module_name)
+    candidate = folder / (module_name.replace(".", "/") + ".py")
+    if loaded is None or not candidate.is_file():
+        return None
+    if Path(getattr(loaded, "__file__", "") or "").resolve() == candidate.resolve():
+        return loaded
+    unique = f"{module_name}@{abs(hash(str(candidate)))}"
+    if unique in sys.modules:
+        return sys.modules[unique]
+    spec = importlib.util.spec_from_file_location(unique, candidate)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[unique] = module
+    spec.loader.exec_module(module)
+    return module

@@ -22,6 +22,10 @@ an `HttpClient`:
 
 Errors are `HttpError` (final failure after retries, or a non-2xx status); their messages are safe
 to record in results.
+
+The transport is the standard library's `http.client` with a keep-alive pool (one connection per
+worker at steady state, TCP_NODELAY, head and body in one write): in bench/http.py it costs a
+fraction of `requests`' per-request CPU and import time, which decides the ratio to the floor.
 """
 
 from __future__ import annotations
@@ -29,21 +33,25 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import hashlib
+import http.client
 import json
 import os
 import random
 import re
+import socket
+import ssl
 import tempfile
 import threading
 import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-import requests
-from requests.adapters import HTTPAdapter
+from evalgate import __version__
 
 RETRY_STATUSES = frozenset({408, 429})
 ERROR_BODY_SHOWN = 300
@@ -348,6 +356,89 @@ class _Counters:
 
 
 _CLIENTS: weakref.WeakSet[HttpClient] = weakref.WeakSet()
+USER_AGENT = f"evalgate/{__version__}"
+
+
+class _NoDelayHTTPConnection(http.client.HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class _NoDelayHTTPSConnection(http.client.HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+@lru_cache(maxsize=64)
+def _split(url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path?query) of an http(s) URL; ValueError otherwise."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {url}")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return parts.scheme, parts.hostname, port, path
+
+
+class _Pool:
+    """Idle keep-alive connections per origin; at most `size` kept per origin."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._idle: dict[tuple[str, str, int], list[http.client.HTTPConnection]] = {}
+        self._lock = threading.Lock()
+        self._ssl: ssl.SSLContext | None = None
+
+    def get(self, origin: tuple[str, str, int], timeout_s: float) -> tuple[http.client.HTTPConnection, bool]:
+        """A connection and whether it was reused (a reused one may have been closed by the server)."""
+        with self._lock:
+            idle = self._idle.get(origin)
+            conn = idle.pop() if idle else None
+        if conn is not None:
+            conn.timeout = timeout_s
+            if conn.sock is not None:
+                conn.sock.settimeout(timeout_s)
+            return conn, True
+        return self.get_new(origin, timeout_s)
+
+    def get_new(self, origin: tuple[str, str, int], timeout_s: float) -> tuple[http.client.HTTPConnection, bool]:
+        scheme, host, port = origin
+        if scheme == "https":
+            if self._ssl is None:
+                self._ssl = ssl.create_default_context()
+            return _NoDelayHTTPSConnection(host, port, timeout=timeout_s, context=self._ssl), False
+        return _NoDelayHTTPConnection(host, port, timeout=timeout_s), False
+
+    def put(self, origin: tuple[str, str, int], conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            idle = self._idle.setdefault(origin, [])
+            if len(idle) < self.size:
+                idle.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            conns = [c for idle in self._idle.values() for c in idle]
+            self._idle.clear()
+        for conn in conns:
+            conn.close()
+
+
+class _Raw:
+    """One HTTP exchange's result: status, headers, the whole body."""
+
+    __slots__ = ("content", "headers", "status")
+
+    def __init__(self, status: int, headers: Mapping[str, str], content: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.content = content
+
+
+_STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
 
 
 class HttpClient:
@@ -380,11 +471,7 @@ class HttpClient:
         self._rng = random.Random()
         self._counts = _Counters()
         self._lock = threading.Lock()
-        self.session = requests.Session()
-        self.session.trust_env = False  # no netrc/proxy lookups per request: they cost time and leak nothing useful
-        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=self.concurrency, max_retries=0)
-        self.session.mount("http://", adapter)
-        self.session.mount("https://", adapter)
+        self.pool = _Pool(self.concurrency)
         _CLIENTS.add(self)
 
     # -- public --
@@ -426,7 +513,9 @@ class HttpClient:
                 return Response(int(hit.get("status", 200)), hit["body"], "", {}, elapsed, 0, from_cache=True)
             self._count(cache_misses=1)
         data = _encode(json_body) if json_body is not None else None
-        send_headers = {"Content-Type": "application/json", "Accept": "application/json"} if data is not None else {}
+        send_headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if data is not None:
+            send_headers["Content-Type"] = "application/json"
         send_headers.update(headers or {})
         reply = self._send_with_retries(method, url, data, send_headers, timeout_s or self.timeout_s)
         if key is not None and self.cache is not None and reply.is_json:
@@ -456,7 +545,7 @@ class HttpClient:
             return out
 
     def close(self) -> None:
-        self.session.close()
+        self.pool.close()
         _CLIENTS.discard(self)
 
     # -- internals --
@@ -466,12 +555,53 @@ class HttpClient:
             for name, delta in deltas.items():
                 setattr(self._counts, name, getattr(self._counts, name) + delta)
 
+    def _exchange(
+        self,
+        origin: tuple[str, str, int],
+        method: str,
+        path: str,
+        data: bytes | None,
+        headers: dict[str, str],
+        timeout_s: float,
+    ) -> _Raw:
+        """One request on a pooled connection, the whole body read; a server-closed idle connection
+        is replaced transparently (once), any other failure raises."""
+        for fresh_try in (False, True):
+            conn, reused = self.pool.get(origin, timeout_s) if not fresh_try else self.pool.get_new(origin, timeout_s)
+            try:
+                conn.request(method, path, body=data, headers=headers)
+                reply = conn.getresponse()
+            except _STALE:
+                conn.close()
+                if reused and not fresh_try:
+                    continue  # the server closed it while idle: not a failure of this request
+                raise
+            except BaseException:
+                conn.close()
+                raise
+            try:
+                content = reply.read()  # the whole body inside the slot; a reset here is retried
+            except BaseException:
+                conn.close()
+                raise
+            if reply.will_close:
+                conn.close()
+            else:
+                self.pool.put(origin, conn)
+            return _Raw(reply.status, reply.headers, content)
+        raise AssertionError("unreachable")
+
     def _send_with_retries(
         self, method: str, url: str, data: bytes | None, headers: dict[str, str], timeout_s: float
     ) -> Response:
         policy = self.retries
         attempts = max(1, policy.attempts)
         shown_url = self.redact(url)
+        try:
+            scheme, host, port, path = _split(url)
+        except ValueError as exc:
+            raise HttpError(self.redact(str(exc))) from None
+        origin = (scheme, host, port)
         for attempt in range(1, attempts + 1):
             token = self.limiter.acquire()
             throttled = ok = False
@@ -479,16 +609,16 @@ class HttpClient:
             started = time.perf_counter()
             try:
                 self._count(requests=1)
-                raw = self.session.request(method, url, data=data, headers=headers, timeout=timeout_s)
-                content = raw.content  # read the whole body inside the slot; a reset here is retried
-            except requests.Timeout:
+                raw = self._exchange(origin, method, path, data, headers, timeout_s)
+                content = raw.content
+            except TimeoutError:
                 problem = f"timed out after {timeout_s:g}s"
                 status = None
-            except requests.RequestException as exc:
+            except (OSError, http.client.HTTPException) as exc:
                 problem = f"connection failed: {_exception_summary(exc)}"
                 status = None
             else:
-                status = raw.status_code
+                status = raw.status
                 elapsed = (time.perf_counter() - started) * 1000.0
                 if 200 <= status < 300:
                     ok = True
@@ -527,7 +657,7 @@ def _encode(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _response(status: int, content: bytes, raw: requests.Response, elapsed_ms: float, attempt: int) -> Response:
+def _response(status: int, content: bytes, raw: _Raw, elapsed_ms: float, attempt: int) -> Response:
     text = content.decode("utf-8", errors="replace")
     try:
         body, is_json = json.loads(text), True
@@ -537,18 +667,9 @@ def _response(status: int, content: bytes, raw: requests.Response, elapsed_ms: f
 
 
 def _exception_summary(exc: BaseException) -> str:
-    # requests nests urllib3 errors several deep; the innermost reason is the readable part.
-    reason: BaseException = exc
-    seen = 0
-    while seen < 5:
-        inner = getattr(reason, "reason", None) or (reason.args[0] if reason.args else None)
-        if not isinstance(inner, BaseException):
-            break
-        reason = inner
-        seen += 1
-    text = str(reason) or type(reason).__name__
-    text = re.sub(r"<urllib3\.[^>]*>: ", "", text)
-    return _one_line(text)
+    text = str(exc)
+    name = type(exc).__name__
+    return _one_line(f"{name}: {text}" if text else name)
 
 
 def _one_line(text: str, limit: int = ERROR_BODY_SHOWN) -> str:

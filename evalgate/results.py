@@ -114,11 +114,15 @@ def _finite(value: Any) -> Any:
     return value
 
 
+# One encoder for every item: json.dumps with options builds a new one per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=str)
+
+
 def dumps_item(record: dict[str, Any]) -> str:
     try:
-        return json.dumps(record, ensure_ascii=False, allow_nan=False, default=str)
+        return _ENCODER.encode(record)
     except ValueError:  # a NaN score from a user's scorer
-        return json.dumps(_finite(record), ensure_ascii=False, default=str)
+        return _ENCODER.encode(_finite(record))
 
 
 class ResultsWriter:

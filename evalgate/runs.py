@@ -159,7 +159,8 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
         calls = [_tool_call(c, i) for i, c in enumerate(raw_calls)]
     else:
         calls = []
-    if len(value) <= 2:  # the common case: text and tool_calls only
+    # The common case: text and tool_calls only (a measurement may be one of two keys).
+    if len(value) <= 2 and "latency_ms" not in value and "usage" not in value and "cost_usd" not in value:
         return Run(texts, calls)
     return Run(
         texts=texts,

@@ -106,7 +106,8 @@ def _jmespath(expression: str) -> str:
     try:
         jmespath.compile(expression)
     except JMESPathError as exc:
-        raise ValueError(f"`{expression}` is not a JMESPath expression: {str(exc).splitlines()[0]}") from None
+        why = str(exc).splitlines()[0].removeprefix("Invalid jmespath expression:").strip().rstrip(":").lower()
+        raise ValueError(f"`{expression}` is not a JMESPath expression ({why})") from None
     return expression
 
 
@@ -324,7 +325,8 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     except YAMLSyntaxError as exc:
         raise SpecError([Problem(file, exc.line, str(exc))]) from None
     if not isinstance(raw, dict):
-        raise SpecError([Problem(file, 1, "a spec is a mapping with `version: 1`, `data`, `target`, `gates` and `scorers`")])
+        message = "a spec is a mapping with `version: 1`, `data`, `target`, `gates` and `scorers`"
+        raise SpecError([Problem(file, 1, message)])
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
@@ -408,7 +410,7 @@ def load_spec(path: str | Path) -> LoadedSpec:
     from evalgate.data import CaseStream, load_cases  # data imports spec's models
 
     path = Path(path)
-    spec, positions, raw = parse_spec(path)
+    spec, positions, _ = parse_spec(path)
     file = display_path(path)
     ctx = BuildContext(base_dir=path.parent, judge=spec.judge)
     gates, problems, warnings = build_checks(
@@ -429,7 +431,11 @@ def load_spec(path: str | Path) -> LoadedSpec:
     problems += data_problems
     if not problems and not gates and not scorers and not any(c.turn_checks for c in cases):
         problems.append(
-            Problem(file, positions.line(()), "there are no gates and no scorers; add at least one under `gates:` or `scorers:`")
+            Problem(
+                file,
+                positions.line(()),
+                "there are no gates and no scorers; add at least one under `gates:` or `scorers:`",
+            )
         )
     if problems:
         raise SpecError(problems[:20])

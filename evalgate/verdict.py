@@ -59,7 +59,7 @@ class Entry:
 
 
 class Tally:
-    __slots__ = ("total", "count", "not_scorable")
+    __slots__ = ("count", "not_scorable", "total")
 
     def __init__(self) -> None:
         self.total = 0.0

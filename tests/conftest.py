@@ -10,6 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# A loaded CI machine must not turn a slow example into a failure: no per-example deadline.
+settings.register_profile("evalgate", deadline=None)
+settings.load_profile("evalgate")
 
 REPO = Path(__file__).resolve().parent.parent
 CLI_TIMEOUT_S = 60

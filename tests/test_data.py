@@ -118,7 +118,9 @@ def test_every_format_gives_the_same_items(fmt: str, tmp_path: Path) -> None:
 
 def test_default_ids_count_from_one(tmp_path: Path) -> None:
     (tmp_path / "items.jsonl").write_text('{"input": "a", "output": "x"}\n\n{"input": "b", "output": "y"}\n')
-    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.jsonl\nscorers:\n  - type: includes\n    value: x\n")
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: items.jsonl\nscorers:\n  - type: includes\n    value: x\n"
+    )
     assert [c.id for c in load_spec(tmp_path / "evalgate.yaml").iter_cases()] == ["item-1", "item-2"]
 
 
@@ -147,7 +149,9 @@ def test_csv_extra_columns_become_metadata_and_context_may_be_plain(tmp_path: Pa
     (tmp_path / "items.csv").write_text(
         'input,output,context,difficulty\n"Hi, there",Hello,the user is polite,easy\nYo,"{""text"": ""Hey""}",,\n'
     )
-    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.csv\nscorers:\n  - type: includes\n    value: he\n")
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: items.csv\nscorers:\n  - type: includes\n    value: he\n"
+    )
     cases = list(load_spec(tmp_path / "evalgate.yaml").iter_cases())
     assert cases[0].item.input == "Hi, there"
     assert cases[0].item.context == ["the user is polite"]

@@ -140,7 +140,7 @@ def test_reasons_and_not_scorable() -> None:
 def test_concurrent_results_come_back_in_data_order() -> None:
     inputs = list(range(8))
     # earlier items take longer, so they finish last
-    target = FakeTarget({i: Run(texts=[str(i)]) for i in inputs}, {i: 0.02 * (8 - i) for i in inputs})
+    target = FakeTarget({i: Run(texts=[str(i)]) for i in inputs}, {i: 0.05 * (8 - i) for i in inputs})
     cases = [case(i, i) for i in inputs]
     scorer = [check(lambda item, run: 1.0, "s")]
     finished = list(evaluate(cases, target, [], scorer, concurrency=4))
@@ -228,3 +228,39 @@ def test_a_raising_gate_fails_the_verdict_through_run_evals() -> None:
     assert result.items[1].gates == {"flaky": 0.0}
     assert result.items[1].reasons == {"flaky": "RuntimeError: tool log missing"}
     assert result.summary["errored_items"] == 0  # a raising gate is a score, not an error
+
+
+# ---- a user's own scorer in a spec: `type: python` ----
+
+
+def test_python_scorer_in_a_spec(tmp_path: Any) -> None:
+    from evalgate.api import run_spec
+
+    (tmp_path / "my_scorers_engine.py").write_text(
+        "from evalgate import NotScorable\n"
+        "def grounded(item, run):\n"
+        "    if item.ground_truth is None:\n"
+        "        return NotScorable('no ground truth')\n"
+        "    return (1.0, 'matches') if item.ground_truth in run.text else (0.0, 'differs')\n"
+        "def length(run):\n"
+        "    return min(len(run.text) / 100, 1.0)\n"
+    )
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\n"
+        "data:\n"
+        "  - {input: a, ground_truth: sunny, output: It is sunny}\n"
+        "  - {input: b, ground_truth: rain, output: It is dry}\n"
+        "  - {input: c, output: Hello}\n"
+        "scorers:\n"
+        "  - type: python\n"
+        "    function: my_scorers_engine:grounded\n"
+        "    threshold: 0.5\n"
+        "  - type: python\n"
+        "    function: my_scorers_engine:length\n"
+    )
+    result = run_spec(tmp_path / "evalgate.yaml", keep_items=True)
+    assert result.scores == {"python:grounded": 0.5, "python:length": (0.11 + 0.09 + 0.05) / 3}
+    assert result.threshold_results[0].passed
+    assert result.verdict == "passed"
+    assert result.summary["not_scorable"] == {"python:grounded": 1}
+    assert [i.reasons.get("python:grounded") for i in result.items] == ["matches", "differs", "no ground truth"]

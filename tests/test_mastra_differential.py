@@ -227,7 +227,9 @@ def __getattr__(name):
 
     def fixed(item, run):
         meta = item.metadata or {}
-        table = (meta.get("turn_fixed") or {}).get(item.input) or meta.get("fixed") or {}
+        # a per-turn view has no `turns`; the whole conversation keeps them
+        per_turn = item.turns is None and item.input in (meta.get("turn_fixed") or {})
+        table = meta["turn_fixed"][item.input] if per_turn else meta.get("fixed") or {}
         value = table[ident]
         return NotScorable("fixed") if value == "not_scorable" else float(value)
 

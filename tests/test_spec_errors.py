@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import dedent, run_cli
+from conftest import CliResult, dedent, run_cli
 
 ITEM = """\
 data:
@@ -63,6 +64,21 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["evalgate.yaml:7"],
         ["unknown type `caled_tool`", "did you mean `called_tool`?"],
         [],
+    ),
+    "entry without a type lists the types": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                gates:
+                  - tool: get_weather
+                """
+        },
+        ["evalgate.yaml:6"],
+        ["needs a `type`", "`called_tool`", "`no_tool_errors`"],
+        ["`calledTool`"],
     ),
     "gates take no threshold": (
         {
@@ -310,6 +326,57 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["unknown key `grund_truth`", "did you mean `ground_truth`?"],
         [],
     ),
+    "unknown key in a JSON item, with its line": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.json
+                gates:
+                  - type: no_tool_errors
+                """,
+            "items.json": '{"items": [\n  {"input": 1, "output": "x"},\n  {"input": 2, "output": "y",\n'
+            '   "grund_truth": 3}\n]}\n',
+        },
+        ["items.json:4"],
+        ["unknown key `grund_truth`", "did you mean `ground_truth`?"],
+        [],
+    ),
+    "threshold that is not a number": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                scorers:
+                  - type: includes
+                    value: a
+                    threshold: true
+                """
+        },
+        ["evalgate.yaml:8"],
+        ["should be a valid number or a mapping (got True)"],
+        ["instance of Bounds"],
+    ),
+    "same id at a turn index with different thresholds": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - turns:
+                      - input: hi
+                        output: hello
+                        scorers: [{type: includes, value: hello, threshold: 0.5}]
+                  - turns:
+                      - input: ho
+                        output: hello
+                        scorers: [{type: includes, value: hello, threshold: 0.7}]
+                """
+        },
+        ["evalgate.yaml:10"],
+        ["`includes:hello`", "share a threshold", "line 6"],
+        [],
+    ),
     "YAML syntax error": (
         {
             "evalgate.yaml": """\
@@ -477,16 +544,34 @@ def _write_files(root: Path, files: dict[str, str]) -> None:
 
 
 # `run` shares `validate`'s loading path: a few cases check it too.
-RUN_TOO = ["typo'd key suggests the closest", "bad JSONL line", "missing data file", "python target that cannot be imported"]
+RUN_TOO = [
+    "typo'd key suggests the closest",
+    "bad JSONL line",
+    "missing data file",
+    "python target that cannot be imported",
+]
 
 
-@pytest.mark.parametrize(
-    ("case", "command"), [(c, "validate") for c in CASES] + [(c, "run") for c in RUN_TOO]
-)
-def test_spec_error(case: str, command: str, tmp_path: Path) -> None:
-    files, locations, fragments, forbidden = CASES[case]
-    _write_files(tmp_path, files)
-    result = run_cli(command, "evalgate.yaml", cwd=tmp_path)
+RUNS = [(c, "validate") for c in CASES] + [(c, "run") for c in RUN_TOO]
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], CliResult]:
+    """Every case's CLI run, started a few at a time: each is a fresh interpreter, mostly start-up."""
+
+    def one(run: tuple[str, str]) -> CliResult:
+        root = tmp_path_factory.mktemp("spec")
+        _write_files(root, CASES[run[0]][0])
+        return run_cli(run[1], "evalgate.yaml", cwd=root)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(zip(RUNS, pool.map(one, RUNS), strict=True))
+
+
+@pytest.mark.parametrize(("case", "command"), RUNS)
+def test_spec_error(case: str, command: str, outcomes: dict[tuple[str, str], CliResult]) -> None:
+    _, locations, fragments, forbidden = CASES[case]
+    result = outcomes[(case, command)]
     assert result.code == 2, result.output
     assert "Traceback" not in result.output
     for location in locations:

@@ -255,3 +255,25 @@ def test_command_that_cannot_start_errors_each_item(tmp_path: Path) -> None:
     )
     result = run_spec(spec, keep_items=True)
     assert all("cannot start" in (i.error or "") for i in result.items)
+
+
+def test_python_sync_timeout_errors_the_item(tmp_path: Path) -> None:
+    spec = _python_spec(
+        tmp_path,
+        """
+        import time
+
+        def answer(question):
+            if "Paris" in question:
+                time.sleep(30)
+            return {"text": "Brooklyn", "tool_calls": [{"name": "get_weather"}]}
+        """,
+        extra="max_errors: 1\n",
+    )
+    spec.write_text(spec.read_text().replace("  type: python\n", "  type: python\n  timeout_s: 0.5\n"))
+    started = time.monotonic()
+    result = run_spec(spec, keep_items=True)
+    assert time.monotonic() - started < 10
+    assert result.items[0].error is None
+    assert result.items[1].error == "timed out after 0.5s"
+    assert result.verdict == "passed"

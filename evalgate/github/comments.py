@@ -6,6 +6,7 @@ identity, updated in place (PATCH) or created (POST). Rate limits are honoured, 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -48,7 +49,7 @@ class CommentError(Exception):
 
 def comment_key(key: str) -> str:
     """A key safe inside an HTML comment: `-->` or spaces could end or confuse the marker."""
-    return KEY_CHARS.sub("-", key).strip("-") or "default"
+    return re.sub(r"-{2,}", "-", KEY_CHARS.sub("-", key)).strip("-") or "default"  # no `--` in a comment
 
 
 def marker(key: str) -> str:
@@ -72,7 +73,11 @@ def _message(response: requests.Response) -> str:
         data = response.json()
     except ValueError:
         return response.text[:200]
-    return str(data.get("message", "")) if isinstance(data, dict) else ""
+    if not isinstance(data, dict):
+        return ""
+    # A 422 says "Validation Failed" on top and why in `errors` ("body is too long ...").
+    details = [str(e.get("message", "")) for e in data.get("errors") or [] if isinstance(e, dict)]
+    return "; ".join([str(data.get("message", "")), *[d for d in details if d]])[:500]
 
 
 class GitHub:
@@ -120,15 +125,11 @@ class GitHub:
             return None
         wait = 2.0**attempt  # GitHub's advice with no header: wait, then back off
         if "retry-after" in headers:
-            try:
+            with contextlib.suppress(ValueError):
                 wait = float(headers["retry-after"])
-            except ValueError:
-                pass
         elif headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
-            try:
+            with contextlib.suppress(ValueError):
                 wait = float(headers["x-ratelimit-reset"]) - self.clock() + 1
-            except ValueError:
-                pass
         wait = max(0.0, wait)
         if wait > MAX_WAIT_S or self.waited + wait > MAX_TOTAL_WAIT_S:
             return None  # too long for a CI step: give up, the caller warns

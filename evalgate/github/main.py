@@ -26,6 +26,9 @@ OUTPUT_NAMES = ("verdict", "passed", "gate-failures", "threshold-misses", "error
 MAX_ANNOTATIONS = 10  # of each level: the runner shows only a few per step anyway
 RETRY_COMMENT_LIMIT = 30_000
 EXIT_USAGE = 2
+FAILING_IDS_SHOWN = 5
+LOGGED_OUTPUTS = 3  # failing items whose output is printed to the log
+LOGGED_CHARS = 2000
 
 
 @dataclass
@@ -56,10 +59,25 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines) -> None:
         for warning in loaded.warnings:
             print(f"warning: {warning}")
 
+    failing: dict[str, list[str]] = {}
+    shown: list[Any] = []
+
+    def on_result(item: Any) -> None:
+        bad = [gate_id for gate_id, score in item.gates.items() if score < 1.0]
+        for gate_id in bad:
+            ids = failing.setdefault(gate_id, [])
+            if len(ids) < FAILING_IDS_SHOWN:
+                ids.append(item.id)
+        if bad and len(shown) < LOGGED_OUTPUTS:
+            shown.append((item, bad))
+
     with log.untrusted():
         result = run_spec(settings.spec_path, output=settings.results_file, concurrency=settings.concurrency,
-                          on_start=on_start)
-        print(render_table(result, {}, color=False))
+                          on_start=on_start, on_result=on_result)
+        print(render_table(result, failing, color=False))
+        for item, bad in shown:  # the model's own words help most when a gate fails
+            text = item.run.text if item.run is not None else ""
+            print(f"\n--- item {item.id}: failed {', '.join(bad)}; its output:\n{text[:LOGGED_CHARS]}")
         print(f"results: {settings.relative(settings.results_file)}")
 
 
@@ -195,7 +213,8 @@ def action(env: dict[str, str] | None = None, log: Log | None = None) -> int:
     except Exception as exc:  # a crash must still set the outputs; its text is untrusted
         with log.untrusted():
             traceback.print_exc(file=sys.stdout)
-        log.annotate("error", f"evalgate failed: {type(exc).__name__}: {str(exc)[:500]}", title="evalgate: internal error")
+        log.annotate("error", f"evalgate failed: {type(exc).__name__}: {str(exc)[:500]}",
+                     title="evalgate: internal error")
         code = EXIT_USAGE
     finally:
         write_outputs(settings.output_file, outputs)

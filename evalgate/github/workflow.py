@@ -30,7 +30,9 @@ def escape_property(text: str) -> str:
 
 def command(name: str, message: str = "", **properties: str | int | None) -> str:
     """One workflow command line, e.g. `::error file=a.yaml,line=3,title=x::message`."""
-    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items() if value not in (None, ""))
+    props = ",".join(
+        f"{key}={escape_property(str(value))}" for key, value in properties.items() if value not in (None, "")
+    )
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 

@@ -31,8 +31,9 @@ ZWSP = "&#8203;"  # zero-width space: `@&#8203;someone` renders as @someone but 
 
 ICON = {"passed": "✅", "scored": "⚠️", "failed": "❌", None: "ℹ️"}
 MARKDOWN_PUNCT = re.compile(r"([\\`*_\[\]!~|#])")
+COMMAND_START = re.compile(r"((?:^|\n)[ \t]*)::")
 MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
-REFERENCE = re.compile(r"#(?=\d)")
+REFERENCE = re.compile(r"(?<!&)#(?=\d)")  # not the &#8203; we add
 
 
 def utf8_size(text: str) -> int:
@@ -45,6 +46,12 @@ def utf8_size(text: str) -> int:
 
 def _no_pings(text: str) -> str:
     return REFERENCE.sub("#" + ZWSP, MENTION.sub("@" + ZWSP, text))
+
+
+def _no_commands(text: str) -> str:
+    """Entities for `::` at a line start and `##[`: same rendering, but a report echoed to a log
+    (`cat` of the comment file) cannot start a workflow command."""
+    return COMMAND_START.sub(lambda m: m.group(1) + "&#58;:", text).replace("##[", "&#35;#[")
 
 
 def _bounded(text: str, limit: int) -> str:
@@ -74,7 +81,7 @@ def excerpt(value: Any, limit: int = EXCERPT_CHARS, lines: int = EXCERPT_LINES) 
     short = "\n".join(kept)
     cut = len(short) > limit or len(kept) < len(text.splitlines())
     short = short[:limit] + ("…" if cut else "")
-    body = _no_pings(html.escape(short, quote=False))
+    body = _no_commands(_no_pings(html.escape(short, quote=False)))
     return f"<pre>{body}</pre>"
 
 
@@ -182,7 +189,8 @@ def threshold_table(results: Results, max_rows: int | None) -> str:
     lines = ["### Thresholds", "", "| Scorer | Average | Bound | Pass | Direction |", "|---|---:|---|:---:|---|"]
     for label, t in _cap(rows, max_rows):
         direction = "higher is better" if getattr(t, "higher_is_better", True) else "lower is better"
-        lines.append(f"| {code(label)} | {num(t.average_score)} | {bound_text(t.threshold)} | {mark(t.passed)} | {direction} |")
+        bound = bound_text(t.threshold)
+        lines.append(f"| {code(label)} | {num(t.average_score)} | {bound} | {mark(t.passed)} | {direction} |")
     return "\n".join(lines + _more(rows, max_rows))
 
 
@@ -370,15 +378,31 @@ def render(results: Results, ctx: ReportContext | None = None, *, limit: int | N
            size: Callable[[str], int] = utf8_size) -> str:
     """The report, at most `limit` (by `size`): item details shrink first, then go, then rows."""
     ctx = ctx or ReportContext()
-    full = failure_blocks(results, ITEMS_PER_ENTRY)
-    text = assemble(results, ctx, blocks=full, max_rows=None, truncated=False)
+    text = assemble(results, ctx, blocks=failure_blocks(results, ITEMS_PER_ENTRY), max_rows=None, truncated=False)
     if limit is None or size(text) <= limit:
         return text
-    short = failure_blocks(results, 1)
-    for keep in range(len(short), -1, -1):  # fewer items per failure, then fewer failures
-        text = assemble(results, ctx, blocks=short[:keep], max_rows=None, truncated=True)
+    blocks: list[str] = []
+    for per_entry in (3, 1):  # fewer items per failure
+        blocks = failure_blocks(results, per_entry)
+        text = assemble(results, ctx, blocks=blocks, max_rows=None, truncated=True)
         if size(text) <= limit:
             return text
+
+    def fits(keep: int) -> str | None:
+        candidate = assemble(results, ctx, blocks=blocks[:keep], max_rows=None, truncated=True)
+        return candidate if size(candidate) <= limit else None
+
+    low, high = 0, len(blocks)  # then as many failures as fit: a binary search on the count
+    best = fits(0)
+    if best is not None:
+        while low < high:
+            middle = (low + high + 1) // 2
+            candidate = fits(middle)
+            if candidate is not None:
+                low, best = middle, candidate
+            else:
+                high = middle - 1
+        return best
     for max_rows in (200, 50, 10, 0):
         text = assemble(results, ctx, blocks=[], max_rows=max_rows, truncated=True)
         if size(text) <= limit:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
-from typing_extensions import Annotated
 
 from evalgate.items import Item
 from evalgate.runs import Run
@@ -171,7 +170,7 @@ def tool_order(tools: list[str]) -> ScoreFn:
 
 
 @scorer_type("max_tool_calls")
-def max_tool_calls(max: Annotated[int, Field(ge=0)]) -> ScoreFn:  # noqa: A002 - the spec's key
+def max_tool_calls(max: Annotated[int, Field(ge=0)]) -> ScoreFn:
     """1 if the run made at most `max` tool calls."""
     return lambda item, run: 1.0 if len(run.tool_calls) <= max else 0.0
 
@@ -194,9 +193,10 @@ def tool_args(tool: str, args: dict[str, Any]) -> ScoreFn:
 
     def score(item: Item, run: Run) -> float:
         for call in run.tool_calls:
-            if call.name == tool and isinstance(call.args, dict):
-                if all(k in call.args and call.args[k] == v for k, v in args.items()):
-                    return 1.0
+            if call.name == tool and isinstance(call.args, dict) and all(
+                k in call.args and call.args[k] == v for k, v in args.items()
+            ):
+                return 1.0
         return 0.0
 
     return score

@@ -6,8 +6,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from evalgate.scorers.base import Scorer
 from evalgate.loading import import_callable
+from evalgate.scorers.base import Scorer
 from evalgate.scorers.registry import BuildContext, scorer_type
 
 

@@ -32,7 +32,7 @@ class BuildContext:
     judge: Any = None
 
 
-Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False, strict=True)]  # strict: `true` is no threshold
 
 
 class Bounds(BaseModel):

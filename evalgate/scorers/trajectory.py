@@ -110,8 +110,16 @@ def parse_expectation(raw: Any, where: str) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         raise ValueError(f"{where}: expected_trajectory is a list of steps or a mapping with `steps`")
     values = {_snake(k): v for k, v in raw.items() if v is not None}
-    known = {"steps", "ordering", "allow_repeated_steps", *_BUDGETS, "no_redundant_calls",
-             "blacklisted_tools", "blacklisted_sequences", "max_retries_per_tool"}
+    known = {
+        "steps",
+        "ordering",
+        "allow_repeated_steps",
+        *_BUDGETS,
+        "no_redundant_calls",
+        "blacklisted_tools",
+        "blacklisted_sequences",
+        "max_retries_per_tool",
+    }
     unknown = values.keys() - known
     if unknown:
         allowed = ", ".join(sorted(known))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -21,7 +22,9 @@ STDERR_TAIL = 500
 class CommandTarget:
     concurrent = True
 
-    def __init__(self, run: str | list[str], cwd: Path, timeout_s: float = 60.0, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, run: str | list[str], cwd: Path, timeout_s: float = 60.0, env: dict[str, str] | None = None
+    ) -> None:
         self.argv = shlex.split(run) if isinstance(run, str) else list(run)
         self.cwd = cwd
         self.timeout_s = timeout_s
@@ -84,10 +87,8 @@ def _parse_stdout(text: str) -> Run:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # it may have exited on its own
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _tail(err: bytes | None) -> str:

@@ -286,6 +286,7 @@ class HttpTarget:
                 "conversation: session needs `session:` (where the reply has the id) and `{{session}}` in body"
             )
         self.uses_item = any(n.startswith("item.") for n in used)
+        self.uses_messages = "messages" in used  # built per request only when the body asks for them
         self.mapping = ReplyMapping(config.response)
         self.session_expr = jmespath.compile(config.session) if config.session else None
         self.client = make_client(config, base_dir, concurrency, use_cache)
@@ -305,12 +306,13 @@ class HttpTarget:
             ctx["item"] = item_context(case)
         if history or len(inputs) > 1:
             ctx["history"] = [{"input": i, "output": r.text} for i, r in history]
-        messages: list[dict[str, Any]] = []
-        for previous, run in history:
-            messages.append({"role": "user", "content": previous})
-            messages.append({"role": "assistant", "content": run.text})
-        messages.append({"role": "user", "content": inputs[turn]})
-        ctx["messages"] = messages
+        if self.uses_messages:
+            messages: list[dict[str, Any]] = []
+            for previous, run in history:
+                messages.append({"role": "user", "content": previous})
+                messages.append({"role": "assistant", "content": run.text})
+            messages.append({"role": "user", "content": inputs[turn]})
+            ctx["messages"] = messages
         ctx["session"] = self.sessions.get(case.index) if turn else None
         return ctx
 

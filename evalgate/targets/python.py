@@ -34,7 +34,7 @@ class PythonTarget:
 
     def run(self, case: Case, turn: int, history: History) -> Run:
         started = time.perf_counter()
-        result = self.fn(*self._call_args(case, turn, history))
+        result = self._call(self._call_args(case, turn, history))
         if inspect.isawaitable(result):
             result = self._await(result)
         try:
@@ -44,6 +44,31 @@ class PythonTarget:
         if run.latency_ms is None:
             run.latency_ms = (time.perf_counter() - started) * 1000.0
         return run
+
+    def _call(self, args: list[Any]) -> Any:
+        """fn(*args); with timeout_s, a sync call that overruns errors the item.
+
+        Python cannot stop a thread: the overrunning call finishes in the background, unobserved.
+        """
+        if self.timeout_s is None or inspect.iscoroutinefunction(self.fn):
+            return self.fn(*args)
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def call() -> None:
+            try:
+                box["value"] = self.fn(*args)
+            except BaseException as exc:  # re-raised in the calling worker below
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=call, name="evalgate-call", daemon=True).start()
+        if not done.wait(self.timeout_s):
+            raise TargetError(f"timed out after {self.timeout_s:g}s")
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
 
     def _await(self, awaitable: Any) -> Any:
         # One event loop on its own thread serves every worker, so async agents share clients.

@@ -1,0 +1,240 @@
+"""The CLI (CONTRACT section 8): exit codes, --output, validate, schema. Real subprocesses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from click.testing import CliRunner
+from conftest import REPO, run_cli
+
+from evalgate.cli import main
+from evalgate.results import Results, journal_path, read_journal
+
+DATA = """\
+data:
+  - id: brooklyn
+    input: Weather in Brooklyn?
+    output:
+      text: It is sunny in Brooklyn, 72F.
+      tool_calls: [{name: get_weather, args: {city: Brooklyn}, result: {temp: 72}}]
+  - id: paris
+    input: Weather in Paris?
+    output:
+      text: It is cloudy in Paris, 64F.
+      tool_calls: [{name: get_weather, args: {city: Paris}}]
+"""
+CHECKS = {
+    "passed": "gates:\n  - type: called_tool\n    tool: get_weather\n"
+    "scorers:\n  - type: includes\n    value: Brooklyn\n    threshold: 0.5\n",
+    "scored": "gates:\n  - type: called_tool\n    tool: get_weather\n"
+    "scorers:\n  - type: includes\n    value: Brooklyn\n    threshold: 0.51\n",
+    "failed": "gates:\n  - type: includes\n    value: Brooklyn\n",
+    "none": "scorers:\n  - type: includes\n    value: Brooklyn\n",
+}
+EXIT = {
+    # verdict -> {fail-on: exit code}
+    "passed": {"failed": 0, "scored": 0, "never": 0},
+    "scored": {"failed": 0, "scored": 1, "never": 0},
+    "failed": {"failed": 1, "scored": 1, "never": 0},
+    "none": {"failed": 0, "scored": 0, "never": 0},
+}
+
+
+def _spec(tmp_path: Path, verdict: str) -> Path:
+    path = tmp_path / f"{verdict}.yaml"
+    path.write_text(f"version: 1\nname: {verdict}-demo\n{DATA}{CHECKS[verdict]}", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("verdict", list(EXIT))
+@pytest.mark.parametrize("fail_on", ["failed", "scored", "never", None])
+def test_exit_codes(verdict: str, fail_on: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The whole matrix in-process (click's runner runs the real command); the subprocess test below
+    # checks the same exit codes reach the shell.
+    monkeypatch.chdir(tmp_path)
+    spec = _spec(tmp_path, verdict)
+    args = ["run", spec.name] + (["--fail-on", fail_on] if fail_on else [])
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == EXIT[verdict][fail_on or "failed"], result.output
+    shown = "none" if verdict == "none" else verdict.upper()
+    assert f"verdict: {shown}" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize(("verdict", "fail_on"), [("passed", None), ("scored", "scored"), ("failed", None)])
+def test_exit_codes_reach_the_shell(verdict: str, fail_on: str | None, tmp_path: Path) -> None:
+    spec = _spec(tmp_path, verdict)
+    args = ["run", spec.name] + (["--fail-on", fail_on] if fail_on else [])
+    result = run_cli(*args, cwd=tmp_path)
+    assert result.code == EXIT[verdict][fail_on or "failed"], result.output
+    assert f"verdict: {verdict.upper()}" in result.stdout
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("fail_on", ["failed", "scored", "never"])
+def test_spec_error_is_exit_2_whatever_fail_on(fail_on: str, tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: []\ngates:\n  - type: no_tool_errors\n")
+    result = run_cli("run", "--fail-on", fail_on, cwd=tmp_path)
+    assert result.code == 2
+    assert "Traceback" not in result.output
+
+
+def test_plain_table_without_a_terminal(tmp_path: Path) -> None:
+    result = run_cli("run", _spec(tmp_path, "scored").name, cwd=tmp_path)
+    assert "\x1b[" not in result.output  # no colour codes in CI logs
+    lines = result.stdout.splitlines()
+    assert any("PASS" in line and "called_tool:get_weather" in line for line in lines)
+    assert any("FAIL" in line and "includes:Brooklyn" in line and "0.500" in line for line in lines)
+
+
+def test_failing_gate_lists_failing_items(tmp_path: Path) -> None:
+    result = run_cli("run", _spec(tmp_path, "failed").name, cwd=tmp_path)
+    assert "failing: paris" in result.stdout
+
+
+def test_output_writes_results_json_and_journal(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "scored")
+    out = tmp_path / "out" / "results.json"
+    result = run_cli("run", spec.name, "--output", "out/results.json", cwd=tmp_path)
+    assert result.code == 0, result.output
+    raw = json.loads(out.read_text())
+    results = Results.model_validate(raw)  # CONTRACT section 7
+    assert raw["schema_version"] == 1
+    assert results.name == "scored-demo"
+    assert results.verdict == "scored"
+    assert results.scores == {"includes:Brooklyn": 0.5}
+    assert [g.model_dump() for g in results.gate_results] == [
+        {"id": "called_tool:get_weather", "passed": True, "score": 1.0}
+    ]
+    threshold = raw["threshold_results"][0]
+    assert {k: threshold[k] for k in ("id", "passed", "average_score", "threshold")} == {
+        "id": "includes:Brooklyn",
+        "passed": False,
+        "average_score": 0.5,
+        "threshold": 0.51,
+    }
+    assert "turn_results" not in raw  # only when an item has turns
+    assert raw["summary"]["total_items"] == 2
+    assert raw["summary"]["errored_items"] == 0
+    assert raw["summary"]["not_scorable"] == {}
+    first = raw["items"][0]
+    assert first["id"] == "brooklyn"
+    assert first["input"] == "Weather in Brooklyn?"
+    assert first["output"]["text"] == "It is sunny in Brooklyn, 72F."
+    assert first["output"]["tool_calls"][0]["name"] == "get_weather"
+    assert first["error"] is None
+    assert first["gates"] == {"called_tool:get_weather": 1.0}
+    assert first["scores"] == {"includes:Brooklyn": 1.0}
+    assert first["reasons"] == {}
+    assert [i["id"] for i in raw["items"]] == ["brooklyn", "paris"]
+    # the journal: one line per finished item
+    journal = read_journal(journal_path(out))
+    assert sorted(r["id"] for r in journal) == ["brooklyn", "paris"]
+
+
+def test_output_for_turns_has_turn_results(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\n"
+        "data:\n"
+        "  - turns:\n"
+        "      - input: hi\n"
+        "        output: hello\n"
+        "        scorers: [{type: includes, value: hello, threshold: 1}]\n"
+        "      - input: weather?\n"
+        "        output: {text: sunny, tool_calls: [{name: get_weather}]}\n"
+        "        gates: [{type: called_tool, tool: get_weather}]\n"
+    )
+    result = run_cli("run", "-o", "r.json", cwd=tmp_path)
+    assert result.code == 0, result.output
+    raw = json.loads((tmp_path / "r.json").read_text())
+    Results.model_validate(raw)
+    assert raw["verdict"] == "passed"
+    turns = {t["index"]: t for t in raw["turn_results"]}
+    assert turns[0]["scores"] == {"includes:hello": 1.0}
+    assert turns[1]["gate_results"] == [{"id": "called_tool:get_weather", "passed": True, "score": 1.0}]
+
+
+def test_error_budget_is_explained(tmp_path: Path) -> None:
+    (tmp_path / "agent_budget.py").write_text("def answer(q):\n    raise TimeoutError('model timed out')\n")
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata:\n  - input: a\n  - input: b\n"
+        "target:\n  type: python\n  function: agent_budget:answer\n"
+        "gates:\n  - type: no_tool_errors\n"
+    )
+    result = run_cli("run", cwd=tmp_path)
+    assert result.code == 1
+    assert "2 errored items > max_errors 0" in result.stdout
+    assert "TimeoutError: model timed out" in result.stdout
+
+
+def test_concurrency_option(tmp_path: Path) -> None:
+    result = run_cli("run", _spec(tmp_path, "passed").name, "--concurrency", "3", cwd=tmp_path)
+    assert result.code == 0
+    assert run_cli("run", _spec(tmp_path, "passed").name, "--concurrency", "0", cwd=tmp_path).code == 2
+
+
+def test_validate_ok(tmp_path: Path) -> None:
+    result = run_cli("validate", _spec(tmp_path, "passed").name, cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "passed.yaml: ok (2 items, 1 gates, 1 scorers)" in result.stdout
+
+
+def test_validate_does_not_run_the_target(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    (tmp_path / "agent_marker.py").write_text(
+        f"from pathlib import Path\ndef answer(q):\n    Path({str(marker)!r}).write_text('x')\n    return q\n"
+    )
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata:\n  - input: a\ntarget:\n  type: python\n  function: agent_marker:answer\n"
+        "gates:\n  - type: no_tool_errors\n"
+    )
+    assert run_cli("validate", cwd=tmp_path).code == 0
+    assert not marker.exists()
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict:
+    result = run_cli("schema")
+    assert result.code == 0
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("spec", ["evalgate.yaml", "failing.yaml"])
+def test_schema_validates_the_demo_specs(schema: dict, spec: str) -> None:
+    document = yaml.safe_load((REPO / "examples" / "weather" / spec).read_text())
+    jsonschema.validate(document, schema)
+
+
+def test_schema_accepts_inline_data_and_thresholds(schema: dict, tmp_path: Path) -> None:
+    document = yaml.safe_load(f"version: 1\n{DATA}{CHECKS['scored']}")
+    document["scorers"].append({"type": "similarity", "value": "x", "threshold": {"min": 0.2, "max": 0.9}})
+    jsonschema.validate(document, schema)
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        pytest.param(lambda d: d["gates"][0].update(toool="x"), id="unknown key"),
+        pytest.param(lambda d: d["gates"][0].update(type="caled_tool"), id="unknown type"),
+        pytest.param(lambda d: d.update(version=2), id="version"),
+        pytest.param(lambda d: d["scorers"][0].update(threshold=1.5), id="threshold above 1"),
+        pytest.param(lambda d: d["gates"][0].update(threshold=0.5), id="gate threshold"),
+    ],
+)
+def test_schema_rejects_what_validation_rejects(schema: dict, mutate: object) -> None:
+    document = yaml.safe_load((REPO / "examples" / "weather" / "evalgate.yaml").read_text())
+    mutate(document)  # type: ignore[operator]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(document, schema)
+
+
+def test_version_option() -> None:
+    from evalgate import __version__
+
+    result = run_cli("--version")
+    assert result.code == 0
+    assert __version__ in result.stdout
