@@ -5,7 +5,8 @@ ARG BASE_IMAGE=python:3.12-slim
 FROM ${BASE_IMAGE} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore
 WORKDIR /src
-COPY pyproject.toml README.md ./
+# README.m[d]: optional, so the glob does not fail a build without it
+COPY pyproject.toml README.m[d] ./
 COPY evalgate ./evalgate
 # Build into a venv (works on plain Debian too, where the system pip is externally managed),
 # then drop pip and setuptools: the runtime needs neither.

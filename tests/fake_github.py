@@ -1,0 +1,262 @@
+"""A fake GitHub REST API on 127.0.0.1 that behaves like GitHub's for the sticky-comment calls.
+
+- `GET /user`: the token's login; tokens registered as `integration` (GITHUB_TOKEN) get 403
+  "Resource not accessible by integration", and their comments are written as github-actions[bot].
+- `GET /repos/{o}/{r}/issues/{n}/comments`: `per_page` (default 30, max 100) and `page`, with
+  `Link` headers (first/prev/next/last) on absolute URLs, oldest first.
+- `POST .../issues/{n}/comments` 201, `PATCH /repos/{o}/{r}/issues/comments/{id}` 200,
+  `GET /repos/{o}/{r}/pulls/{n}`; 404 for unknown repos, issues, comments; 401 without a token;
+  403 "Resource not accessible by integration" for read-only tokens; 422 for a body over 65,536
+  characters; every answer carries `x-ratelimit-*` headers.
+- `fail_next(...)` queues faults: 429 with `retry-after`, secondary-rate-limit 403s, 5xx.
+A `prefix` serves it under a path like GitHub Enterprise Server's `/api/v3`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+BOT = "github-actions[bot]"
+MAX_BODY = 65_536
+NOT_ACCESSIBLE = "Resource not accessible by integration"
+
+
+@dataclass
+class Token:
+    login: str
+    integration: bool = False  # GITHUB_TOKEN: /user refused, writes as github-actions[bot]
+    read_only: bool = False  # a fork PR's token
+
+
+@dataclass
+class Fault:
+    method: str
+    path: re.Pattern[str]
+    status: int
+    headers: dict[str, str]
+    body: dict[str, Any]
+    times: int
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    authorization: str
+    body: Any
+
+
+@dataclass
+class State:
+    tokens: dict[str, Token] = field(default_factory=dict)
+    repos: set[str] = field(default_factory=set)
+    issues: set[tuple[str, int]] = field(default_factory=set)
+    pulls: dict[tuple[str, int], str] = field(default_factory=dict)
+    comments: dict[int, dict[str, Any]] = field(default_factory=dict)
+    faults: list[Fault] = field(default_factory=list)
+    log: list[Request] = field(default_factory=list)
+    next_id: int = 1000
+
+
+class FakeGitHub:
+    def __init__(self, prefix: str = "") -> None:
+        self.prefix = prefix.rstrip("/")
+        self.state = State()
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    # ---- set-up ----
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}{self.prefix}"
+
+    def __enter__(self) -> FakeGitHub:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def add_token(self, token: str, login: str, *, integration: bool = False, read_only: bool = False) -> None:
+        self.state.tokens[token] = Token(BOT if integration else login, integration, read_only)
+
+    def add_pull(self, repo: str, number: int, head_sha: str = "0" * 40) -> None:
+        self.state.repos.add(repo)
+        self.state.issues.add((repo, number))
+        self.state.pulls[(repo, number)] = head_sha
+
+    def add_comment(self, repo: str, number: int, login: str, body: str) -> dict[str, Any]:
+        with self.lock:
+            return self._create(repo, number, login, body)
+
+    def fail_next(self, method: str, path_regex: str, status: int, *, headers: dict[str, str] | None = None,
+                  message: str = "", times: int = 1) -> None:
+        body = {"message": message, "documentation_url": "https://docs.github.com/rest"}
+        self.state.faults.append(Fault(method, re.compile(path_regex), status, headers or {}, body, times))
+
+    def comments_on(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return [c for c in self.state.comments.values() if c["_issue"] == (repo, number)]
+
+    def requests(self, method: str | None = None) -> list[Request]:
+        return [r for r in self.state.log if method is None or r.method == method]
+
+    # ---- behaviour ----
+
+    def _create(self, repo: str, number: int, login: str, body: str) -> dict[str, Any]:
+        cid = self.state.next_id
+        self.state.next_id += 1
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        comment = {
+            "id": cid,
+            "node_id": f"IC_{cid}",
+            "url": f"{self.url}/repos/{repo}/issues/comments/{cid}",
+            "html_url": f"https://github.com/{repo}/pull/{number}#issuecomment-{cid}",
+            "body": body,
+            "user": {"login": login, "id": len(login), "type": "Bot" if login.endswith("[bot]") else "User"},
+            "created_at": now,
+            "updated_at": now,
+            "author_association": "NONE",
+            "_issue": (repo, number),
+        }
+        self.state.comments[cid] = comment
+        return comment
+
+    @staticmethod
+    def public(comment: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in comment.items() if not k.startswith("_")}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+                pass
+
+            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                reset = int(time.time()) + 3600
+                for key, value in {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "4999",
+                                   "x-ratelimit-reset": str(reset), "x-ratelimit-used": "1",
+                                   "x-ratelimit-resource": "core", **(headers or {})}.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _handle(self, method: str) -> None:
+                parts = urlsplit(self.path)
+                path, query = parts.path, parse_qs(parts.query)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = None
+                auth = self.headers.get("Authorization", "")
+                with fake.lock:
+                    logged = path[len(fake.prefix):] if path.startswith(fake.prefix + "/") else path
+                    fake.state.log.append(Request(method, logged, query, auth, body))
+                    status, payload, headers = fake.route(method, path, query, auth, body)
+                self._send(status, payload, headers)
+
+            def do_GET(self) -> None:
+                self._handle("GET")
+
+            def do_POST(self) -> None:
+                self._handle("POST")
+
+            def do_PATCH(self) -> None:
+                self._handle("PATCH")
+
+        return Handler
+
+    def route(self, method: str, path: str, query: dict[str, list[str]], auth: str,
+              body: Any) -> tuple[int, Any, dict[str, str]]:
+        if not path.startswith(self.prefix + "/"):
+            return 404, {"message": "Not Found"}, {}
+        path = path[len(self.prefix):]
+        for fault in self.state.faults:
+            if fault.times > 0 and fault.method == method and fault.path.search(path):
+                fault.times -= 1
+                return fault.status, fault.body, fault.headers
+        token = self.state.tokens.get(auth.removeprefix("Bearer ").removeprefix("token "))
+        if token is None:
+            return 401, {"message": "Bad credentials"}, {}
+        if method == "GET" and path == "/user":
+            if token.integration:
+                return 403, {"message": NOT_ACCESSIBLE}, {}
+            return 200, {"login": token.login, "id": 1, "type": "User"}, {}
+        match = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", path)
+        if match:
+            repo, number = match.group(1), int(match.group(2))
+            if (repo, number) not in self.state.issues:
+                return 404, {"message": "Not Found"}, {}
+            if method == "GET":
+                return self._page(path, repo, number, query)
+            if method == "POST":
+                return self._write(token, body, lambda text: self._create(repo, number, token.login, text), 201)
+        match = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)", path)
+        if match and method == "PATCH":
+            comment = self.state.comments.get(int(match.group(2)))
+            if comment is None or comment["_issue"][0] != match.group(1):
+                return 404, {"message": "Not Found"}, {}
+            if comment["user"]["login"] != token.login:
+                return 403, {"message": NOT_ACCESSIBLE}, {}
+            return self._write(token, body, lambda text: self._update(comment, text), 200)
+        match = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", path)
+        if match and method == "GET":
+            sha = self.state.pulls.get((match.group(1), int(match.group(2))))
+            if sha is None:
+                return 404, {"message": "Not Found"}, {}
+            return 200, {"number": int(match.group(2)), "head": {"sha": sha}}, {}
+        return 404, {"message": "Not Found"}, {}
+
+    def _update(self, comment: dict[str, Any], text: str) -> dict[str, Any]:
+        comment["body"] = text
+        comment["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return comment
+
+    def _write(self, token: Token, body: Any, apply: Any, status: int) -> tuple[int, Any, dict[str, str]]:
+        if token.read_only:
+            return 403, {"message": NOT_ACCESSIBLE}, {}
+        text = body.get("body") if isinstance(body, dict) else None
+        if not isinstance(text, str):
+            return 422, {"message": "Invalid request.\n\n\"body\" wasn't supplied."}, {}
+        if len(text) > MAX_BODY:
+            return 422, {"message": "Validation Failed", "errors": [{
+                "resource": "IssueComment", "code": "custom", "field": "body",
+                "message": f"body is too long (maximum is {MAX_BODY} characters)"}]}, {}
+        return status, self.public(apply(text)), {}
+
+    def _page(self, path: str, repo: str, number: int, query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]]:
+        per_page = min(100, max(1, int(query.get("per_page", ["30"])[0])))
+        page = max(1, int(query.get("page", ["1"])[0]))
+        comments = [self.public(c) for c in self.comments_on(repo, number)]
+        last = max(1, -(-len(comments) // per_page))
+        chunk = comments[(page - 1) * per_page: page * per_page]
+        base = f"{self.url}{path}"
+        links = []
+        if page < last:
+            links.append(f'<{base}?per_page={per_page}&page={page + 1}>; rel="next"')
+            links.append(f'<{base}?per_page={per_page}&page={last}>; rel="last"')
+        if page > 1:
+            links.append(f'<{base}?per_page={per_page}&page=1>; rel="first"')
+            links.append(f'<{base}?per_page={per_page}&page={page - 1}>; rel="prev"')
+        return 200, chunk, ({"Link": ", ".join(links)} if links else {})

@@ -1,0 +1,108 @@
+"""The entrypoint end to end, run as the runner runs a container step, against a fake GitHub API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import action_scenarios as scenarios
+import pytest
+from fake_github import FakeGitHub
+from runner_sim import RunnerFiles
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT_S = 120
+
+
+def launch_subprocess(files: RunnerFiles, env: Callable[..., dict[str, str]], api_url: str) -> tuple[int, str]:
+    environment = env(workspace=str(files.workspace), output=str(files.output), summary=str(files.summary),
+                      event_path=str(files.event), api_url=api_url)
+    environment["PATH"] = os.environ.get("PATH", "")
+    environment["HOME"] = str(files.root)
+    proc = subprocess.run([sys.executable, str(REPO_ROOT / "entrypoint.py")], cwd=files.workspace, env=environment,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
+    return proc.returncode, proc.stdout
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with scenarios.new_github(prefix="/api/v3") as fake:  # GHES-style prefix: GITHUB_API_URL is honoured
+        yield fake
+
+
+@pytest.fixture
+def action(tmp_path: Path, github: FakeGitHub) -> scenarios.Action:
+    return scenarios.Action(lambda files, env: launch_subprocess(files, env, github.url), tmp_path, github)
+
+
+def test_failed_pull_request_sets_outputs_summary_annotations_and_one_sticky_comment(action: scenarios.Action) -> None:
+    scenarios.failed_pull_request(action)
+
+
+def test_fork_pull_request_warns_and_keeps_the_body_in_a_file(action: scenarios.Action) -> None:
+    scenarios.fork_pull_request(action)
+
+
+def test_push_event_writes_summary_and_outputs_without_commenting(action: scenarios.Action) -> None:
+    scenarios.push_event(action)
+
+
+def test_spec_error_is_annotated_at_its_line_and_exits_2(action: scenarios.Action) -> None:
+    scenarios.spec_error(action)
+
+
+def test_paths_resolve_against_workspace_and_working_directory(action: scenarios.Action) -> None:
+    scenarios.working_directory(action)
+
+
+def test_exit_code_follows_fail_on(action: scenarios.Action) -> None:
+    scenarios.exit_codes(action)
+
+
+def test_rate_limits_are_waited_out_then_the_comment_is_posted(action: scenarios.Action, github: FakeGitHub) -> None:
+    scenarios.write_project(action.root / "ws", "passed")
+    github.fail_next("POST", r"/comments$", 429, headers={"retry-after": "1"}, message="API rate limit exceeded")
+    github.fail_next("GET", r"/comments$", 403, headers={"retry-after": "0"},
+                     message="You have exceeded a secondary rate limit. Please wait a few minutes.")
+    run = action.run()
+    assert run.code == 0, run.log
+    assert len(github.comments_on(scenarios.REPO, scenarios.PR)) == 1
+    [comment] = github.comments_on(scenarios.REPO, scenarios.PR)
+    assert run.outputs["comment-url"].endswith(f"#issuecomment-{comment['id']}")
+    assert [r.method for r in github.requests()].count("POST") == 2
+
+
+def test_a_comment_failure_is_a_warning_not_a_changed_exit_code(action: scenarios.Action, github: FakeGitHub) -> None:
+    scenarios.write_project(action.root / "ws", "passed")
+    github.fail_next("GET", r"/comments$", 404, message="Not Found")
+    run = action.run()
+    assert run.code == 0
+    [warning] = [c for c in run.commands if c.name == "warning"]
+    assert "HTTP 404" in warning.data
+    assert run.outputs["comment-url"] == "" and run.outputs["comment-file"] == "evalgate-results.comment.md"
+
+
+def test_a_huge_report_is_shortened_to_fit_a_comment(action: scenarios.Action, github: FakeGitHub) -> None:
+    """Hundreds of failing items with long outputs: details shrink first, the body stays postable."""
+    import json
+
+    folder = action.root / "ws"
+    scenarios.write_project(folder, "failed")
+    long_text = ("a long regressed answer with <b>markup</b> and @someone " * 40).strip()
+    rows = [{"id": f"item-{n}-" + "x" * 300, "input": "q" * 2000, "output": {"text": long_text}} for n in range(300)]
+    (folder / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = (folder / "evalgate.yaml").read_text()
+    spec += "".join(f"  - type: includes\n    value: word{n}\n    threshold: 1\n" for n in range(200))
+    (folder / "evalgate.yaml").write_text(spec)
+    run = action.run()
+    assert run.code == 1, run.log[-2000:]
+    [comment] = github.comments_on(scenarios.REPO, scenarios.PR)
+    assert len(comment["body"].encode()) <= 65_536
+    assert "Shortened to fit" in comment["body"]
+    assert "[job summary](https://github.com/octo/agent/actions/runs/4242)" in comment["body"]
+    assert comment["body"].count("<details>") == comment["body"].count("</details>")
+    assert len(run.summary.encode()) <= 1024 * 1024
+    assert "called_tool:get_weather" in comment["body"]

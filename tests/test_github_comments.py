@@ -1,0 +1,157 @@
+"""The sticky comment client against a fake GitHub API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_github import BOT, FakeGitHub
+
+from evalgate.github.comments import CommentError, GitHub, comment_key, marker
+
+REPO = "octo/agent"
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with FakeGitHub() as fake:
+        fake.add_token("app", BOT, integration=True)
+        fake.add_token("pat", "alice")
+        fake.add_pull(REPO, 1, head_sha="c" * 40)
+        yield fake
+
+
+class Clock:
+    """Records waits instead of sleeping, so rate-limit tests are instant."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+        self.now = 1_000_000.0
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+    def time(self) -> float:
+        return self.now
+
+
+def client(github: FakeGitHub, token: str = "app", clock: Clock | None = None) -> GitHub:
+    clock = clock or Clock()
+    return GitHub(github.url, token, sleep=clock.sleep, clock=clock.time)
+
+
+def test_identity_is_the_user_or_the_actions_bot(github: FakeGitHub) -> None:
+    assert client(github, "pat").login() == "alice"
+    assert client(github, "app").login() == BOT
+
+
+def test_finds_its_own_comment_on_a_later_page_and_ignores_look_alikes(github: FakeGitHub) -> None:
+    github.add_comment(REPO, 1, "mallory", marker("k") + "\nfake")
+    github.add_comment(REPO, 1, BOT, marker("k-2") + "\nother job")
+    github.add_comment(REPO, 1, BOT, "text " + marker("k"))
+    github.add_comment(REPO, 1, BOT, marker("k") + "suffix")
+    for n in range(230):
+        github.add_comment(REPO, 1, "reviewer", f"c{n}")
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\nold body")
+    done = client(github).upsert(REPO, 1, marker("k") + "\nnew body", "k")
+    assert done.action == "updated" and done.url == ours["html_url"]
+    assert ours["body"] == marker("k") + "\nnew body"
+    pages = [r.query.get("page", ["1"])[0] for r in github.requests("GET") if r.path.endswith("/comments")]
+    assert pages == ["1", "2", "3"]
+    assert next(r.query.get("per_page") for r in github.requests("GET") if r.path.endswith("/comments")) == ["100"]
+
+
+def test_creates_when_absent_then_updates(github: FakeGitHub) -> None:
+    gh = client(github, "pat")
+    assert gh.upsert(REPO, 1, marker("x") + "\none", "x").action == "created"
+    assert gh.upsert(REPO, 1, marker("x") + "\ntwo", "x").action == "updated"
+    [comment] = github.comments_on(REPO, 1)
+    assert comment["user"]["login"] == "alice" and comment["body"].endswith("two")
+
+
+def test_retries_429_and_secondary_limits_honouring_the_headers(github: FakeGitHub) -> None:
+    clock = Clock()
+    github.fail_next("GET", "/user", 429, headers={"retry-after": "3"})
+    github.fail_next("GET", "/comments", 403, headers={"x-ratelimit-remaining": "0",
+                                                       "x-ratelimit-reset": str(int(clock.now) + 10)},
+                     message="API rate limit exceeded")
+    github.fail_next("POST", "/comments", 403, message="You have exceeded a secondary rate limit.")
+    done = client(github, "pat", clock).upsert(REPO, 1, marker("k") + "\nbody", "k")
+    assert done.action == "created"
+    assert clock.waits == [3.0, 8.0, 1.0]  # the reset was 10 s away when asked, 3 s had passed
+
+
+def test_gives_up_when_asked_to_wait_too_long(github: FakeGitHub) -> None:
+    clock = Clock()
+    github.fail_next("GET", "/user", 429, headers={"retry-after": "3600"})
+    with pytest.raises(CommentError) as caught:
+        client(github, "pat", clock).login()
+    assert caught.value.status == 429 and clock.waits == []
+
+
+def test_retries_are_bounded(github: FakeGitHub) -> None:
+    clock = Clock()
+    github.fail_next("GET", "/comments", 502, times=100)
+    with pytest.raises(CommentError) as caught:
+        client(github, "pat", clock).find(REPO, 1, "alice", "k")
+    assert caught.value.status == 502 and len(clock.waits) == 3
+
+
+def test_read_only_and_too_long_are_recognised(github: FakeGitHub) -> None:
+    github.add_token("ro", BOT, integration=True, read_only=True)
+    with pytest.raises(CommentError) as caught:
+        client(github, "ro").upsert(REPO, 1, "x", "k")
+    assert caught.value.read_only
+    with pytest.raises(CommentError) as caught:
+        client(github, "pat").upsert(REPO, 1, "x" * 70_000, "k")
+    assert caught.value.too_long
+    with pytest.raises(CommentError) as caught:
+        client(github, "pat").upsert(REPO, 999, "x", "k")
+    assert caught.value.status == 404
+
+
+def test_a_link_to_another_host_is_not_followed(github: FakeGitHub) -> None:
+    gh = client(github, "pat")
+    assert not gh._same_origin("http://evil.example/repos/x")
+    assert gh._same_origin(github.url + "/repos/octo/agent/issues/1/comments?page=2")
+
+
+def test_keys_cannot_break_the_marker() -> None:
+    assert comment_key("my eval --> <b>") == "my-eval-b"
+    assert marker("") == "<!-- evalgate:default -->"
+
+
+def comment_cli(github: FakeGitHub, *args: str, token: str = "pat") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GITHUB_API_URL": github.url, "GITHUB_TOKEN": token, "GITHUB_REPOSITORY": REPO}
+    return subprocess.run([sys.executable, "-m", "evalgate.cli", "comment", *args], env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_comment_command_posts_a_body_file_once(github: FakeGitHub, tmp_path: Path) -> None:
+    """The workflow_run half of the fork pattern: post the artifact's body, keyed by its marker."""
+    body = tmp_path / "comment.md"
+    body.write_text(marker("weather") + "\n## report")
+    first = comment_cli(github, "--body-file", str(body), "--pr", "1")
+    assert first.returncode == 0, first.stderr
+    second = comment_cli(github, "--body-file", str(body), "--pr", "1", "--head-sha", "c" * 40)
+    assert second.returncode == 0 and "updated" in second.stdout
+    [comment] = github.comments_on(REPO, 1)
+    assert comment["body"] == marker("weather") + "\n## report"
+    assert "pat" not in first.stdout + first.stderr
+
+
+def test_comment_command_refuses_a_moved_head_and_reports_failures(github: FakeGitHub, tmp_path: Path) -> None:
+    body = tmp_path / "comment.md"
+    body.write_text("plain body")
+    moved = comment_cli(github, "--body-file", str(body), "--pr", "1", "--head-sha", "d" * 40)
+    assert moved.returncode == 1 and github.comments_on(REPO, 1) == []
+    missing = comment_cli(github, "--body-file", str(body), "--pr", "5")
+    assert missing.returncode == 1 and "404" in missing.stderr
+    keyed = comment_cli(github, "--body-file", str(body), "--pr", "1", "--key", "nightly")
+    assert keyed.returncode == 0
+    assert github.comments_on(REPO, 1)[0]["body"] == marker("nightly") + "\nplain body"

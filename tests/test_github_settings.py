@@ -1,0 +1,49 @@
+"""The Action's settings, parsed from the environment the runner gives a container step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalgate.github.settings import Settings, SettingsError
+
+
+def env(tmp_path: Path, **inputs: str) -> dict[str, str]:
+    base = {f"INPUT_{k.upper()}": "" for k in ("spec", "fail-on", "comment", "github-token", "summary",
+                                                "results-path", "working-directory", "concurrency", "comment-key")}
+    base.update({f"INPUT_{k.upper()}": v for k, v in inputs.items()})
+    base["GITHUB_WORKSPACE"] = str(tmp_path)
+    return base
+
+
+def test_empty_inputs_take_the_documented_defaults(tmp_path: Path) -> None:
+    settings = Settings.from_env(env(tmp_path))
+    assert (settings.spec, settings.fail_on) == ("evalgate.yaml", "failed")
+    assert settings.comment and settings.summary
+    assert settings.results_file == tmp_path.resolve() / "evalgate-results.json"
+    assert settings.concurrency is None and settings.comment_key == ""
+
+
+def test_hyphenated_names_are_read_and_the_token_never_shows(tmp_path: Path) -> None:
+    settings = Settings.from_env(env(tmp_path, **{"github-token": "ghs_secret", "fail-on": "scored",
+                                                  "working-directory": "evals", "concurrency": "8"}))
+    assert settings.token == "ghs_secret" and "ghs_secret" not in repr(settings)
+    assert settings.fail_on == "scored" and settings.concurrency == 8
+    assert settings.spec_path == tmp_path.resolve() / "evals" / "evalgate.yaml"
+
+
+@pytest.mark.parametrize(("name", "value"), [("fail-on", "always"), ("comment", "yes"), ("concurrency", "0"),
+                                             ("concurrency", "many"), ("summary", "1")])
+def test_bad_inputs_are_refused(tmp_path: Path, name: str, value: str) -> None:
+    with pytest.raises(SettingsError, match=name):
+        Settings.from_env(env(tmp_path, **{name: value}))
+
+
+def test_pull_request_number_only_on_pull_request_events(tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    event.write_text('{"number": 12, "pull_request": {"number": 12}}')
+    values = {**env(tmp_path), "GITHUB_EVENT_PATH": str(event), "GITHUB_EVENT_NAME": "pull_request"}
+    assert Settings.from_env(values).pr_number == 12
+    assert Settings.from_env({**values, "GITHUB_EVENT_NAME": "push"}).pr_number is None
+    assert Settings.from_env({**values, "GITHUB_EVENT_PATH": str(tmp_path / "missing")}).pr_number is None

@@ -1,0 +1,136 @@
+"""The Markdown report and JUnit XML, rendered from results files as `evalgate report` does."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from conftest import run_cli
+
+from evalgate.report.junit import render_junit
+from evalgate.report.markdown import ReportContext, cell, excerpt, render, utf8_size
+from evalgate.results import Results
+
+
+def results(items: list[dict[str, Any]], **overrides: Any) -> Results:
+    data: dict[str, Any] = {
+        "schema_version": 1, "name": "demo", "verdict": "failed",
+        "scores": {"includes:x": 0.5},
+        "gate_results": [{"id": "called_tool:t", "passed": False, "score": 0.5}],
+        "threshold_results": [{"id": "includes:x", "passed": False, "average_score": 0.5, "threshold": 0.9}],
+        "summary": {"total_items": len(items), "errored_items": 0, "not_scorable": {}, "duration_s": 1.25},
+        "evalgate_version": "9.9.9",
+        "items": items,
+    }
+    data.update(overrides)
+    return Results.model_validate(data)
+
+
+def item(n: int, gate: float, score: float, text: str = "answer", **extra: Any) -> dict[str, Any]:
+    return {"id": f"item-{n}", "index": n, "input": f"question {n}", "output": {"text": text, "tool_calls": []},
+            "error": None, "gates": {"called_tool:t": gate}, "scores": {"includes:x": score}, "reasons": {}, **extra}
+
+
+def test_headline_tables_and_footer() -> None:
+    text = render(results([item(0, 1.0, 1.0), item(1, 0.0, 0.0)]), ReportContext(run_url="https://gh/run/1"))
+    assert text.startswith("## ❌ evalgate · demo: **failed**")
+    assert "0/1 gates passed · 0/1 thresholds met · 2 items, 0 errored" in text
+    assert "| <code>called_tool:t</code> | 0.500 | ❌ |" in text
+    assert "| <code>includes:x</code> | 0.500 | ≥ 0.9 | ❌ | higher is better |" in text
+    assert "[workflow run](https://gh/run/1) · evalgate 9.9.9 · 1.2 s" in text
+
+
+def test_failures_name_only_the_items_responsible_in_details() -> None:
+    text = render(results([item(0, 1.0, 1.0), item(1, 0.0, 0.0, reasons={"called_tool:t": "never called t"})]))
+    gate_block = text.split("<details>")[1]
+    assert "item-1" in gate_block and "item-0" not in gate_block
+    assert "never called t" in gate_block and "<pre>question 1</pre>" in gate_block
+
+
+def test_max_bound_misses_list_the_items_above_it() -> None:
+    over = results([item(0, 1.0, 0.0), item(1, 1.0, 1.0)], verdict="scored",
+                   gate_results=[{"id": "called_tool:t", "passed": True, "score": 1.0}],
+                   threshold_results=[{"id": "includes:x", "passed": False, "average_score": 0.5,
+                                       "threshold": {"max": 0.2}}])
+    block = render(over).split("<details>")[1]
+    assert "item-1" in block and "item-0" not in block and "≤ 0.2" in block
+
+
+def test_untrusted_text_is_escaped_everywhere() -> None:
+    evil = "a | b\nc <img src=x onerror=alert(1)> @octocat #12 [x](javascript:alert(1)) ``` </pre>\n::error::x"
+    text = render(results([item(1, 0.0, 0.0, text=evil) | {"id": "id|<b>@octocat</b>"}], name="n|@team <i>"))
+    assert "<img" not in text and "<b>" not in text and "<i>" not in text
+    assert "@octocat" not in text and "@team" not in text and "@&#8203;octocat" in text
+    assert "#12" not in text and "#&#8203;12" in text
+    assert "</pre>\n::" not in text and "&lt;/pre&gt;" in text
+    assert "\n::" not in text
+    for line in text.splitlines():  # a table row's cells stay in their columns
+        if line.startswith("| <code>"):
+            assert line.count(" | ") == line.replace("\\|", "").count(" | ")
+
+
+def test_cell_and_excerpt_are_bounded() -> None:
+    assert len(cell("x" * 10_000)) <= 161
+    block = excerpt("\n".join(["line"] * 100) + "y" * 10_000)
+    assert block.count("\n") <= 8 and len(block) < 600 and block.endswith("…</pre>")
+
+
+def test_fitting_drops_item_details_before_tables() -> None:
+    many = [item(n, 0.0, 0.0, text="long answer " * 100) for n in range(400)]
+    big = results(many)
+    full = render(big)
+    limit = 3_000
+    short = render(big, ReportContext(run_url="https://gh/run/1", marker="<!-- evalgate:k -->"), limit=limit)
+    assert utf8_size(full) > limit >= utf8_size(short)
+    assert short.startswith("<!-- evalgate:k -->\n## ❌")
+    assert "| <code>called_tool:t</code> | 0.500 | ❌ |" in short
+    assert "Shortened to fit" in short and "[job summary](https://gh/run/1)" in short
+    assert short.count("<details>") == short.count("</details>")
+
+
+def test_fitting_counts_bytes_so_multibyte_text_still_fits() -> None:
+    many = [item(n, 0.0, 0.0, text="日本語の回答 " * 80) for n in range(200)]
+    text = render(results(many), limit=30_000)
+    assert utf8_size(text) <= 30_000
+
+
+def test_no_verdict_and_error_budget_are_explained() -> None:
+    plain = render(results([item(0, 1.0, 1.0)], verdict=None, gate_results=[], threshold_results=[]))
+    assert "**no verdict**" in plain and "only reports scores" in plain
+    errored = item(1, 1.0, 1.0, error="timeout talking to the model")
+    over = render(results([errored], summary={"total_items": 1, "errored_items": 1, "max_errors": 0,
+                                               "error_budget_exceeded": True}))
+    assert "Failed because 1 items errored" in over and "timeout talking to the model" in over
+
+
+def test_junit_has_a_case_per_entry_and_per_item() -> None:
+    errored = item(2, 1.0, 1.0, error="boom\x00")
+    xml = render_junit(results([item(0, 1.0, 1.0), item(1, 0.0, 0.0), errored]))
+    root = ET.fromstring(xml.encode())
+    assert root.attrib["tests"] == "5" and root.attrib["failures"] == "3" and root.attrib["errors"] == "1"
+    cases = {c.attrib["name"]: c for c in root.iter("testcase")}
+    assert cases["item-1"].find("failure") is not None
+    assert cases["item-0"].find("failure") is None
+    assert cases["item-2"].find("error").attrib["message"] == "boom\ufffd"
+    assert cases["includes:x"].find("failure").attrib["type"] == "threshold"
+
+
+def test_report_command_renders_a_results_file(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(results([item(0, 0.0, 0.0)]).model_dump(mode="json")))
+    markdown = run_cli("report", path)
+    assert markdown.code == 0 and "## ❌ evalgate · demo: **failed**" in markdown.stdout
+    junit = run_cli("report", path, "--format", "junit")
+    assert junit.code == 0 and ET.fromstring(junit.stdout.encode()).tag == "testsuites"
+    (tmp_path / "bad.json").write_text("{}")
+    assert run_cli("report", tmp_path / "bad.json").code == 2
+
+
+def test_run_junit_option_writes_xml(tmp_path: Path) -> None:
+    spec = Path(__file__).resolve().parent.parent / "examples/weather/failing.yaml"
+    result = run_cli("run", spec, "--junit", tmp_path / "out/junit.xml")
+    assert result.code == 1
+    root = ET.parse(tmp_path / "out/junit.xml").getroot()
+    assert int(root.attrib["tests"]) == 13 and int(root.attrib["failures"]) >= 1
