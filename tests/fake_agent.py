@@ -13,7 +13,8 @@ Faults, injected per input (the request's `input`, or the last user message):
 `server.faults["some input"] = ["500", "429:1", "ok"]` is consumed one action per request for that
 input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<retry-after>`, `hang`
 (no reply until the client gives up), `reset` (headers and half a body, then a TCP reset),
-`malformed` (200 with broken JSON), `slow:<seconds>`. `server.default_fault` applies to every
+`malformed` (200 with broken JSON), `slow:<seconds>`, `echo` / `400echo` (a reply, or a 400,
+quoting the request's Authorization and X-Api-Key headers: a leaky agent). `server.default_fault` applies to every
 request without a queued action. `server.max_in_flight = n` answers 429 (Retry-After:
 `server.retry_after`) to a request arriving while n are already being served.
 """
@@ -52,6 +53,7 @@ class FakeServer(ThreadingHTTPServer):
         self.in_flight = 0
         self.peak_in_flight = 0
         self.count = 0
+        self.connections = 0
         self.keep_log = True
         self.stopping = threading.Event()
 
@@ -152,6 +154,8 @@ class Handler(BaseHTTPRequestHandler):
         super().setup()
         # No Nagle: otherwise small replies wait for the client's delayed ACK (40 ms stalls).
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.server.lock:
+            self.server.connections += 1
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -211,6 +215,12 @@ class Handler(BaseHTTPRequestHandler):
             # SO_LINGER 0: close sends a TCP RST, the client sees a reset mid-response
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
+        elif fault in ("echo", "400echo"):  # an agent that leaks what it was sent
+            leaked = f"I got {self.headers.get('Authorization')} and {self.headers.get('X-Api-Key')}"
+            if fault == "echo":
+                self.reply(200, {"output": {"text": leaked, "tool_calls": []}})
+            else:
+                self.reply(400, {"error": leaked})
         elif fault == "malformed":
             self.reply_raw(200, b'{"output": {"text": "unterminated')
         else:

@@ -1,0 +1,342 @@
+"""The `http` target end to end: a real agent server on 127.0.0.1, the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import dedent
+from fake_agent import FakeServer
+
+from evalgate.api import run_spec
+from evalgate.spec import ResponseMapping
+from evalgate.targets.http import ReplyMapping, compile_body
+
+SECRET = "agt-9f8e7d6c5b4a-secret"
+CLI_TIMEOUT_S = 60
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as srv:
+        yield srv
+
+
+def evalgate(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "evalgate.cli", *map(str, args)],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+    )
+
+
+def spec_text(url: str, data: list[dict], target: dict | None = None, **top: object) -> str:
+    """A spec as JSON (which is YAML): an http target with fast retries, one gate, one scorer."""
+    spec = {
+        "version": 1,
+        "data": data,
+        "target": {
+            "type": "http",
+            "url": f"{url}/agent",
+            "response": {"text": "output.text", "tool_calls": "output.tool_calls", "usage": "usage"},
+            "retries": {"attempts": 3, "backoff_s": 0.01, "max_backoff_s": 0.05},
+            "timeout_s": 0.5,
+            **(target or {}),
+        },
+        "gates": [{"type": "called_tool", "tool": "get_weather"}],
+        "scorers": [{"type": "includes", "value": "72F"}],
+        **top,
+    }
+    return json.dumps(spec, indent=2)
+
+
+# ---- templates and mapping (pure) ----
+
+
+def test_placeholders_become_json_values_not_pasted_strings() -> None:
+    render = compile_body({
+        "q": "{{input}}",
+        "meta": "{{item.metadata}}",
+        "user": "{{ item.metadata.user }}",
+        "line": "asked: {{input}} by {{item.metadata.user}}",
+        "fixed": [1, {"k": "v"}],
+    })
+    ctx = {"input": {"city": "Paris", "days": 3}, "item": {"metadata": {"user": 7}}}
+    assert render(ctx) == {
+        "q": {"city": "Paris", "days": 3},
+        "meta": {"user": 7},
+        "user": 7,
+        "line": 'asked: {"city": "Paris", "days": 3} by 7',
+        "fixed": [1, {"k": "v"}],
+    }
+    assert compile_body('{"q": "{{input}}"}')({"input": [1, 2]}) == {"q": [1, 2]}  # a JSON string body
+    assert compile_body({"q": "{{item.missing}}"})({"item": {}}) == {"q": None}
+
+
+def test_unknown_placeholder_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown placeholder `\\{\\{inptu\\}\\}`"):
+        compile_body({"q": "{{inptu}}"})
+
+
+def test_response_mapping_with_jmespath_and_tool_call_fields() -> None:
+    mapping = ReplyMapping(ResponseMapping(
+        text="data.answer",
+        tool_calls="data.steps[?kind=='tool']",
+        usage="meta.tokens",
+        cost_usd="meta.cost",
+        tool_call_fields={"name": "tool", "args": "input", "error": "failure"},
+    ))
+    run = mapping.run({
+        "data": {"answer": "Sunny.", "steps": [
+            {"kind": "tool", "tool": "get_weather", "input": {"city": "Paris"}},
+            {"kind": "think"},
+            {"kind": "tool", "tool": "search", "input": "x", "failure": "timeout"},
+        ]},
+        "meta": {"tokens": {"prompt_tokens": 3}, "cost": 0.002},
+    })
+    assert run.text == "Sunny."
+    assert [(c.name, c.args, c.error) for c in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, None), ("search", "x", "timeout")]
+    assert run.usage == {"prompt_tokens": 3} and run.cost_usd == 0.002
+
+
+def test_bad_jmespath_is_a_spec_error_on_its_line(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text(dedent("""
+        version: 1
+        data: [{input: hi}]
+        target:
+          type: http
+          url: http://127.0.0.1:9/agent
+          response:
+            text: "output.[text"
+        gates: [{type: used_no_tools}]
+        """))
+    proc = evalgate("validate", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "evalgate.yaml:7:" in proc.stderr and "not a JMESPath expression" in proc.stderr
+
+
+def test_unknown_placeholder_is_a_spec_error(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text(dedent("""
+        version: 1
+        data: [{input: hi}]
+        target:
+          type: http
+          url: http://127.0.0.1:9/agent
+          body: {question: "{{question}}"}
+        gates: [{type: used_no_tools}]
+        """))
+    proc = evalgate("validate", cwd=tmp_path)
+    assert proc.returncode == 2 and "{{question}}" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ---- end to end ----
+
+
+def write_spec(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "evalgate.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_every_item_is_scored_or_errored_exactly_once_under_faults(tmp_path: Path, server: FakeServer) -> None:
+    faults = {
+        "Paris ok": [],
+        "Oslo 500 then ok": ["500", "503"],
+        "Lima reset then ok": ["reset"],
+        "Cairo 429 then ok": ["429:0.05"],
+        "Tokyo slow": ["slow:0.1"],
+        "Sydney hangs once": ["hang"],
+        "London always 500": ["500"] * 10,
+        "Brooklyn malformed": ["malformed"],
+        "Paris 400": ["400"],
+        "Oslo hangs forever": ["hang"] * 10,
+    }
+    server.faults.update({k: list(v) for k, v in faults.items()})
+    data = [{"id": f"i{n}", "input": text} for n, text in enumerate(faults)]
+    write_spec(tmp_path, spec_text(server.url, data, concurrency=4, max_errors=10))
+    proc = evalgate("run", "--output", "out.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((tmp_path / "out.json").read_text())
+    journal = (tmp_path / "out.json.items.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["id"] for line in journal) == sorted(d["id"] for d in data)
+    items = {i["id"]: i for i in results["items"]}
+    assert [i["id"] for i in results["items"]] == [d["id"] for d in data]
+    errored = {i for i, item in items.items() if item["error"]}
+    assert errored == {"i6", "i7", "i8", "i9"}
+    assert "HTTP 500" in items["i6"]["error"] and "after 3 attempts" in items["i6"]["error"]
+    assert "not JSON" in items["i7"]["error"]
+    assert "HTTP 400" in items["i8"]["error"]
+    assert "timed out" in items["i9"]["error"]
+    for item_id, item in items.items():  # errored items carry no scores; the rest are scored once
+        assert bool(item["gates"]) != (item_id in errored)
+    assert results["summary"]["errored_items"] == 4
+    assert results["gate_results"][0]["score"] == 1.0  # averaged over the 6 scored items only
+    for text in faults:  # retries are bounded by attempts
+        assert server.requests_for(text) <= 3
+    assert server.requests_for("Paris 400") == 1 and server.requests_for("Brooklyn malformed") == 1
+    network = results["summary"]["network"]
+    assert network["retries"] == sum(server.requests_for(t) - 1 for t in faults)
+    assert "retries" in proc.stdout
+
+
+def test_rate_limited_run_slows_down_instead_of_failing(tmp_path: Path, server: FakeServer) -> None:
+    server.max_in_flight = 2
+    server.retry_after = 0.02
+    server.default_fault = "slow:0.03"
+    data = [{"id": f"q{n}", "input": f"weather in Paris #{n}"} for n in range(40)]
+    retries = {"attempts": 8, "backoff_s": 0.02, "max_backoff_s": 0.2}
+    write_spec(tmp_path, spec_text(server.url, data, {"retries": retries}, concurrency=8))
+    proc = evalgate("run", "--output", "out.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((tmp_path / "out.json").read_text())
+    assert results["summary"]["errored_items"] == 0 and results["verdict"] == "passed"
+    network = results["summary"]["network"]
+    assert network["rate_limited"] > 0
+    assert network["lowest_limit"] < 8  # the in-flight limit adapted
+    assert network["concurrency_limit"] == 8
+    # far fewer 429s than a client hammering at 8 in flight would collect
+    assert network["rate_limited"] < 40
+    assert "rate-limited" in proc.stdout
+
+
+def test_secrets_never_appear_in_any_output(tmp_path: Path, server: FakeServer) -> None:
+    server.faults["leak please"] = ["echo"]
+    server.faults["leak in error"] = ["400echo"]
+    data = [
+        {"id": "ok", "input": "weather in Paris"},
+        {"id": "echo", "input": "leak please"},
+        {"id": "err", "input": "leak in error"},
+    ]
+    headers = {"Authorization": "Bearer ${AGENT_TOKEN}", "X-Api-Key": "${AGENT_TOKEN}"}
+    write_spec(tmp_path, spec_text(server.url, data, {"headers": headers}, max_errors=5))
+    proc = evalgate("run", "--output", "out.json", cwd=tmp_path, env={"AGENT_TOKEN": SECRET})
+    assert proc.returncode in (0, 1), proc.stderr
+    # the agent did receive it...
+    assert server.requests[0]["headers"]["Authorization"] == f"Bearer {SECRET}"
+    assert server.requests[0]["headers"]["X-Api-Key"] == SECRET
+    # ...and it is nowhere in what evalgate wrote or printed
+    assert SECRET not in proc.stdout and SECRET not in proc.stderr
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path
+    results = json.loads((tmp_path / "out.json").read_text())
+    items = {i["id"]: i for i in results["items"]}
+    assert "***" in items["echo"]["output"]["text"]
+    assert "HTTP 400" in items["err"]["error"] and "***" in items["err"]["error"]
+
+
+def test_missing_header_variable_errors_items_with_a_clear_message(tmp_path: Path, server: FakeServer) -> None:
+    data = [{"id": "a", "input": "weather in Paris"}]
+    headers = {"Authorization": "Bearer ${EVALGATE_TEST_UNSET_TOKEN}"}
+    write_spec(tmp_path, spec_text(server.url, data, {"headers": headers}))
+    env = {k: v for k, v in os.environ.items() if k != "EVALGATE_TEST_UNSET_TOKEN"}
+    proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "out.json"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+    assert proc.returncode == 1
+    item = json.loads((tmp_path / "out.json").read_text())["items"][0]
+    assert "EVALGATE_TEST_UNSET_TOKEN is not set" in item["error"]
+    assert server.count == 0
+
+
+def test_body_template_and_item_fields_reach_the_agent(tmp_path: Path, server: FakeServer) -> None:
+    data = [{"id": "a", "input": {"q": "weather in Oslo"}, "metadata": {"user": "u1", "n": 2}}]
+    body = {"input": "{{input}}", "user": "{{item.metadata.user}}", "n": "{{item.metadata.n}}", "id": "{{item.id}}"}
+    write_spec(tmp_path, spec_text(server.url, data, {"body": body}))
+    proc = evalgate("run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert server.requests[0]["body"] == {"input": {"q": "weather in Oslo"}, "user": "u1", "n": 2, "id": "a"}
+
+
+def test_conversation_messages_sends_the_growing_history(tmp_path: Path, server: FakeServer) -> None:
+    write_spec(tmp_path, dedent(f"""
+        version: 1
+        data:
+          - {{id: chat, inputs: ["hello", "weather in Paris?", "thanks"]}}
+        target:
+          type: http
+          url: {server.url}/agent
+          conversation: messages
+          response: {{text: output.text, tool_calls: output.tool_calls}}
+        gates:
+          - type: called_tool
+            tool: get_weather
+        """))
+    proc = evalgate("run", "-o", "out.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    bodies = [r["body"] for r in server.requests]
+    assert [len(b["messages"]) for b in bodies] == [1, 3, 5]
+    assert bodies[2]["messages"][:3] == [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "You said: hello"},
+        {"role": "user", "content": "weather in Paris?"},
+    ]
+    item = json.loads((tmp_path / "out.json").read_text())["items"][0]
+    assert item["output"]["texts"] == ["You said: hello", "It is sunny in Paris, 72F.", "You said: thanks"]
+
+
+def test_conversation_session_carries_the_id_between_turns(tmp_path: Path, server: FakeServer) -> None:
+    write_spec(tmp_path, dedent(f"""
+        version: 1
+        data:
+          - {{id: chat, inputs: ["hello", "weather in Paris?"]}}
+          - {{id: other, inputs: ["hi", "weather in Oslo?"]}}
+        target:
+          type: http
+          url: {server.url}/agent
+          conversation: session
+          session: session
+          body: {{input: "{{{{input}}}}", session: "{{{{session}}}}"}}
+          response: {{text: output.text, tool_calls: output.tool_calls}}
+        concurrency: 2
+        gates:
+          - type: called_tool
+            tool: get_weather
+        """))
+    proc = evalgate("run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    by_input = {r["body"]["input"]: r["body"] for r in server.requests}
+    assert by_input["hello"]["session"] is None and by_input["hi"]["session"] is None
+    assert by_input["weather in Paris?"]["session"] == server_session("hello")
+    assert by_input["weather in Oslo?"]["session"] == server_session("hi")
+
+
+def server_session(first_input: str) -> str:
+    from fake_agent import agent_reply
+
+    return agent_reply({"input": first_input})["session"]
+
+
+def test_run_spec_reports_network_stats_in_the_summary(tmp_path: Path, server: FakeServer) -> None:
+    server.faults["weather in Oslo"] = ["500"]
+    data = [{"id": "a", "input": "weather in Paris"}, {"id": "b", "input": "weather in Oslo"}]
+    spec = write_spec(tmp_path, spec_text(server.url, data))
+    result = run_spec(spec)
+    network = result.summary["network"]
+    assert network["requests"] == 3 and network["retries"] == 1 and network["failed_requests"] == 0
+    assert result.verdict == "passed"
+
+
+def test_the_demo_agent_served_over_http_passes(tmp_path: Path) -> None:
+    demo = Path(__file__).resolve().parent.parent / "examples" / "weather"
+    proc = subprocess.Popen([sys.executable, "serve.py", "--port", "0"], cwd=demo, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split()[-1]  # ".../answer"
+        spec = (demo / "http.yaml").read_text().replace("http://127.0.0.1:8787/answer", url)
+        (tmp_path / "http.yaml").write_text(spec)
+        (tmp_path / "questions.jsonl").write_text((demo / "questions.jsonl").read_text())
+        result = evalgate("run", "http.yaml", cwd=tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "verdict: PASSED" in result.stdout and "10 requests" in result.stdout
+    finally:
+        proc.kill()
+        proc.wait()

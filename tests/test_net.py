@@ -1,0 +1,218 @@
+"""evalgate.net: retries, Retry-After, the adaptive limit, keep-alive, redaction, against a real server."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from fake_agent import FakeServer
+
+from evalgate.net import (
+    AdaptiveLimiter,
+    HttpClient,
+    HttpError,
+    Redactor,
+    RetryPolicy,
+    expand_env,
+    parse_retry_after,
+    parse_ttl,
+)
+
+FAST = RetryPolicy(attempts=3, backoff_s=0.01, max_backoff_s=0.05)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as srv:
+        yield srv
+
+
+def client(**kwargs: object) -> HttpClient:
+    options: dict = {"concurrency": 4, "retries": FAST, "timeout_s": 2.0, **kwargs}
+    return HttpClient(**options)
+
+
+# ---- policy pieces ----
+
+
+def test_backoff_doubles_with_jitter_and_respects_the_cap() -> None:
+    policy = RetryPolicy(attempts=5, backoff_s=1.0, max_backoff_s=3.0)
+    rng = random.Random(7)
+    for retry, base in [(1, 1.0), (2, 2.0), (3, 3.0), (4, 3.0)]:
+        delays = [policy.delay(retry, None, rng) for _ in range(200)]
+        assert min(delays) >= base / 2 and max(delays) <= base
+        assert max(delays) - min(delays) > base / 10  # jittered, not constant
+
+
+def test_retry_after_is_a_floor_capped_by_max_backoff() -> None:
+    policy = RetryPolicy(attempts=3, backoff_s=0.01, max_backoff_s=5.0)
+    assert policy.delay(1, 2.0) == 2.0
+    assert policy.delay(1, 60.0) == 5.0
+
+
+def test_parse_retry_after() -> None:
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after(" 0.5 ") == 0.5
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == pytest.approx(10.0)
+
+
+def test_parse_ttl() -> None:
+    assert parse_ttl(None) is None
+    assert parse_ttl(90) == 90.0
+    assert parse_ttl("30m") == 1800.0
+    assert parse_ttl("7d") == 7 * 86400.0
+    with pytest.raises(ValueError):
+        parse_ttl("soon")
+    with pytest.raises(ValueError):
+        parse_ttl(0)
+
+
+def test_expand_env_reports_values_and_missing_names() -> None:
+    text, used = expand_env("Bearer ${TOKEN}", {"TOKEN": "abc123"})
+    assert text == "Bearer abc123" and used == ["abc123"]
+    with pytest.raises(KeyError):
+        expand_env("${NOPE}", {})
+
+
+def test_redactor_hides_known_secrets() -> None:
+    redact = Redactor(["hunter22", "ab"])  # values under 4 characters are too common to redact
+    assert redact("x hunter22 y ab") == "x *** y ab"
+
+
+def test_limiter_halves_once_per_window_and_recovers_additively() -> None:
+    limiter = AdaptiveLimiter(8)
+    tokens = [limiter.acquire() for _ in range(4)]
+    for token in tokens:  # four 429s from requests in flight together: one decrease
+        limiter.release(token, throttled=True)
+    assert limiter.limit == 4 and limiter.decreases == 1
+    token = limiter.acquire()
+    limiter.release(token, throttled=True)  # a request started after the decrease: halves again
+    assert limiter.limit == 2 and limiter.lowest == 2
+    limiter.release(limiter.acquire(), ok=True)
+    assert limiter.limit == 2  # +1/limit per success: about `limit` successes per extra slot
+    for _ in range(2):
+        limiter.release(limiter.acquire(), ok=True)
+    assert limiter.limit == 3
+    for _ in range(200):
+        limiter.release(limiter.acquire(), ok=True)
+    assert limiter.limit == 8  # never above the configured limit
+
+
+def test_limiter_never_goes_below_one_and_blocks_when_full() -> None:
+    limiter = AdaptiveLimiter(2)
+    for _ in range(5):
+        limiter.release(limiter.acquire(), throttled=True)
+    assert limiter.limit == 1
+    held = limiter.acquire()
+    entered = threading.Event()
+
+    def second() -> None:
+        token = limiter.acquire()
+        entered.set()
+        limiter.release(token)
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    assert not entered.wait(0.1)  # the one slot is taken
+    limiter.release(held)
+    assert entered.wait(2.0)
+    thread.join(2.0)
+
+
+# ---- the client against a real server ----
+
+
+def test_keep_alive_reuses_one_connection(server: FakeServer) -> None:
+    http = client()
+    for _ in range(20):
+        assert http.post_json(server.url + "/agent", {"input": "hi"}).status == 200
+    http.close()
+    assert server.connections == 1
+
+
+def test_5xx_is_retried_until_it_succeeds(server: FakeServer) -> None:
+    server.faults["flaky"] = ["500", "503"]
+    http = client()
+    reply = http.post_json(server.url + "/agent", {"input": "flaky"})
+    assert reply.status == 200 and reply.attempts == 3
+    assert reply.body["output"]["text"] == "You said: flaky"
+    assert server.requests_for("flaky") == 3
+    assert http.stats()["retries"] == 2
+
+
+def test_retries_are_bounded_and_the_last_problem_is_reported(server: FakeServer) -> None:
+    server.faults["down"] = ["500"] * 10
+    http = client()
+    with pytest.raises(HttpError) as caught:
+        http.post_json(server.url + "/agent", {"input": "down"})
+    assert caught.value.status == 500 and caught.value.attempts == 3
+    assert "HTTP 500" in str(caught.value) and "after 3 attempts" in str(caught.value)
+    assert server.requests_for("down") == 3
+
+
+def test_4xx_other_than_408_and_429_is_not_retried(server: FakeServer) -> None:
+    server.faults["bad"] = ["400"]
+    with pytest.raises(HttpError) as caught:
+        client().post_json(server.url + "/agent", {"input": "bad"})
+    assert caught.value.status == 400 and caught.value.attempts == 1
+    assert server.requests_for("bad") == 1
+
+
+def test_429_honours_retry_after(server: FakeServer) -> None:
+    server.faults["busy"] = ["429:0.3"]
+    http = client(retries=RetryPolicy(attempts=3, backoff_s=0.01, max_backoff_s=5.0))
+    started = time.monotonic()
+    reply = http.post_json(server.url + "/agent", {"input": "busy"})
+    waited = time.monotonic() - started
+    assert reply.status == 200 and reply.attempts == 2
+    assert 0.3 <= waited < 3.0
+    assert http.stats()["rate_limited"] == 1
+
+
+def test_a_hanging_reply_times_out_and_is_retried_a_bounded_number_of_times(server: FakeServer) -> None:
+    server.faults["stuck"] = ["hang", "hang"]
+    http = client(timeout_s=0.2, retries=RetryPolicy(attempts=2, backoff_s=0.01, max_backoff_s=0.01))
+    started = time.monotonic()
+    with pytest.raises(HttpError) as caught:
+        http.post_json(server.url + "/agent", {"input": "stuck"})
+    assert time.monotonic() - started < 2.0
+    assert "timed out after 0.2s" in str(caught.value) and caught.value.status is None
+    assert server.requests_for("stuck") == 2
+
+
+def test_a_connection_reset_mid_response_is_retried(server: FakeServer) -> None:
+    server.faults["cut"] = ["reset"]
+    http = client()
+    reply = http.post_json(server.url + "/agent", {"input": "cut"})
+    assert reply.status == 200 and reply.attempts == 2
+    assert http.stats()["retries"] == 1
+
+
+def test_malformed_json_is_returned_not_retried(server: FakeServer) -> None:
+    server.faults["junk"] = ["malformed"]
+    reply = client().post_json(server.url + "/agent", {"input": "junk"})
+    assert reply.status == 200 and not reply.is_json and reply.body is None
+    assert server.requests_for("junk") == 1
+
+
+def test_connection_refused_is_an_error_after_retries() -> None:
+    with FakeServer() as srv:
+        url = srv.url
+    with pytest.raises(HttpError) as caught:
+        client().post_json(url + "/agent", {"input": "x"})
+    assert "connection failed" in str(caught.value) and caught.value.attempts == 3
+
+
+def test_error_messages_never_hold_a_secret(server: FakeServer) -> None:
+    secret = "tok-very-secret-123"
+    server.faults["leak"] = ["400echo"]
+    http = client(secrets=[secret])
+    with pytest.raises(HttpError) as caught:
+        http.post_json(server.url + "/agent", {"input": "leak"}, {"Authorization": f"Bearer {secret}"})
+    assert secret not in str(caught.value) and secret not in caught.value.body
+    assert "***" in str(caught.value)

@@ -1,0 +1,155 @@
+"""The `openai` target against a fake OpenAI-compatible chat-completions server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_agent import FakeServer
+
+from evalgate.api import run_spec
+
+SECRET = "sk-test-0123456789abcdef"
+TOOLS = [{
+    "name": "get_weather",
+    "description": "The weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}]
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", SECRET)
+    return SECRET
+
+
+def write_spec(tmp_path: Path, url: str, data: list[dict], target: dict | None = None, **top: object) -> Path:
+    spec = {
+        "version": 1,
+        "data": data,
+        "target": {
+            "type": "openai",
+            "base_url": f"{url}/v1",
+            "model": "fake-mini",
+            "api_key_env": "FAKE_OPENAI_KEY",
+            "retries": {"attempts": 3, "backoff_s": 0.01, "max_backoff_s": 0.05},
+            "timeout_s": 2,
+            **(target or {}),
+        },
+        "scorers": [{"type": "includes", "value": "said"}],
+        **top,
+    }
+    path = tmp_path / "evalgate.yaml"
+    path.write_text(json.dumps(spec, indent=2))
+    return path
+
+
+def items(result_path: Path) -> dict[str, dict]:
+    return {i["id"]: i for i in json.loads(result_path.read_text())["items"]}
+
+
+def test_text_tool_calls_usage_and_cost_are_recorded(tmp_path: Path, server: FakeServer, api_key: str) -> None:
+    target = {
+        "system": "You are a weather bot.",
+        "temperature": 0.2,
+        "max_tokens": 50,
+        "tools": TOOLS,
+        "prices": {"fake-mini": {"prompt": 1.0, "completion": 2.0}},
+    }
+    data = [{"id": "w", "input": "weather in Paris?"}, {"id": "h", "input": "hello there"}]
+    spec = write_spec(tmp_path, server.url, data, target)
+    result = run_spec(spec, output=tmp_path / "out.json")
+    got = items(tmp_path / "out.json")
+    weather = got["w"]["output"]
+    assert weather["tool_calls"] == [{"name": "get_weather", "args": {"city": "Paris"}}]
+    assert weather["text"] == ""
+    assert got["h"]["output"]["text"] == "You said: hello there"
+    usage = got["h"]["output"]["usage"]
+    assert usage == {"prompt_tokens": 7, "completion_tokens": 10, "total_tokens": 17}  # 5 system + 2 user words
+    assert got["h"]["output"]["cost_usd"] == pytest.approx((7 * 1.0 + 10 * 2.0) / 1_000_000)
+    assert result.summary["errored_items"] == 0
+    sent = server.requests[0]
+    assert sent["path"] == "/v1/chat/completions"
+    assert sent["headers"]["Authorization"] == f"Bearer {SECRET}"
+    body = sent["body"]
+    assert body["model"] == "fake-mini" and body["temperature"] == 0.2 and body["max_tokens"] == 50
+    assert body["messages"][0] == {"role": "system", "content": "You are a weather bot."}
+    assert body["tools"] == [{"type": "function", "function": TOOLS[0]}]
+    assert SECRET not in (tmp_path / "out.json").read_text()
+
+
+def test_multi_turn_sends_the_growing_message_list(tmp_path: Path, server: FakeServer, api_key: str) -> None:
+    data = [{"id": "c", "inputs": ["hi", "and again", "bye"]}]
+    spec = write_spec(tmp_path, server.url, data, {"system": "Be brief."})
+    run_spec(spec, output=tmp_path / "out.json")
+    messages = [r["body"]["messages"] for r in server.requests]
+    assert [len(m) for m in messages] == [2, 4, 6]
+    assert messages[2] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "You said: hi"},
+        {"role": "user", "content": "and again"},
+        {"role": "assistant", "content": "You said: and again"},
+        {"role": "user", "content": "bye"},
+    ]
+    texts = items(tmp_path / "out.json")["c"]["output"]["texts"]
+    assert texts == ["You said: hi", "You said: and again", "You said: bye"]
+
+
+def test_faults_are_retried_or_error_the_item(tmp_path: Path, server: FakeServer, api_key: str) -> None:
+    server.faults["flaky"] = ["500", "429:0.01"]
+    server.faults["junk"] = ["malformed"]
+    server.faults["gone"] = ["503"] * 5
+    data = [{"id": "f", "input": "flaky"}, {"id": "j", "input": "junk"}, {"id": "g", "input": "gone"}]
+    spec = write_spec(tmp_path, server.url, data, max_errors=5)
+    result = run_spec(spec, output=tmp_path / "out.json")
+    got = items(tmp_path / "out.json")
+    assert got["f"]["error"] is None and got["f"]["output"]["text"] == "You said: flaky"
+    assert "not JSON" in got["j"]["error"]
+    assert "HTTP 503" in got["g"]["error"] and "after 3 attempts" in got["g"]["error"]
+    assert result.summary["errored_items"] == 2
+    assert server.requests_for("gone") == 3 and server.requests_for("junk") == 1
+
+
+def test_missing_api_key_errors_items_without_sending(tmp_path: Path, server: FakeServer,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FAKE_OPENAI_KEY", raising=False)
+    spec = write_spec(tmp_path, server.url, [{"id": "a", "input": "hi"}])
+    run_spec(spec, output=tmp_path / "out.json")
+    assert "FAKE_OPENAI_KEY is not set" in items(tmp_path / "out.json")["a"]["error"]
+    assert server.count == 0
+
+
+def test_endpoint_without_a_key(tmp_path: Path, server: FakeServer) -> None:
+    spec = write_spec(tmp_path, server.url, [{"id": "a", "input": "hi"}], {"api_key_env": None})
+    result = run_spec(spec)
+    assert result.summary["errored_items"] == 0
+    assert "Authorization" not in server.requests[0]["headers"]
+
+
+def test_cli_output_never_shows_the_key(tmp_path: Path, server: FakeServer) -> None:
+    server.faults["leak"] = ["echo"]
+    server.faults["leak2"] = ["400echo"]
+    data = [{"id": "a", "input": "leak"}, {"id": "b", "input": "leak2"}]
+    write_spec(tmp_path, server.url, data, max_errors=5)
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalgate.cli", "run", "-o", "out.json"],
+        cwd=tmp_path, env={**os.environ, "FAKE_OPENAI_KEY": SECRET}, capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert SECRET not in proc.stdout + proc.stderr
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path
+    assert "HTTP 400" in items(tmp_path / "out.json")["b"]["error"]

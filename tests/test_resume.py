@@ -1,0 +1,222 @@
+"""Nothing lost: a killed or interrupted run leaves its items on disk; `--resume` scores each item once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_agent import FakeServer
+
+from evalgate.api import run_spec
+
+ITEMS = 24
+WAIT_S = 30.0
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as srv:
+        srv.default_fault = "slow:0.05"
+        yield srv
+
+
+def question(i: int) -> str:
+    return f"weather in Paris #{i}" if i % 3 else f"hello #{i}"
+
+
+def write_spec(tmp_path: Path, url: str) -> None:
+    spec = {
+        "version": 1,
+        "data": [{"id": f"q{i}", "input": question(i)} for i in range(ITEMS)],
+        "target": {
+            "type": "http",
+            "url": f"{url}/agent",
+            "response": {"text": "output.text", "tool_calls": "output.tool_calls"},
+        },
+        "concurrency": 2,
+        "gates": [{"type": "no_tool_errors"}],
+        "scorers": [
+            {"type": "called_tool", "tool": "get_weather", "threshold": 0.5},
+            {"type": "similarity", "value": "It is sunny in Paris, 72F."},
+        ],
+    }
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+
+
+def start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "evalgate.cli", "run", "-o", "out.json", *args],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def wait_for_lines(journal: Path, count: int) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if journal.exists() and journal.read_text().count("\n") >= count:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the journal never reached {count} lines")
+
+
+def journal_ids(journal: Path) -> list[str]:
+    return [json.loads(line)["id"] for line in journal.read_text().splitlines() if line.endswith("}")]
+
+
+def headline(results: dict) -> dict:
+    keep = ("verdict", "scores", "gate_results", "threshold_results")
+    summary = {k: results["summary"][k] for k in ("total_items", "errored_items", "not_scorable")}
+    return {**{k: results[k] for k in keep}, "summary": summary}
+
+
+def test_resume_after_a_killed_run_scores_each_item_once(tmp_path: Path, server: FakeServer) -> None:
+    write_spec(tmp_path, server.url)
+    journal = tmp_path / "out.json.items.jsonl"
+    proc = start(tmp_path)
+    wait_for_lines(journal, 6)
+    proc.kill()  # a crash: no chance to clean up
+    proc.wait(WAIT_S)
+    with journal.open("a") as handle:
+        handle.write('{"index": 99, "id": "torn')  # a line cut short by the crash
+    done = journal_ids(journal)
+    assert 6 <= len(done) < ITEMS
+    before = server.count
+
+    resumed = start(tmp_path, "--resume")
+    out, err = resumed.communicate(timeout=WAIT_S)
+    assert resumed.returncode == 0, out + err
+    sent_after = [r["body"]["input"] for r in server.requests[before:]]
+    expected = [question(i) for i in range(ITEMS) if f"q{i}" not in done]
+    assert sorted(sent_after) == sorted(expected)  # only the unfinished items were sent
+
+    results = json.loads((tmp_path / "out.json").read_text())
+    assert [i["id"] for i in results["items"]] == [f"q{i}" for i in range(ITEMS)]
+    assert results["summary"]["total_items"] == ITEMS
+    assert results["summary"]["resumed_items"] == len(done)
+
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    write_spec(fresh, server.url)
+    full = start(fresh)
+    full.communicate(timeout=WAIT_S)
+    assert headline(json.loads((fresh / "out.json").read_text())) == headline(results)
+
+
+def test_ctrl_c_writes_results_for_what_finished(tmp_path: Path, server: FakeServer) -> None:
+    write_spec(tmp_path, server.url)
+    journal = tmp_path / "out.json.items.jsonl"
+    proc = start(tmp_path)
+    wait_for_lines(journal, 4)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=WAIT_S)
+    assert proc.returncode == 130, out + err
+    assert "interrupted" in err
+    results = json.loads((tmp_path / "out.json").read_text())
+    assert results["summary"]["interrupted"] is True
+    finished = [i["id"] for i in results["items"]]
+    assert 4 <= len(finished) < ITEMS and len(set(finished)) == len(finished)
+    assert results["summary"]["total_items"] == len(finished)
+
+    resumed = start(tmp_path, "--resume")
+    resumed.communicate(timeout=WAIT_S)
+    results = json.loads((tmp_path / "out.json").read_text())
+    assert [i["id"] for i in results["items"]] == [f"q{i}" for i in range(ITEMS)]
+    assert results["summary"]["interrupted"] is False
+
+
+def test_resume_needs_output(tmp_path: Path) -> None:
+    write_spec(tmp_path, "http://127.0.0.1:9")
+    proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "--resume"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=WAIT_S)
+    assert proc.returncode == 2 and "--output" in proc.stderr
+
+
+# ---- resume rebuilds every kind of result: turns, not scorable, scorer errors, errored items ----
+
+SCORERS_PY = '''
+from evalgate import NotScorable
+
+def maybe(item, run):
+    if "skip" in run.text:
+        raise NotScorable("nothing to judge")
+    if "boom" in run.text:
+        raise RuntimeError("scorer blew up")
+    return 1.0 if "sunny" in run.text else 0.25
+'''
+
+
+def recorded_spec(tmp_path: Path) -> Path:
+    data = []
+    for i in range(12):
+        text = ["sunny day", "rainy", "skip me", "boom"][i % 4]
+        if i % 5 == 4:
+            data.append({"id": f"t{i}", "turns": [
+                {"input": "a", "output": text, "scorers": [{"type": "includes", "value": "sunny", "threshold": 0.1}]},
+                {"input": "b", "output": {"text": "ok", "tool_calls": [{"name": "x", "error": "bad"}]},
+                 "gates": [{"type": "no_tool_errors"}]},
+            ]})
+        else:
+            data.append({"id": f"r{i}", "input": f"q{i}", "output": text})
+    spec = {
+        "version": 1,
+        "data": data,
+        "max_errors": 20,
+        "gates": [{"type": "excludes", "value": "rain"}],
+        "scorers": [
+            {"type": "python", "function": "scorers:maybe", "id": "maybe", "threshold": 0.5},
+            {"type": "excludes", "value": "rain"},
+        ],
+    }
+    (tmp_path / "scorers.py").write_text(SCORERS_PY)
+    path = tmp_path / "evalgate.yaml"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_resume_rebuilds_aggregates_exactly(tmp_path: Path) -> None:
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    full = run_spec(spec, output=out).header()
+    journal = out.with_name("out.json.items.jsonl")
+    lines = journal.read_text().splitlines(keepends=True)
+    keep = [line for n, line in enumerate(lines) if n % 3 != 2]  # these finished in the "killed" run
+    journal.write_text("".join(keep) + lines[2][:20])
+    out.unlink()
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.summary["resumed_items"] == len(keep)
+    header = resumed.header()
+    for key in ("verdict", "scores", "gate_results", "threshold_results", "turn_results"):
+        assert header[key] == full[key], key
+    for key in ("total_items", "errored_items", "not_scorable"):
+        assert header["summary"][key] == full["summary"][key], key
+    assert full["summary"]["not_scorable"] and full["summary"]["errored_items"]  # the case is not trivial
+    final = json.loads(out.read_text())
+    assert [i["id"] for i in final["items"]] == [f"{'t' if i % 5 == 4 else 'r'}{i}" for i in range(12)]
+
+
+def test_a_journal_from_other_data_is_not_trusted(tmp_path: Path) -> None:
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    run_spec(spec, output=out)
+    journal = out.with_name("out.json.items.jsonl")
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    records[0]["id"] = "someone-else"
+    records[0]["gates"] = {"excludes:rain": 0.0}
+    journal.write_text("".join(json.dumps(r) + "\n" for r in records))
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.summary["resumed_items"] == len(records) - 1
+    assert json.loads(out.read_text())["items"][0]["id"] == "r0"
+
+
+def test_resume_without_a_journal_runs_everything(tmp_path: Path) -> None:
+    spec = recorded_spec(tmp_path)
+    result = run_spec(spec, output=tmp_path / "new.json", resume=True)
+    assert result.summary["total_items"] == 12 and result.summary["resumed_items"] == 0
+    assert os.path.exists(tmp_path / "new.json")
