@@ -1,0 +1,289 @@
+"""The judge client against the fake judge on 127.0.0.1: repair, faults, cache, usage, cost, secrets, serve."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from fake_judge import FakeJudge
+from pydantic import BaseModel
+
+from evalgate import run_evals, run_spec
+from evalgate.items import Item
+from evalgate.judge import Judge, cost_usd, parse_reply
+from evalgate.runs import Run
+from evalgate.scorers import judged
+from evalgate.scorers.prompts import ANSWER_RELEVANCY, FAITHFULNESS, RUBRIC_BINARY, RUBRIC_GRADED
+
+FAKE_JUDGE = Path(__file__).with_name("fake_judge.py")
+SECRET = "sk-evalgate-test-DO-NOT-LEAK-0123456789"
+ITEMS = [  # distinct outputs: identical prompts would share one cached reply
+    {"id": f"i{n}", "input": "Weather in Brooklyn?", "context": ["Brooklyn is sunny, 72F."], "output": text}
+    for n, text in enumerate(["It is sunny in Brooklyn. It is 72F.", "Brooklyn is sunny.", "It is 72F in Brooklyn."])
+]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeJudge]:
+    with FakeJudge() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EVALGATE_NO_CACHE", raising=False)
+
+
+def _judge(fake: FakeJudge, **options: object) -> Judge:
+    settings = {"model": "gpt-4o-mini", "base_url": fake.base_url, "api_key_env": None,
+                "retries": {"attempts": 1}, **options}
+    return Judge(**settings)
+
+
+def _faithfulness_run(judge: Judge, max_errors: int = 0) -> object:
+    scorer = {"scorer": judged.faithfulness(ctx=judge.context()), "threshold": 0.5}
+    return run_evals(data=ITEMS, scorers=[scorer], max_errors=max_errors)
+
+
+# ---- replies: parse, repair, give up ----
+
+
+class _Verdict(BaseModel):
+    verdict: str
+
+
+def test_parse_reply_tolerates_fences_and_chatter() -> None:
+    assert parse_reply('```json\n{"verdict": "pass"}\n```', _Verdict).verdict == "pass"
+    assert parse_reply('Here you go: {"verdict": "pass"} Hope it helps.', _Verdict).verdict == "pass"
+    with pytest.raises(ValueError, match="not a JSON object"):
+        parse_reply("Looks fine to me.", _Verdict)
+    with pytest.raises(ValueError, match="not valid JSON"):
+        parse_reply('{"verdict": } x }', _Verdict)
+    with pytest.raises(ValueError, match="required shape"):
+        parse_reply('{"score": 1}', _Verdict)
+
+
+@pytest.mark.parametrize("mode", ["malformed_once", "truncated_once"])
+def test_one_bad_reply_is_repaired(fake: FakeJudge, mode: str) -> None:
+    fake.mode = mode
+    result = _faithfulness_run(_judge(fake))
+    assert result.verdict == "passed"
+    assert result.scores == {"faithfulness": 1.0}
+    assert fake.calls == 2 * len(ITEMS)
+    # items are judged concurrently, so find a repair among the requests rather than by position
+    repairs = [r["messages"] for r in fake.requests if len(r["messages"]) > 2]
+    assert len(repairs) == len(ITEMS)
+    repair = repairs[0]
+    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
+    assert "could not be used" in repair[3]["content"]
+    judge = result.summary["judge"]
+    assert judge["repairs"] == len(ITEMS)
+    assert judge["failures"] == 0
+    assert judge["calls"] == 2 * len(ITEMS)
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        ("malformed", "not a JSON object"),
+        ("truncated", "cut off"),
+        ("wrong_shape", "required shape"),
+    ],
+)
+def test_two_bad_replies_error_the_result(fake: FakeJudge, mode: str, message: str) -> None:
+    fake.mode = mode
+    result = _faithfulness_run(_judge(fake))
+    assert fake.calls == 2 * len(ITEMS)  # one repair per item, never more
+    for item in result.items:
+        assert "after one repair" in item.scorer_errors["faithfulness"]
+        assert message in item.scorer_errors["faithfulness"]
+    assert result.summary["errored_items"] == len(ITEMS)
+    assert result.verdict == "failed"  # errors exceed max_errors (0)
+    assert result.summary["judge"]["failures"] == len(ITEMS)
+
+
+def test_outage_errors_results_within_the_retry_budget(fake: FakeJudge) -> None:
+    fake.mode = "outage"
+    judge = _judge(fake, retries={"attempts": 2, "backoff_s": 0.0, "max_backoff_s": 0.0})
+    result = _faithfulness_run(judge, max_errors=len(ITEMS))
+    assert fake.calls == 2 * len(ITEMS)  # retried once each, then given up
+    for item in result.items:
+        assert "judge request failed" in item.scorer_errors["faithfulness"]
+        assert "503" in item.scorer_errors["faithfulness"]
+    assert result.summary["errored_items"] == len(ITEMS)
+    assert result.summary["error_budget_exceeded"] is False  # within max_errors
+    assert result.summary["judge"]["retries"] == len(ITEMS)
+
+
+def test_outage_beyond_max_errors_fails_the_run(fake: FakeJudge) -> None:
+    fake.mode = "outage"
+    result = _faithfulness_run(_judge(fake), max_errors=1)
+    assert result.summary["errored_items"] == len(ITEMS)
+    assert result.summary["error_budget_exceeded"] is True
+    assert result.verdict == "failed"
+
+
+def test_a_transient_outage_is_retried_through(fake: FakeJudge) -> None:
+    fake.mode, fake.fail_first = "flaky", 1
+    result = _faithfulness_run(_judge(fake, retries={"attempts": 3, "backoff_s": 0.0}))
+    assert result.verdict == "passed"
+    assert result.summary["errored_items"] == 0
+    assert result.summary["judge"]["retries"] == 1
+
+
+def test_a_reply_that_is_not_a_completion_errors(fake: FakeJudge) -> None:
+    fake.mode = "not_completion"
+    result = _faithfulness_run(_judge(fake), max_errors=len(ITEMS))
+    assert all("not a chat completion" in i.scorer_errors["faithfulness"] for i in result.items)
+
+
+# ---- the request ----
+
+
+def test_request_asks_for_json_at_temperature_zero(fake: FakeJudge) -> None:
+    _faithfulness_run(_judge(fake, max_tokens=300))
+    body = fake.requests[0]
+    assert body["model"] == "gpt-4o-mini"
+    assert body["temperature"] == 0.0
+    assert body["max_tokens"] == 300
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["messages"][0]["content"] == FAITHFULNESS.system
+    _faithfulness_run(_judge(fake, json_mode=False))
+    assert "response_format" not in fake.requests[-1]
+
+
+# ---- cache, usage, cost ----
+
+
+def _spec(tmp_path: Path, fake: FakeJudge, judge_extra: str = "", model: str = "gpt-4o-mini") -> Path:
+    (tmp_path / "data.json").write_text(json.dumps(ITEMS))
+    path = tmp_path / "evalgate.yaml"
+    path.write_text(
+        f"version: 1\ndata: data.json\njudge:\n  model: {model}\n  base_url: {fake.base_url}\n"
+        f"  api_key_env: null\n{judge_extra}"
+        "scorers:\n  - type: faithfulness\n    threshold: 0.9\n  - type: answer_relevancy\n"
+    )
+    return path
+
+
+def test_second_run_is_served_from_the_cache(tmp_path: Path, fake: FakeJudge) -> None:
+    spec = _spec(tmp_path, fake, "  cache: {dir: judge-cache}\n")
+    first = run_spec(spec)
+    sent = fake.calls
+    assert sent == 2 * len(ITEMS)
+    assert first.summary["judge"]["cached_calls"] == 0
+    second = run_spec(spec)
+    assert fake.calls == sent  # zero judge calls
+    assert second.scores == first.scores
+    judge = second.summary["judge"]
+    assert judge["cached_calls"] == sent
+    assert judge["calls"] == 0
+    assert judge["usage"]["total_tokens"] == 0
+    assert judge["cost_usd"] == 0.0
+    assert (tmp_path / "judge-cache").is_dir()
+    bypassed = run_spec(spec, use_cache=False)  # --no-cache: every request is sent again
+    assert fake.calls == 2 * sent
+    assert bypassed.summary["judge"]["cached_calls"] == 0
+
+
+def test_usage_and_cost_add_up(tmp_path: Path, fake: FakeJudge) -> None:
+    result = run_spec(_spec(tmp_path, fake))
+    judge = result.summary["judge"]
+    usage = judge["usage"]
+    assert usage["prompt_tokens"] == fake.prompt_tokens > 0
+    assert usage["completion_tokens"] == fake.completion_tokens > 0
+    assert usage["total_tokens"] == fake.prompt_tokens + fake.completion_tokens
+    # gpt-4o-mini: $0.15 / 1M prompt tokens, $0.60 / 1M completion tokens
+    expected = (fake.prompt_tokens * 0.15 + fake.completion_tokens * 0.60) / 1e6
+    assert judge["cost_usd"] == pytest.approx(expected)
+    assert judge["prompts"] == {"answer_relevancy": ANSWER_RELEVANCY.hash, "faithfulness": FAITHFULNESS.hash}
+
+
+def test_price_table_is_configurable_and_unknown_models_cost_null(tmp_path: Path, fake: FakeJudge) -> None:
+    priced = run_spec(_spec(tmp_path, fake, "  prices: {my-judge: {prompt: 1.0, completion: 2.0}}\n", "my-judge"))
+    expected = (fake.prompt_tokens * 1.0 + fake.completion_tokens * 2.0) / 1e6
+    assert priced.summary["judge"]["cost_usd"] == pytest.approx(expected)
+    unpriced = run_spec(_spec(tmp_path, fake, model="some-local-model"))
+    assert unpriced.summary["judge"]["cost_usd"] is None
+    assert unpriced.summary["judge"]["usage"]["total_tokens"] > 0
+
+
+def test_cost_formula() -> None:
+    assert cost_usd("gpt-4o-mini", 1_000_000, 0, {"gpt-4o-mini": {"prompt": 0.15, "completion": 0.6}}) == 0.15
+    assert cost_usd("nope", 10, 10, {}) is None
+
+
+def test_prompt_hashes_identify_templates() -> None:
+    hashes = {FAITHFULNESS.hash, ANSWER_RELEVANCY.hash, RUBRIC_BINARY.hash, RUBRIC_GRADED.hash}
+    assert len(hashes) == 4
+    assert all(len(h) == 12 for h in hashes)
+    assert FAITHFULNESS.hash == FAITHFULNESS.hash  # stable within a process; the text fixes it across runs
+
+
+# ---- secrets ----
+
+
+def test_the_api_key_is_sent_but_never_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALGATE_TEST_JUDGE_KEY", SECRET)
+    with FakeJudge(api_key=SECRET) as fake:
+        spec = _spec(tmp_path, fake).read_text().replace("api_key_env: null", "api_key_env: EVALGATE_TEST_JUDGE_KEY")
+        (tmp_path / "evalgate.yaml").write_text(spec)
+        out = tmp_path / "out" / "results.json"
+        result = run_cli("run", "evalgate.yaml", "--output", out, cwd=tmp_path)
+        assert result.code == 0, result.output
+        assert fake.authorizations[0] == f"Bearer {SECRET}"
+    written = "".join(p.read_text() for p in out.parent.iterdir())
+    assert json.loads(out.read_text())["summary"]["judge"]["calls"] == 2 * len(ITEMS)
+    assert SECRET not in result.output + written
+
+
+def test_a_rejected_key_is_not_echoed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALGATE_TEST_JUDGE_KEY", SECRET)
+    with FakeJudge(api_key="the-right-key") as fake:
+        spec = _spec(tmp_path, fake).read_text().replace("api_key_env: null", "api_key_env: EVALGATE_TEST_JUDGE_KEY")
+        (tmp_path / "evalgate.yaml").write_text(spec)
+        out = tmp_path / "results.json"
+        result = run_cli("run", "evalgate.yaml", "--output", out, cwd=tmp_path)
+    assert result.code == 1, result.output
+    text = out.read_text()
+    errors = [i["scorer_errors"]["faithfulness"] for i in json.loads(text)["items"]]
+    assert all("401" in e and "$EVALGATE_TEST_JUDGE_KEY" in e for e in errors)
+    assert SECRET not in result.output + text
+
+
+def test_the_key_is_not_in_the_judges_repr(fake: FakeJudge, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALGATE_TEST_JUDGE_KEY", SECRET)
+    judge = _judge(fake, api_key_env="EVALGATE_TEST_JUDGE_KEY")
+    _faithfulness_run(judge)
+    assert fake.authorizations[-1] == f"Bearer {SECRET}"
+    assert SECRET not in repr(judge) + str(judge.settings) + json.dumps(judge.settings.model_dump())
+
+
+# ---- judge.serve ----
+
+
+def test_serve_starts_a_local_judge_and_stops_it(fake: FakeJudge) -> None:
+    judge = Judge(model="m", serve=[sys.executable, str(FAKE_JUDGE)], api_key_env=None)
+    scorer = judged.toxicity(ctx=judge.context())
+    score, reason = scorer.fn(Item(input="q"), Run(texts=["You are stupid. Nice day."]))
+    assert (score, reason) == (0.5, "1 of 2 statements toxic. Toxic: 'You are stupid.' (fake)")
+    server = judge._server
+    assert server is not None and server.proc is not None
+    proc = server.proc
+    judge.close()
+    assert proc.poll() is not None  # stopped
+    # a run opens it again on demand and closes it at the end
+    result = run_evals(data=[{"input": "q", "output": "Fine."}], scorers=[scorer])
+    assert result.scores == {"toxicity": 0.0}
+    assert judge._server is None
+
+
+def test_serve_that_prints_no_url_errors_fast() -> None:
+    judge = Judge(model="m", serve=[sys.executable, "-c", "print('ready!')"], api_key_env=None)
+    result = run_evals(data=[{"input": "q", "output": "Fine."}], scorers=[judged.toxicity(ctx=judge.context())])
+    [item] = result.items
+    assert "did not print its base URL" in item.scorer_errors["toxicity"]
