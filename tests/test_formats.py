@@ -7,15 +7,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli
 
 import evalgate
 from evalgate.runs import RunFormatError, run_from_value
-from tests.conftest import run_cli
 
 
 def inv(state: str, name: str, call_id: str, **extra: Any) -> dict[str, Any]:
     """A Mastra tool-invocation part."""
-    return {"type": "tool-invocation", "toolInvocation": {"state": state, "toolCallId": call_id, "toolName": name, **extra}}
+    return {
+        "type": "tool-invocation",
+        "toolInvocation": {"state": state, "toolCallId": call_id, "toolName": name, **extra},
+    }
 
 
 def mastra(role: str, *parts: dict[str, Any], **content: Any) -> dict[str, Any]:
@@ -52,13 +55,21 @@ def test_mastra_every_tool_state() -> None:
         {"name": "get_weather", "args": {"city": "Paris"}, "result": {"temp": 64}, "status": "ok"},
         {"name": "save", "args": {"v": 1}, "error": "disk full", "status": "error"},
         {"name": "notify", "args": {}, "result": {"sent": False}, "error": '{"sent": false}', "status": "error"},
-        {"name": "lookup", "args": {"q": "x"}, "result": {"error": "not found"}, "error": "not found", "status": "error"},
+        {
+            "name": "lookup",
+            "args": {"q": "x"},
+            "result": {"error": "not found"},
+            "error": "not found",
+            "status": "error",
+        },
         {"name": "slow_tool", "args": {"n": 2}, "status": "pending"},
     ]
 
 
 def test_mastra_is_error_prefers_error_text() -> None:
-    messages = [mastra("assistant", inv("result", "t", "c", args={}, result="boom", isError=True, errorText="bad input"))]
+    messages = [
+        mastra("assistant", inv("result", "t", "c", args={}, result="boom", isError=True, errorText="bad input"))
+    ]
     assert calls(messages)[0]["error"] == "bad input"
 
 
@@ -85,7 +96,9 @@ def test_mastra_legacy_tool_invocations_merge_with_parts() -> None:
         {"state": "result", "toolCallId": "z", "toolName": "legacy_only", "args": {}, "result": 3},
     ]
     # The part for `b` holds its real terminal state and wins over the legacy `call`.
-    messages = [mastra("assistant", inv("output-error", "second", "b", args={}, errorText="threw"), toolInvocations=legacy)]
+    messages = [
+        mastra("assistant", inv("output-error", "second", "b", args={}, errorText="threw"), toolInvocations=legacy)
+    ]
     assert [(c["name"], c["status"]) for c in calls(messages)] == [
         ("first", "ok"),
         ("second", "error"),
@@ -94,7 +107,9 @@ def test_mastra_legacy_tool_invocations_merge_with_parts() -> None:
 
 
 def test_mastra_envelope_carries_measurements() -> None:
-    run = run_from_value({"messages": [mastra("assistant", text("ok"))], "latency_ms": 12, "usage": {"total_tokens": 5}})
+    run = run_from_value(
+        {"messages": [mastra("assistant", text("ok"))], "latency_ms": 12, "usage": {"total_tokens": 5}}
+    )
     assert (run.text, run.latency_ms, run.usage) == ("ok", 12, {"total_tokens": 5})
 
 
@@ -121,15 +136,23 @@ OPENAI = [
     {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 41}'},
     {"role": "tool", "tool_call_id": "call_2", "content": '{"error": "rate limited"}'},
     {"role": "tool", "tool_call_id": "call_4", "content": "tool crashed", "is_error": True},
-    {"role": "assistant", "content": [{"type": "text", "text": "Oslo: 41F. "}, {"type": "text", "text": "Lima: unknown."}]},
+    {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Oslo: 41F. "}, {"type": "text", "text": "Lima: unknown."}],
+    },
 ]
 
 
 def test_openai_calls_paired_by_id_with_errors_and_pending() -> None:
     assert calls(OPENAI) == [
         {"name": "get_weather", "args": {"city": "Oslo"}, "result": {"temp": 41}, "status": "ok"},
-        {"name": "get_weather", "args": {"city": "Lima"}, "result": {"error": "rate limited"},
-         "error": "rate limited", "status": "error"},
+        {
+            "name": "get_weather",
+            "args": {"city": "Lima"},
+            "result": {"error": "rate limited"},
+            "error": "rate limited",
+            "status": "error",
+        },
         {"name": "get_alerts", "args": {"region": "EU"}, "status": "pending"},
         {"name": "translate", "args": "not json", "error": "tool crashed", "status": "error"},
     ]
@@ -192,10 +215,14 @@ def test_python_target_may_return_a_message_list() -> None:
 
 
 def test_spec_with_mastra_outputs_and_a_bad_one_names_the_line(tmp_path: Path) -> None:
-    good = [mastra("assistant", inv("result", "get_weather", "c", args={"city": "Rome"}, result={"t": 70}), text("70F"))]
+    good = [
+        mastra("assistant", inv("result", "get_weather", "c", args={"city": "Rome"}, result={"t": 70}), text("70F"))
+    ]
     (tmp_path / "data.jsonl").write_text(
-        json.dumps({"input": "Rome?", "output": good}) + "\n"
-        + json.dumps({"input": "Bad?", "output": [{"content": "no role"}]}) + "\n",
+        json.dumps({"input": "Rome?", "output": good})
+        + "\n"
+        + json.dumps({"input": "Bad?", "output": [{"content": "no role"}]})
+        + "\n",
         encoding="utf-8",
     )
     spec = tmp_path / "evalgate.yaml"
@@ -210,3 +237,10 @@ def test_spec_with_mastra_outputs_and_a_bad_one_names_the_line(tmp_path: Path) -
     results = json.loads(out.read_text())
     assert results["verdict"] == "passed"
     assert results["items"][0]["output"]["tool_calls"][0]["result"] == {"t": 70}
+
+
+@pytest.mark.parametrize(
+    "value", [{"text": "x", "latency_ms": 5}, {"latency_ms": 5}, {"text": "x", "tool_calls": [], "latency_ms": 5}]
+)
+def test_run_format_keeps_a_measurement_next_to_the_text(value: dict[str, Any]) -> None:
+    assert run_from_value(value).latency_ms == 5

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli
 
 import evalgate
 from evalgate.items import Item
 from evalgate.runs import Run, run_from_value
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.trajectory import trajectory_accuracy
-from tests.conftest import run_cli
 
 
 def run_of(*calls: str | dict[str, Any], usage: dict[str, Any] | None = None, latency_ms: float | None = None) -> Run:
@@ -38,19 +38,44 @@ ACCURACY = [
     ("relaxed: extras between are fine", ["search", "summarize"], SEARCH_SUMMARIZE, 1.0),
     ("relaxed is the default and keeps order", ["summarize", "search"], SEARCH_SUMMARIZE, 0.5),
     ("relaxed: a missing step", ["search", "translate"], SEARCH_SUMMARIZE, 0.5),
-    ("strict: exact sequence", {"steps": ["search", "fetch", "summarize"], "ordering": "strict"}, SEARCH_SUMMARIZE, 1.0),
+    (
+        "strict: exact sequence",
+        {"steps": ["search", "fetch", "summarize"], "ordering": "strict"},
+        SEARCH_SUMMARIZE,
+        1.0,
+    ),
     # 1 of 2 matched (0.5), minus half the extra-step ratio (1 extra / 2 expected * 0.5 = 0.25).
     ("strict: extras penalised", {"steps": ["search", "fetch"], "ordering": "strict"}, SEARCH_SUMMARIZE, 0.75),
-    ("strict: a gap breaks positions", {"steps": ["search", "summarize"], "ordering": "strict"}, SEARCH_SUMMARIZE, 0.25),
+    (
+        "strict: a gap breaks positions",
+        {"steps": ["search", "summarize"], "ordering": "strict"},
+        SEARCH_SUMMARIZE,
+        0.25,
+    ),
     ("unordered: presence only", {"steps": ["summarize", "search"], "ordering": "unordered"}, SEARCH_SUMMARIZE, 1.0),
-    ("unordered: each call matches once", {"steps": ["search", "search"], "ordering": "unordered"}, SEARCH_SUMMARIZE, 0.5),
+    (
+        "unordered: each call matches once",
+        {"steps": ["search", "search"], "ordering": "unordered"},
+        SEARCH_SUMMARIZE,
+        0.5,
+    ),
     ("empty steps: only no calls is right", {"steps": []}, run_of(), 1.0),
     ("empty steps with calls", {"steps": []}, run_of("search"), 0.0),
     ("kind: tool_call matches", [{"name": "search", "step_type": "tool_call"}], SEARCH_SUMMARIZE, 1.0),
-    ("kind: another kind never matches a tool call", [{"name": "search", "stepType": "agent_run"}], SEARCH_SUMMARIZE, 0.0),
+    (
+        "kind: another kind never matches a tool call",
+        [{"name": "search", "stepType": "agent_run"}],
+        SEARCH_SUMMARIZE,
+        0.0,
+    ),
     ("repeats allowed by default", ["search"], run_of("search", "x", "search"), 1.0),
     # 1.0 minus 0.1 per repeated tool name.
-    ("allow_repeated_steps: false", {"steps": ["search"], "allowRepeatedSteps": False}, run_of("search", "x", "search"), 0.9),
+    (
+        "allow_repeated_steps: false",
+        {"steps": ["search"], "allowRepeatedSteps": False},
+        run_of("search", "x", "search"),
+        0.9,
+    ),
 ]
 
 
@@ -74,8 +99,13 @@ def test_step_data_is_compared_only_with_a_kind_and_as_json() -> None:
     # Without a kind only the name is compared (Mastra's generic step).
     assert score([{"name": "get_weather", "tool_args": {"city": "Lima"}}], run) == 1.0
     # Non-object args are compared as {value: ...}, as Mastra's trajectory stores them.
-    assert score([{"name": "echo", "step_type": "tool_call", "tool_args": {"value": "hi"}}],
-                 run_of({"name": "echo", "args": "hi"})) == 1.0
+    assert (
+        score(
+            [{"name": "echo", "step_type": "tool_call", "tool_args": {"value": "hi"}}],
+            run_of({"name": "echo", "args": "hi"}),
+        )
+        == 1.0
+    )
 
 
 def test_step_budget_and_redundant_calls() -> None:
@@ -84,15 +114,18 @@ def test_step_budget_and_redundant_calls() -> None:
     # Over the budget: 1 - overshoot / budget; averaged with the redundancy check (on once a budget is set).
     assert score({"max_steps": 4}, five) == pytest.approx((0.75 + 1.0) / 2)
     assert score({"max_steps": 4, "no_redundant_calls": False}, five) == pytest.approx(0.75)
-    same_args = run_of({"name": "a", "args": {"q": 1}}, {"name": "a", "args": {"q": 1}}, {"name": "a", "args": {"q": 2}})
+    same_args = run_of(
+        {"name": "a", "args": {"q": 1}}, {"name": "a", "args": {"q": 1}}, {"name": "a", "args": {"q": 2}}
+    )
     assert score({"no_redundant_calls": True}, same_args) == pytest.approx(0.8)  # 1 - 0.2 per repeat
     assert score({"no_redundant_calls": False}, same_args) == 1.0
 
 
 def test_token_and_duration_budgets_use_the_run_measurements() -> None:
     assert score({"max_total_tokens": 100}, run_of(usage={"prompt_tokens": 60, "completion_tokens": 40})) == 1.0
-    assert score({"max_total_tokens": 100, "no_redundant_calls": False},
-                 run_of(usage={"total_tokens": 150})) == pytest.approx(0.5)
+    assert score(
+        {"max_total_tokens": 100, "no_redundant_calls": False}, run_of(usage={"total_tokens": 150})
+    ) == pytest.approx(0.5)
     assert score({"max_total_duration_ms": 1000, "no_redundant_calls": False}, run_of(latency_ms=1500)) == 0.5
     with pytest.raises(NotScorable, match="usage"):
         score({"max_total_tokens": 100}, run_of())
@@ -115,7 +148,10 @@ def test_tolerated_tool_failures_are_retries_after_a_failure() -> None:
     assert score({"steps": ["fetch"], "max_retries_per_tool": 3}, two_retries) == 1.0
     assert score({"steps": ["fetch"], "maxRetriesPerTool": 0}, two_retries) == pytest.approx((0.4 + 0.2 * 0.4) / 0.6)
     # A pending call (never got a result) counts as a failure too.
-    assert score({"steps": ["fetch"], "max_retries_per_tool": 0}, run_of({"name": "fetch", "status": "pending"}, "fetch")) < 1.0
+    assert (
+        score({"steps": ["fetch"], "max_retries_per_tool": 0}, run_of({"name": "fetch", "status": "pending"}, "fetch"))
+        < 1.0
+    )
 
 
 def test_weights_combine_dimensions() -> None:
@@ -164,8 +200,14 @@ def test_bad_parameters_raise(params: dict[str, Any], message: str) -> None:
 
 def test_a_bad_item_expectation_is_a_scorer_error_not_a_crash() -> None:
     result = evalgate.run_evals(
-        data=[{"input": "q", "output": {"text": "", "tool_calls": [{"name": "a"}]}, "expected_trajectory": {"order": "x"}},
-              {"input": "q", "output": {"text": "", "tool_calls": [{"name": "a"}]}, "expected_trajectory": ["a"]}],
+        data=[
+            {
+                "input": "q",
+                "output": {"text": "", "tool_calls": [{"name": "a"}]},
+                "expected_trajectory": {"order": "x"},
+            },
+            {"input": "q", "output": {"text": "", "tool_calls": [{"name": "a"}]}, "expected_trajectory": ["a"]},
+        ],
         scorers=[trajectory_accuracy()],
         max_errors=1,
     )
@@ -176,18 +218,25 @@ def test_a_bad_item_expectation_is_a_scorer_error_not_a_crash() -> None:
 
 def test_spec_gate_with_camel_case_items_and_not_scorable(write: Callable[[str, str], Path], tmp_path: Path) -> None:
     data = [
-        {"id": "ok", "input": "q", "output": {"text": "", "tool_calls": [{"name": "search"}, {"name": "summarize"}]},
-         "expectedTrajectory": {"steps": [{"name": "search", "stepType": "tool_call"}, "summarize"], "maxSteps": 3}},
+        {
+            "id": "ok",
+            "input": "q",
+            "output": {"text": "", "tool_calls": [{"name": "search"}, {"name": "summarize"}]},
+            "expectedTrajectory": {"steps": [{"name": "search", "stepType": "tool_call"}, "summarize"], "maxSteps": 3},
+        },
         {"id": "free", "input": "q", "output": "no expectation here"},
     ]
     (tmp_path / "data.json").write_text(json.dumps(data), encoding="utf-8")
-    spec = write("evalgate.yaml", """
+    spec = write(
+        "evalgate.yaml",
+        """
         version: 1
         data: data.json
         gates:
           - type: trajectoryAccuracy
             ordering: strict
-    """)
+    """,
+    )
     out = tmp_path / "results.json"
     result = run_cli("run", spec, "--output", out)
     assert result.code == 0, result.output
@@ -201,13 +250,16 @@ def test_spec_gate_with_camel_case_items_and_not_scorable(write: Callable[[str, 
 
 
 def test_spec_entry_with_a_bad_ordering_is_a_spec_error(write: Callable[[str, str], Path]) -> None:
-    spec = write("evalgate.yaml", """
+    spec = write(
+        "evalgate.yaml",
+        """
         version: 1
         data: [{input: q, output: hi}]
         scorers:
           - type: trajectory_accuracy
             ordering: sideways
-    """)
+    """,
+    )
     result = run_cli("run", spec)
     assert result.code == 2
     assert "evalgate.yaml:5" in result.output or "line 5" in result.output, result.output
