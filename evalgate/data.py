@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from evalgate.errors import MAX_PROBLEMS, Problem, display_path, problems_from_validation
 from evalgate.items import ITEM_FIELDS, Item
 from evalgate.runs import RunFormatError, run_from_value
 from evalgate.scorers.registry import BuildContext
-from evalgate.spec import Case, Check, GateEntry, ScorerEntry, Spec, build_checks, entry_type_names
+from evalgate.spec import Case, Check, Spec, build_checks, validate_entries
 from evalgate.yamlpos import Positions, YAMLSyntaxError, load
 
 Located = tuple[Any, Positions, tuple[str | int, ...]]  # raw item, positions, path prefix
@@ -234,8 +234,6 @@ def _csv_json(key: str, value: str, line: int) -> Any:
         raise _DataError(f"column `{key}` must hold JSON here, got {value[:60]!r}", line) from None
 
 
-_gate_list = TypeAdapter(list[GateEntry])  # type: ignore[valid-type]
-_scorer_list = TypeAdapter(list[ScorerEntry])  # type: ignore[valid-type]
 
 
 class _CaseBuilder:
@@ -280,7 +278,7 @@ class _CaseBuilder:
             self.ids[item.id] = case.line
         if self.recorded and not self._recorded_runs(case, positions, prefix, where):
             return None
-        if item.turns is not None and not self._turn_checks(case, raw, positions, prefix, where):
+        if item.turns is not None and not self._turn_checks(case, positions, prefix, where):
             return None
         self.count += 1
         return case
@@ -318,23 +316,17 @@ class _CaseBuilder:
                 turn.__dict__["output"] = None
         return True
 
-    def _turn_checks(
-        self, case: Case, raw: dict[str, Any], positions: Positions, prefix: tuple[str | int, ...], where: str
-    ) -> bool:
+    def _turn_checks(self, case: Case, positions: Positions, prefix: tuple[str | int, ...], where: str) -> bool:
         ok = True
         case.turn_checks = []
         for turn_index, turn in enumerate(case.item.turns or []):
             checks: list[Check] = []
-            for kind, entries, adapter in (("gate", turn.gates, _gate_list), ("scorer", turn.scorers, _scorer_list)):
+            for kind, entries in (("gate", turn.gates), ("scorer", turn.scorers)):
                 key = "gates" if kind == "gate" else "scorers"
                 sub = (*prefix, "turns", turn_index, key)
-                try:
-                    models = adapter.validate_python(entries)
-                except ValidationError as exc:
-                    self.problems += problems_from_validation(
-                        exc, file=self.file, positions=positions, model=Item, raw=raw["turns"][turn_index][key],
-                        prefix=sub, type_names=entry_type_names(),
-                    )
+                models, problems = validate_entries(entries, kind, file=self.file, positions=positions, prefix=sub)
+                if problems:
+                    self.problems += problems
                     ok = False
                     continue
                 built, problems, _ = build_checks(

@@ -170,12 +170,15 @@ class ResultsWriter:
         with self.journal_path.open("rb") as journal, tmp.open("wb") as out:
             out.write(opening.encode("utf-8"))
             out.write(b', "items": [')
+            position = 0
             for n, index in enumerate(sorted(self.offsets)):
                 offset, length = self.offsets[index]
-                journal.seek(offset)
+                if offset != position:  # seek only when out of order: sequential reads stay buffered
+                    journal.seek(offset)
                 if n:
                     out.write(b",\n")
-                out.write(journal.read(length))
+                out.write(journal.read(length + 1)[:length])  # the line without its newline
+                position = offset + length + 1
             out.write(b"]}\n")
             out.flush()
             os.fsync(out.fileno())

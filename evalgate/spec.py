@@ -12,13 +12,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, WithJsonSchema, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+)
 
 from evalgate import scorers as _scorers  # noqa: F401 - registers every scorer type
-from evalgate.errors import Problem, SpecError, display_path, problems_from_validation, show_loc
+from evalgate.errors import Problem, SpecError, display_path, problems_from_validation, show_loc, suggest
 from evalgate.items import Item, Turn
 from evalgate.scorers.base import Scorer
-from evalgate.scorers.registry import ALIASES, REGISTRY, BuildContext, lookup
+from evalgate.scorers.registry import REGISTRY, BuildContext, lookup
 from evalgate.verdict import Entry
 from evalgate.yamlpos import Positions, YAMLSyntaxError, load
 
@@ -200,8 +209,56 @@ def _entry_union(kind: Literal["gate", "scorer"]) -> Any:
     return Annotated[typing.Union[models], Field(discriminator="type")]  # noqa: UP007
 
 
-GateEntry = _entry_union("gate")
-ScorerEntry = _entry_union("scorer")
+def validate_entries(
+    entries: Any,
+    kind: Literal["gate", "scorer"],
+    *,
+    file: str,
+    positions: Positions,
+    prefix: tuple[str | int, ...],
+) -> tuple[list[BaseModel], list[Problem]]:
+    """Validate entries one by one against their type's model.
+
+    Models are built only for the types a spec uses, so start-up does not pay for all of them.
+    """
+    models: list[BaseModel] = []
+    problems: list[Problem] = []
+    if not isinstance(entries, list):
+        return models, problems  # the Spec model reports it
+    for index, raw in enumerate(entries):
+        where = (*prefix, index)
+        label = show_loc(where)
+        if not isinstance(raw, dict):
+            problems.append(Problem(file, positions.line(where), f"{label}: an entry is a mapping with a `type`"))
+            continue
+        type_name = raw.get("type")
+        scorer_type = lookup(type_name) if isinstance(type_name, str) else None
+        if scorer_type is None:
+            names = list(REGISTRY)
+            if type_name is None:
+                message = f"{label}: needs a `type`; valid: " + ", ".join(f"`{n}`" for n in names)
+            else:
+                message = f"{label}: unknown type `{type_name}`" + suggest(str(type_name), names)
+            problems.append(Problem(file, positions.line((*where, "type")), message))
+            continue
+        if kind == "gate" and "threshold" in raw:
+            problems.append(
+                Problem(
+                    file,
+                    positions.line((*where, "threshold"), key=True),
+                    f"{label}: a gate takes no `threshold` (it must average 1.0); "
+                    "move the entry under `scorers:` to give it one",
+                )
+            )
+            continue
+        model = scorer_type.model(kind)
+        try:
+            models.append(model.model_validate(raw))
+        except ValidationError as exc:
+            problems += problems_from_validation(
+                exc, file=file, positions=positions, model=model, raw=raw, prefix=where
+            )
+    return models, problems
 
 _DATA_SCHEMA = {
     "anyOf": [
@@ -222,8 +279,9 @@ class Spec(_Strict):
     target: TargetSpec = Field(default_factory=lambda: RecordedTarget(type="recorded"))
     concurrency: int = Field(default=4, ge=1, le=1024, description="items in flight at once")
     max_errors: int = Field(default=0, ge=0, description="errored items tolerated before `failed`")
-    gates: list[GateEntry] = Field(default_factory=list)  # type: ignore[valid-type]
-    scorers: list[ScorerEntry] = Field(default_factory=list)  # type: ignore[valid-type]
+    # Mappings here; `parse_spec` validates each against its type's model (`json_schema` lists them).
+    gates: list[dict[str, Any]] = Field(default_factory=list, description="entries that must average 1.0")
+    scorers: list[dict[str, Any]] = Field(default_factory=list, description="entries, with an optional threshold")
     judge: JudgeSpec | None = None
 
 
@@ -235,11 +293,13 @@ def json_schema() -> dict[str, Any]:
     defs.update(item.pop("$defs", {}))
     defs["Item"] = item
     schema["properties"]["data"]["anyOf"][1]["items"] = {"$ref": "#/$defs/Item"}
-    gate_ref = schema["properties"]["gates"]["items"]
-    scorer_ref = schema["properties"]["scorers"]["items"]
     turn = defs["Turn"]["properties"]
-    turn["gates"]["items"] = gate_ref
-    turn["scorers"]["items"] = scorer_ref
+    for key, kind in (("gates", "gate"), ("scorers", "scorer")):
+        entries = TypeAdapter(list[_entry_union(kind)]).json_schema(ref_template="#/$defs/{model}")  # type: ignore[misc]
+        defs.update(entries.pop("$defs", {}))
+        description = schema["properties"][key].get("description")
+        schema["properties"][key] = {**entries, "default": [], "description": description}
+        turn[key]["items"] = entries["items"]
     return schema
 
 
@@ -307,10 +367,6 @@ class LoadedSpec:
         return display_path(self.path)
 
 
-def entry_type_names() -> list[str]:
-    return [*REGISTRY, *ALIASES]
-
-
 def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     """Read and validate the spec file itself (not its data)."""
     file = display_path(path)
@@ -327,21 +383,26 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     if not isinstance(raw, dict):
         message = "a spec is a mapping with `version: 1`, `data`, `target`, `gates` and `scorers`"
         raise SpecError([Problem(file, 1, message)])
+    problems: list[Problem] = []
+    spec = None
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
-        problems = problems_from_validation(
-            exc, file=file, positions=positions, model=Spec, raw=raw, type_names=_type_names_for(exc)
+        problems += problems_from_validation(
+            exc, file=file, positions=positions, model=Spec, raw=raw, type_names=list(TARGET_TYPES)
         )
-        raise SpecError(problems[:20]) from None
-    return spec, positions, raw
-
-
-def _type_names_for(exc: ValidationError) -> list[str]:
-    for error in exc.errors(include_url=False):
-        if error["loc"] and error["loc"][0] == "target":
-            return list(TARGET_TYPES)
-    return list(REGISTRY)
+    gates, gate_problems = validate_entries(
+        raw.get("gates"), "gate", file=file, positions=positions, prefix=("gates",)
+    )
+    scorers, scorer_problems = validate_entries(
+        raw.get("scorers"), "scorer", file=file, positions=positions, prefix=("scorers",)
+    )
+    problems += gate_problems + scorer_problems
+    if problems or spec is None:
+        problems.sort(key=lambda p: p.line or 0)
+        raise SpecError(problems[:20])
+    # entries are now their types' models, not mappings
+    return spec.model_copy(update={"gates": gates, "scorers": scorers}), positions, raw
 
 
 def build_checks(
@@ -457,7 +518,6 @@ __all__ = [
     "RetrySettings",
     "Spec",
     "Turn",
-    "entry_type_names",
     "json_schema",
     "load_spec",
 ]
