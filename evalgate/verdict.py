@@ -197,8 +197,8 @@ class Aggregator:
             tally = self.tallies[key]
             section = top if entry.turn is None else turns.setdefault(entry.turn, _Section())
             if tally.not_scorable:
-                label = entry.id if entry.turn is None else f"turn-{entry.turn}:{entry.id}"
-                not_scorable[label] = not_scorable.get(label, 0) + tally.not_scorable
+                # one map for top level and turns, keyed by id, as Mastra's summary.notScorable
+                not_scorable[entry.id] = not_scorable.get(entry.id, 0) + tally.not_scorable
             average = tally.average
             if average is None:
                 continue

@@ -215,7 +215,7 @@ def _evalgate(result: Any) -> dict[str, Any]:
         "thresholds": [(t.id, t.passed, t.average_score, t.threshold) for t in outcome.threshold_results],
         "scores": outcome.scores,
         "turns": turns,
-        "not_scorable": {k.split(":", 1)[-1]: v for k, v in outcome.not_scorable.items()},
+        "not_scorable": outcome.not_scorable,
     }
 
 
