@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -18,6 +19,10 @@ settings.load_profile("evalgate")
 
 REPO = Path(__file__).resolve().parent.parent
 CLI_TIMEOUT_S = 60
+
+# Subprocesses (the CLI, the entrypoint) import this checkout's evalgate, whichever checkout an
+# editable install last pointed at.
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
 
 
 @dataclass
