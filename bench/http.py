@@ -10,7 +10,7 @@ whole processes (interpreter start-up included), alternately in the same run:
 
 Prints each round, the best of each side, their ratio, and the median per-round ratio.
 Target: evalgate <= 1.3x the floor. Most of evalgate's excess over the floor is start-up
-(importing evalgate: pydantic spec models), not the network path.
+(importing evalgate, pydantic and the scorer models a spec uses), not the network path.
 Usage: python bench/http.py [--items 1000] [--delay 0.02] [--concurrency 16] [--rounds 3]
 """
 
