@@ -253,7 +253,7 @@ def spec_error(action: Action) -> None:
     run = action.run()
     assert run.code == 2, run.log
     outputs = assert_outputs_complete(run)
-    assert outputs["verdict"] == ""
+    assert outputs["verdict"] == "" and outputs["passed"] == "false"  # the step failed
     errors = [c for c in run.commands if c.name == "error"]
     assert errors and errors[0].properties["file"] == "evalgate.yaml"
     assert errors[0].properties["line"] == str(spec_line(run, "threshold:"))
@@ -281,5 +281,5 @@ def exit_codes(action: Action) -> None:
     assert codes == {"failed": 0, "scored": 1, "never": 0}
     bad = action.run({"fail-on": "sometimes"})
     assert bad.code == 2
-    assert set(bad.outputs) == OUTPUT_NAMES
+    assert set(bad.outputs) == OUTPUT_NAMES and bad.outputs["passed"] == "false"
     assert re.search(r"fail-on", bad.commands[0].data)

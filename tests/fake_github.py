@@ -8,7 +8,10 @@
   `GET /repos/{o}/{r}/pulls/{n}`; 404 for unknown repos, issues, comments; 401 without a token;
   403 "Resource not accessible by integration" for read-only tokens; 422 for a body over 65,536
   characters; every answer carries `x-ratelimit-*` headers.
-- `fail_next(...)` queues faults: 429 with `retry-after`, secondary-rate-limit 403s, 5xx.
+- `fail_next(...)` queues faults: 429 with `retry-after`, secondary-rate-limit 403s, 5xx, and
+  non-JSON bodies (`raw`, an HTML error page), dropped connections (status `DROP`).
+- `link_template` and `max_per_page` vary what GitHub fixes: how `Link` URLs are spelt (order of
+  the query, relative, another host name) and the largest page.
 A `prefix` serves it under a path like GitHub Enterprise Server's `/api/v3`.
 """
 
@@ -26,6 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 BOT = "github-actions[bot]"
 MAX_BODY = 65_536
 NOT_ACCESSIBLE = "Resource not accessible by integration"
+DROP = 0  # a fault status: close the connection without answering
 
 
 @dataclass
@@ -43,6 +47,12 @@ class Fault:
     headers: dict[str, str]
     body: dict[str, Any]
     times: int
+    raw: str | None = None  # a non-JSON body (an HTML error page from a proxy)
+
+
+@dataclass
+class RawBody:
+    text: str
 
 
 @dataclass
@@ -74,6 +84,9 @@ class FakeGitHub:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # How `Link` URLs are spelt; GitHub's are absolute, other servers may reorder or go relative.
+        self.link_template = "{base}{path}?per_page={per_page}&page={page}"
+        self.max_per_page = 100
 
     # ---- set-up ----
 
@@ -103,9 +116,9 @@ class FakeGitHub:
             return self._create(repo, number, login, body)
 
     def fail_next(self, method: str, path_regex: str, status: int, *, headers: dict[str, str] | None = None,
-                  message: str = "", times: int = 1) -> None:
+                  message: str = "", times: int = 1, raw: str | None = None) -> None:
         body = {"message": message, "documentation_url": "https://docs.github.com/rest"}
-        self.state.faults.append(Fault(method, re.compile(path_regex), status, headers or {}, body, times))
+        self.state.faults.append(Fault(method, re.compile(path_regex), status, headers or {}, body, times, raw))
 
     def comments_on(self, repo: str, number: int) -> list[dict[str, Any]]:
         return [c for c in self.state.comments.values() if c["_issue"] == (repo, number)]
@@ -148,9 +161,10 @@ class FakeGitHub:
                 pass
 
             def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(body).encode()
+                raw = isinstance(body, RawBody)
+                data = body.text.encode() if raw else json.dumps(body).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Type", "text/html" if raw else "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))
                 reset = int(time.time()) + 3600
                 for key, value in {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "4999",
@@ -174,6 +188,9 @@ class FakeGitHub:
                     logged = path[len(fake.prefix):] if path.startswith(fake.prefix + "/") else path
                     fake.state.log.append(Request(method, logged, query, auth, body))
                     status, payload, headers = fake.route(method, path, query, auth, body)
+                if status == DROP:  # the connection reset before any answer
+                    self.close_connection = True
+                    return
                 self._send(status, payload, headers)
 
             def do_GET(self) -> None:
@@ -195,7 +212,7 @@ class FakeGitHub:
         for fault in self.state.faults:
             if fault.times > 0 and fault.method == method and fault.path.search(path):
                 fault.times -= 1
-                return fault.status, fault.body, fault.headers
+                return fault.status, (RawBody(fault.raw) if fault.raw is not None else fault.body), fault.headers
         token = self.state.tokens.get(auth.removeprefix("Bearer ").removeprefix("token "))
         if token is None:
             return 401, {"message": "Bad credentials"}, {}
@@ -246,17 +263,21 @@ class FakeGitHub:
         return status, self.public(apply(text)), {}
 
     def _page(self, path: str, repo: str, number: int, query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]]:
-        per_page = min(100, max(1, int(query.get("per_page", ["30"])[0])))
+        per_page = min(self.max_per_page, max(1, int(query.get("per_page", ["30"])[0])))
         page = max(1, int(query.get("page", ["1"])[0]))
         comments = [self.public(c) for c in self.comments_on(repo, number)]
         last = max(1, -(-len(comments) // per_page))
         chunk = comments[(page - 1) * per_page: page * per_page]
-        base = f"{self.url}{path}"
+        full = f"{self.prefix}{path}"
+
+        def link(to: int, rel: str) -> str:
+            url = self.link_template.format(base=self.url.removesuffix(self.prefix), path=full, per_page=per_page,
+                                            page=to, port=self.server.server_address[1])
+            return f'<{url}>; rel="{rel}"'
+
         links = []
         if page < last:
-            links.append(f'<{base}?per_page={per_page}&page={page + 1}>; rel="next"')
-            links.append(f'<{base}?per_page={per_page}&page={last}>; rel="last"')
+            links += [link(page + 1, "next"), link(last, "last")]
         if page > 1:
-            links.append(f'<{base}?per_page={per_page}&page=1>; rel="first"')
-            links.append(f'<{base}?per_page={per_page}&page={page - 1}>; rel="prev"')
+            links += [link(1, "first"), link(page - 1, "prev")]
         return 200, chunk, ({"Link": ", ".join(links)} if links else {})

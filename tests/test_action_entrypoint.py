@@ -106,3 +106,42 @@ def test_a_huge_report_is_shortened_to_fit_a_comment(action: scenarios.Action, g
     assert comment["body"].count("<details>") == comment["body"].count("</details>")
     assert len(run.summary.encode()) <= 1024 * 1024
     assert "called_tool:get_weather" in comment["body"]
+
+
+def test_any_answer_github_gives_leaves_the_exit_code_alone(action: scenarios.Action, github: FakeGitHub) -> None:
+    """A proxy's HTML page instead of JSON: a warning, the outputs, the exit code of the verdict."""
+    scenarios.write_project(action.root / "ws", "failed")
+    github.fail_next("GET", r"/comments$", 200, raw="<html><body>502 Bad Gateway</body></html>")
+    run = action.run()
+    assert run.code == 1, run.log
+    warnings = [c for c in run.commands if c.name == "warning"]
+    assert [c.properties["title"] for c in warnings] == ["evalgate: no PR comment", "evalgate: threshold missed"]
+    assert "JSONDecodeError" in warnings[0].data
+    assert [c.properties["title"] for c in run.commands if c.name == "error"] == ["evalgate: gate failed"]
+    assert run.outputs["verdict"] == "failed" and run.outputs["comment-url"] == ""
+
+
+def test_a_validation_failure_without_reasons_is_retried_shorter(action: scenarios.Action,
+                                                                 github: FakeGitHub) -> None:
+    scenarios.write_project(action.root / "ws", "passed")
+    github.fail_next("POST", r"/comments$", 422, message="Validation Failed")
+    run = action.run()
+    assert run.code == 0, run.log
+    [comment] = github.comments_on(scenarios.REPO, scenarios.PR)
+    assert run.outputs["comment-url"] == comment["html_url"]
+
+
+def test_the_token_is_not_handed_to_the_code_under_test(action: scenarios.Action) -> None:
+    """A `command` target runs the PR's code: it must not find the comment token in its environment."""
+    import json
+
+    folder = action.root / "ws"
+    scenarios.write_project(folder, "passed")
+    probe = "import json, os; print(json.dumps({'text': json.dumps(dict(os.environ))}))"
+    spec = (folder / "evalgate.yaml").read_text().replace(
+        "  type: recorded\n", f"  type: command\n  run: {json.dumps([sys.executable, '-c', probe])}\n")
+    (folder / "evalgate.yaml").write_text(spec)
+    run = action.run()
+    results = (folder / "evalgate-results.json").read_text()
+    assert "GITHUB_REPOSITORY" in results, run.log  # the probe ran and saw the environment
+    assert scenarios.TOKEN not in results and scenarios.TOKEN not in run.log

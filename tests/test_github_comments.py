@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_github import BOT, FakeGitHub
+from fake_github import BOT, DROP, FakeGitHub
 
 from evalgate.github.comments import CommentError, GitHub, comment_key, marker
 
@@ -115,10 +115,14 @@ def test_read_only_and_too_long_are_recognised(github: FakeGitHub) -> None:
     assert caught.value.status == 404
 
 
-def test_a_link_to_another_host_is_not_followed(github: FakeGitHub) -> None:
-    gh = client(github, "pat")
-    assert not gh._same_origin("http://evil.example/repos/x")
-    assert gh._same_origin(github.url + "/repos/octo/agent/issues/1/comments?page=2")
+def test_a_link_to_another_host_never_takes_the_token_there(github: FakeGitHub) -> None:
+    """Only the link's path and query are used: the request (and token) stay on GITHUB_API_URL."""
+    github.link_template = "http://evil.invalid:{port}{path}?per_page={per_page}&page={page}"
+    for n in range(150):
+        github.add_comment(REPO, 1, "reviewer", f"c{n}")
+    assert client(github, "pat").find(REPO, 1, "alice", "k") is None
+    pages = [r.query.get("page", ["1"])[0] for r in github.requests("GET") if r.path.endswith("/comments")]
+    assert pages == ["1", "2"]
 
 
 def test_keys_cannot_break_the_marker() -> None:
@@ -155,3 +159,85 @@ def test_comment_command_refuses_a_moved_head_and_reports_failures(github: FakeG
     keyed = comment_cli(github, "--body-file", str(body), "--pr", "1", "--key", "nightly")
     assert keyed.returncode == 0
     assert github.comments_on(REPO, 1)[0]["body"] == marker("nightly") + "\nplain body"
+
+
+# ---- what another GitHub-like server may do differently ----
+
+
+def test_finds_its_comment_after_an_edit_in_the_web_ui(github: FakeGitHub) -> None:
+    """A comment saved from the browser comes back with CRLF line endings: still ours, no duplicate."""
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\r\n## old\r\n")
+    done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.action == "updated" and ours["body"] == marker("k") + "\nnew"
+    assert len(github.comments_on(REPO, 1)) == 1
+
+
+def test_finds_its_marker_on_its_own_line_but_never_inside_a_line(github: FakeGitHub) -> None:
+    github.add_comment(REPO, 1, BOT, "quoting " + marker("k") + " here")
+    deleted = github.add_comment(REPO, 1, "ghost", marker("k"))
+    deleted["user"] = None  # a deleted account's comments have `user: null`
+    ours = github.add_comment(REPO, 1, BOT, "  \n" + marker("k") + "  \nold")
+    assert client(github).find(REPO, 1, BOT, "k") == github.public(ours)
+
+
+@pytest.mark.parametrize("template", [
+    "{base}{path}?page={page}&per_page={per_page}",  # the query in another order
+    "{path}?page={page}",  # a relative reference, resolved against the request's URL
+    "http://localhost:{port}{path}?per_page={per_page}&page={page}",  # the same server by another name
+])
+def test_follows_every_spelling_of_the_next_link(github: FakeGitHub, template: str) -> None:
+    github.link_template = template
+    github.max_per_page = 30  # a server with smaller pages than asked for
+    for n in range(70):
+        github.add_comment(REPO, 1, "reviewer", f"c{n}")
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    assert client(github).find(REPO, 1, BOT, "k") == github.public(ours)
+    gets = [r for r in github.requests("GET") if r.path.endswith("/comments")]
+    assert len(gets) == 3 and all(r.authorization == "Bearer app" for r in gets)
+
+
+def test_a_comment_deleted_meanwhile_is_created_again(github: FakeGitHub) -> None:
+    github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    github.fail_next("PATCH", r"/issues/comments/\d+$", 404, message="Not Found")
+    done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.action == "created" and done.url.endswith("#issuecomment-1001")
+    assert [r.method for r in github.requests()][-2:] == ["PATCH", "POST"]
+
+
+def test_any_validation_failure_counts_as_too_long() -> None:
+    """GitHub's 422 says "Validation Failed"; the reason may be missing or a plain string."""
+    assert CommentError(422, "Validation Failed").too_long
+    assert not CommentError(403, "Validation Failed").too_long
+
+
+def test_a_dropped_connection_is_retried_for_reads_and_updates_only(github: FakeGitHub) -> None:
+    """Reads and PATCH are idempotent; a POST may have landed, so it is not sent twice."""
+    clock = Clock()
+    github.add_comment(REPO, 1, "alice", marker("k") + "\nold")
+    github.fail_next("GET", "/comments", DROP)
+    github.fail_next("PATCH", "/comments/", DROP)
+    assert client(github, "pat", clock).upsert(REPO, 1, marker("k") + "\nnew", "k").action == "updated"
+    assert clock.waits == [1.0, 1.0]
+    github.fail_next("POST", "/comments", DROP)
+    with pytest.raises(CommentError) as caught:
+        client(github, "pat", clock).upsert(REPO, 1, marker("j") + "\nnew", "j")
+    assert caught.value.status == 0 and len(github.requests("POST")) == 1
+
+
+def test_comment_command_lets_no_other_line_pass_for_a_marker(github: FakeGitHub, tmp_path: Path) -> None:
+    """A fork's body claiming another job's key must not become that job's sticky comment."""
+    body = tmp_path / "comment.md"
+    body.write_text(marker("weather") + "\n## report\n" + marker("nightly") + "\n")
+    assert comment_cli(github, "--body-file", str(body), "--pr", "1").returncode == 0
+    gh = client(github, "pat")
+    assert gh.find(REPO, 1, "alice", "weather") is not None
+    assert gh.find(REPO, 1, "alice", "nightly") is None
+
+
+def test_comment_command_reports_an_answer_that_is_not_json(github: FakeGitHub, tmp_path: Path) -> None:
+    body = tmp_path / "comment.md"
+    body.write_text("plain body")
+    github.fail_next("GET", "/comments", 200, raw="<html>maintenance</html>")
+    result = comment_cli(github, "--body-file", str(body), "--pr", "1")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "unexpected answer" in result.stderr

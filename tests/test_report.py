@@ -134,3 +134,9 @@ def test_run_junit_option_writes_xml(tmp_path: Path) -> None:
     assert result.code == 1
     root = ET.parse(tmp_path / "out/junit.xml").getroot()
     assert int(root.attrib["tests"]) == 13 and int(root.attrib["failures"]) >= 1
+
+
+def test_no_line_of_the_report_can_start_a_legacy_workflow_command() -> None:
+    """The runner reads `##[cmd]` anywhere in a line: an item id must not carry one into a log."""
+    text = render(results([item(0, 0.0, 0.0, id="x##[error]pwned")]))
+    assert "##[" not in text and "x&#35;#[error]pwned" in text

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import requests
 
@@ -26,6 +26,7 @@ MAX_WAIT_S = 60.0  # longest single wait we accept from retry-after / x-ratelimi
 MAX_TOTAL_WAIT_S = 120.0
 TIMEOUT_S = 30.0
 RETRY_STATUSES = {500, 502, 503, 504}
+IDEMPOTENT = {"GET", "PATCH"}
 KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -44,7 +45,9 @@ class CommentError(Exception):
 
     @property
     def too_long(self) -> bool:
-        return self.status == 422 and "too long" in self.message.lower()
+        """Any 422 on a comment: GitHub's says "Validation Failed" and the reason may be missing, so
+        a shorter body is worth one more try whatever the wording."""
+        return self.status == 422
 
 
 def comment_key(key: str) -> str:
@@ -76,7 +79,7 @@ def _message(response: requests.Response) -> str:
     if not isinstance(data, dict):
         return ""
     # A 422 says "Validation Failed" on top and why in `errors` ("body is too long ...").
-    details = [str(e.get("message", "")) for e in data.get("errors") or [] if isinstance(e, dict)]
+    details = [str(e.get("message", "")) if isinstance(e, dict) else str(e) for e in data.get("errors") or []]
     return "; ".join([str(data.get("message", "")), *[d for d in details if d]])[:500]
 
 
@@ -104,10 +107,16 @@ class GitHub:
     def _url(self, path_or_url: str) -> str:
         return path_or_url if "://" in path_or_url else f"{self.api_url}{path_or_url}"
 
-    def _same_origin(self, url: str) -> bool:
-        """Follow `Link` only to the API's own host: the token must never go anywhere else."""
-        a, b = urlsplit(self.api_url), urlsplit(url)
-        return (a.scheme, a.netloc) == (b.scheme, b.netloc)
+    def _next_url(self, response: requests.Response) -> str | None:
+        """The `Link` rel="next" target, on the API's own host: the token must never go anywhere
+        else, and stopping early would miss our comment (a duplicate), so a relative reference is
+        resolved against the request and another host name keeps only its path and query."""
+        following = response.links.get("next", {}).get("url")
+        if not following:
+            return None
+        parts = urlsplit(urljoin(response.url, following))
+        api = urlsplit(self.api_url)
+        return urlunsplit((api.scheme, api.netloc, parts.path, parts.query, ""))
 
     def _retry_wait(self, response: requests.Response, attempt: int) -> float | None:
         """Seconds to wait before retrying, or None when this answer is final."""
@@ -135,13 +144,24 @@ class GitHub:
             return None  # too long for a CI step: give up, the caller warns
         return wait
 
+    def _may_resend(self, method: str, exc: requests.RequestException, attempt: int, wait: float) -> bool:
+        """A reset connection is retried for idempotent calls only: a POST may have landed."""
+        return (method in IDEMPOTENT and isinstance(exc, requests.ConnectionError)
+                and not isinstance(exc, requests.Timeout) and attempt + 1 < MAX_ATTEMPTS
+                and self.waited + wait <= MAX_TOTAL_WAIT_S)
+
     def request(self, method: str, path_or_url: str, **kwargs: Any) -> requests.Response:
         url = self._url(path_or_url)
         for attempt in range(MAX_ATTEMPTS):
             try:
                 response = self.session.request(method, url, timeout=TIMEOUT_S, **kwargs)
             except requests.RequestException as exc:
-                raise CommentError(0, f"{method} {urlsplit(url).path}: {type(exc).__name__}") from None
+                wait = 2.0**attempt
+                if not self._may_resend(method, exc, attempt, wait):
+                    raise CommentError(0, f"{method} {urlsplit(url).path}: {type(exc).__name__}") from None
+                self.waited += wait
+                self.sleep(wait)
+                continue
             if response.status_code < 400:
                 return response
             wait = self._retry_wait(response, attempt) if attempt + 1 < MAX_ATTEMPTS else None
@@ -173,17 +193,17 @@ class GitHub:
             if not isinstance(page, list):
                 raise CommentError(response.status_code, "the comment listing is not a list")
             yield from (c for c in page if isinstance(c, dict))
-            following = response.links.get("next", {}).get("url")
-            url = following if following and self._same_origin(following) else None
+            url = self._next_url(response)
             params = None  # the next link carries its own query
 
     def find(self, repo: str, number: int, login: str, key: str) -> dict[str, Any] | None:
-        """Our comment: written by `login` and starting with the exact marker (look-alikes ignored)."""
+        """Our comment: written by `login`, with the exact marker as a line of its own (look-alikes and
+        quotes inside a line ignored; CRLF, as a body saved from the web UI comes back, accepted)."""
         wanted = marker(key)
         for comment in self.comments(repo, number):
             author = (comment.get("user") or {}).get("login")
             body = comment.get("body") or ""
-            if author == login and body.startswith(wanted) and body[len(wanted): len(wanted) + 1] in ("", "\n"):
+            if author == login and wanted in body and any(line.strip() == wanted for line in body.splitlines()):
                 return comment
         return None
 
@@ -191,10 +211,16 @@ class GitHub:
         """PATCH our comment when there is one, POST a new one otherwise."""
         login = self.login()
         found = self.find(repo, number, login, key)
+        response = None
         if found is not None:
-            response = self.request("PATCH", f"/repos/{repo}/issues/comments/{found['id']}", json={"body": body})
-            action = "updated"
-        else:
+            try:
+                response = self.request("PATCH", f"/repos/{repo}/issues/comments/{found['id']}",
+                                        json={"body": body})
+                action = "updated"
+            except CommentError as exc:
+                if exc.status != 404:  # deleted since we listed: create it again
+                    raise
+        if response is None:
             response = self.request("POST", f"/repos/{repo}/issues/{number}/comments", json={"body": body})
             action = "created"
         data = response.json()

@@ -23,6 +23,7 @@ from evalgate.results import Results, load_results
 
 OUTPUT_NAMES = ("verdict", "passed", "gate-failures", "threshold-misses", "errored-items", "scores",
                 "results-path", "comment-url", "comment-file")
+TOKEN_INPUTS = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN")
 MAX_ANNOTATIONS = 10  # of each level: the runner shows only a few per step anyway
 RETRY_COMMENT_LIMIT = 30_000
 EXIT_USAGE = 2
@@ -134,6 +135,9 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
         print(f"evalgate: PR comment {done.action}: {done.url}")
     except CommentError as exc:
         log.annotate("warning", comment_warning(exc, outputs["comment-file"]), title="evalgate: no PR comment")
+    except Exception as exc:  # e.g. an HTML page instead of JSON: a comment never changes the exit code
+        failure = CommentError(0, f"something unexpected ({type(exc).__name__})")
+        log.annotate("warning", comment_warning(failure, outputs["comment-file"]), title="evalgate: no PR comment")
     finally:
         client.close()
 
@@ -194,6 +198,7 @@ def run(settings: Settings, log: Log, outputs: dict[str, str]) -> int:
 
 def action(env: dict[str, str] | None = None, log: Log | None = None) -> int:
     """Everything but process set-up: usable in-process by tests."""
+    env_is_process = env is None
     env = dict(os.environ if env is None else env)
     log = log or Log()
     outputs = empty_outputs()
@@ -201,8 +206,11 @@ def action(env: dict[str, str] | None = None, log: Log | None = None) -> int:
         settings = Settings.from_env(env)
     except SettingsError as exc:
         log.annotate("error", str(exc), title="evalgate: bad input")
+        outputs["passed"] = "false"
         write_outputs(env.get("GITHUB_OUTPUT", ""), outputs)
         return EXIT_USAGE
+    if env_is_process:
+        hide_token()
     code = EXIT_USAGE
     try:
         code = run(settings, log, outputs)
@@ -217,8 +225,17 @@ def action(env: dict[str, str] | None = None, log: Log | None = None) -> int:
                      title="evalgate: internal error")
         code = EXIT_USAGE
     finally:
+        if code != 0 and not outputs["passed"]:
+            outputs["passed"] = "false"  # a spec error or crash fails the step too
         write_outputs(settings.output_file, outputs)
     return code
+
+
+def hide_token() -> None:
+    """The spec may run the pull request's own code (`command` targets inherit the environment):
+    it must not find the comment token there. Settings keep their own copy."""
+    for name in TOKEN_INPUTS:
+        os.environ.pop(name, None)
 
 
 def _sigterm(signum: int, frame: Any) -> None:

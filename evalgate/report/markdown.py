@@ -68,7 +68,7 @@ def cell(text: Any, limit: int = CELL_CHARS) -> str:
 def code(text: Any, limit: int = CELL_CHARS, *, table: bool = True) -> str:
     """An id as `<code>`: HTML-escaped; pipes escaped for table cells."""
     escaped = html.escape(_bounded(" ".join(str(text).split()), limit), quote=False)
-    escaped = _no_pings(escaped).replace("`", "&#96;")
+    escaped = _no_commands(_no_pings(escaped)).replace("`", "&#96;")
     if table:
         escaped = escaped.replace("|", "\\|")
     return f"<code>{escaped}</code>"
