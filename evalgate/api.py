@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from evalgate import __version__
+from evalgate.data import shape_problem
 from evalgate.engine import ItemResult, evaluate
 from evalgate.errors import Problem, SpecError
 from evalgate.items import Item
@@ -309,6 +310,9 @@ def _cases(data: Iterable[Any], recorded: bool) -> Iterator[Case]:
     thresholds: dict[tuple[int, str], Any] = {}
     for index, raw in enumerate(data):
         item = Item.model_validate(raw) if not isinstance(raw, Item) else raw
+        problem = shape_problem(item)
+        if problem is not None:
+            raise ValueError(f"item {index + 1}: {problem}")
         case = Case(index=index, item=item)
         if item.turns is not None:
             case.turn_checks = []
@@ -325,6 +329,11 @@ def _cases(data: Iterable[Any], recorded: bool) -> Iterator[Case]:
                 case.turn_checks.append(checks)
         if recorded:
             outputs = item.outputs if item.inputs is not None else None
+            if item.inputs is not None and len(outputs or ()) != len(item.inputs):
+                raise ValueError(
+                    f"item {index + 1}: replaying recorded runs needs one output per input ({len(item.inputs)}), "
+                    f"got {len(outputs or ())}"
+                )
             try:
                 if item.turns is not None:
                     case.recorded = [run_from_value(t.output) for t in item.turns]
@@ -353,8 +362,6 @@ def run_evals(
     """
     gate_checks = _checks(gates, "gate")
     scorer_checks = _checks(scorers, "scorer")
-    if not gate_checks and not scorer_checks:
-        raise ValueError("pass at least one gate or scorer")
     if target is None:
         adapter: Target = RecordedTarget()
     elif hasattr(target, "run") and hasattr(target, "concurrent"):
@@ -364,6 +371,8 @@ def run_evals(
     cases = list(_cases(data, recorded=target is None))
     if not cases:
         raise ValueError("the data set is empty")
+    if not gate_checks and not scorer_checks and not any(any(c.turn_checks or ()) for c in cases):
+        raise ValueError("pass at least one gate or scorer (top level or on a turn)")
     return execute(
         name, cases, adapter, gate_checks, scorer_checks, concurrency=concurrency, max_errors=max_errors
     )

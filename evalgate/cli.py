@@ -27,6 +27,13 @@ def exit_code(verdict: str | None, fail_on: str) -> int:
     return 1 if verdict in FAIL_ON[fail_on] else 0
 
 
+def _safe_streams() -> None:
+    """Print what data and agents hold (a lone surrogate, a character the terminal lacks) as escapes, never crash."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def _print_spec_error(exc: SpecError) -> None:
     for problem in exc.problems:
         click.echo(f"error: {problem}", err=True)
@@ -116,6 +123,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
 
     from evalgate.api import run_spec
 
+    _safe_streams()
     if resume and output is None:
         click.echo("error: --resume needs --output PATH (the run to resume)", err=True)
         sys.exit(2)
@@ -172,7 +180,11 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     if output is not None:
         click.echo(f"results: {output}")
     if junit is not None:
-        _write_junit(result, junit)
+        try:
+            _write_junit(result, junit)
+        except OSError as exc:
+            click.echo(f"evalgate: cannot write the JUnit XML: {exc.strerror or exc}: {junit}", err=True)
+            sys.exit(2)
     sys.exit(exit_code(result.verdict, fail_on))
 
 
@@ -279,6 +291,7 @@ def validate(spec: Path) -> None:
     from evalgate.api import prepare_target
     from evalgate.spec import load_spec
 
+    _safe_streams()
     try:
         loaded = load_spec(spec)
         for _ in loaded.iter_cases():  # a streamed data set is validated by reading it
@@ -367,8 +380,10 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
     body = body_file.read_text(encoding="utf-8")
     found = marker_in(body)
     key = comment_key(key or found or "default")
-    if found != key:  # the marker goes first: it is how the next run finds this comment
-        body = marker(key) + "\n" + (body.split("\n", 1)[1] if found else body)
+    rest = body.split("\n", 1)[1] if found and "\n" in body else ("" if found else body)
+    # The marker goes first: it is how the next run finds this comment. The body is a fork's data,
+    # so no other line may pass for a marker (another job's comment would be taken for it).
+    body = marker(key) + "\n" + rest.replace("<!-- evalgate:", "&lt;!-- evalgate:")
     if utf8_size(body) > COMMENT_LIMIT:
         body = hard_cut(body, COMMENT_LIMIT, utf8_size)
     client = GitHub(os.environ.get("GITHUB_API_URL") or "https://api.github.com", token)
@@ -377,8 +392,9 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
             click.echo(f"error: pull request #{pr_number}'s head is not {head_sha}; not commenting", err=True)
             sys.exit(1)
         done = client.upsert(repo, pr_number, body, key)
-    except CommentError as exc:
-        click.echo(f"error: the comment was not posted: {exc}", err=True)
+    except (CommentError, ValueError) as exc:  # ValueError: an answer that is not JSON
+        reason = exc if isinstance(exc, CommentError) else f"an unexpected answer ({type(exc).__name__})"
+        click.echo(f"error: the comment was not posted: {reason}", err=True)
         sys.exit(1)
     finally:
         client.close()

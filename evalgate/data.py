@@ -13,7 +13,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evalgate.errors import MAX_PROBLEMS, Problem, display_path, problems_from_validation
+from evalgate.errors import (
+    MAX_PROBLEMS,
+    TOO_DEEP,
+    Problem,
+    display_path,
+    not_utf8,
+    not_utf8_line,
+    problems_from_validation,
+)
 from evalgate.items import ITEM_FIELDS, Item
 from evalgate.runs import RunFormatError, run_from_value
 from evalgate.scorers.registry import BuildContext
@@ -132,14 +140,20 @@ _line_positions = _Line
 
 
 def _read_jsonl(path: Path) -> Iterator[Located]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
+    with path.open("rb") as handle:  # bytes: a line that is not UTF-8 is named by its number
+        for number, data in enumerate(handle, 1):
+            try:
+                line = data.decode("utf-8-sig" if number == 1 else "utf-8")  # a BOM is fine
+            except UnicodeDecodeError as exc:
+                raise _DataError(not_utf8(exc), number) from None
             if not line.strip():
                 continue
             try:
                 raw = json.loads(line)
             except ValueError as exc:
                 raise _DataError(f"invalid JSON: {exc}", number) from None
+            except RecursionError:
+                raise _DataError(TOO_DEEP, number) from None
             yield raw, _line_positions(number), ()
 
 
@@ -155,7 +169,7 @@ class _JSONPositions(Positions):
         if self._text is not None:
             try:
                 _, found = load(self._text)
-            except YAMLSyntaxError:  # valid JSON that YAML refuses (rare escapes): no lines
+            except (YAMLSyntaxError, RecursionError):  # valid JSON that YAML refuses: no lines
                 found = Positions()
             found = _unwrap_items(found) if self._wrapped else found
             self.values, self.keys, self._text = found.values, found.keys, None
@@ -170,12 +184,21 @@ def _unwrap_items(positions: Positions) -> Positions:
     )
 
 
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")  # spreadsheet and editor exports may start with a BOM
+    except UnicodeDecodeError as exc:
+        raise _DataError(not_utf8(exc), not_utf8_line(exc)) from None
+
+
 def _read_json(path: Path) -> Iterator[Located]:
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path)
     try:
         raw = json.loads(text)
     except ValueError as exc:
         raise _DataError(f"invalid JSON: {exc}", getattr(exc, "lineno", None)) from None
+    except RecursionError:
+        raise _DataError(TOO_DEEP, None) from None
     wrapped = isinstance(raw, dict) and isinstance(raw.get("items"), list)
     if wrapped:
         raw = raw["items"]
@@ -187,9 +210,11 @@ def _read_json(path: Path) -> Iterator[Located]:
 
 def _read_yaml(path: Path) -> Iterator[Located]:
     try:
-        raw, positions = load(path.read_text(encoding="utf-8"))
+        raw, positions = load(_read_text(path))
     except YAMLSyntaxError as exc:
         raise _DataError(str(exc), exc.line) from None
+    except RecursionError:
+        raise _DataError(TOO_DEEP, None) from None
     if isinstance(raw, dict) and isinstance(raw.get("items"), list):
         raw = raw["items"]
         positions = _unwrap_items(positions)
@@ -201,12 +226,14 @@ def _read_yaml(path: Path) -> Iterator[Located]:
 def _read_csv(path: Path) -> Iterator[Located]:
     """A row per item; `input`, `id`, item fields as columns (JSON where a field is structured);
     any other column goes into `metadata`."""
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:  # Excel writes a BOM first
         reader = csv.DictReader(handle)
-        if not reader.fieldnames or ("input" not in reader.fieldnames and "inputs" not in reader.fieldnames):
+        rows = _csv_rows(reader)
+        fields = next(rows)
+        if not fields or not {"input", "inputs", "turns"} & set(fields):
             raise _DataError("a CSV data file needs an `input` column", 1)
         line = reader.line_num + 1
-        for row in reader:
+        for row in rows:
             item: dict[str, Any] = {}
             metadata: dict[str, Any] = {}
             for key, value in row.items():
@@ -224,12 +251,25 @@ def _read_csv(path: Path) -> Iterator[Located]:
             line = reader.line_num + 1
 
 
+def _csv_rows(reader: csv.DictReader[str]) -> Iterator[Any]:
+    """The header, then the rows; what the csv module or the decoder refuses becomes a _DataError."""
+    try:
+        yield reader.fieldnames
+        yield from reader
+    except UnicodeDecodeError as exc:  # decoded by the block: no exact line
+        raise _DataError(not_utf8(exc), None) from None
+    except csv.Error as exc:
+        raise _DataError(f"invalid CSV: {exc}", reader.line_num + 1) from None
+
+
 def _csv_json(key: str, value: str, line: int) -> Any:
     text = value.strip()
     if key in ("context", "output", "ground_truth") and not text.startswith(("{", "[", '"')):
         return [value] if key == "context" else value
     try:
         return json.loads(text)
+    except RecursionError:
+        raise _DataError(f"column `{key}`: {TOO_DEEP}", line) from None
     except ValueError:
         raise _DataError(f"column `{key}` must hold JSON here, got {value[:60]!r}", line) from None
 
@@ -263,11 +303,10 @@ class _CaseBuilder:
                 exc, file=self.file, positions=positions, model=Item, raw=raw, prefix=prefix
             )
             return None
-        given = [k for k in ("input", "inputs", "turns") if k in item.model_fields_set]
-        if len(given) != 1:
-            what = "none of them" if not given else " and ".join(f"`{k}`" for k in given)
-            message = f"{where}: an item needs exactly one of `input`, `inputs`, `turns`; it has {what}"
-            self.problem(positions, prefix, message)
+        shape = shape_problem(item)
+        if shape is not None:
+            given = [k for k in ("input", "inputs", "turns") if k in item.model_fields_set]
+            self.problem(positions, (*prefix, *given) if len(given) == 1 else prefix, f"{where}: {shape}")
             return None
         case = Case(index=self.count, item=item, line=positions.line(prefix))
         if item.id is not None:
@@ -356,6 +395,17 @@ class _CaseBuilder:
             f"at that turn has {seen[0]!r} at line {seen[1]}; entries sharing an id at a turn index share a threshold",
         )
         return False
+
+
+def shape_problem(item: Item) -> str | None:
+    """Why an item is not exactly one of `input`, a non-empty `inputs`, non-empty `turns` (as Mastra checks)."""
+    given = [k for k in ("input", "inputs", "turns") if k in item.model_fields_set]
+    if len(given) != 1:
+        what = "none of them" if not given else " and ".join(f"`{k}`" for k in given)
+        return f"an item needs exactly one of `input`, `inputs`, `turns`; it has {what}"
+    if given[0] != "input" and not getattr(item, given[0]):
+        return f"`{given[0]}` needs at least one entry"
+    return None
 
 
 def _where(prefix: tuple[str | int, ...], index: int) -> str:

@@ -40,6 +40,19 @@ class SpecError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+TOO_DEEP = "nested too deeply to read; flatten the structure"
+
+
+def not_utf8(exc: UnicodeDecodeError) -> str:
+    """What to change when a file is not UTF-8 text."""
+    return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); save the file as UTF-8"
+
+
+def not_utf8_line(exc: UnicodeDecodeError) -> int:
+    """The line of the first byte that is not UTF-8, when the whole file was decoded at once."""
+    return exc.object[: exc.start].count(b"\n") + 1
+
+
 def display_path(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd()))
@@ -194,6 +207,10 @@ def _fields_at(model: type[BaseModel], loc: Sequence[str | int], raw: Any) -> li
         member = _member_for_tag(tp, node["type"])
         if member is not None:
             return list(member.model_fields)
+    if _is_union(tp):  # `JudgeSpec | None`, a threshold's `number | Bounds`: the one mapping it may be
+        models = [m for m in map(_unwrap, typing.get_args(tp)) if isinstance(m, type) and issubclass(m, BaseModel)]
+        if len(models) == 1:
+            return [f.alias or name for name, f in models[0].model_fields.items()]
     return []
 
 
@@ -217,6 +234,13 @@ def _member_for_tag(tp: Any, tag: Any) -> type[BaseModel] | None:
     return None
 
 
+def _label_name(part: str | int) -> str | None:
+    """`Bounds` from pydantic's union label `function-after[_check(), Bounds]` (a model with a validator)."""
+    if isinstance(part, str) and part.endswith("]"):
+        return part[:-1].rsplit("[", 1)[-1].rsplit(", ", 1)[-1]
+    return None
+
+
 def _descend(tp: Any, part: str | int, node: Any) -> Any:
     tp = _unwrap(tp)
     if isinstance(tp, type) and issubclass(tp, BaseModel):
@@ -231,7 +255,7 @@ def _descend(tp: Any, part: str | int, node: Any) -> Any:
             return member
         for member in typing.get_args(tp):
             inner = _unwrap(member)
-            if getattr(inner, "__name__", None) == part:
+            if getattr(inner, "__name__", None) in (part, _label_name(part)):
                 return inner
             if typing.get_origin(inner) is list and isinstance(part, int):
                 return typing.get_args(inner)[0]

@@ -125,6 +125,14 @@ def dumps_item(record: dict[str, Any]) -> str:
         return _ENCODER.encode(_finite(record))
 
 
+def _utf8(text: str) -> bytes:
+    """UTF-8, with a lone surrogate (valid in JSON data, not in UTF-8) kept as its JSON escape `\\udXXX`.
+
+    Every string in the results is a JSON string literal, so the backslash escape is valid JSON.
+    """
+    return text.encode("utf-8", "backslashreplace")
+
+
 class ResultsWriter:
     """Journal each item as it finishes; write the results JSON at the end."""
 
@@ -157,7 +165,7 @@ class ResultsWriter:
             handle.truncate(good)
 
     def append(self, record: dict[str, Any]) -> None:
-        data = (dumps_item(record) + "\n").encode("utf-8")
+        data = _utf8(dumps_item(record) + "\n")
         offset = self.handle.tell()
         self.handle.write(data)
         self.handle.flush()
@@ -168,7 +176,7 @@ class ResultsWriter:
         tmp = self.path.with_name(self.path.name + ".tmp")
         opening = json.dumps(head, ensure_ascii=False, indent=None)[:-1]
         with self.journal_path.open("rb") as journal, tmp.open("wb") as out:
-            out.write(opening.encode("utf-8"))
+            out.write(_utf8(opening))
             out.write(b', "items": [')
             position = 0
             for n, index in enumerate(sorted(self.offsets)):

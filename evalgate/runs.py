@@ -149,7 +149,7 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
         if text.__class__ is str:
             texts = [text]
         elif text is None:
-            texts = []
+            texts = [""]  # still one assistant message: Mastra joins its empty text with the others
         else:
             raise RunFormatError(f"`text` must be a string, got {_kind(text)}")
     raw_calls = value.get("tool_calls")
@@ -188,7 +188,7 @@ def _tool_call(raw: Any, index: int) -> ToolCall:
             )
     error = raw.get("error")
     if error is not None and error.__class__ is not str:
-        error = str(error)
+        error = str(error) if error not in (False, 0) else None  # falsy, as for Mastra: no error
     status = raw.get("status")
     if status is not None and status not in TOOL_STATUSES:
         raise RunFormatError(

@@ -6,6 +6,7 @@ scorers), or raises `SpecError` naming file, line and what to change.
 
 from __future__ import annotations
 
+import shlex
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,7 +25,17 @@ from pydantic import (
 )
 
 from evalgate import scorers as _scorers  # noqa: F401 - registers every scorer type
-from evalgate.errors import Problem, SpecError, display_path, problems_from_validation, show_loc, suggest
+from evalgate.errors import (
+    TOO_DEEP,
+    Problem,
+    SpecError,
+    display_path,
+    not_utf8,
+    not_utf8_line,
+    problems_from_validation,
+    show_loc,
+    suggest,
+)
 from evalgate.items import Item, Turn
 from evalgate.scorers.base import Scorer
 from evalgate.scorers.registry import REGISTRY, BuildContext, lookup
@@ -59,6 +70,17 @@ class CommandTarget(_Strict):
     run: str | list[str] = Field(description="the command, e.g. `python agent.py`")
     timeout_s: float = Field(default=60.0, gt=0)
     env: dict[str, str] = Field(default_factory=dict, description="extra environment variables")
+
+    @field_validator("run")
+    @classmethod
+    def _command(cls, value: str | list[str]) -> str | list[str]:
+        try:
+            argv = shlex.split(value) if isinstance(value, str) else value
+        except ValueError as exc:  # e.g. an unclosed quote
+            raise ValueError(f"cannot split the command ({str(exc).lower()})") from None
+        if not argv or not argv[0]:
+            raise ValueError("the command is empty; e.g. `python agent.py`")
+        return value
 
 
 class RetrySettings(_Strict):
@@ -246,7 +268,7 @@ def validate_entries(
                 Problem(
                     file,
                     positions.line((*where, "threshold"), key=True),
-                    f"{label}: a gate takes no `threshold` (it must average 1.0); "
+                    f"{label}.threshold: unknown key `threshold`: a gate takes none (it must average 1.0); "
                     "move the entry under `scorers:` to give it one",
                 )
             )
@@ -371,15 +393,19 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     """Read and validate the spec file itself (not its data)."""
     file = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a leading BOM is not part of the YAML
     except FileNotFoundError:
         raise SpecError([Problem(file, None, "no such spec file; pass its path to `evalgate run`")]) from None
     except OSError as exc:
         raise SpecError([Problem(file, None, f"cannot read: {exc.strerror}")]) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError([Problem(file, not_utf8_line(exc), not_utf8(exc))]) from None
     try:
         raw, positions = load(text)
     except YAMLSyntaxError as exc:
         raise SpecError([Problem(file, exc.line, str(exc))]) from None
+    except RecursionError:
+        raise SpecError([Problem(file, None, TOO_DEEP)]) from None
     if not isinstance(raw, dict):
         message = "a spec is a mapping with `version: 1`, `data`, `target`, `gates` and `scorers`"
         raise SpecError([Problem(file, 1, message)])
@@ -490,7 +516,7 @@ def load_spec(path: str | Path) -> LoadedSpec:
         return LoadedSpec(path, spec, positions, None, gates, scorers, warnings, stream)
     cases, data_problems = load_cases(spec, path, positions, ctx)
     problems += data_problems
-    if not problems and not gates and not scorers and not any(c.turn_checks for c in cases):
+    if not problems and not gates and not scorers and not any(any(c.turn_checks or ()) for c in cases):
         problems.append(
             Problem(
                 file,

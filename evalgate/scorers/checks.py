@@ -66,10 +66,40 @@ def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
         bits |= _REGEX_FLAGS[letter]
     try:
         regex = re.compile(pattern, bits)
+        if not regex.flags & re.MULTILINE:
+            regex = re.compile(_end_anchors(pattern), bits)
     except re.error as exc:
         raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
     find = regex.fullmatch if exact else regex.search
     return lambda item, run: 1.0 if find(run.joined_text) else 0.0
+
+
+def _end_anchors(pattern: str) -> str:
+    r"""The pattern with each `$` anchor as `\Z`: JavaScript's `$` (no `m` flag) is the end of the text only,
+    where Python's also matches before a last newline. Escaped `\$` and `$` in a class are left alone."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            # a `]` right after `[` or `[^` is a literal in Python's syntax
+            end = i + 1 + (pattern[i + 1 : i + 2] == "^")
+            if pattern[end : end + 1] == "]":
+                out.append(pattern[i : end + 1])
+                i = end + 1
+                continue
+        elif char == "$":
+            char = r"\Z"
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def _prepare(text: str) -> str:
