@@ -42,6 +42,15 @@ def test_headline_tables_and_footer() -> None:
     assert "[workflow run](https://gh/run/1) · evalgate 9.9.9 · 1.2 s" in text
 
 
+def test_footer_names_the_judge_its_calls_cost_and_prompt_hashes() -> None:
+    summary = {"total_items": 1, "errored_items": 0, "duration_s": 1.0,
+               "judge": {"model": "gpt-4o-mini", "calls": 12, "cost_usd": 0.0123,
+                         "prompts": {"faithfulness": "cbf85bbad87b"}}}
+    text = render(results([item(0, 1.0, 1.0)], summary=summary))
+    assert "judge gpt-4o-mini · 12 calls · $0.0123 · prompts faithfulness cbf85bbad87b" in text
+    assert "judge" not in render(results([item(0, 1.0, 1.0)])).split("<sub>")[-1]
+
+
 def test_failures_name_only_the_items_responsible_in_details() -> None:
     text = render(results([item(0, 1.0, 1.0), item(1, 0.0, 0.0, reasons={"called_tool:t": "never called t"})]))
     gate_block = text.split("<details>")[1]

@@ -331,6 +331,25 @@ def failure_blocks(results: Results, max_items: int) -> list[str]:
     return blocks
 
 
+def judge_note(judge: Any) -> str:
+    """`judge gpt-4o-mini · 120 calls · $0.0123`: which judge scored this, so a baseline judged
+    differently is recognised, and what it cost."""
+    if not isinstance(judge, dict) or not judge.get("model"):
+        return ""
+    note = f"judge {cell(str(judge['model']), 60)}"
+    calls = judge.get("calls")
+    if isinstance(calls, int):
+        note += f" · {calls} calls"
+    cost = judge.get("cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        note += f" · ${cost:.4f}"
+    prompts = judge.get("prompts")
+    if isinstance(prompts, dict) and prompts:
+        shown = ", ".join(f"{cell(str(k), 40)} {cell(str(v), 16)}" for k, v in list(prompts.items())[:5])
+        note += f" · prompts {shown}"
+    return note
+
+
 def footer(results: Results, ctx: ReportContext, truncated: bool) -> str:
     parts = []
     if ctx.run_url:
@@ -341,6 +360,9 @@ def footer(results: Results, ctx: ReportContext, truncated: bool) -> str:
     duration = results.summary.duration_s
     if duration is not None:
         parts.append(f"{duration:.1f} s")
+    judge = judge_note(getattr(results.summary, "judge", None))
+    if judge:
+        parts.append(judge)
     text = f"<sub>{' · '.join(parts)}</sub>" if parts else ""
     if truncated:
         where = f"the [job summary]({ctx.run_url})" if ctx.run_url else "the job summary"
