@@ -21,7 +21,7 @@ _EXPORTS = {
     "run_evals": "evalgate.api",
     "run_spec": "evalgate.api",
     "Judge": "evalgate.judge",
-    "checks": "evalgate.scorers",
+    "checks": "evalgate.scorers.checks",  # the module itself
     "NotScorable": "evalgate.scorers.base",
     "Scorer": "evalgate.scorers.base",
     "scorer": "evalgate.scorers.custom",
@@ -34,6 +34,7 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'evalgate' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    imported = importlib.import_module(module)
+    value = imported if module.endswith(f".{name}") else getattr(imported, name)
     globals()[name] = value
     return value

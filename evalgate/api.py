@@ -11,17 +11,18 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from evalgate import __version__
-from evalgate.data import shape_problem
+from evalgate.build import shape_problem
+from evalgate.cases import Case, Check
 from evalgate.engine import ItemResult, evaluate
 from evalgate.errors import Problem, SpecError
 from evalgate.items import Item
-from evalgate.judge import JudgeRun, bypass_cache
+from evalgate.judge.accounting import JudgeRun
+from evalgate.loader import LoadedSpec, load_spec
 from evalgate.results import ResultsWriter, dumps_item, header
 from evalgate.runs import RunFormatError, run_from_value
 from evalgate.scorers.base import Scorer
 from evalgate.scorers.custom import as_scorer
 from evalgate.scorers.registry import BuildContext, Threshold, lookup
-from evalgate.spec import Case, Check, LoadedSpec, load_spec
 from evalgate.targets import Target, build_target
 from evalgate.targets.python import PythonTarget
 from evalgate.targets.recorded import RecordedTarget
@@ -239,10 +240,8 @@ def run_spec(
     """
     if resume and output is None:
         raise ValueError("resume needs an output path: the journal beside it holds the finished items")
-    loaded = load_spec(path)
+    loaded = load_spec(path, use_cache=use_cache)
     target = prepare_target(loaded, concurrency=concurrency, use_cache=use_cache)
-    if not use_cache:
-        bypass_cache(loaded.spec.judge)
     if on_start is not None:
         on_start(loaded)
     return execute(

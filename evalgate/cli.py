@@ -289,7 +289,7 @@ def verdict_line(outcome: Any, *, color: bool) -> str:
 def validate(spec: Path) -> None:
     """Check SPEC and its data without running anything."""
     from evalgate.api import prepare_target
-    from evalgate.spec import load_spec
+    from evalgate.loader import load_spec
 
     _safe_streams()
     try:
@@ -310,7 +310,7 @@ def validate(spec: Path) -> None:
 @main.command()
 def schema() -> None:
     """Print the JSON Schema of spec files (for editors' YAML completion)."""
-    from evalgate.spec import json_schema
+    from evalgate.loader import json_schema
 
     click.echo(json.dumps(json_schema(), indent=2))
 

@@ -13,9 +13,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalgate.cases import Case, Check
 from evalgate.runs import Run, conversation
 from evalgate.scorers.base import NotScorable, normalize
-from evalgate.spec import Case, Check
 from evalgate.targets.base import Target, TargetError
 from evalgate.verdict import Entry
 

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from evalgate.cases import Case, Check
 from evalgate.engine import Contribution, ItemResult, TurnScores
 from evalgate.results import read_journal
 from evalgate.runs import Run, RunFormatError, run_from_value
-from evalgate.spec import Case, Check
 
 NAN = float("nan")
 

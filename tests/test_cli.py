@@ -244,7 +244,7 @@ def test_the_committed_schema_is_the_one_the_models_generate() -> None:
     """evalgate.schema.json (what the examples' yaml-language-server lines point at) is generated, not edited."""
     import json as _json
 
-    from evalgate.spec import json_schema
+    from evalgate.loader import json_schema
 
     committed = Path(__file__).resolve().parent.parent / "evalgate.schema.json"
     assert _json.loads(committed.read_text()) == json_schema(), "run: evalgate schema > evalgate.schema.json"

@@ -13,7 +13,7 @@ from evalgate.items import Item
 from evalgate.runs import Run, ToolCall
 from evalgate.scorers import code
 from evalgate.scorers.base import NotScorable, Scorer, normalize
-from evalgate.spec import load_spec
+from evalgate.loader import load_spec
 
 
 def score(scorer: Scorer, output: str = "", **item: Any) -> float | None:

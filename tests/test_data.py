@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from evalgate.api import run_spec
-from evalgate.spec import load_spec
+from evalgate.loader import load_spec
 
 ITEMS: list[dict[str, Any]] = [
     {

@@ -13,7 +13,7 @@ from evalgate.engine import evaluate, evaluate_case, in_data_order
 from evalgate.items import Item
 from evalgate.runs import Run, ToolCall
 from evalgate.scorers.base import Scorer
-from evalgate.spec import Case, Check
+from evalgate.cases import Case, Check
 from evalgate.targets.base import TargetError
 from evalgate.verdict import Entry
 

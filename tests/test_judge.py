@@ -17,7 +17,7 @@ from evalgate.items import Item
 from evalgate.judge import Judge, cost_usd, parse_reply
 from evalgate.runs import Run
 from evalgate.scorers import judged
-from evalgate.scorers.prompts import ANSWER_RELEVANCY, FAITHFULNESS, RUBRIC_BINARY, RUBRIC_GRADED
+from evalgate.judge.prompts import ANSWER_RELEVANCY, FAITHFULNESS, RUBRIC_BINARY, RUBRIC_GRADED
 
 FAKE_JUDGE = Path(__file__).with_name("fake_judge.py")
 SECRET = "sk-evalgate-test-DO-NOT-LEAK-0123456789"

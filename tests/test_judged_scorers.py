@@ -17,9 +17,9 @@ from evalgate import run_evals, run_spec
 from evalgate.errors import SpecError
 from evalgate.judge import Judge
 from evalgate.scorers import judged
-from evalgate.scorers.prompts import TOXICITY
+from evalgate.judge.prompts import TOXICITY
 from evalgate.scorers.registry import REGISTRY
-from evalgate.spec import load_spec
+from evalgate.loader import load_spec
 
 # Item A: a RAG-style answer with one wrong number and one filler sentence.
 ITEM_A = {

@@ -1,7 +1,3 @@
-"""Scorers: the registry and every built-in type (importing this registers them)."""
-
-from evalgate.scorers import checks, code, custom, judged, trajectory
-from evalgate.scorers.base import NotScorable, Scorer
-from evalgate.scorers.registry import REGISTRY, lookup
-
-__all__ = ["REGISTRY", "NotScorable", "Scorer", "checks", "code", "custom", "judged", "lookup", "trajectory"]
+"""Scorers: the registry (`registry`), the built-in types (`checks`, `code`, `judged`, `trajectory`,
+`custom`) and `builtins.load_builtins()`, which registers them. Importing this package registers nothing.
+"""

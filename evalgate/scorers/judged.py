@@ -2,7 +2,7 @@
 
 Every scorer here needs the spec's `judge:` section (or `ctx=Judge(...).context()` in Python),
 returns (score in [0, 1], reason), and is *not scorable* (not 0) when the item lacks what it
-needs. A judge that fails twice in a row errors that item's result (CONTRACT section 6).
+needs. A judge that fails twice in a row errors that item's result (docs/scorers.md).
 Formulas are in each docstring and in docs/scorers.md; the prompts are in `prompts.py`.
 """
 
@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from evalgate.items import Item
-from evalgate.judge import Judge, judge_for
+from evalgate.judge import prompts as p
+from evalgate.judge.client import Judge, judge_for
 from evalgate.runs import Run
-from evalgate.scorers import prompts as p
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.registry import BuildContext, scorer_type
 

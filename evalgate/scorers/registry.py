@@ -14,23 +14,14 @@ import typing
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from evalgate.scorers.base import Scorer
+from evalgate.spec.context import BuildContext
 
 ID_MAX = 40
-
-
-@dataclass(frozen=True)
-class BuildContext:
-    """What a factory may need from outside its parameters (keyword-only `ctx`)."""
-
-    base_dir: Path = Path(".")
-    judge: Any = None
-
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False, strict=True)]  # strict: `true` is no threshold
 

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evalgate.cases import Case
 from evalgate.runs import Run, RunFormatError, run_from_value
-from evalgate.spec import Case
 from evalgate.targets.base import History, TargetError
 
 STDERR_TAIL = 500

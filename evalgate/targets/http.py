@@ -20,9 +20,9 @@ from typing import Any
 import jmespath
 
 from evalgate import spec as s
+from evalgate.cases import Case
 from evalgate.net import HttpClient, HttpError, Response, cache_from_settings, expand_env, policy_from_settings
 from evalgate.runs import Run, RunFormatError, run_from_value
-from evalgate.spec import Case
 from evalgate.targets.base import History, TargetError
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}")

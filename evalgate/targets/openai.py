@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from evalgate import spec as s
+from evalgate.cases import Case
 from evalgate.net import HttpError
 from evalgate.runs import Run, ToolCall
-from evalgate.spec import Case
 from evalgate.targets.base import History, TargetError
 from evalgate.targets.http import HeaderTemplates, _snippet, make_client, parse_arguments, redact_reply
 

@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from evalgate.cases import Case
 from evalgate.runs import Run, RunFormatError, run_from_value
-from evalgate.spec import Case
 from evalgate.targets.base import History, TargetError
 
 

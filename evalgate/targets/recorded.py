@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from evalgate.cases import Case
 from evalgate.runs import Run
-from evalgate.spec import Case
 from evalgate.targets.base import History, TargetError
 
 

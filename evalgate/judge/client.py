@@ -2,74 +2,37 @@
 
 It asks for one JSON object, validates it against the scorer's pydantic model, and on a bad reply
 (not JSON, cut off, wrong shape) asks once more, quoting the problem. A second bad reply raises
-`JudgeError`, which the engine records as that item's scorer error (CONTRACT section 6).
+`JudgeError`, which the engine records as that item's scorer error (docs/scorers.md).
 
 Every request goes through `evalgate.net.HttpClient` (retries with Retry-After, the adaptive
 in-flight limit, the response cache): no second HTTP stack. The API key is read from the
 environment at first use, sent only in the Authorization header, and redacted from every error.
-
-A run's `summary.judge` records the model, each judged scorer's prompt-template hash, calls,
-cached calls, repairs, failures, token usage and cost (from the price table; null if unknown).
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import json
 import os
-import queue
 import re
-import shlex
-import subprocess
-import sys
-import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from evalgate.judge.accounting import DEFAULT_PRICES, Tally, cost_usd
+from evalgate.judge.errors import JudgeError, excerpt
+from evalgate.judge.prompts import Prompt
+from evalgate.judge.served import Server
 from evalgate.net import HttpClient, HttpError, cache_from_settings, policy_from_settings
-from evalgate.scorers.prompts import Prompt
+from evalgate.spec.context import BuildContext
+from evalgate.spec.models import JudgeSpec
 
 T = TypeVar("T", bound=BaseModel)
 
 DEFAULT_CONCURRENCY = 8
-SERVE_START_TIMEOUT_S = 20.0
-REPLY_SHOWN = 200
-
-# USD per 1M tokens. Extend or override with `judge.prices`; an unknown model's cost is null, not 0.
-DEFAULT_PRICES: dict[str, dict[str, float]] = {
-    "gpt-4o-mini": {"prompt": 0.15, "completion": 0.60},
-    "gpt-4o": {"prompt": 2.50, "completion": 10.00},
-    "gpt-4.1": {"prompt": 2.00, "completion": 8.00},
-    "gpt-4.1-mini": {"prompt": 0.40, "completion": 1.60},
-    "gpt-4.1-nano": {"prompt": 0.10, "completion": 0.40},
-    "o4-mini": {"prompt": 1.10, "completion": 4.40},
-}
-
-
-class JudgeError(RuntimeError):
-    """The judge could not give a usable verdict: request failed, or two bad replies in a row."""
-
-
-def cost_usd(
-    model: str, prompt_tokens: int, completion_tokens: int, prices: dict[str, dict[str, float]]
-) -> float | None:
-    """Cost of one call from a price table (USD per 1M tokens); None when the model is not in it.
-
-    A model's prices are `prompt` (or `input`) and `completion` (or `output`), as for the openai target.
-    """
-    price = prices.get(model)
-    if price is None:
-        return None
-    prompt = price.get("prompt", price.get("input", 0.0))
-    completion = price.get("completion", price.get("output", 0.0))
-    return (prompt_tokens * prompt + completion_tokens * completion) / 1e6
-
 
 # ---- replies ----
 
@@ -120,34 +83,6 @@ def _content(body: Any) -> tuple[str, str | None]:
     return content, choice.get("finish_reason")
 
 
-def _excerpt(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= REPLY_SHOWN else flat[: REPLY_SHOWN - 1] + "…"
-
-
-# ---- accounting ----
-
-
-@dataclass
-class Tally:
-    """What the judge did, added up over a run (thread-safe updates happen in Judge)."""
-
-    calls: int = 0  # requests answered by the server (repairs included), billed
-    cached_calls: int = 0  # replies replayed from the cache, not billed
-    repairs: int = 0  # second asks after a bad reply
-    failures: int = 0  # asks that ended in JudgeError
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    unpriced_calls: int = 0  # calls whose model had no price: the run's cost is then unknown
-
-    def minus(self, other: Tally) -> Tally:
-        return Tally(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
-
-    def plus(self, other: Tally) -> Tally:
-        return Tally(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
-
-
 # ---- the client ----
 
 
@@ -159,9 +94,9 @@ class Judge:
     call opens them again.
     """
 
-    def __init__(self, settings: Any = None, *, base_dir: str | Path = ".", **options: Any) -> None:
-        from evalgate.spec import JudgeSpec  # spec imports the scorers, which import this module
-
+    def __init__(
+        self, settings: JudgeSpec | None = None, *, base_dir: str | Path = ".", use_cache: bool = True, **options: Any
+    ) -> None:
         if settings is None:
             settings = JudgeSpec(**options)
         elif options:
@@ -174,10 +109,10 @@ class Judge:
         self._lock = threading.Lock()
         self._open_lock = threading.Lock()
         self._http: HttpClient | None = None
-        self._server: _Server | None = None
+        self._server: Server | None = None
         self._base_url: str | None = None
         self._key: str | None = None
-        self.use_cache = True  # False: bypass `cache` (run_spec's use_cache, `--no-cache`)
+        self.use_cache = use_cache  # False: bypass `cache` (run_spec's use_cache, `--no-cache`)
 
     def __repr__(self) -> str:  # never shows the key
         return f"Judge(model={self.settings.model!r}, base_url={self.settings.base_url!r})"
@@ -186,10 +121,8 @@ class Judge:
     def model(self) -> str:
         return self.settings.model
 
-    def context(self) -> Any:
+    def context(self) -> BuildContext:
         """A BuildContext carrying this judge, for building judged scorers in Python."""
-        from evalgate.scorers.registry import BuildContext
-
         return BuildContext(base_dir=self.base_dir, judge=self)
 
     def register(self, prompt: Prompt) -> None:
@@ -227,7 +160,7 @@ class Judge:
             self._count(failures=1)
             raise JudgeError(
                 f"the judge ({self.model}) gave no usable {prompt.metric} verdict after one repair: {second}; "
-                f"its reply began: {_excerpt(content)!r}"
+                f"its reply began: {excerpt(content)!r}"
             ) from None
 
     def _complete(self, messages: list[dict[str, str]]) -> tuple[str, str | None]:
@@ -254,7 +187,7 @@ class Judge:
             content, finish = _content(reply.body)
         except ValueError as exc:
             self._count(failures=1)
-            raise JudgeError(f"{exc}: {_excerpt(http.redact(reply.text))!r}") from None
+            raise JudgeError(f"{exc}: {excerpt(http.redact(reply.text))!r}") from None
         if reply.from_cache:
             self._count(cached_calls=1)
         else:
@@ -305,7 +238,7 @@ class Judge:
             if self._http is None:
                 s = self.settings
                 if s.serve is not None:
-                    self._server = _Server(s.serve, self.base_dir)
+                    self._server = Server(s.serve, self.base_dir)
                     self._base_url = self._server.start()
                 else:
                     self._base_url = s.base_url
@@ -350,89 +283,15 @@ def _repair_request(problem: str, prompt: Prompt) -> str:
     )
 
 
-# ---- `judge.serve`: a local judge the run starts and stops ----
-
-
-class _Server:
-    """A judge server started for the run: its first stdout line must be its base URL.
-
-    Its stdin is a pipe evalgate never writes: it closes when evalgate exits, however it exits,
-    so a server that quits on end-of-stdin never outlives the run. `python` means this interpreter.
-    """
-
-    def __init__(self, command: str | list[str], cwd: Path) -> None:
-        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
-        if self.argv and self.argv[0] in ("python", "python3"):
-            self.argv[0] = sys.executable
-        self.cwd = cwd
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._stderr: Any = None
-
-    def start(self) -> str:
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
-        try:
-            self.proc = subprocess.Popen(
-                self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr
-            )
-        except OSError as exc:
-            raise JudgeError(f"judge.serve could not start {self.argv[0]!r}: {exc.strerror}") from None
-        atexit.register(self.stop)
-        lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=_drain, args=(self.proc.stdout, lines), daemon=True).start()
-        try:
-            first = lines.get(timeout=SERVE_START_TIMEOUT_S).decode("utf-8", errors="replace").strip()
-        except queue.Empty:
-            first = ""
-        if not first.startswith(("http://", "https://")):
-            why = self._stderr_tail()
-            self.stop()
-            raise JudgeError(
-                f"judge.serve: {shlex.join(self.argv)!r} did not print its base URL as its first line"
-                + (f"; it said: {why}" if why else "")
-            )
-        return first
-
-    def _stderr_tail(self) -> str:
-        if self.proc is not None and self.proc.poll() is None:
-            return ""
-        with contextlib.suppress(OSError, ValueError):
-            self._stderr.seek(0)
-            return _excerpt(self._stderr.read()[-2000:].decode("utf-8", errors="replace"))
-        return ""
-
-    def stop(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is not None and proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                proc.stdin.close()
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
-
-
-def _drain(stream: Any, lines: queue.Queue[bytes]) -> None:
-    # Keep reading so a chatty server never blocks on a full pipe.
-    for line in iter(stream.readline, b""):
-        lines.put(line)
-    lines.put(b"")  # end of output: a server that exited early fails at once, not after the timeout
-    stream.close()
-
-
-# ---- building and reporting ----
+# ---- building ----
 
 
 def judge_for(settings: Any, base_dir: Path, scorer_type: str) -> Judge:
-    """The Judge a judged scorer uses: one per spec's `judge:` section, shared by its scorers.
+    """The Judge a judged scorer uses.
 
-    `settings` is a JudgeSpec (from a spec), a Judge (from Python) or None (a ValueError naming
-    what to add, which becomes a spec error on the entry's line).
+    `settings` is a Judge (the loader builds one per spec's `judge:` section, shared by its
+    scorers; or from Python), a JudgeSpec (a judge of its own), or None: a ValueError naming
+    what to add, which becomes a spec error on the entry's line.
     """
     if isinstance(settings, Judge):
         return settings
@@ -441,82 +300,7 @@ def judge_for(settings: Any, base_dir: Path, scorer_type: str) -> Judge:
             f"`{scorer_type}` is scored by an LLM judge: add a `judge:` section to the spec "
             f"(model, base_url, api_key_env), or pass ctx=Judge(...).context() in Python"
         )
-    if settings._client is None:
-        settings._client = Judge(settings, base_dir=base_dir)
-    return settings._client
+    return Judge(settings, base_dir=base_dir)
 
 
-def bypass_cache(settings: Any) -> None:
-    """Make the judge of a spec's `judge:` section (if built) send every request (`use_cache=False`)."""
-    client = getattr(settings, "_client", None)
-    if isinstance(client, Judge):
-        client.use_cache = False
-
-
-class JudgeRun:
-    """The judges a run uses: usage counted from the start, reported in `summary.judge`, closed at the end."""
-
-    def __init__(self, scorers: Iterable[Any] = ()) -> None:
-        self.judges: list[Judge] = []
-        self.start: list[tuple[Tally, int]] = []
-        self.add(scorers)
-
-    def add(self, scorers: Iterable[Any]) -> None:
-        """Count the judges of these Scorer objects, from now on (each judge once)."""
-        for scorer in scorers:
-            judge = getattr(scorer.fn, "judge", None)
-            if judge is not None and judge not in self.judges:
-                self.judges.append(judge)
-                self.start.append((judge.tally(), judge.retries()))
-
-    def watch(self, cases: Iterable[Any]) -> Iterator[Any]:
-        """Pass cases through, counting the judges of their per-turn scorers before they run."""
-        for case in cases:
-            for checks in getattr(case, "turn_checks", None) or ():
-                self.add(check.scorer for check in checks)
-            yield case
-
-    def summary(self) -> dict[str, Any]:
-        total = Tally()
-        retries = 0
-        prompts: dict[str, str] = {}
-        for judge, (tally, before) in zip(self.judges, self.start, strict=True):
-            total = total.plus(judge.tally().minus(tally))
-            retries += judge.retries() - before
-            prompts.update(judge.prompts)
-        return {
-            "model": ", ".join(dict.fromkeys(j.model for j in self.judges)),
-            "calls": total.calls,
-            "cached_calls": total.cached_calls,
-            "repairs": total.repairs,
-            "failures": total.failures,
-            "retries": retries,
-            "usage": {
-                "prompt_tokens": total.prompt_tokens,
-                "completion_tokens": total.completion_tokens,
-                "total_tokens": total.prompt_tokens + total.completion_tokens,
-            },
-            # Unknown when any billed call had no price: a partial sum would understate it.
-            "cost_usd": None if total.unpriced_calls else round(total.cost_usd, 8),
-            "prompts": dict(sorted(prompts.items())),
-        }
-
-    def finish(self, summary: dict[str, Any]) -> None:
-        """Put `judge` into the run's summary (when any scorer was judged) and close the judges."""
-        if self.judges:
-            summary["judge"] = self.summary()
-        for judge in self.judges:
-            judge.close()
-
-
-__all__ = [
-    "DEFAULT_PRICES",
-    "Judge",
-    "JudgeError",
-    "JudgeRun",
-    "Tally",
-    "bypass_cache",
-    "cost_usd",
-    "judge_for",
-    "parse_reply",
-]
+__all__ = ["Judge", "judge_for", "parse_reply"]

@@ -1,4 +1,4 @@
-"""The run format: what a target produced for one item (CONTRACT section 3).
+"""The run format: what a target produced for one item (docs/targets.md), and `run_from_value`.
 
 Pure data and conversions, no I/O. Hot path: the recorded target converts every item's
 `output` through `run_from_value`, so it is plain dataclasses and hand-written checks.
@@ -6,109 +6,11 @@ Pure data and conversions, no I/O. Hot path: the recorded target converts every 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
-TOOL_STATUSES = ("ok", "error", "pending")
-
-
-class RunFormatError(ValueError):
-    """A run (recorded output or a target's reply) is not in the run format."""
-
-
-@dataclass(slots=True)
-class ToolCall:
-    name: str
-    args: Any = None
-    result: Any = None
-    error: str | None = None
-    status: str | None = None
-
-    @property
-    def failed(self) -> bool:
-        """True if the call errored or never got a result back."""
-        return bool(self.error) or self.status in ("error", "pending")
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "args": self.args}
-        if self.result is not None:
-            out["result"] = self.result
-        if self.error:
-            out["error"] = self.error
-        if self.status is not None:
-            out["status"] = self.status
-        return out
-
-
-@dataclass(slots=True)
-class Run:
-    """One target reply. `texts` holds each assistant message's text, in order."""
-
-    texts: list[str] = field(default_factory=list)
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    latency_ms: float | None = None
-    usage: dict[str, Any] | None = None
-    cost_usd: float | None = None
-
-    @property
-    def text(self) -> str:
-        """The assistant texts joined by one space (includes, excludes, similarity)."""
-        texts = self.texts
-        return texts[0] if len(texts) == 1 else " ".join(texts)
-
-    @property
-    def joined_text(self) -> str:
-        """The assistant texts joined with nothing (equals, matches)."""
-        texts = self.texts
-        return texts[0] if len(texts) == 1 else "".join(texts)
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "text": self.text,
-            "tool_calls": [c.to_dict() for c in self.tool_calls],
-        }
-        if len(self.texts) > 1:
-            out["texts"] = list(self.texts)
-        if self.latency_ms is not None:
-            out["latency_ms"] = self.latency_ms
-        if self.usage is not None:
-            out["usage"] = self.usage
-        if self.cost_usd is not None:
-            out["cost_usd"] = self.cost_usd
-        return out
-
-
-def conversation(runs: list[Run]) -> Run:
-    """The whole conversation as one run: texts and tool calls in turn order, costs added."""
-    if len(runs) == 1:
-        return runs[0]
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    for run in runs:
-        texts.extend(run.texts)
-        calls.extend(run.tool_calls)
-    return Run(
-        texts=texts,
-        tool_calls=calls,
-        latency_ms=_total(r.latency_ms for r in runs),
-        usage=_merge_usage([r.usage for r in runs]),
-        cost_usd=_total(r.cost_usd for r in runs),
-    )
-
-
-def _total(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
-
-
-def _merge_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
-    merged: dict[str, Any] = {}
-    for usage in usages:
-        for key, value in (usage or {}).items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                merged[key] = merged.get(key, 0) + value
-    return merged or None
+from evalgate.runs.messages import run_from_messages
+from evalgate.runs.model import TOOL_STATUSES, Run, RunFormatError, ToolCall, conversation
 
 
 def run_from_value(value: Any) -> Run:
@@ -122,8 +24,6 @@ def run_from_value(value: Any) -> Run:
     if isinstance(value, Run):
         return value
     if isinstance(value, list) or (isinstance(value, Mapping) and "messages" in value):
-        from evalgate.formats import run_from_messages  # formats imports this module
-
         return run_from_messages(value)
     if isinstance(value, Mapping):
         return _run_from_mapping(value)
@@ -223,3 +123,6 @@ def _kind(value: Any) -> str:
         float: "a number",
         type(None): "null",
     }.get(type(value), type(value).__name__)
+
+
+__all__ = ["TOOL_STATUSES", "Run", "RunFormatError", "ToolCall", "conversation", "run_from_value"]

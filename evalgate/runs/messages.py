@@ -34,7 +34,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalgate.runs import Run, RunFormatError, ToolCall
+from evalgate.runs.model import Run, RunFormatError, ToolCall
 
 # Tool-invocation states that count as calls (Mastra's extractToolCalls).
 _COUNTED_STATES = frozenset({"result", "call", "output-error"})

@@ -1,0 +1,279 @@
+"""The one builder: validated entries -> Checks, raw items -> Cases.
+
+The loader uses it for spec files (problems carry file and line); `run_evals` for Python values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from evalgate.cases import Case, Check
+from evalgate.errors import Problem, problems_from_validation, show_loc, suggest
+from evalgate.items import Item
+from evalgate.runs import RunFormatError, run_from_value
+from evalgate.scorers.registry import REGISTRY, lookup
+from evalgate.spec.context import BuildContext
+from evalgate.verdict import Entry
+from evalgate.yamlpos import Positions
+
+# ---- gates and scorers ----
+
+
+def validate_entries(
+    entries: Any,
+    kind: Literal["gate", "scorer"],
+    *,
+    file: str,
+    positions: Positions,
+    prefix: tuple[str | int, ...],
+) -> tuple[list[BaseModel], list[Problem]]:
+    """Validate entries one by one against their type's model.
+
+    Models are built only for the types a spec uses, so start-up does not pay for all of them.
+    """
+    models: list[BaseModel] = []
+    problems: list[Problem] = []
+    if not isinstance(entries, list):
+        return models, problems  # the Spec model reports it
+    for index, raw in enumerate(entries):
+        where = (*prefix, index)
+        label = show_loc(where)
+        if not isinstance(raw, dict):
+            problems.append(Problem(file, positions.line(where), f"{label}: an entry is a mapping with a `type`"))
+            continue
+        type_name = raw.get("type")
+        scorer_type = lookup(type_name) if isinstance(type_name, str) else None
+        if scorer_type is None:
+            names = list(REGISTRY)
+            if type_name is None:
+                message = f"{label}: needs a `type`; valid: " + ", ".join(f"`{n}`" for n in names)
+            else:
+                message = f"{label}: unknown type `{type_name}`" + suggest(str(type_name), names)
+            problems.append(Problem(file, positions.line((*where, "type")), message))
+            continue
+        if kind == "gate" and "threshold" in raw:
+            problems.append(
+                Problem(
+                    file,
+                    positions.line((*where, "threshold"), key=True),
+                    f"{label}.threshold: unknown key `threshold`: a gate takes none (it must average 1.0); "
+                    "move the entry under `scorers:` to give it one",
+                )
+            )
+            continue
+        model = scorer_type.model(kind)
+        try:
+            models.append(model.model_validate(raw))
+        except ValidationError as exc:
+            problems += problems_from_validation(
+                exc, file=file, positions=positions, model=model, raw=raw, prefix=where
+            )
+    return models, problems
+
+
+def build_checks(
+    entries: list[Any],
+    kind: Literal["gate", "scorer"],
+    *,
+    file: str,
+    positions: Positions,
+    prefix: tuple[str | int, ...],
+    ctx: BuildContext,
+    turn: int | None = None,
+) -> tuple[list[Check], list[Problem], list[Problem]]:
+    """Build validated entries; problems for duplicate ids and factories that refuse their arguments."""
+    checks: list[Check] = []
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    seen: dict[str, int | None] = {}
+    for index, model in enumerate(entries):
+        where = (*prefix, index)
+        line = positions.line(where)
+        scorer_type = lookup(model.type)
+        assert scorer_type is not None  # the discriminated union admitted it
+        params = model.model_dump(exclude={"type", "id", "threshold"})
+        try:
+            scorer = scorer_type.build(params, id=model.id, ctx=ctx)
+        except ValueError as exc:
+            problems.append(Problem(file, line, f"{show_loc(where)}: {exc}"))
+            continue
+        if scorer.id in seen:
+            problems.append(
+                Problem(
+                    file,
+                    line,
+                    f"{show_loc(where)}: the id `{scorer.id}` is already used at line {seen[scorer.id]}; "
+                    f"give this entry its own `id:`",
+                )
+            )
+            continue
+        seen[scorer.id] = line
+        threshold = getattr(model, "threshold", None)
+        raw_threshold = threshold.model_dump(exclude_none=True) if isinstance(threshold, BaseModel) else threshold
+        if raw_threshold is not None and not scorer.higher_is_better and not isinstance(raw_threshold, dict):
+            warnings.append(
+                Problem(
+                    file,
+                    positions.line((*where, "threshold")),
+                    f"{show_loc(where)}: lower is better for `{scorer.type}`, but a number threshold is a "
+                    f"minimum; did you mean `threshold: {{max: {raw_threshold}}}`?",
+                )
+            )
+        elif isinstance(raw_threshold, dict) and not scorer.higher_is_better and "max" not in raw_threshold:
+            warnings.append(
+                Problem(
+                    file,
+                    positions.line((*where, "threshold")),
+                    f"{show_loc(where)}: lower is better for `{scorer.type}`, but this threshold has only a `min`",
+                )
+            )
+        entry = Entry(scorer.id, kind, raw_threshold, scorer.higher_is_better, turn)
+        checks.append(Check(scorer, entry, line))
+    return checks, problems, warnings
+
+
+# ---- items ----
+
+
+class CaseBuilder:
+    """Raw items -> Cases: validated, recorded runs converted, per-turn checks built; problems collected."""
+
+    def __init__(self, file: str, ctx: BuildContext, *, recorded: bool) -> None:
+        self.recorded = recorded
+        self.file = file
+        self.ctx = ctx
+        self.count = 0  # valid cases so far
+        self.problems: list[Problem] = []
+        self.ids: dict[str, int | None] = {}
+        self.seen = 0
+        self.turn_thresholds: dict[tuple[int, str], tuple[Any, int | None]] = {}
+
+    def problem(self, positions: Positions, path: tuple[str | int, ...], message: str) -> None:
+        self.problems.append(Problem(self.file, positions.line(path), message))
+
+    def add(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...]) -> Case | None:
+        self.seen += 1
+        where = _where(prefix, self.seen - 1)
+        if not isinstance(raw, dict):
+            self.problem(positions, prefix, f"{where}: an item is a mapping with `input`, `inputs` or `turns`")
+            return None
+        try:
+            item = Item.model_validate(raw)
+        except ValidationError as exc:
+            self.problems += problems_from_validation(
+                exc, file=self.file, positions=positions, model=Item, raw=raw, prefix=prefix
+            )
+            return None
+        shape = shape_problem(item)
+        if shape is not None:
+            given = [k for k in ("input", "inputs", "turns") if k in item.model_fields_set]
+            self.problem(positions, (*prefix, *given) if len(given) == 1 else prefix, f"{where}: {shape}")
+            return None
+        case = Case(index=self.count, item=item, line=positions.line(prefix))
+        if item.id is not None:
+            if item.id in self.ids:
+                message = f"{where}: the id `{item.id}` is already used at line {self.ids[item.id]}"
+                self.problem(positions, (*prefix, "id"), message)
+                return None
+            self.ids[item.id] = case.line
+        if self.recorded and not self._recorded_runs(case, positions, prefix, where):
+            return None
+        if item.turns is not None and not self._turn_checks(case, positions, prefix, where):
+            return None
+        self.count += 1
+        return case
+
+    def _recorded_runs(self, case: Case, positions: Positions, prefix: tuple[str | int, ...], where: str) -> bool:
+        item = case.item
+        if item.turns is not None:
+            outputs = [(t.output, (*prefix, "turns", i, "output")) for i, t in enumerate(item.turns)]
+        elif item.inputs is not None:
+            if item.outputs is None or len(item.outputs) != len(item.inputs):
+                have = "no `outputs`" if item.outputs is None else f"{len(item.outputs)} outputs"
+                message = f"{where}: the recorded target needs one output per input ({len(item.inputs)}), got {have}"
+                self.problem(positions, (*prefix, "outputs"), message)
+                return False
+            outputs = [(o, (*prefix, "outputs", i)) for i, o in enumerate(item.outputs)]
+        else:
+            outputs = [(item.output, (*prefix, "output"))]
+        runs = []
+        for value, path in outputs:
+            if value is None:
+                key = path[-1] if isinstance(path[-1], str) else "outputs"
+                self.problem(positions, path, f"{where}: the recorded target needs `{key}` here")
+                return False
+            try:
+                runs.append(run_from_value(value))
+            except RunFormatError as exc:
+                self.problem(positions, path, f"{where}: {exc}")
+                return False
+        case.recorded = runs
+        # The raw output now lives on as the Run: drop it so 100k items stay small in memory.
+        item.__dict__["output"] = None
+        item.__dict__["outputs"] = None
+        if item.turns is not None:
+            for turn in item.turns:
+                turn.__dict__["output"] = None
+        return True
+
+    def _turn_checks(self, case: Case, positions: Positions, prefix: tuple[str | int, ...], where: str) -> bool:
+        ok = True
+        case.turn_checks = []
+        for turn_index, turn in enumerate(case.item.turns or []):
+            checks: list[Check] = []
+            for kind, entries in (("gate", turn.gates), ("scorer", turn.scorers)):
+                key = "gates" if kind == "gate" else "scorers"
+                sub = (*prefix, "turns", turn_index, key)
+                models, problems = validate_entries(entries, kind, file=self.file, positions=positions, prefix=sub)
+                if problems:
+                    self.problems += problems
+                    ok = False
+                    continue
+                built, problems, _ = build_checks(
+                    models, kind, file=self.file, positions=positions, prefix=sub, ctx=self.ctx, turn=turn_index
+                )
+                self.problems += problems
+                ok = ok and not problems
+                for check in built:
+                    if kind == "scorer" and not self._same_threshold(check, positions, sub, where):
+                        ok = False
+                checks += built
+            case.turn_checks.append(checks)
+        return ok
+
+    def _same_threshold(self, check: Check, positions: Positions, sub: tuple[str | int, ...], where: str) -> bool:
+        key = (check.entry.turn or 0, check.entry.id)
+        seen = self.turn_thresholds.get(key)
+        if seen is None:
+            self.turn_thresholds[key] = (check.entry.threshold, check.line)
+            return True
+        if seen[0] == check.entry.threshold:
+            return True
+        self.problem(
+            positions,
+            sub,
+            f"{where}: turn {key[0]} scorer `{key[1]}` has threshold {check.entry.threshold!r}, but the same id "
+            f"at that turn has {seen[0]!r} at line {seen[1]}; entries sharing an id at a turn index share a threshold",
+        )
+        return False
+
+
+def shape_problem(item: Item) -> str | None:
+    """Why an item is not exactly one of `input`, a non-empty `inputs`, non-empty `turns` (as Mastra checks)."""
+    given = [k for k in ("input", "inputs", "turns") if k in item.model_fields_set]
+    if len(given) != 1:
+        what = "none of them" if not given else " and ".join(f"`{k}`" for k in given)
+        return f"an item needs exactly one of `input`, `inputs`, `turns`; it has {what}"
+    if given[0] != "input" and not getattr(item, given[0]):
+        return f"`{given[0]}` needs at least one entry"
+    return None
+
+
+def _where(prefix: tuple[str | int, ...], index: int) -> str:
+    if prefix and prefix[0] == "data":
+        return f"data[{prefix[1]}]"
+    if prefix:
+        return f"item {prefix[0] + 1}" if isinstance(prefix[0], int) else str(prefix)
+    return f"item {index + 1}"

@@ -1,0 +1,115 @@
+"""What judging costs: the price table, per-judge tallies, and a run's `summary.judge`.
+
+`summary.judge` records the model, each judged scorer's prompt-template hash, calls, cached
+calls, repairs, failures, retries, token usage and cost (null when any billed call had no price).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalgate.judge.client import Judge
+
+# USD per 1M tokens. Extend or override with `judge.prices`; an unknown model's cost is null, not 0.
+DEFAULT_PRICES: dict[str, dict[str, float]] = {
+    "gpt-4o-mini": {"prompt": 0.15, "completion": 0.60},
+    "gpt-4o": {"prompt": 2.50, "completion": 10.00},
+    "gpt-4.1": {"prompt": 2.00, "completion": 8.00},
+    "gpt-4.1-mini": {"prompt": 0.40, "completion": 1.60},
+    "gpt-4.1-nano": {"prompt": 0.10, "completion": 0.40},
+    "o4-mini": {"prompt": 1.10, "completion": 4.40},
+}
+
+
+def cost_usd(
+    model: str, prompt_tokens: int, completion_tokens: int, prices: dict[str, dict[str, float]]
+) -> float | None:
+    """Cost of one call from a price table (USD per 1M tokens); None when the model is not in it.
+
+    A model's prices are `prompt` (or `input`) and `completion` (or `output`), as for the openai target.
+    """
+    price = prices.get(model)
+    if price is None:
+        return None
+    prompt = price.get("prompt", price.get("input", 0.0))
+    completion = price.get("completion", price.get("output", 0.0))
+    return (prompt_tokens * prompt + completion_tokens * completion) / 1e6
+
+
+@dataclass
+class Tally:
+    """What the judge did, added up over a run (thread-safe updates happen in Judge)."""
+
+    calls: int = 0  # requests answered by the server (repairs included), billed
+    cached_calls: int = 0  # replies replayed from the cache, not billed
+    repairs: int = 0  # second asks after a bad reply
+    failures: int = 0  # asks that ended in JudgeError
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0  # calls whose model had no price: the run's cost is then unknown
+
+    def minus(self, other: Tally) -> Tally:
+        return Tally(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
+
+    def plus(self, other: Tally) -> Tally:
+        return Tally(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+
+class JudgeRun:
+    """The judges a run uses: usage counted from the start, reported in `summary.judge`, closed at the end."""
+
+    def __init__(self, scorers: Iterable[Any] = ()) -> None:
+        self.judges: list[Judge] = []
+        self.start: list[tuple[Tally, int]] = []
+        self.add(scorers)
+
+    def add(self, scorers: Iterable[Any]) -> None:
+        """Count the judges of these Scorer objects, from now on (each judge once)."""
+        for scorer in scorers:
+            judge = getattr(scorer.fn, "judge", None)
+            if judge is not None and judge not in self.judges:
+                self.judges.append(judge)
+                self.start.append((judge.tally(), judge.retries()))
+
+    def watch(self, cases: Iterable[Any]) -> Iterator[Any]:
+        """Pass cases through, counting the judges of their per-turn scorers before they run."""
+        for case in cases:
+            for checks in getattr(case, "turn_checks", None) or ():
+                self.add(check.scorer for check in checks)
+            yield case
+
+    def summary(self) -> dict[str, Any]:
+        total = Tally()
+        retries = 0
+        prompts: dict[str, str] = {}
+        for judge, (tally, before) in zip(self.judges, self.start, strict=True):
+            total = total.plus(judge.tally().minus(tally))
+            retries += judge.retries() - before
+            prompts.update(judge.prompts)
+        return {
+            "model": ", ".join(dict.fromkeys(j.model for j in self.judges)),
+            "calls": total.calls,
+            "cached_calls": total.cached_calls,
+            "repairs": total.repairs,
+            "failures": total.failures,
+            "retries": retries,
+            "usage": {
+                "prompt_tokens": total.prompt_tokens,
+                "completion_tokens": total.completion_tokens,
+                "total_tokens": total.prompt_tokens + total.completion_tokens,
+            },
+            # Unknown when any billed call had no price: a partial sum would understate it.
+            "cost_usd": None if total.unpriced_calls else round(total.cost_usd, 8),
+            "prompts": dict(sorted(prompts.items())),
+        }
+
+    def finish(self, summary: dict[str, Any]) -> None:
+        """Put `judge` into the run's summary (when any scorer was judged) and close the judges."""
+        if self.judges:
+            summary["judge"] = self.summary()
+        for judge in self.judges:
+            judge.close()

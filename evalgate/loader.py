@@ -1,0 +1,222 @@
+"""The loader: a spec file and its data -> the validated spec, its built cases and checks.
+
+`load_spec(path)` returns a `LoadedSpec`, or raises `SpecError` naming file, line and what to
+change (docs/spec.md). Building goes through `evalgate.build`, which `run_evals` uses too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from evalgate.build import CaseBuilder, build_checks, validate_entries
+from evalgate.cases import Case, Check
+from evalgate.data import DataError, Located, count_lines, read_file
+from evalgate.errors import (
+    MAX_PROBLEMS,
+    TOO_DEEP,
+    Problem,
+    SpecError,
+    display_path,
+    not_utf8,
+    not_utf8_line,
+    problems_from_validation,
+)
+from evalgate.judge.client import Judge
+from evalgate.scorers.builtins import load_builtins
+from evalgate.scorers.registry import REGISTRY
+from evalgate.spec.context import BuildContext
+from evalgate.spec.models import TARGET_TYPES, Spec
+from evalgate.spec.schema import json_schema as spec_schema
+from evalgate.yamlpos import Positions, YAMLSyntaxError, load
+
+
+@dataclass
+class LoadedSpec:
+    path: Path
+    spec: Spec
+    positions: Positions
+    cases: list[Case] | None  # None: streamed from the data file by `iter_cases`
+    gates: list[Check]
+    scorers: list[Check]
+    warnings: list[Problem] = field(default_factory=list)
+    stream: Any = None  # data.CaseStream for large recorded data sets
+
+    @property
+    def item_count(self) -> int:
+        return len(self.cases) if self.cases is not None else self.stream.count
+
+    def iter_cases(self) -> Iterator[Case]:
+        """The cases; a streamed data set raises SpecError at its end if any item was invalid."""
+        if self.cases is not None:
+            yield from self.cases
+            return
+        yield from self.stream.iterate()
+        if self.stream.problems:
+            raise SpecError(self.stream.problems[:20])
+
+    @property
+    def name(self) -> str:
+        return self.spec.name or self.path.stem
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    @property
+    def file(self) -> str:
+        return display_path(self.path)
+
+
+def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
+    """Read and validate the spec file itself (not its data)."""
+    file = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a leading BOM is not part of the YAML
+    except FileNotFoundError:
+        raise SpecError([Problem(file, None, "no such spec file; pass its path to `evalgate run`")]) from None
+    except OSError as exc:
+        raise SpecError([Problem(file, None, f"cannot read: {exc.strerror}")]) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError([Problem(file, not_utf8_line(exc), not_utf8(exc))]) from None
+    try:
+        raw, positions = load(text)
+    except YAMLSyntaxError as exc:
+        raise SpecError([Problem(file, exc.line, str(exc))]) from None
+    except RecursionError:
+        raise SpecError([Problem(file, None, TOO_DEEP)]) from None
+    if not isinstance(raw, dict):
+        message = "a spec is a mapping with `version: 1`, `data`, `target`, `gates` and `scorers`"
+        raise SpecError([Problem(file, 1, message)])
+    problems: list[Problem] = []
+    spec = None
+    try:
+        spec = Spec.model_validate(raw)
+    except ValidationError as exc:
+        problems += problems_from_validation(
+            exc, file=file, positions=positions, model=Spec, raw=raw, type_names=list(TARGET_TYPES)
+        )
+    gates, gate_problems = validate_entries(
+        raw.get("gates"), "gate", file=file, positions=positions, prefix=("gates",)
+    )
+    scorers, scorer_problems = validate_entries(
+        raw.get("scorers"), "scorer", file=file, positions=positions, prefix=("scorers",)
+    )
+    problems += gate_problems + scorer_problems
+    if problems or spec is None:
+        problems.sort(key=lambda p: p.line or 0)
+        raise SpecError(problems[:20])
+    # entries are now their types' models, not mappings
+    return spec.model_copy(update={"gates": gates, "scorers": scorers}), positions, raw
+
+
+def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:
+    """Parse, validate and prepare a spec and its data; SpecError on any problem.
+
+    use_cache: False makes the spec's judge bypass its response cache (`--no-cache`).
+    """
+    load_builtins()
+    path = Path(path)
+    spec, positions, _ = parse_spec(path)
+    file = display_path(path)
+    # One judge per spec, shared by its judged scorers (their calls, cost and cache are one).
+    judge = Judge(spec.judge, base_dir=path.parent, use_cache=use_cache) if spec.judge is not None else None
+    ctx = BuildContext(base_dir=path.parent, judge=judge)
+    gates, problems, warnings = build_checks(
+        spec.gates, "gate", file=file, positions=positions, prefix=("gates",), ctx=ctx
+    )
+    scorers, more, more_warnings = build_checks(
+        spec.scorers, "scorer", file=file, positions=positions, prefix=("scorers",), ctx=ctx
+    )
+    problems += more
+    warnings += more_warnings
+    if spec.target.type == "recorded" and isinstance(spec.data, str) and (gates or scorers) and not problems:
+        # Replaying recorded runs costs nothing, so a big data set is validated while it is
+        # scored, one item at a time, instead of being held in memory; a bad item still
+        # ends the run with exit 2 and no results.
+        stream = CaseStream(spec, path, positions, ctx)
+        return LoadedSpec(path, spec, positions, None, gates, scorers, warnings, stream)
+    cases, data_problems = load_cases(spec, path, positions, ctx)
+    problems += data_problems
+    if not problems and not gates and not scorers and not any(any(c.turn_checks or ()) for c in cases):
+        problems.append(
+            Problem(
+                file,
+                positions.line(()),
+                "there are no gates and no scorers; add at least one under `gates:` or `scorers:`",
+            )
+        )
+    if problems:
+        raise SpecError(problems[:20])
+    return LoadedSpec(path, spec, positions, cases, gates, scorers, warnings)
+
+
+def load_cases(
+    spec: Spec, spec_path: Path, spec_positions: Positions, ctx: BuildContext
+) -> tuple[list[Case], list[Problem]]:
+    """Every case, validated, in memory (for targets whose runs cost something)."""
+    stream = CaseStream(spec, spec_path, spec_positions, ctx)
+    cases = list(stream.iterate())
+    return cases, stream.problems
+
+
+class CaseStream:
+    """Cases read and validated one at a time, for large recorded data sets.
+
+    `problems` is complete once iteration has finished; `count` is known up front.
+    """
+
+    def __init__(self, spec: Spec, spec_path: Path, spec_positions: Positions, ctx: BuildContext) -> None:
+        self.spec = spec
+        self.spec_path = spec_path
+        self.spec_positions = spec_positions
+        self.ctx = ctx
+        self.problems: list[Problem] = []
+        self.count = len(spec.data) if isinstance(spec.data, list) else count_lines(spec_path.parent / spec.data)
+
+    def iterate(self) -> Iterator[Case]:
+        spec, spec_path = self.spec, self.spec_path
+        if isinstance(spec.data, list):
+            file = display_path(spec_path)
+            located: Iterator[Located] = (
+                (raw, self.spec_positions, ("data", i)) for i, raw in enumerate(spec.data)
+            )
+            line_of_data = self.spec_positions.line(("data",))
+        else:
+            data_path = spec_path.parent / spec.data
+            file = display_path(data_path)
+            line_of_data = None
+            try:
+                located = read_file(data_path)
+            except DataError as exc:
+                if exc.in_spec:  # the file cannot be used at all: point at the spec's `data:` line
+                    where = Problem(display_path(spec_path), self.spec_positions.line(("data",)), f"data: {exc}")
+                    self.problems = [where]
+                    return
+                self.problems = [Problem(exc.file or file, exc.line, str(exc))]
+                return
+        builder = CaseBuilder(file, self.ctx, recorded=spec.target.type == "recorded")
+        self.problems = builder.problems
+        try:
+            for raw, positions, prefix in located:
+                case = builder.add(raw, positions, prefix)
+                if case is not None and not builder.problems:
+                    yield case
+                if len(builder.problems) >= MAX_PROBLEMS:
+                    break
+        except DataError as exc:
+            builder.problems.append(Problem(file, exc.line, str(exc)))
+        if not builder.count and not builder.problems:
+            where = file if isinstance(spec.data, str) else display_path(spec_path)
+            builder.problems.append(Problem(where, line_of_data, "the data set is empty; add at least one item"))
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of spec files, every built-in scorer type's entry included (`evalgate schema`)."""
+    load_builtins()
+    types = list(REGISTRY.values())
+    return spec_schema([t.model("gate") for t in types], [t.model("scorer") for t in types])

@@ -1,0 +1,36 @@
+"""The spec file's models, its JSON Schema and the context its entries are built in.
+
+Imports nothing of evalgate above the item model: no scorer, target or loader.
+"""
+
+from evalgate.spec.context import BuildContext
+from evalgate.spec.models import (
+    TARGET_TYPES,
+    CacheSettings,
+    CommandTarget,
+    HttpTarget,
+    JudgeSpec,
+    OpenAITarget,
+    PythonTarget,
+    RecordedTarget,
+    ResponseMapping,
+    RetrySettings,
+    Spec,
+    TargetSpec,
+)
+
+__all__ = [
+    "TARGET_TYPES",
+    "BuildContext",
+    "CacheSettings",
+    "CommandTarget",
+    "HttpTarget",
+    "JudgeSpec",
+    "OpenAITarget",
+    "PythonTarget",
+    "RecordedTarget",
+    "ResponseMapping",
+    "RetrySettings",
+    "Spec",
+    "TargetSpec",
+]

@@ -1,0 +1,216 @@
+"""The spec file's models: what `evalgate.yaml` may say (docs/spec.md).
+
+Pure pydantic models, no I/O and nothing of evalgate above the item model: the loader validates
+a file against them, `evalgate schema` derives the JSON Schema from them.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
+
+# ---- targets ----
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RecordedTarget(_Strict):
+    """The run is each item's recorded `output` (or `outputs`, or each turn's `output`)."""
+
+    type: Literal["recorded"]
+
+
+class PythonTarget(_Strict):
+    """Calls `function(input)` or `function(input, item)`; sync or async; returns text or a run."""
+
+    type: Literal["python"]
+    function: str = Field(description="`package.module:callable`, imported from the spec's folder")
+    timeout_s: float | None = Field(default=None, gt=0, description="per call; none by default")
+
+
+class CommandTarget(_Strict):
+    """Runs a command per item: the item as JSON on stdin; stdout is a JSON run or plain text."""
+
+    type: Literal["command"]
+    run: str | list[str] = Field(description="the command, e.g. `python agent.py`")
+    timeout_s: float = Field(default=60.0, gt=0)
+    env: dict[str, str] = Field(default_factory=dict, description="extra environment variables")
+
+    @field_validator("run")
+    @classmethod
+    def _command(cls, value: str | list[str]) -> str | list[str]:
+        try:
+            argv = shlex.split(value) if isinstance(value, str) else value
+        except ValueError as exc:  # e.g. an unclosed quote
+            raise ValueError(f"cannot split the command ({str(exc).lower()})") from None
+        if not argv or not argv[0]:
+            raise ValueError("the command is empty; e.g. `python agent.py`")
+        return value
+
+
+class RetrySettings(_Strict):
+    """Retries of network calls: connection errors, timeouts, 5xx, 408 and 429 only; `Retry-After` honoured."""
+
+    attempts: int = Field(default=3, ge=1, le=20, description="tries per request, the first included")
+    backoff_s: float = Field(default=0.5, ge=0, description="base delay, doubled per retry, jittered")
+    max_backoff_s: float = Field(default=30.0, ge=0, description="cap on any one wait, Retry-After included")
+
+
+class CacheSettings(_Strict):
+    """A response cache on disk, keyed by the target's settings (secrets excluded) and the request."""
+
+    dir: str = Field(default=".evalgate/cache", description="relative to the spec's folder")
+    ttl: float | str | None = Field(default=None, description="seconds, or e.g. `30m`, `12h`, `7d`; none: no expiry")
+
+    @field_validator("ttl")
+    @classmethod
+    def _ttl(cls, value: float | str | None) -> float | str | None:
+        from evalgate.net import parse_ttl
+
+        parse_ttl(value)
+        return value
+
+
+class ResponseMapping(_Strict):
+    """Where the run is in the agent's JSON reply: JMESPath expressions."""
+
+    text: str | None = Field(default="text", description="JMESPath to the reply's text")
+    tool_calls: str | None = Field(default="tool_calls", description="JMESPath to the list of tool calls")
+    usage: str | None = Field(default="usage", description="JMESPath to token usage")
+    cost_usd: str | None = Field(default="cost_usd", description="JMESPath to the cost in USD")
+    tool_call_fields: dict[Literal["name", "args", "result", "error", "status"], str] = Field(
+        default_factory=dict, description="JMESPath per tool-call field, e.g. {name: tool, args: input}"
+    )
+
+    @field_validator("text", "tool_calls", "usage", "cost_usd")
+    @classmethod
+    def _expression(cls, value: str | None) -> str | None:
+        return _jmespath(value) if value is not None else None
+
+    @field_validator("tool_call_fields")
+    @classmethod
+    def _fields(cls, value: dict[str, str]) -> dict[str, str]:
+        for expression in value.values():
+            _jmespath(expression)
+        return value
+
+
+def _jmespath(expression: str) -> str:
+    import jmespath
+    from jmespath.exceptions import JMESPathError
+
+    try:
+        jmespath.compile(expression)
+    except JMESPathError as exc:
+        why = str(exc).splitlines()[0].removeprefix("Invalid jmespath expression:").strip().rstrip(":").lower()
+        raise ValueError(f"`{expression}` is not a JMESPath expression ({why})") from None
+    return expression
+
+
+class HttpTarget(_Strict):
+    """POSTs each item to your agent's HTTP endpoint and maps its JSON reply to a run."""
+
+    type: Literal["http"]
+    url: str
+    method: Literal["POST", "PUT", "GET"] = "POST"
+    headers: dict[str, str] = Field(default_factory=dict, description="values may use `${ENV_VAR}`; never logged")
+    body: Any = Field(
+        default=None,
+        description="JSON template (default `{input: '{{input}}'}`); `{{input}}`, `{{item.<field>}}`, "
+        "`{{messages}}`, `{{history}}`, `{{session}}`, `{{turn}}` become JSON values",
+    )
+    timeout_s: float = Field(default=60.0, gt=0)
+    response: ResponseMapping = Field(default_factory=ResponseMapping)
+    conversation: Literal["messages", "session"] | None = Field(
+        default=None, description="multi-turn: send the whole history, or carry a session id between turns"
+    )
+    session: str | None = Field(default=None, description="JMESPath to the session id in the reply (`session` mode)")
+    retries: RetrySettings = Field(default_factory=RetrySettings)
+    cache: CacheSettings | None = None
+
+    @field_validator("session")
+    @classmethod
+    def _session(cls, value: str | None) -> str | None:
+        return _jmespath(value) if value is not None else None
+
+
+class OpenAITarget(_Strict):
+    """Any OpenAI-compatible chat-completions endpoint: records text, tool calls, usage and cost."""
+
+    type: Literal["openai"]
+    model: str
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str | None = Field(default="OPENAI_API_KEY", description="the variable holding the API key")
+    system: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="function definitions offered to the model")
+    headers: dict[str, str] = Field(default_factory=dict, description="extra headers; `${ENV_VAR}` allowed")
+    prices: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="USD per 1M tokens by model: {model: {prompt: 0.15, completion: 0.6}}",
+    )
+    timeout_s: float = Field(default=60.0, gt=0)
+    retries: RetrySettings = Field(default_factory=RetrySettings)
+    cache: CacheSettings | None = None
+
+
+TargetSpec = Annotated[
+    RecordedTarget | PythonTarget | CommandTarget | HttpTarget | OpenAITarget,
+    Field(discriminator="type"),
+]
+TARGET_TYPES = ("recorded", "python", "command", "http", "openai")
+
+
+class JudgeSpec(_Strict):
+    """The OpenAI-compatible model that LLM-judged scorers ask (see docs/scorers.md)."""
+
+    model: str
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str | None = Field(
+        default="OPENAI_API_KEY", description="the variable holding the API key; unset: no Authorization header"
+    )
+    temperature: float = Field(default=0.0, ge=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout_s: float = Field(default=60.0, gt=0)
+    concurrency: int | None = Field(default=None, ge=1, description="judge calls in flight; default: 8")
+    retries: RetrySettings = Field(default_factory=RetrySettings)
+    cache: CacheSettings | None = Field(default=None, description="replay identical judge calls from disk")
+    prices: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="USD per 1M tokens by model, added to the built-in table: {model: {prompt: 0.15, completion: 0.6}}",
+    )
+    json_mode: bool = Field(default=True, description="send response_format json_object; off for servers without it")
+    serve: str | list[str] | None = Field(
+        default=None,
+        description="a command evalgate starts for the run (a local judge); its first stdout line is its base URL",
+    )
+
+
+_DATA_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "description": "a .jsonl, .json, .yaml/.yml or .csv file, relative to the spec"},
+        {"type": "array", "minItems": 1, "items": {"type": "object"}},  # `json_schema` puts Item here
+    ]
+}
+
+
+class Spec(_Strict):
+    """An evalgate spec: a data set, a target, gates and scorers."""
+
+    model_config = ConfigDict(extra="forbid", title="evalgate spec")
+
+    version: Literal[1]
+    name: str | None = Field(default=None, description="default: the file's stem")
+    data: Annotated[str | list[Any], WithJsonSchema(_DATA_SCHEMA)]
+    target: TargetSpec = Field(default_factory=lambda: RecordedTarget(type="recorded"))
+    concurrency: int = Field(default=4, ge=1, le=1024, description="items in flight at once")
+    max_errors: int = Field(default=0, ge=0, description="errored items tolerated before `failed`")
+    # Mappings here; the loader validates each against its type's model (`json_schema` lists them).
+    gates: list[dict[str, Any]] = Field(default_factory=list, description="entries that must average 1.0")
+    scorers: list[dict[str, Any]] = Field(default_factory=list, description="entries, with an optional threshold")
+    judge: JudgeSpec | None = None
