@@ -29,6 +29,7 @@ from evalgate.targets.recorded import RecordedTarget
 from evalgate.verdict import Aggregator, Entry, GateResult, Outcome, ThresholdResult, TurnResult
 
 OnResult = Callable[[ItemResult], None]
+NETWORK_TARGETS = frozenset({"http", "openai"})
 KEEP_ERRORED = 20
 
 
@@ -222,6 +223,18 @@ def prepare_target(loaded: LoadedSpec, *, concurrency: int | None = None, use_ca
         raise SpecError([Problem(loaded.file, line, f"target.{key}: {exc}")]) from None
 
 
+def network_retries(loaded: LoadedSpec) -> Callable[[], int]:
+    """Retries so far over the spec's network clients (its target and judge), for progress lines.
+
+    A spec with no network target and no judge reads 0 without loading the HTTP stack.
+    """
+    if loaded.spec.target.type not in NETWORK_TARGETS and loaded.spec.judge is None:
+        return lambda: 0
+    from evalgate.net import global_stats
+
+    return lambda: global_stats()["retries"]
+
+
 def run_spec(
     path: str | Path,
     *,
@@ -236,7 +249,7 @@ def run_spec(
     """Load, validate and run a spec file; SpecError (before anything runs) on a bad spec.
 
     resume: skip items already journaled in `<output>.items.jsonl` (needs `output`).
-    use_cache: False bypasses the targets' response cache (`--no-cache`).
+    use_cache: False bypasses the target's and the judge's response caches (`--no-cache`).
     """
     if resume and output is None:
         raise ValueError("resume needs an output path: the journal beside it holds the finished items")

@@ -1,4 +1,4 @@
-"""The `evalgate` command: run, validate, schema (CONTRACT section 8).
+"""The `evalgate` command: a thin click shell over the API and the renderers (docs/cli.md).
 
 Exit codes: 0 ok; 1 the verdict is in --fail-on; 2 a spec or usage error (no traceback);
 130 interrupted (finished items are still written).
@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
 from evalgate import __version__
 from evalgate.errors import SpecError
-
-FAIL_ON = {"failed": {"failed"}, "scored": {"failed", "scored"}, "never": set()}
-PROGRESS_MIN_ITEMS = 5
-CI_PROGRESS_EVERY_S = 5.0
-FAILING_IDS_SHOWN = 5
+from evalgate.report.labels import FAIL_ON, fails
 
 
 def exit_code(verdict: str | None, fail_on: str) -> int:
-    return 1 if verdict in FAIL_ON[fail_on] else 0
+    return 1 if fails(verdict, fail_on) else 0
 
 
 def _safe_streams() -> None:
@@ -46,60 +41,6 @@ def main() -> None:
     """evalgate: gates, thresholds and one verdict for LLM agents, in CI."""
 
 
-class Progress:
-    """A bar on a terminal; in CI logs one line every few seconds, never one per item."""
-
-    def __init__(self, total: int, stream: TextIO, tty: bool) -> None:
-        self.total = total
-        self.stream = stream
-        self.tty = tty
-        self.done = 0
-        self.errored = 0
-        self.started = time.monotonic()
-        self.last = self.started
-        self.enabled = total > PROGRESS_MIN_ITEMS
-
-    def tick(self, errored: bool) -> None:
-        self.done += 1
-        self.errored += errored
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if self.tty:
-            if now - self.last >= 0.1 or self.done == self.total:
-                self.last = now
-                self._bar(now)
-        elif now - self.last >= CI_PROGRESS_EVERY_S:
-            self.last = now
-            self.stream.write(
-                f"evalgate: {self.done}/{self.total} items done, {self.errored} errored, {_retries()} retries\n"
-            )
-            self.stream.flush()
-
-    def _bar(self, now: float) -> None:
-        width = 30
-        filled = int(width * self.done / self.total)
-        elapsed = now - self.started
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else 0.0
-        self.stream.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-            f"{rate:,.0f}/s eta {eta:,.0f}s errors {self.errored} retries {_retries()} "
-        )
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.tty:
-            self.stream.write("\r" + " " * 79 + "\r")
-            self.stream.flush()
-
-
-def _retries() -> int:
-    """Retries so far over every network client (targets, judge); 0 when nothing uses the network."""
-    net = sys.modules.get("evalgate.net")  # not imported for offline targets: keep startup fast
-    return net.global_stats()["retries"] if net is not None else 0
-
-
 @main.command()
 @click.argument("spec", default="evalgate.yaml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the results JSON here.")
@@ -119,33 +60,26 @@ def _retries() -> int:
 def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, resume: bool, no_cache: bool,
         junit: Path | None = None) -> None:
     """Run SPEC (default evalgate.yaml) and print the verdict."""
-    import os
-
-    from evalgate.api import run_spec
+    from evalgate.api import network_retries, run_spec
+    from evalgate.report.terminal import FailingIds, Progress, render_table
 
     _safe_streams()
     if resume and output is None:
         click.echo("error: --resume needs --output PATH (the run to resume)", err=True)
         sys.exit(2)
-    if no_cache:
-        os.environ["EVALGATE_NO_CACHE"] = "1"  # reaches every cache: the target's and the judge's
 
     tty = sys.stderr.isatty()
-    failing: dict[str, list[str]] = {}
+    failing = FailingIds()
     progress: Progress | None = None
 
     def on_start(loaded: Any) -> None:
         nonlocal progress
         for warning in loaded.warnings:
             click.echo(f"warning: {warning}", err=True)
-        progress = Progress(loaded.item_count, sys.stderr, tty)
+        progress = Progress(loaded.item_count, sys.stderr, tty, retries=network_retries(loaded))
 
     def on_result(item: Any) -> None:
-        for gate_id, score in item.gates.items():
-            if score < 1.0:
-                ids = failing.setdefault(gate_id, [])
-                if len(ids) < FAILING_IDS_SHOWN:
-                    ids.append(item.id)
+        failing.add(item)
         if progress is not None:
             progress.tick(item.errored)
 
@@ -157,7 +91,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             on_start=on_start,
             on_result=on_result,
             resume=resume,
-            use_cache=not no_cache,
+            use_cache=not no_cache,  # the target's cache and the judge's
             keep_items=junit is not None and output is None,  # JUnit needs the items
         )
     except SpecError as exc:
@@ -176,7 +110,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         if progress is not None:
             progress.close()
     color = sys.stdout.isatty()
-    click.echo(render_table(result, failing, color=color), color=color)
+    click.echo(render_table(result, failing.ids, color=color), color=color)
     if output is not None:
         click.echo(f"results: {output}")
     if junit is not None:
@@ -186,102 +120,6 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             click.echo(f"evalgate: cannot write the JUnit XML: {exc.strerror or exc}: {junit}", err=True)
             sys.exit(2)
     sys.exit(exit_code(result.verdict, fail_on))
-
-
-def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> str:
-    """A compact summary: gates, thresholds, tracked scores, errored items, the verdict."""
-    outcome = result.outcome
-
-    def mark(passed: bool) -> str:
-        if not color:
-            return "PASS" if passed else "FAIL"
-        return click.style("✔", fg="green") if passed else click.style("✘", fg="red", bold=True)
-
-    lines = [
-        f"{result.name}: {outcome.total_items} items, {outcome.errored_items} errored, "
-        f"{result.duration_s:.1f}s"
-    ]
-    network = getattr(result, "extra_summary", {}).get("network")
-    if network:
-        lines.append(network_line(network))
-    sections: list[tuple[str, list[str]]] = []
-    all_gates = [(None, g) for g in outcome.gate_results] + [
-        (t.index, g) for t in outcome.turn_results or [] for g in t.gate_results
-    ]
-    rows = []
-    for turn, gate in all_gates:
-        label = gate.id if turn is None else f"turn {turn}: {gate.id}"
-        row = f"  {mark(gate.passed)} {label:<40} {gate.score:.3f}"
-        if not gate.passed and failing.get(gate.id):
-            row += "  failing: " + ", ".join(failing[gate.id])
-        rows.append(row)
-    sections.append(("Gates (must average 1.0)", rows))
-    rows = []
-    all_thresholds = [(None, t) for t in outcome.threshold_results] + [
-        (r.index, t) for r in outcome.turn_results or [] for t in r.threshold_results
-    ]
-    for turn, th in all_thresholds:
-        label = th.id if turn is None else f"turn {turn}: {th.id}"
-        direction = "higher is better" if th.higher_is_better else "lower is better"
-        bound = bound_text(th.threshold)
-        rows.append(f"  {mark(th.passed)} {label:<40} {th.average_score:.3f}  {bound:<14} {direction}")
-    sections.append(("Thresholds", rows))
-    with_threshold = {t.id for t in outcome.threshold_results}
-    rows = [f"       {sid:<40} {score:.3f}" for sid, score in outcome.scores.items() if sid not in with_threshold]
-    sections.append(("Tracked scores", rows))
-    rows = [
-        f"  {item.id}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}"
-        for item in result.errored
-    ]
-    if outcome.errored_items > len(result.errored):
-        rows.append(f"  … and {outcome.errored_items - len(result.errored)} more")
-    sections.append(("Errored items", rows))
-    if outcome.not_scorable:
-        sections.append(("Not scorable", [f"       {k:<40} {v} items" for k, v in outcome.not_scorable.items()]))
-    for title, rows in sections:
-        if rows:
-            lines += ["", title, *rows]
-    lines += ["", verdict_line(outcome, color=color)]
-    return "\n".join(lines)
-
-
-def network_line(stats: dict[str, Any]) -> str:
-    """Requests, retries, cache hits and the adapted in-flight limit, on one line."""
-    parts = [f"{stats.get('requests', 0)} requests", f"{stats.get('retries', 0)} retries"]
-    if "cache_hits" in stats:
-        parts.append(f"{stats['cache_hits']} from cache")
-    if stats.get("rate_limited"):
-        parts.append(
-            f"{stats['rate_limited']} rate-limited (in-flight limit {stats.get('concurrency_limit')} "
-            f"-> lowest {stats.get('lowest_limit')}, now {stats.get('current_limit')})"
-        )
-    return "network: " + ", ".join(parts)
-
-
-def bound_text(threshold: Any) -> str:
-    if isinstance(threshold, dict):
-        parts = []
-        if "min" in threshold:
-            parts.append(f">= {threshold['min']:g}")
-        if "max" in threshold:
-            parts.append(f"<= {threshold['max']:g}")
-        return " and ".join(parts)
-    return f">= {threshold:g}"
-
-
-def one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def verdict_line(outcome: Any, *, color: bool) -> str:
-    verdict = outcome.verdict
-    text = f"verdict: {verdict.upper() if verdict else 'none (no gates or thresholds)'}"
-    if outcome.error_budget_exceeded:
-        text += f" ({outcome.errored_items} errored items > max_errors {outcome.max_errors})"
-    if not color or verdict is None:
-        return text
-    return click.style(text, fg={"passed": "green", "scored": "yellow", "failed": "red"}[verdict], bold=True)
 
 
 @main.command()

@@ -164,7 +164,7 @@ def test_s4_a_csv_may_hold_turns(tmp_path: Path) -> None:
     spec_with(tmp_path, "items.csv", "")
     result = run_cli("run", cwd=tmp_path)
     assert result.code == 0, result.output
-    assert "turn 0: includes:hello" in result.stdout
+    assert "turn 1: includes:hello" in result.stdout
 
 
 # ---- sections 3 and 5: the run's text ----

@@ -27,7 +27,6 @@ TOKEN_INPUTS = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN")
 MAX_ANNOTATIONS = 10  # of each level: the runner shows only a few per step anyway
 RETRY_COMMENT_LIMIT = 30_000
 EXIT_USAGE = 2
-FAILING_IDS_SHOWN = 5
 LOGGED_OUTPUTS = 3  # failing items whose output is printed to the log
 LOGGED_CHARS = 2000
 
@@ -51,7 +50,7 @@ def empty_outputs() -> dict[str, str]:
 def run_spec_step(settings: Settings, log: Log, lines: Lines) -> None:
     """Run the spec, writing the results file; its log is untrusted text (model outputs, data)."""
     from evalgate.api import run_spec
-    from evalgate.cli import render_table
+    from evalgate.report.terminal import FailingIds, render_table
 
     def on_start(loaded: Any) -> None:
         lines.spec_file = settings.relative(loaded.path)
@@ -60,22 +59,18 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines) -> None:
         for warning in loaded.warnings:
             print(f"warning: {warning}")
 
-    failing: dict[str, list[str]] = {}
+    failing = FailingIds()
     shown: list[Any] = []
 
     def on_result(item: Any) -> None:
-        bad = [gate_id for gate_id, score in item.gates.items() if score < 1.0]
-        for gate_id in bad:
-            ids = failing.setdefault(gate_id, [])
-            if len(ids) < FAILING_IDS_SHOWN:
-                ids.append(item.id)
+        bad = failing.add(item)
         if bad and len(shown) < LOGGED_OUTPUTS:
             shown.append((item, bad))
 
     with log.untrusted():
         result = run_spec(settings.spec_path, output=settings.results_file, concurrency=settings.concurrency,
                           on_start=on_start, on_result=on_result)
-        print(render_table(result, failing, color=False))
+        print(render_table(result, failing.ids, color=False))
         for item, bad in shown:  # the model's own words help most when a gate fails
             text = item.run.text if item.run is not None else ""
             print(f"\n--- item {item.id}: failed {', '.join(bad)}; its output:\n{text[:LOGGED_CHARS]}")

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FAIL_ON = {"failed": frozenset({"failed"}), "scored": frozenset({"failed", "scored"}), "never": frozenset()}
+from evalgate.report.labels import FAIL_ON
+
 TRUE = {"true", "True", "TRUE"}  # the YAML 1.2 core schema booleans, as @actions/core reads them
 FALSE = {"false", "False", "FALSE"}
 COMMENT_EVENTS = {"pull_request", "pull_request_target"}

@@ -11,7 +11,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from evalgate.report.markdown import bound_text, entries, num
+from evalgate.report.labels import bound_text, num, result_rows
 from evalgate.results import ItemRecord, Results
 
 INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -39,7 +39,7 @@ def _close(suite: ET.Element) -> tuple[int, int, int]:
 
 
 def _entry_cases(results: Results, suite: ET.Element) -> None:
-    for entry in entries(results):
+    for entry in result_rows(results):
         case = ET.SubElement(suite, "testcase", classname=f"evalgate.{entry.kind}s", name=clean(entry.label, 300))
         if entry.kind == "gate":
             message = f"gate averaged {num(entry.result.score)}; a gate must average 1.0"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from importlib import resources
 from string import Template
 from typing import Any
 
+from evalgate.report.labels import Row, bound_text, num, result_rows
 from evalgate.results import ItemRecord, Results
 from evalgate.verdict import bounds_of
 
@@ -85,26 +85,6 @@ def excerpt(value: Any, limit: int = EXCERPT_CHARS, lines: int = EXCERPT_LINES) 
     return f"<pre>{body}</pre>"
 
 
-# ---- numbers ----
-
-
-def num(value: float | None) -> str:
-    if value is None or not math.isfinite(value):
-        return "–"
-    return f"{value:.3f}"
-
-
-def bound_text(threshold: Any) -> str:
-    if isinstance(threshold, dict):
-        parts = []
-        if threshold.get("min") is not None:
-            parts.append(f"≥ {threshold['min']:g}")
-        if threshold.get("max") is not None:
-            parts.append(f"≤ {threshold['max']:g}")
-        return " and ".join(parts)
-    return f"≥ {threshold:g}"
-
-
 # ---- sections ----
 
 
@@ -117,28 +97,6 @@ class ReportContext:
     comment: bool = False
 
 
-@dataclass
-class Entry:
-    """A gate or threshold result, top level (turn None) or per turn, with its kind."""
-
-    kind: str  # "gate" or "threshold"
-    id: str
-    turn: int | None
-    result: Any
-
-    @property
-    def label(self) -> str:
-        return self.id if self.turn is None else f"turn {self.turn + 1}: {self.id}"
-
-
-def entries(results: Results) -> list[Entry]:
-    out = [Entry("gate", g.id, None, g) for g in results.gate_results]
-    out += [Entry("gate", g.id, t.index, g) for t in results.turn_results or [] for g in t.gate_results]
-    out += [Entry("threshold", r.id, None, r) for r in results.threshold_results]
-    out += [Entry("threshold", r.id, t.index, r) for t in results.turn_results or [] for r in t.threshold_results]
-    return out
-
-
 def headline(results: Results) -> str:
     verdict = results.verdict
     word = verdict if verdict else "no verdict"
@@ -146,7 +104,7 @@ def headline(results: Results) -> str:
 
 
 def status(results: Results) -> str:
-    found = entries(results)
+    found = result_rows(results)
     gates = [e for e in found if e.kind == "gate"]
     thresholds = [e for e in found if e.kind == "threshold"]
     summary = results.summary
@@ -174,7 +132,7 @@ def mark(passed: bool) -> str:
 
 
 def gate_table(results: Results, max_rows: int | None) -> str:
-    rows = [(e.label, e.result) for e in entries(results) if e.kind == "gate"]
+    rows = [(e.label, e.result) for e in result_rows(results) if e.kind == "gate"]
     if not rows:
         return ""
     lines = ["### Gates", "", "| Gate | Score | Pass |", "|---|---:|:---:|"]
@@ -183,7 +141,7 @@ def gate_table(results: Results, max_rows: int | None) -> str:
 
 
 def threshold_table(results: Results, max_rows: int | None) -> str:
-    rows = [(e.label, e.result) for e in entries(results) if e.kind == "threshold"]
+    rows = [(e.label, e.result) for e in result_rows(results) if e.kind == "threshold"]
     if not rows:
         return ""
     lines = ["### Thresholds", "", "| Scorer | Average | Bound | Pass | Direction |", "|---|---:|---|:---:|---|"]
@@ -226,7 +184,7 @@ def _more(rows: list[Any], max_rows: int | None) -> list[str]:
 # ---- the items behind a failure ----
 
 
-def _scores_of(item: ItemRecord, entry: Entry) -> tuple[dict[str, Any], dict[str, str], Any, Any]:
+def _scores_of(item: ItemRecord, entry: Row) -> tuple[dict[str, Any], dict[str, str], Any, Any]:
     """The item's scores for this entry's kind, its reasons, input and output (the turn's, per turn)."""
     source: dict[str, Any] = {
         "gates": item.gates, "scores": item.scores, "reasons": item.reasons, "not_scorable": item.not_scorable,
@@ -241,7 +199,7 @@ def _scores_of(item: ItemRecord, entry: Entry) -> tuple[dict[str, Any], dict[str
     return scores, reasons, source.get("input"), source.get("output")
 
 
-def responsible(results: Results, entry: Entry) -> list[tuple[ItemRecord, float, str, Any, Any]]:
+def responsible(results: Results, entry: Row) -> list[tuple[ItemRecord, float, str, Any, Any]]:
     """Items that pulled this entry's average out of bounds, worst first."""
     if entry.kind == "gate":
         def bad(score: float) -> bool:
@@ -287,7 +245,7 @@ def item_block(item: ItemRecord, score: float, reason: str, given: Any, output: 
     return "\n\n".join([head, "Input:", excerpt(given), "Output:", excerpt(output_text(output))])
 
 
-def detail_block(results: Results, entry: Entry, max_items: int) -> str:
+def detail_block(results: Results, entry: Row, max_items: int) -> str:
     rows = responsible(results, entry)
     if entry.kind == "gate":
         title = f"{mark(False)} Gate {code(entry.label, table=False)}: {num(entry.result.score)} (must be 1.0)"
@@ -322,7 +280,7 @@ def errored_block(results: Results, max_items: int) -> str:
 
 def failure_blocks(results: Results, max_items: int) -> list[str]:
     blocks = []
-    failing = [e for e in entries(results) if not e.result.passed]
+    failing = [e for e in result_rows(results) if not e.result.passed]
     for entry in sorted(failing, key=lambda e: e.kind != "gate"):  # gate failures first
         blocks.append(detail_block(results, entry, max_items))
     errored = errored_block(results, min(max_items * 2, ERRORED_SHOWN))

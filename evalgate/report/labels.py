@@ -1,0 +1,72 @@
+"""What every presentation shares: verdict policy, entry labels, bounds and numbers.
+
+The terminal table, the Markdown report and JUnit XML say the same thing the same way: a turn is
+numbered from 1 (`turn 1: includes:hi`), a bound reads `≥ 0.8 and ≤ 0.95`, a number has 3 decimals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+# Verdicts that fail the step (exit 1), for each value of --fail-on / the `fail-on` input.
+FAIL_ON: dict[str, frozenset[str]] = {
+    "failed": frozenset({"failed"}),
+    "scored": frozenset({"failed", "scored"}),
+    "never": frozenset(),
+}
+FAILING_IDS_SHOWN = 5  # item ids listed beside a failed gate in a log
+
+
+def fails(verdict: str | None, fail_on: str) -> bool:
+    """Whether this verdict fails the step under `fail_on`."""
+    return verdict in FAIL_ON[fail_on]
+
+
+def turn_label(entry_id: str, turn: int | None) -> str:
+    """An entry's label: its id, prefixed with its turn counted from 1 for per-turn entries."""
+    return entry_id if turn is None else f"turn {turn + 1}: {entry_id}"
+
+
+def num(value: float | None) -> str:
+    """A score with 3 decimals; `–` when there is none (or it is not finite)."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value:.3f}"
+
+
+def bound_text(threshold: Any) -> str:
+    """A threshold as text: a number is a minimum; a mapping gives `min` and/or `max`."""
+    if isinstance(threshold, dict):
+        parts = []
+        if threshold.get("min") is not None:
+            parts.append(f"≥ {threshold['min']:g}")
+        if threshold.get("max") is not None:
+            parts.append(f"≤ {threshold['max']:g}")
+        return " and ".join(parts)
+    return f"≥ {threshold:g}"
+
+
+@dataclass
+class Row:
+    """A gate or threshold result, top level (turn None) or per turn, with its kind."""
+
+    kind: str  # "gate" or "threshold"
+    id: str
+    turn: int | None
+    result: Any
+
+    @property
+    def label(self) -> str:
+        return turn_label(self.id, self.turn)
+
+
+def result_rows(outcome: Any) -> list[Row]:
+    """Every gate, then every threshold: top level first, then per turn (an Outcome or Results)."""
+    turns = outcome.turn_results or []
+    out = [Row("gate", g.id, None, g) for g in outcome.gate_results]
+    out += [Row("gate", g.id, t.index, g) for t in turns for g in t.gate_results]
+    out += [Row("threshold", r.id, None, r) for r in outcome.threshold_results]
+    out += [Row("threshold", r.id, t.index, r) for t in turns for r in t.threshold_results]
+    return out

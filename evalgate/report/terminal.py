@@ -1,0 +1,164 @@
+"""The terminal: a progress bar (a line every few seconds in CI logs) and the summary table."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+import click
+
+from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, turn_label
+
+PROGRESS_MIN_ITEMS = 5
+CI_PROGRESS_EVERY_S = 5.0
+
+
+class FailingIds:
+    """The first few item ids that failed each gate, collected as items finish (for the log)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, list[str]] = {}
+
+    def add(self, item: Any) -> list[str]:
+        """Note the item's failed gates; returns them."""
+        bad = [gate_id for gate_id, score in item.gates.items() if score < 1.0]
+        for gate_id in bad:
+            ids = self.ids.setdefault(gate_id, [])
+            if len(ids) < FAILING_IDS_SHOWN:
+                ids.append(item.id)
+        return bad
+
+
+class Progress:
+    """A bar on a terminal; in CI logs one line every few seconds, never one per item."""
+
+    def __init__(self, total: int, stream: TextIO, tty: bool, retries: Callable[[], int] = lambda: 0) -> None:
+        self.total = total
+        self.retries = retries  # network retries so far (targets and judge); read at each update
+        self.stream = stream
+        self.tty = tty
+        self.done = 0
+        self.errored = 0
+        self.started = time.monotonic()
+        self.last = self.started
+        self.enabled = total > PROGRESS_MIN_ITEMS
+
+    def tick(self, errored: bool) -> None:
+        self.done += 1
+        self.errored += errored
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if now - self.last >= 0.1 or self.done == self.total:
+                self.last = now
+                self._bar(now)
+        elif now - self.last >= CI_PROGRESS_EVERY_S:
+            self.last = now
+            self.stream.write(
+                f"evalgate: {self.done}/{self.total} items done, {self.errored} errored, {self.retries()} retries\n"
+            )
+            self.stream.flush()
+
+    def _bar(self, now: float) -> None:
+        width = 30
+        filled = int(width * self.done / self.total)
+        elapsed = now - self.started
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else 0.0
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+            f"{rate:,.0f}/s eta {eta:,.0f}s errors {self.errored} retries {self.retries()} "
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\r" + " " * 79 + "\r")
+            self.stream.flush()
+
+
+def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> str:
+    """A compact summary: gates, thresholds, tracked scores, errored items, the verdict."""
+    outcome = result.outcome
+
+    def mark(passed: bool) -> str:
+        if not color:
+            return "PASS" if passed else "FAIL"
+        return click.style("✔", fg="green") if passed else click.style("✘", fg="red", bold=True)
+
+    lines = [
+        f"{result.name}: {outcome.total_items} items, {outcome.errored_items} errored, "
+        f"{result.duration_s:.1f}s"
+    ]
+    network = getattr(result, "extra_summary", {}).get("network")
+    if network:
+        lines.append(network_line(network))
+    sections: list[tuple[str, list[str]]] = []
+    all_gates = [(None, g) for g in outcome.gate_results] + [
+        (t.index, g) for t in outcome.turn_results or [] for g in t.gate_results
+    ]
+    rows = []
+    for turn, gate in all_gates:
+        label = turn_label(gate.id, turn)
+        row = f"  {mark(gate.passed)} {label:<40} {gate.score:.3f}"
+        if not gate.passed and failing.get(gate.id):
+            row += "  failing: " + ", ".join(failing[gate.id])
+        rows.append(row)
+    sections.append(("Gates (must average 1.0)", rows))
+    rows = []
+    all_thresholds = [(None, t) for t in outcome.threshold_results] + [
+        (r.index, t) for r in outcome.turn_results or [] for t in r.threshold_results
+    ]
+    for turn, th in all_thresholds:
+        label = turn_label(th.id, turn)
+        direction = "higher is better" if th.higher_is_better else "lower is better"
+        bound = bound_text(th.threshold)
+        rows.append(f"  {mark(th.passed)} {label:<40} {th.average_score:.3f}  {bound:<14} {direction}")
+    sections.append(("Thresholds", rows))
+    with_threshold = {t.id for t in outcome.threshold_results}
+    rows = [f"       {sid:<40} {score:.3f}" for sid, score in outcome.scores.items() if sid not in with_threshold]
+    sections.append(("Tracked scores", rows))
+    rows = [
+        f"  {item.id}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}"
+        for item in result.errored
+    ]
+    if outcome.errored_items > len(result.errored):
+        rows.append(f"  … and {outcome.errored_items - len(result.errored)} more")
+    sections.append(("Errored items", rows))
+    if outcome.not_scorable:
+        sections.append(("Not scorable", [f"       {k:<40} {v} items" for k, v in outcome.not_scorable.items()]))
+    for title, rows in sections:
+        if rows:
+            lines += ["", title, *rows]
+    lines += ["", verdict_line(outcome, color=color)]
+    return "\n".join(lines)
+
+
+def network_line(stats: dict[str, Any]) -> str:
+    """Requests, retries, cache hits and the adapted in-flight limit, on one line."""
+    parts = [f"{stats.get('requests', 0)} requests", f"{stats.get('retries', 0)} retries"]
+    if "cache_hits" in stats:
+        parts.append(f"{stats['cache_hits']} from cache")
+    if stats.get("rate_limited"):
+        parts.append(
+            f"{stats['rate_limited']} rate-limited (in-flight limit {stats.get('concurrency_limit')} "
+            f"-> lowest {stats.get('lowest_limit')}, now {stats.get('current_limit')})"
+        )
+    return "network: " + ", ".join(parts)
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def verdict_line(outcome: Any, *, color: bool) -> str:
+    verdict = outcome.verdict
+    text = f"verdict: {verdict.upper() if verdict else 'none (no gates or thresholds)'}"
+    if outcome.error_budget_exceeded:
+        text += f" ({outcome.errored_items} errored items > max_errors {outcome.max_errors})"
+    if not color or verdict is None:
+        return text
+    return click.style(text, fg={"passed": "green", "scored": "yellow", "failed": "red"}[verdict], bold=True)
