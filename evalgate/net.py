@@ -259,16 +259,13 @@ class ResponseCache:
                 os.unlink(tmp)
 
 
-NO_CACHE_ENV = "EVALGATE_NO_CACHE"
-
-
 def cache_from_settings(settings: Any, base_dir: Path, *, enabled: bool = True) -> ResponseCache | None:
     """A ResponseCache from spec settings (`dir`, `ttl`), or None when absent or bypassed.
 
-    `--no-cache` (enabled=False, or EVALGATE_NO_CACHE=1 in the environment) bypasses every cache.
+    `--no-cache` reaches here as enabled=False, passed down by whoever builds the client.
     A relative `dir` is relative to the spec's folder.
     """
-    if settings is None or not enabled or os.environ.get(NO_CACHE_ENV, "") not in ("", "0"):
+    if settings is None or not enabled:
         return None
     directory = Path(settings.dir)
     if not directory.is_absolute():
