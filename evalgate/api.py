@@ -8,25 +8,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
 from evalgate import __version__
-from evalgate.build import shape_problem
+from evalgate.build import python_cases, python_checks
 from evalgate.cases import Case, Check
 from evalgate.engine import ItemResult, evaluate
 from evalgate.errors import Problem, SpecError
-from evalgate.items import Item
 from evalgate.judge.accounting import JudgeRun
 from evalgate.loader import LoadedSpec, load_spec
 from evalgate.results import ResultsWriter, dumps_item, header
-from evalgate.runs import RunFormatError, run_from_value
-from evalgate.scorers.base import Scorer
-from evalgate.scorers.custom import as_scorer
-from evalgate.scorers.registry import BuildContext, Threshold, lookup
 from evalgate.targets import Target, build_target
 from evalgate.targets.python import PythonTarget
 from evalgate.targets.recorded import RecordedTarget
-from evalgate.verdict import Aggregator, Entry, GateResult, Outcome, ThresholdResult, TurnResult
+from evalgate.verdict import Aggregator, GateResult, Outcome, ThresholdResult, TurnResult
 
 OnResult = Callable[[ItemResult], None]
 NETWORK_TARGETS = frozenset({"http", "openai"})
@@ -272,92 +265,6 @@ def run_spec(
     )
 
 
-_threshold = TypeAdapter(Threshold)
-
-
-def _checks(values: Iterable[Any], kind: str, turn: int | None = None) -> list[Check]:
-    checks: list[Check] = []
-    seen: set[str] = set()
-    for value in values:
-        threshold = None
-        if isinstance(value, dict) and "type" in value:  # a spec-style entry
-            scorer = _spec_entry(value, kind)
-            threshold = value.get("threshold")
-        elif isinstance(value, dict):
-            unknown = value.keys() - {"scorer", "threshold"}
-            if unknown or "scorer" not in value:
-                raise ValueError(
-                    f"a scorer entry is a scorer or {{'scorer': s, 'threshold': t}}, got keys {sorted(value)}"
-                )
-            if kind == "gate" and value.get("threshold") is not None:
-                raise ValueError("gates take no threshold: a gate must average 1.0")
-            threshold = value.get("threshold")
-            scorer = as_scorer(value["scorer"])
-        else:
-            scorer = as_scorer(value)
-        if scorer.id in seen:
-            raise ValueError(f"two {kind}s have the id `{scorer.id}`; pass id=... to one of them")
-        seen.add(scorer.id)
-        if threshold is not None:
-            try:
-                parsed = _threshold.validate_python(threshold)
-            except ValidationError as exc:
-                raise ValueError(f"invalid threshold for `{scorer.id}`: {exc.errors()[0]['msg']}") from None
-            threshold = parsed if isinstance(parsed, float) else parsed.model_dump(exclude_none=True)
-        checks.append(Check(scorer, Entry(scorer.id, kind, threshold, scorer.higher_is_better, turn)))  # type: ignore[arg-type]
-    return checks
-
-
-def _spec_entry(value: dict[str, Any], kind: str) -> Scorer:
-    """A spec-style entry ({"type": "includes", "value": "x"}) built through the registry."""
-    scorer_type = lookup(value["type"])
-    if scorer_type is None:
-        raise ValueError(f"unknown scorer type `{value['type']}`")
-    model = scorer_type.model("gate" if kind == "gate" else "scorer").model_validate(value)
-    params = model.model_dump(exclude={"type", "id", "threshold"})
-    return scorer_type.build(params, id=model.id, ctx=BuildContext())
-
-
-def _cases(data: Iterable[Any], recorded: bool) -> Iterator[Case]:
-    thresholds: dict[tuple[int, str], Any] = {}
-    for index, raw in enumerate(data):
-        item = Item.model_validate(raw) if not isinstance(raw, Item) else raw
-        problem = shape_problem(item)
-        if problem is not None:
-            raise ValueError(f"item {index + 1}: {problem}")
-        case = Case(index=index, item=item)
-        if item.turns is not None:
-            case.turn_checks = []
-            for turn_index, turn in enumerate(item.turns):
-                checks = _checks(turn.gates, "gate", turn_index) + _checks(turn.scorers, "scorer", turn_index)
-                for check in checks:
-                    if check.entry.kind == "scorer":
-                        key = (turn_index, check.entry.id)
-                        if thresholds.setdefault(key, check.entry.threshold) != check.entry.threshold:
-                            raise ValueError(
-                                f"turn {turn_index} scorer `{check.entry.id}` has two thresholds; "
-                                "entries sharing an id at a turn index share a threshold"
-                            )
-                case.turn_checks.append(checks)
-        if recorded:
-            outputs = item.outputs if item.inputs is not None else None
-            if item.inputs is not None and len(outputs or ()) != len(item.inputs):
-                raise ValueError(
-                    f"item {index + 1}: replaying recorded runs needs one output per input ({len(item.inputs)}), "
-                    f"got {len(outputs or ())}"
-                )
-            try:
-                if item.turns is not None:
-                    case.recorded = [run_from_value(t.output) for t in item.turns]
-                elif outputs is not None:
-                    case.recorded = [run_from_value(o) for o in outputs]
-                else:
-                    case.recorded = [run_from_value(item.output)]
-            except RunFormatError as exc:
-                raise ValueError(f"item {index + 1}: {exc}") from None
-        yield case
-
-
 def run_evals(
     *,
     data: Iterable[Any],
@@ -372,15 +279,15 @@ def run_evals(
 
     gates: scorers that must average 1.0; scorers: a scorer, or {"scorer": s, "threshold": t}.
     """
-    gate_checks = _checks(gates, "gate")
-    scorer_checks = _checks(scorers, "scorer")
+    gate_checks = python_checks(gates, "gate")
+    scorer_checks = python_checks(scorers, "scorer")
     if target is None:
         adapter: Target = RecordedTarget()
     elif hasattr(target, "run") and hasattr(target, "concurrent"):
         adapter = target  # type: ignore[assignment]
     else:
         adapter = PythonTarget(target)  # type: ignore[arg-type]
-    cases = list(_cases(data, recorded=target is None))
+    cases = python_cases(data, recorded=target is None)
     if not cases:
         raise ValueError("the data set is empty")
     if not gate_checks and not scorer_checks and not any(any(c.turn_checks or ()) for c in cases):

@@ -5,15 +5,19 @@ The loader uses it for spec files (problems carry file and line); `run_evals` fo
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from evalgate.cases import Case, Check
 from evalgate.errors import Problem, problems_from_validation, show_loc, suggest
 from evalgate.items import Item
 from evalgate.runs import RunFormatError, run_from_value
-from evalgate.scorers.registry import REGISTRY, lookup
+from evalgate.scorers.base import Scorer
+from evalgate.scorers.builtins import load_builtins
+from evalgate.scorers.custom import as_scorer
+from evalgate.scorers.registry import REGISTRY, Threshold, lookup
 from evalgate.spec.context import BuildContext
 from evalgate.verdict import Entry
 from evalgate.yamlpos import Positions
@@ -73,6 +77,14 @@ def validate_entries(
     return models, problems
 
 
+def build_entry(model: Any, ctx: BuildContext) -> Scorer:
+    """The Scorer of one validated entry (its type's model); ValueError if the factory refuses its arguments."""
+    scorer_type = lookup(model.type)
+    assert scorer_type is not None  # the entry's model came from the registry
+    params = model.model_dump(exclude={"type", "id", "threshold"})
+    return scorer_type.build(params, id=model.id, ctx=ctx)
+
+
 def build_checks(
     entries: list[Any],
     kind: Literal["gate", "scorer"],
@@ -91,11 +103,8 @@ def build_checks(
     for index, model in enumerate(entries):
         where = (*prefix, index)
         line = positions.line(where)
-        scorer_type = lookup(model.type)
-        assert scorer_type is not None  # the discriminated union admitted it
-        params = model.model_dump(exclude={"type", "id", "threshold"})
         try:
-            scorer = scorer_type.build(params, id=model.id, ctx=ctx)
+            scorer = build_entry(model, ctx)
         except ValueError as exc:
             problems.append(Problem(file, line, f"{show_loc(where)}: {exc}"))
             continue
@@ -153,18 +162,13 @@ class CaseBuilder:
     def problem(self, positions: Positions, path: tuple[str | int, ...], message: str) -> None:
         self.problems.append(Problem(self.file, positions.line(path), message))
 
+    unique_ids = True  # a data file's ids name its items in results and reports
+
     def add(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...]) -> Case | None:
         self.seen += 1
         where = _where(prefix, self.seen - 1)
-        if not isinstance(raw, dict):
-            self.problem(positions, prefix, f"{where}: an item is a mapping with `input`, `inputs` or `turns`")
-            return None
-        try:
-            item = Item.model_validate(raw)
-        except ValidationError as exc:
-            self.problems += problems_from_validation(
-                exc, file=self.file, positions=positions, model=Item, raw=raw, prefix=prefix
-            )
+        item = self._item(raw, positions, prefix, where)
+        if item is None:
             return None
         shape = shape_problem(item)
         if shape is not None:
@@ -172,7 +176,7 @@ class CaseBuilder:
             self.problem(positions, (*prefix, *given) if len(given) == 1 else prefix, f"{where}: {shape}")
             return None
         case = Case(index=self.count, item=item, line=positions.line(prefix))
-        if item.id is not None:
+        if item.id is not None and self.unique_ids:
             if item.id in self.ids:
                 message = f"{where}: the id `{item.id}` is already used at line {self.ids[item.id]}"
                 self.problem(positions, (*prefix, "id"), message)
@@ -184,6 +188,18 @@ class CaseBuilder:
             return None
         self.count += 1
         return case
+
+    def _item(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...], where: str) -> Item | None:
+        if not isinstance(raw, dict):
+            self.problem(positions, prefix, f"{where}: an item is a mapping with `input`, `inputs` or `turns`")
+            return None
+        try:
+            return Item.model_validate(raw)
+        except ValidationError as exc:
+            self.problems += problems_from_validation(
+                exc, file=self.file, positions=positions, model=Item, raw=raw, prefix=prefix
+            )
+            return None
 
     def _recorded_runs(self, case: Case, positions: Positions, prefix: tuple[str | int, ...], where: str) -> bool:
         item = case.item
@@ -226,14 +242,7 @@ class CaseBuilder:
             for kind, entries in (("gate", turn.gates), ("scorer", turn.scorers)):
                 key = "gates" if kind == "gate" else "scorers"
                 sub = (*prefix, "turns", turn_index, key)
-                models, problems = validate_entries(entries, kind, file=self.file, positions=positions, prefix=sub)
-                if problems:
-                    self.problems += problems
-                    ok = False
-                    continue
-                built, problems, _ = build_checks(
-                    models, kind, file=self.file, positions=positions, prefix=sub, ctx=self.ctx, turn=turn_index
-                )
+                built, problems = self._checks(entries, kind, positions, sub, turn_index)
                 self.problems += problems
                 ok = ok and not problems
                 for check in built:
@@ -242,6 +251,17 @@ class CaseBuilder:
                 checks += built
             case.turn_checks.append(checks)
         return ok
+
+    def _checks(
+        self, entries: Any, kind: Literal["gate", "scorer"], positions: Positions, sub: tuple[str | int, ...], turn: int
+    ) -> tuple[list[Check], list[Problem]]:
+        models, problems = validate_entries(entries, kind, file=self.file, positions=positions, prefix=sub)
+        if problems:
+            return [], problems
+        built, problems, _ = build_checks(
+            models, kind, file=self.file, positions=positions, prefix=sub, ctx=self.ctx, turn=turn
+        )
+        return built, problems
 
     def _same_threshold(self, check: Check, positions: Positions, sub: tuple[str | int, ...], where: str) -> bool:
         key = (check.entry.turn or 0, check.entry.id)
@@ -255,7 +275,8 @@ class CaseBuilder:
             positions,
             sub,
             f"{where}: turn {key[0]} scorer `{key[1]}` has threshold {check.entry.threshold!r}, but the same id "
-            f"at that turn has {seen[0]!r} at line {seen[1]}; entries sharing an id at a turn index share a threshold",
+            f"at that turn has {seen[0]!r}{f' at line {seen[1]}' if seen[1] else ''}; "
+            "entries sharing an id at a turn index share a threshold",
         )
         return False
 
@@ -277,3 +298,90 @@ def _where(prefix: tuple[str | int, ...], index: int) -> str:
     if prefix:
         return f"item {prefix[0] + 1}" if isinstance(prefix[0], int) else str(prefix)
     return f"item {index + 1}"
+
+
+# ---- run_evals: the same building from Python values ----
+
+
+class PythonCaseBuilder(CaseBuilder):
+    """Cases from `run_evals` data: dicts or Items; per-turn entries as `python_checks` takes them.
+
+    Like Mastra's runEvals, ids need not be unique; problems are raised (ValueError), not collected.
+    """
+
+    unique_ids = False
+
+    def __init__(self, *, recorded: bool) -> None:
+        super().__init__("data", BuildContext(), recorded=recorded)
+
+    def _item(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...], where: str) -> Item | None:
+        # Building drops replayed outputs from the item: never from the caller's own objects.
+        return raw.model_copy(deep=True) if isinstance(raw, Item) else Item.model_validate(raw)
+
+    def _checks(
+        self, entries: Any, kind: Literal["gate", "scorer"], positions: Positions, sub: tuple[str | int, ...], turn: int
+    ) -> tuple[list[Check], list[Problem]]:
+        return python_checks(entries, kind, turn), []
+
+
+def python_cases(data: Iterable[Any], *, recorded: bool) -> list[Case]:
+    """Every case of `run_evals` data, built before anything runs; ValueError naming the first bad item."""
+    builder = PythonCaseBuilder(recorded=recorded)
+    cases: list[Case] = []
+    for index, raw in enumerate(data):
+        case = builder.add(raw, _NO_POSITIONS, (index,))
+        if builder.problems:
+            raise ValueError(builder.problems[0].message)
+        assert case is not None
+        cases.append(case)
+    return cases
+
+
+_NO_POSITIONS = Positions()
+
+
+_threshold = TypeAdapter(Threshold)
+
+
+def python_checks(values: Iterable[Any], kind: str, turn: int | None = None) -> list[Check]:
+    """Checks from `run_evals` arguments: Scorers, functions, {"scorer": s, "threshold": t} or spec-style
+    entries ({"type": "includes", "value": "x"}); ValueError on the first problem."""
+    checks: list[Check] = []
+    seen: set[str] = set()
+    for value in values:
+        threshold = None
+        if isinstance(value, dict) and "type" in value:  # a spec-style entry
+            scorer = _python_spec_entry(value, kind)
+            threshold = value.get("threshold")
+        elif isinstance(value, dict):
+            unknown = value.keys() - {"scorer", "threshold"}
+            if unknown or "scorer" not in value:
+                raise ValueError(
+                    f"a scorer entry is a scorer or {{'scorer': s, 'threshold': t}}, got keys {sorted(value)}"
+                )
+            if kind == "gate" and value.get("threshold") is not None:
+                raise ValueError("gates take no threshold: a gate must average 1.0")
+            threshold = value.get("threshold")
+            scorer = as_scorer(value["scorer"])
+        else:
+            scorer = as_scorer(value)
+        if scorer.id in seen:
+            raise ValueError(f"two {kind}s have the id `{scorer.id}`; pass id=... to one of them")
+        seen.add(scorer.id)
+        if threshold is not None:
+            try:
+                parsed = _threshold.validate_python(threshold)
+            except ValidationError as exc:
+                raise ValueError(f"invalid threshold for `{scorer.id}`: {exc.errors()[0]['msg']}") from None
+            threshold = parsed if isinstance(parsed, float) else parsed.model_dump(exclude_none=True)
+        checks.append(Check(scorer, Entry(scorer.id, kind, threshold, scorer.higher_is_better, turn)))  # type: ignore[arg-type]
+    return checks
+
+
+def _python_spec_entry(value: dict[str, Any], kind: str) -> Scorer:
+    """A spec-style entry ({"type": "includes", "value": "x"}) built through the registry."""
+    load_builtins()
+    scorer_type = lookup(value["type"])
+    if scorer_type is None:
+        raise ValueError(f"unknown scorer type `{value['type']}`")
+    return build_entry(scorer_type.model("gate" if kind == "gate" else "scorer").model_validate(value), BuildContext())
