@@ -1,4 +1,4 @@
-"""Pure aggregation: averages, gates, thresholds, turns, the verdict (CONTRACT section 2).
+"""Pure aggregation: averages, gates, thresholds, turns, the verdict (docs/results.md).
 
 No I/O. Scores are added in data order and summed left to right, as Mastra's runEvals does,
 so averages agree to the last bit (no compensated summation, no rounding).
@@ -18,8 +18,8 @@ ThresholdValue = float | dict[str, float]
 
 
 @dataclass(frozen=True, slots=True)
-class Bounds:
-    """Inclusive bounds; either may be absent."""
+class Range:
+    """A threshold's inclusive bounds; either may be absent."""
 
     min: float | None = None
     max: float | None = None
@@ -32,11 +32,11 @@ class Bounds:
         return not (self.max is not None and average > self.max)
 
 
-def bounds_of(threshold: ThresholdValue) -> Bounds:
+def bounds_of(threshold: ThresholdValue) -> Range:
     """A number means a minimum; a mapping gives `min` and/or `max`."""
     if isinstance(threshold, dict):
-        return Bounds(threshold.get("min"), threshold.get("max"))
-    return Bounds(min=threshold)
+        return Range(threshold.get("min"), threshold.get("max"))
+    return Range(min=threshold)
 
 
 def gate_passes(average: float) -> bool:
@@ -58,7 +58,9 @@ class Entry:
         return (self.turn, self.kind, self.id)
 
 
-class Tally:
+class ScoreSum:
+    """One entry's scores so far: their sum (left to right), count, and not-scorable results."""
+
     __slots__ = ("count", "not_scorable", "total")
 
     def __init__(self) -> None:
@@ -154,20 +156,20 @@ class Aggregator:
 
     def __init__(self, entries: list[Entry] = ()) -> None:  # type: ignore[assignment]
         self.entries: dict[tuple[int | None, Kind, str], Entry] = {}
-        self.tallies: dict[tuple[int | None, Kind, str], Tally] = {}
+        self.tallies: dict[tuple[int | None, Kind, str], ScoreSum] = {}
         self.total_items = 0
         self.errored_items = 0
-        self._by_entry: dict[int, Tally] = {}
+        self._by_entry: dict[int, ScoreSum] = {}
         self._pinned: list[Entry] = []
         self.turn_count = 0  # Mastra lists every turn index of `turns` items, asserted or not
         for entry in entries:
             self.declare(entry)
 
-    def declare(self, entry: Entry) -> Tally:
+    def declare(self, entry: Entry) -> ScoreSum:
         tally = self.tallies.get(entry.key)
         if tally is None:
             self.entries[entry.key] = entry
-            tally = self.tallies[entry.key] = Tally()
+            tally = self.tallies[entry.key] = ScoreSum()
         return tally
 
     def add(self, entry: Entry, score: float | None) -> None:

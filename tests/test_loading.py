@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from evalgate.loading import import_callable
+from evalgate.user_code import import_callable
 
 
 def test_two_folders_with_the_same_module_name_each_get_their_own(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from evalgate.loading import import_callable
 from evalgate.scorers.base import Scorer
 from evalgate.scorers.registry import BuildContext, scorer_type
+from evalgate.user_code import import_callable
 
 
 def _two_args(fn: Callable[..., Any]) -> Callable[..., Any]:

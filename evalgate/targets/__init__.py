@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalgate import spec as s
-from evalgate.loading import import_callable
 from evalgate.targets.base import Target, TargetError
 from evalgate.targets.command import CommandTarget
 from evalgate.targets.python import PythonTarget
 from evalgate.targets.recorded import RecordedTarget
+from evalgate.user_code import import_callable
 
 
 def build_target(
