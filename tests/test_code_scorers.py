@@ -10,10 +10,10 @@ import pytest
 from evalgate import run_spec
 from evalgate.errors import SpecError
 from evalgate.items import Item
+from evalgate.loader import load_spec
 from evalgate.runs import Run, ToolCall
 from evalgate.scorers import code
 from evalgate.scorers.base import NotScorable, Scorer, normalize
-from evalgate.loader import load_spec
 
 
 def score(scorer: Scorer, output: str = "", **item: Any) -> float | None:

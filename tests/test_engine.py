@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from evalgate import NotScorable, checks, run_evals
+from evalgate.cases import Case, Check
 from evalgate.engine import evaluate, evaluate_case, in_data_order
 from evalgate.items import Item
 from evalgate.runs import Run, ToolCall
 from evalgate.scorers.base import Scorer
-from evalgate.cases import Case, Check
 from evalgate.targets.base import TargetError
 from evalgate.verdict import Entry
 

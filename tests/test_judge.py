@@ -15,9 +15,9 @@ from pydantic import BaseModel
 from evalgate import run_evals, run_spec
 from evalgate.items import Item
 from evalgate.judge import Judge, cost_usd, parse_reply
+from evalgate.judge.prompts import ANSWER_RELEVANCY, FAITHFULNESS, RUBRIC_BINARY, RUBRIC_GRADED
 from evalgate.runs import Run
 from evalgate.scorers import judged
-from evalgate.judge.prompts import ANSWER_RELEVANCY, FAITHFULNESS, RUBRIC_BINARY, RUBRIC_GRADED
 
 FAKE_JUDGE = Path(__file__).with_name("fake_judge.py")
 SECRET = "sk-evalgate-test-DO-NOT-LEAK-0123456789"

@@ -16,10 +16,10 @@ from fake_judge import FakeJudge
 from evalgate import run_evals, run_spec
 from evalgate.errors import SpecError
 from evalgate.judge import Judge
-from evalgate.scorers import judged
 from evalgate.judge.prompts import TOXICITY
-from evalgate.scorers.registry import REGISTRY
 from evalgate.loader import load_spec
+from evalgate.scorers import judged
+from evalgate.scorers.registry import REGISTRY
 
 # Item A: a RAG-style answer with one wrong number and one filler sentence.
 ITEM_A = {
