@@ -78,7 +78,7 @@ class EvalResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The results JSON (CONTRACT section 7), items included when they were kept."""
+        """The results JSON (docs/results.md), items included when they were kept."""
         import json
 
         out = self.header()

@@ -1,4 +1,4 @@
-"""The `evalgate` command: a thin click shell over the API and the renderers (docs/cli.md).
+"""The `evalgate` command: a thin click shell over the API and the renderers (docs/results.md).
 
 Exit codes: 0 ok; 1 the verdict is in --fail-on; 2 a spec or usage error (no traceback);
 130 interrupted (finished items are still written).

@@ -1,7 +1,7 @@
 """Pure orchestration: each case through the target, then its gates, then its scorers.
 
 The target and the checks are passed in; nothing here reads files or the network itself.
-Errors are isolated per item (CONTRACT section 6): a failing target errors the item, a
+Errors are isolated per item (docs/results.md, *Errors are data*): a failing target errors the item, a
 raising scorer errors that scorer's result, a raising gate scores 0 with the error as reason.
 """
 

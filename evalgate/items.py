@@ -1,4 +1,4 @@
-"""The data set's items (CONTRACT section 4): what every target and scorer reads."""
+"""The data set's items (docs/spec.md): what every target and scorer reads."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Results JSON v1 (CONTRACT section 7): the models, the streaming writer, reading back.
+"""Results JSON v1 (docs/results.md): the models, the streaming writer, reading back.
 
 Each finished item is appended and flushed to `<output>.items.jsonl` (the journal) as it
 completes, so a crash loses nothing; `finish` then writes the results JSON atomically,
@@ -78,7 +78,7 @@ class Results(BaseModel):
 
 
 def header(name: str, outcome: Outcome, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Everything of the results JSON but `items`, in the contract's key order."""
+    """Everything of the results JSON but `items`, in the documented key order."""
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "name": name,

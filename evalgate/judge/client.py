@@ -2,7 +2,7 @@
 
 It asks for one JSON object, validates it against the scorer's pydantic model, and on a bad reply
 (not JSON, cut off, wrong shape) asks once more, quoting the problem. A second bad reply raises
-`JudgeError`, which the engine records as that item's scorer error (docs/scorers.md).
+`JudgeError`, which the engine records as that item's scorer error (docs/results.md).
 
 Every request goes through `evalgate.net.HttpClient` (retries with Retry-After, the adaptive
 in-flight limit, the response cache): no second HTTP stack. The API key is read from the

@@ -1,4 +1,4 @@
-"""The run format: what a target produced for one item (docs/targets.md), and `run_from_value`.
+"""The run format: what a target produced for one item (docs/spec.md), and `run_from_value`.
 
 Pure data and conversions, no I/O. Hot path: the recorded target converts every item's
 `output` through `run_from_value`, so it is plain dataclasses and hand-written checks.

@@ -1,4 +1,4 @@
-"""Message lists (Mastra's and OpenAI's) converted to the run format (CONTRACT section 3).
+"""Message lists (Mastra's and OpenAI's) converted to the run format (docs/spec.md; docs/multiturn.md).
 
 Teams export traces as message lists; these functions turn one into a `Run` so it can be
 recorded as an `output:` or returned by a target. Pure, no I/O.

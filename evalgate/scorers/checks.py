@@ -1,4 +1,4 @@
-"""The quick checks: deterministic scorers, no LLM (CONTRACT section 5, Mastra's `checks`).
+"""The quick checks: deterministic scorers, no LLM (docs/scorers.md; Mastra's `checks`, docs/mastra-semantics.md).
 
 Each factory returns a function of (item, run). Every check scores 1.0 or 0.0, except
 `similarity` without a cutoff, which scores the Dice coefficient.

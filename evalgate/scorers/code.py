@@ -1,7 +1,7 @@
 """Code scorers: deterministic text and run metrics, no LLM (Mastra's code-based scorers).
 
 The reference text, where a scorer compares against one, is the item's `ground_truth` when
-present, else its input (CONTRACT section 4 item fields); a non-string value is compared as JSON.
+present, else its input (docs/spec.md, *Items*); a non-string value is compared as JSON.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Every scorer here needs the spec's `judge:` section (or `ctx=Judge(...).context()` in Python),
 returns (score in [0, 1], reason), and is *not scorable* (not 0) when the item lacks what it
-needs. A judge that fails twice in a row errors that item's result (docs/scorers.md).
-Formulas are in each docstring and in docs/scorers.md; the prompts are in `prompts.py`.
+needs. A judge that fails twice in a row errors that item's result (docs/results.md).
+Formulas are in each docstring and in docs/scorers.md; the prompts are in `evalgate/judge/prompts.py`.
 """
 
 from __future__ import annotations
