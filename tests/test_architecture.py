@@ -1,0 +1,263 @@
+"""The architecture holds: imports flow one way, every module imports alone, the map is true.
+
+The import graph is read from the source with `ast`, module-level and in-function imports alike
+(only `if TYPE_CHECKING:` blocks are left out: they never run). Importing `a.b.c` runs `a` and
+`a.b` first, so an import also depends on each package it enters that the importer is not already
+inside: that is how `judge -> scorers.prompts` once ran `scorers/__init__`, which imported the
+judged scorers, which imported the half-initialised judge.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "evalgate"
+DOCS = ROOT / "docs" / "architecture.md"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+PACKAGES = {name for name, path in MODULES.items() if path.name == "__init__.py"}
+
+
+def _ancestors(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _imports(name: str, path: Path) -> tuple[set[str], set[str]]:
+    """(evalgate modules this one imports, top-level names of other packages it imports)."""
+    package = name if name in PACKAGES else name.rpartition(".")[0]
+    targets: set[str] = set()
+    external: set[str] = set()
+    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                targets.add(alias.name)
+            continue
+        if node.level:  # relative: resolved against this module's package
+            base = package.split(".")[: len(package.split(".")) - node.level + 1]
+            source = ".".join([*base, node.module] if node.module else base)
+        else:
+            source = node.module or ""
+        targets.add(source)
+        for alias in node.names:
+            if f"{source}.{alias.name}" in MODULES:  # `from pkg import submodule`
+                targets.add(f"{source}.{alias.name}")
+    own: set[str] = set()
+    for target in targets:
+        if target.split(".")[0] != "evalgate":
+            external.add(target.split(".")[0])
+            continue
+        if target not in MODULES:
+            continue
+        inside = {name, *_ancestors(name)}
+        own |= {t for t in (*_ancestors(target), target) if t not in inside}
+    return own, external
+
+
+GRAPH: dict[str, set[str]] = {}
+EXTERNAL: dict[str, set[str]] = {}
+for _name, _path in MODULES.items():
+    GRAPH[_name], EXTERNAL[_name] = _imports(_name, _path)
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle as a path (first node repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start)
+            if found:
+                return found
+    return None
+
+
+def _reachable(start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in GRAPH[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _in(module: str, *prefixes: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+# ---- the graph reader reads what it should ----
+
+
+def test_the_graph_reader_sees_in_function_relative_and_submodule_imports(tmp_path: Path) -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from evalgate.cli import main\n"
+        "def f():\n    from evalgate.judge import prompts\n"
+        "from ..judge import errors\n"
+        "import click\n"
+    )
+    path = tmp_path / "probe.py"
+    path.write_text(source, encoding="utf-8")
+    own, external = _imports("evalgate.report.probe", path)
+    # the package entered counts (its __init__ runs first); evalgate itself, already running, does not
+    assert own == {"evalgate.judge", "evalgate.judge.prompts", "evalgate.judge.errors"}
+    assert "evalgate.cli" not in own  # TYPE_CHECKING imports never run
+    assert external == {"typing", "click"}
+
+
+def test_a_cycle_is_found_and_shown() -> None:
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+# ---- the rules ----
+
+
+def test_no_import_cycle() -> None:
+    cycle = _find_cycle(GRAPH)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+CORE = ("evalgate.engine", "evalgate.verdict", "evalgate.stats", "evalgate.scorers")
+SHELL = ("evalgate.cli", "evalgate.github", "evalgate.report")
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if _in(m, *CORE)])
+def test_the_core_reaches_no_shell_and_no_click(module: str) -> None:
+    reached = _reachable(module) | {module}
+    shell = sorted(m for m in reached if _in(m, *SHELL))
+    assert not shell, f"{module} reaches {shell}"
+    clicky = sorted(m for m in reached if "click" in EXTERNAL[m])
+    assert not clicky, f"{module} reaches click through {clicky}"
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if _in(m, "evalgate.judge")])
+def test_the_judge_imports_no_scorer(module: str) -> None:
+    scorers = sorted(m for m in _reachable(module) if _in(m, "evalgate.scorers"))
+    assert not scorers, f"{module} reaches {scorers}"
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if _in(m, "evalgate.spec")])
+def test_the_spec_imports_no_scorer_target_or_loader(module: str) -> None:
+    banned = ("evalgate.scorers", "evalgate.targets", "evalgate.loader", "evalgate.build", "evalgate.judge")
+    found = sorted(m for m in _reachable(module) if _in(m, *banned))
+    assert not found, f"{module} reaches {found}"
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if _in(m, "evalgate.github")])
+def test_github_renders_through_report_never_through_cli(module: str) -> None:
+    assert "evalgate.cli" not in _reachable(module)
+
+
+# ---- every module and public name imports alone ----
+
+
+def _fresh_import(statement: str) -> tuple[str, str | None]:
+    done = subprocess.run(
+        [sys.executable, "-c", statement], capture_output=True, text=True, timeout=120, cwd=ROOT, check=False
+    )
+    return statement, None if done.returncode == 0 else done.stderr.strip().splitlines()[-1]
+
+
+def test_every_module_and_public_name_imports_alone_in_a_fresh_interpreter() -> None:
+    import evalgate
+
+    statements = [f"import {m}" for m in MODULES]
+    statements += [f"from evalgate import {n}" for n in evalgate.__all__]
+    with ThreadPoolExecutor(max_workers=4) as pool:  # one interpreter each, a few at a time
+        failures = [(s, why) for s, why in pool.map(_fresh_import, statements) if why is not None]
+    assert not failures, "\n".join(f"{s}: {why}" for s, why in failures)
+
+
+# ---- docs/architecture.md is the map of these modules ----
+
+
+def test_the_architecture_doc_lists_every_module_and_only_real_ones() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    listed = set(re.findall(r"`(evalgate/[\w/]+\.py)`", text))
+    files = {str(p.relative_to(ROOT)) for p in MODULES.values()}
+    assert not listed - files, f"docs/architecture.md lists modules that do not exist: {sorted(listed - files)}"
+    assert not files - listed, f"docs/architecture.md does not list: {sorted(files - listed)}"
+
+
+def _doc_rows() -> dict[str, int]:
+    """The map's rows: each top-level module or package of evalgate named on a row of the diagram."""
+    diagram = DOCS.read_text(encoding="utf-8").split("```")[1]
+    rows: dict[str, int] = {}
+    for line in diagram.splitlines():
+        names = re.findall(r"\b(\w+)(?:/|\.py\b)", re.sub(r"\([^)]*\)", "", line))
+        names = [n for n in names if n in TOP_LEVEL]
+        if names:
+            number = max(rows.values(), default=-1) + 1
+            for name in names:
+                rows.setdefault(name, number)
+    return rows
+
+
+TOP_LEVEL = {m.split(".")[1] for m in MODULES if m != "evalgate"}
+
+
+def test_the_architecture_doc_draws_every_import_pointing_down() -> None:
+    rows = _doc_rows()
+    assert set(rows) == TOP_LEVEL, f"not on the map: {sorted(TOP_LEVEL - set(rows))}"
+    upward = [
+        f"{module} (row {rows[module.split('.')[1]]}) imports {target} (row {rows[target.split('.')[1]]})"
+        for module, targets in GRAPH.items()
+        if module != "evalgate"
+        for target in targets
+        if rows[target.split(".")[1]] < rows[module.split(".")[1]]
+    ]
+    assert not upward, "imports pointing up the map:\n" + "\n".join(sorted(upward))
