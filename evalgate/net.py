@@ -1,7 +1,8 @@
-"""The one HTTP layer: pooled keep-alive connections, retries, an adaptive rate limit, a response cache.
+"""The one HTTP layer: urllib3 pools, proxies and TLS from the environment, retries, an adaptive
+rate limit, a response cache, redaction.
 
-Every network call evalgate makes (the `http` and `openai` targets, the LLM judge) goes through
-an `HttpClient`:
+Every network call evalgate makes (the `http` and `openai` targets, the LLM judge, the GitHub
+comment) goes through an `HttpClient`:
 
     client = HttpClient(concurrency=8, retries=RetryPolicy(attempts=3), timeout_s=30,
                         cache=ResponseCache(".evalgate/cache", ttl_s=86400), secrets=[token])
@@ -11,21 +12,25 @@ an `HttpClient`:
     client.stats()   # {"requests": ..., "retries": ..., "cache_hits": ..., "concurrency_limit": ...}
     client.close()
 
+- **Transport**: urllib3. A `PoolManager` (direct) or a `ProxyManager` per URL, chosen from
+  `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` as curl and requests read them; TLS
+  verified against `tls.ca_bundle`, else `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` / `SSL_CERT_FILE`,
+  else the system store; a client certificate when configured. Pools hold `concurrency` connections.
 - **Retries** (`RetryPolicy`): connection errors, timeouts, 5xx, 408 and 429 only, with jittered
-  exponential backoff; a `Retry-After` header is honoured (capped at `max_backoff_s`).
+  exponential backoff capped at `max_backoff_s`; a `Retry-After` header is honoured on its own
+  ceiling `max_retry_after_s` (a longer one errors the request, saying so).
 - **Rate limits** (`AdaptiveLimiter`): at most `concurrency` requests in flight; each 429 halves the
   limit (once per window of requests that were in flight together), each success adds back
   1/limit, so the limit recovers by one for every `limit` successes (AIMD).
 - **Cache** (`ResponseCache`): successful JSON replies stored on disk under a hash of the caller's
-  `cache_key`; the caller builds that key from its settings *without secrets* plus the request.
-- **Secrets**: values passed in `secrets` are replaced by `***` in every error message.
+  `cache_key`; the caller builds that key from its settings *without secrets* plus the request,
+  and the stored reply has every known secret redacted.
+- **Secrets**: values passed in `secrets` are replaced by `***` in replies, error messages and the
+  cache, before anything is shortened; a header value with a line break is refused by name, never
+  echoed.
 
 Errors are `HttpError` (final failure after retries, or a non-2xx status); their messages are safe
 to record in results.
-
-The transport is the standard library's `http.client` with a keep-alive pool (one connection per
-worker at steady state, TCP_NODELAY, head and body in one write): in bench/http.py it costs a
-fraction of `requests`' per-request CPU and import time, which decides the ratio to the floor.
 """
 
 from __future__ import annotations
@@ -33,12 +38,11 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import hashlib
-import http.client
+import ipaddress
 import json
 import os
 import random
 import re
-import socket
 import ssl
 import tempfile
 import threading
@@ -46,10 +50,12 @@ import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
+
+import urllib3
+from urllib3 import exceptions as u3
 
 from evalgate import __version__
 
@@ -84,21 +90,32 @@ class RetryPolicy:
 
     attempts: total tries per request, the first included (1 = never retry).
     backoff_s: the base delay; try n waits about backoff_s * 2**(n-1), jittered to [50%, 100%].
-    max_backoff_s: the cap on any one wait, `Retry-After` included.
+    max_backoff_s: the cap on any one computed backoff.
+    max_retry_after_s: the longest `Retry-After` honoured (independent of max_backoff_s); a server
+    asking for more errors the request instead of stalling the run.
     """
 
     attempts: int = 3
     backoff_s: float = 0.5
     max_backoff_s: float = 30.0
+    max_retry_after_s: float = 60.0
 
     def delay(self, retry: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
-        """Seconds to wait before retry number `retry` (1 for the first retry)."""
+        """Seconds to wait before retry number `retry` (1 for the first retry).
+
+        The jittered backoff, or the server's Retry-After when that is longer (not capped by
+        max_backoff_s: the server knows when it will answer; `too_long` says when to give up).
+        """
         rng = rng or random
         base = min(self.max_backoff_s, self.backoff_s * (2 ** (retry - 1)))
         wait = base / 2 + rng.uniform(0, base / 2)  # "equal jitter": spreads retries, keeps a floor
         if retry_after is not None:
             wait = max(wait, retry_after)
-        return min(wait, self.max_backoff_s)
+        return wait
+
+    def too_long(self, retry_after: float | None) -> bool:
+        """The server asked for a wait beyond `max_retry_after_s`."""
+        return retry_after is not None and retry_after > self.max_retry_after_s
 
 
 def retryable_status(status: int) -> bool:
@@ -274,10 +291,11 @@ def cache_from_settings(settings: Any, base_dir: Path, *, enabled: bool = True) 
 
 
 def policy_from_settings(settings: Any) -> RetryPolicy:
-    """A RetryPolicy from spec settings (`attempts`, `backoff_s`, `max_backoff_s`); defaults if None."""
+    """A RetryPolicy from spec settings (`attempts`, `backoff_s`, `max_backoff_s`, `max_retry_after_s`)."""
     if settings is None:
         return RetryPolicy()
-    return RetryPolicy(settings.attempts, settings.backoff_s, settings.max_backoff_s)
+    ceiling = getattr(settings, "max_retry_after_s", RetryPolicy.max_retry_after_s)
+    return RetryPolicy(settings.attempts, settings.backoff_s, settings.max_backoff_s, ceiling)
 
 
 # ---- secrets ----
@@ -310,19 +328,166 @@ class Redactor:
     """Replaces known secret values (4+ characters) with `***` in text bound for logs and results."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._secrets: set[str] = set()
+        self._secrets: tuple[str, ...] = ()
         self._lock = threading.Lock()
         self.add(secrets)
 
     def add(self, secrets: Iterable[str]) -> None:
         with self._lock:
-            self._secrets.update(s for s in secrets if s and len(s) >= 4)
+            known = set(self._secrets) | {s for s in secrets if s and len(s) >= 4}
+            self._secrets = tuple(sorted(known, key=len, reverse=True))  # longest first: no partial leftovers
+
+    @property
+    def longest(self) -> int:
+        return len(self._secrets[0]) if self._secrets else 0
 
     def __call__(self, text: str) -> str:
-        for secret in sorted(self._secrets, key=len, reverse=True):
+        for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, "***")
         return text
+
+    def bounded(self, text: str, limit: int) -> str:
+        """The first `limit` characters of `text` with every secret redacted first: a secret that
+        straddles the cut is replaced whole, never shown in part."""
+        return self(text[: limit + self.longest])[:limit]
+
+    def value(self, value: Any) -> Any:
+        """A JSON value with every string redacted (a reply echoing a token keeps its shape)."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, Mapping):
+            return {k: self.value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        return value
+
+
+_BAD_HEADER_CHARS = re.compile(r"[\r\n\x00]")
+
+
+def header_problem(name: str, value: str, source: str | None = None) -> str | None:
+    """Why a header value cannot be sent, naming where it came from and never quoting it; None if fine.
+
+    A secret pasted with a trailing newline is the common case: http.client would refuse it with
+    an exception that prints the value.
+    """
+    if not _BAD_HEADER_CHARS.search(value):
+        return None
+    where = f"environment variable {source}" if source else f"header {name}"
+    what = "a line break" if ("\n" in value or "\r" in value) else "a NUL character"
+    return (f"{where} contains {what}, which cannot be sent in the {name} header "
+            "(a secret pasted with a trailing newline?); remove it")
+
+
+# ---- where requests go: proxies and TLS, from the environment ----
+
+
+def environ_proxies(environ: Mapping[str, str]) -> dict[str, str]:
+    """`{scheme: proxy URL, "no": NO_PROXY}` from `<scheme>_proxy` variables, lowercase winning, as
+    the standard library's `getproxies_environment` reads them (HTTP_PROXY ignored under CGI)."""
+    proxies: dict[str, str] = {}
+    for name, value in environ.items():
+        lower = name.lower()
+        if value and lower.endswith("_proxy"):
+            proxies[lower[:-6]] = value
+    if "REQUEST_METHOD" in environ:
+        proxies.pop("http", None)
+    for name, value in environ.items():
+        if name.endswith("_proxy"):
+            if value:
+                proxies[name[:-6].lower()] = value
+            else:
+                proxies.pop(name[:-6].lower(), None)
+    return proxies
+
+
+def bypasses_proxy(host: str, port: int, no_proxy: str) -> bool:
+    """NO_PROXY: `*`, host names and domain suffixes (`.corp.example`, `corp.example`), `host:port`,
+    and IP networks (`10.0.0.0/8`), as curl and requests read it."""
+    import urllib.request  # the standard library's matching of names and suffixes
+
+    if not no_proxy.strip():
+        return False
+    if urllib.request.proxy_bypass_environment(f"{host}:{port}", {"no": no_proxy}):
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    for entry in no_proxy.split(","):
+        entry = entry.strip()
+        if "/" in entry:
+            with contextlib.suppress(ValueError):
+                if address in ipaddress.ip_network(entry, strict=False):
+                    return True
+    return False
+
+
+def proxy_for(scheme: str, host: str, port: int, environ: Mapping[str, str]) -> str | None:
+    """The proxy URL a request to this origin goes through, or None for a direct connection."""
+    proxies = environ_proxies(environ)
+    proxy = proxies.get(scheme) or proxies.get("all")
+    if not proxy or bypasses_proxy(host, port, proxies.get("no", "")):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+CA_BUNDLE_ENV = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")
+
+
+@dataclass(frozen=True)
+class TlsOptions:
+    """How to verify servers and who to be: a CA bundle (PEM) replacing the system store, and a
+    client certificate (PEM; the key in `client_key` or in the same file)."""
+
+    ca_bundle: str | None = None
+    client_cert: str | None = None
+    client_key: str | None = None
+
+    def resolved(self, base_dir: Path | None = None) -> TlsOptions:
+        """Relative paths resolved against `base_dir` (the spec's folder)."""
+        if base_dir is None:
+            return self
+
+        def place(value: str | None) -> str | None:
+            if value is None:
+                return None
+            path = Path(value).expanduser()
+            return str(path if path.is_absolute() else base_dir / path)
+
+        return TlsOptions(place(self.ca_bundle), place(self.client_cert), place(self.client_key))
+
+
+def tls_from_settings(settings: Any, base_dir: Path | None = None) -> TlsOptions:
+    """TlsOptions from spec settings (`ca_bundle`, `client_cert`, `client_key`); empty if None."""
+    if settings is None:
+        return TlsOptions()
+    return TlsOptions(settings.ca_bundle, settings.client_cert, settings.client_key).resolved(base_dir)
+
+
+def ssl_context(tls: TlsOptions, environ: Mapping[str, str]) -> ssl.SSLContext:
+    """A verifying client context; ValueError naming the setting when a file cannot be used."""
+    source, cafile = "tls.ca_bundle", tls.ca_bundle
+    if cafile is None:
+        for name in CA_BUNDLE_ENV:
+            if environ.get(name):
+                source, cafile = name, environ[name]
+                break
+    try:
+        if cafile is not None and os.path.isdir(cafile):
+            context = ssl.create_default_context(capath=cafile)
+        else:
+            context = ssl.create_default_context(cafile=cafile)
+    except (OSError, ssl.SSLError) as exc:
+        raise ValueError(f"{source} {cafile}: not a readable PEM CA bundle ({_exception_summary(exc)})") from None
+    if tls.client_cert is not None:
+        try:
+            context.load_cert_chain(tls.client_cert, tls.client_key)
+        except (OSError, ssl.SSLError) as exc:
+            why = _exception_summary(exc)
+            raise ValueError(f"tls.client_cert {tls.client_cert}: cannot be loaded ({why})") from None
+    return context
 
 
 # ---- the client ----
@@ -343,6 +508,20 @@ class Response:
 
 
 @dataclass
+class Exchange:
+    """One request's answer, whatever its status (for callers with their own rules, e.g. GitHub's)."""
+
+    status: int
+    headers: Mapping[str, str]
+    text: str
+    url: str
+
+    def json(self) -> Any:
+        """The body as JSON; ValueError when it is not."""
+        return json.loads(self.text)
+
+
+@dataclass
 class _Counters:
     requests: int = 0
     retries: int = 0
@@ -356,74 +535,6 @@ _CLIENTS: weakref.WeakSet[HttpClient] = weakref.WeakSet()
 USER_AGENT = f"evalgate/{__version__}"
 
 
-class _NoDelayHTTPConnection(http.client.HTTPConnection):
-    def connect(self) -> None:
-        super().connect()
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-class _NoDelayHTTPSConnection(http.client.HTTPSConnection):
-    def connect(self) -> None:
-        super().connect()
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-@lru_cache(maxsize=64)
-def _split(url: str) -> tuple[str, str, int, str]:
-    """(scheme, host, port, path?query) of an http(s) URL; ValueError otherwise."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) URL: {url}")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return parts.scheme, parts.hostname, port, path
-
-
-class _Pool:
-    """Idle keep-alive connections per origin; at most `size` kept per origin."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._idle: dict[tuple[str, str, int], list[http.client.HTTPConnection]] = {}
-        self._lock = threading.Lock()
-        self._ssl: ssl.SSLContext | None = None
-
-    def get(self, origin: tuple[str, str, int], timeout_s: float) -> tuple[http.client.HTTPConnection, bool]:
-        """A connection and whether it was reused (a reused one may have been closed by the server)."""
-        with self._lock:
-            idle = self._idle.get(origin)
-            conn = idle.pop() if idle else None
-        if conn is not None:
-            conn.timeout = timeout_s
-            if conn.sock is not None:
-                conn.sock.settimeout(timeout_s)
-            return conn, True
-        return self.get_new(origin, timeout_s)
-
-    def get_new(self, origin: tuple[str, str, int], timeout_s: float) -> tuple[http.client.HTTPConnection, bool]:
-        scheme, host, port = origin
-        if scheme == "https":
-            if self._ssl is None:
-                self._ssl = ssl.create_default_context()
-            return _NoDelayHTTPSConnection(host, port, timeout=timeout_s, context=self._ssl), False
-        return _NoDelayHTTPConnection(host, port, timeout=timeout_s), False
-
-    def put(self, origin: tuple[str, str, int], conn: http.client.HTTPConnection) -> None:
-        with self._lock:
-            idle = self._idle.setdefault(origin, [])
-            if len(idle) < self.size:
-                idle.append(conn)
-                return
-        conn.close()
-
-    def close(self) -> None:
-        with self._lock:
-            conns = [c for idle in self._idle.values() for c in idle]
-            self._idle.clear()
-        for conn in conns:
-            conn.close()
-
-
 class _Raw:
     """One HTTP exchange's result: status, headers, the whole body."""
 
@@ -435,7 +546,106 @@ class _Raw:
         self.content = content
 
 
-_STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+class _NoRetry(Exception):
+    """A failure no retry can fix (a certificate the CA bundle does not vouch for)."""
+
+
+class Transport:
+    """urllib3 underneath: one direct PoolManager and one ProxyManager per proxy, picked per origin
+    from the environment, all sharing one TLS context; each pool keeps `size` connections."""
+
+    def __init__(self, size: int, tls: TlsOptions | None = None, environ: Mapping[str, str] | None = None) -> None:
+        self.size = max(1, size)
+        self.environ = dict(os.environ if environ is None else environ)
+        self.tls = tls or TlsOptions()
+        self._ssl: ssl.SSLContext | None = None
+        self._direct: urllib3.PoolManager | None = None
+        self._proxies: dict[str, urllib3.ProxyManager] = {}
+        self._routes: dict[tuple[str, str, int], tuple[Any, str | None]] = {}
+        self._lock = threading.Lock()
+        self.proxy_secrets: list[str] = []
+        self.context()  # a bad CA bundle or client certificate is an error now, not on every request
+
+    def context(self) -> ssl.SSLContext:
+        if self._ssl is None:
+            self._ssl = ssl_context(self.tls, self.environ)
+        return self._ssl
+
+    def route(self, scheme: str, host: str, port: int) -> tuple[Any, str | None]:
+        """(the pool for this origin, the proxy's shown origin or None), decided once per origin."""
+        key = (scheme, host, port)
+        found = self._routes.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._routes.get(key)
+            if found is None:
+                proxy = proxy_for(scheme, host, port, self.environ)
+                if proxy is None:
+                    if self._direct is None:
+                        self._direct = urllib3.PoolManager(num_pools=8, maxsize=self.size, ssl_context=self.context())
+                    manager: Any = self._direct.connection_from_host(host, port, scheme)
+                    found = (manager, None)
+                else:
+                    found = (self._proxy_manager(proxy), _origin_of(proxy))
+                self._routes[key] = found
+        return found
+
+    def _proxy_manager(self, proxy: str) -> urllib3.ProxyManager:
+        manager = self._proxies.get(proxy)
+        if manager is None:
+            parts = urlsplit(proxy)
+            headers = None
+            if parts.username is not None or parts.password is not None:
+                credentials = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+                self.proxy_secrets += [s for s in (parts.password, unquote(parts.password or "")) if s]
+                headers = urllib3.make_headers(proxy_basic_auth=credentials)
+            bare = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+            manager = urllib3.ProxyManager(bare, num_pools=8, maxsize=self.size, proxy_headers=headers,
+                                           ssl_context=self.context(), proxy_ssl_context=self.context())
+            self._proxies[proxy] = manager
+        return manager
+
+    def send(self, method: str, url: str, origin: tuple[str, str, int], path: str, data: bytes | None,
+             headers: Mapping[str, str], timeout_s: float) -> _Raw:
+        """One exchange, the whole body read; urllib3's own retries and redirects off (ours decide)."""
+        pool, proxy = self.route(*origin)
+        timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s)
+        target = path if proxy is None else url  # a forwarding proxy needs the absolute URL
+        reply = pool.urlopen(method, target, body=data, headers=headers, retries=False, redirect=False,
+                             timeout=timeout, preload_content=True, assert_same_host=False)
+        return _Raw(reply.status, reply.headers, reply.data)
+
+    def close(self) -> None:
+        with self._lock:
+            managers = [m for m in (self._direct, *self._proxies.values()) if m is not None]
+            self._direct, self._proxies, self._routes = None, {}, {}
+        for manager in managers:
+            manager.clear()
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+
+
+_SPLIT_CACHE: dict[str, tuple[str, str, int, str]] = {}
+
+
+def _split(url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path?query) of an http(s) URL; ValueError otherwise."""
+    found = _SPLIT_CACHE.get(url)
+    if found is not None:
+        return found
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {url}")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    found = (parts.scheme, parts.hostname, port, path)
+    if len(_SPLIT_CACHE) < 256:
+        _SPLIT_CACHE[url] = found
+    return found
 
 
 class HttpClient:
@@ -443,7 +653,9 @@ class HttpClient:
 
     concurrency: connections kept alive and the initial (and highest) in-flight limit.
     retries: a RetryPolicy. timeout_s: connect and read timeout per attempt.
-    cache: a ResponseCache or None. secrets: values to redact from error messages.
+    cache: a ResponseCache or None. secrets: values to redact from replies, errors and the cache.
+    tls: a CA bundle and client certificate; environ: where proxies and CA-bundle variables are read
+    (the process environment by default). ValueError for a CA bundle or certificate it cannot use.
     Thread-safe: share one client between the worker threads.
     """
 
@@ -457,6 +669,8 @@ class HttpClient:
         *,
         min_limit: int = 1,
         sleep: Any = time.sleep,
+        tls: TlsOptions | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self.concurrency = max(1, concurrency)
         self.retries = retries or RetryPolicy()
@@ -468,7 +682,7 @@ class HttpClient:
         self._rng = random.Random()
         self._counts = _Counters()
         self._lock = threading.Lock()
-        self.pool = _Pool(self.concurrency)
+        self.transport = Transport(self.concurrency, tls, environ)
         _CLIENTS.add(self)
 
     # -- public --
@@ -510,14 +724,41 @@ class HttpClient:
                 return Response(int(hit.get("status", 200)), hit["body"], "", {}, elapsed, 0, from_cache=True)
             self._count(cache_misses=1)
         data = _encode(json_body) if json_body is not None else None
-        send_headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
-        if data is not None:
-            send_headers["Content-Type"] = "application/json"
-        send_headers.update(headers or {})
+        send_headers = self._headers(headers, data is not None)
         reply = self._send_with_retries(method, url, data, send_headers, timeout_s or self.timeout_s)
         if key is not None and self.cache is not None and reply.is_json:
             self.cache.put(key, {"status": reply.status, "body": reply.body, "elapsed_ms": reply.elapsed_ms})
         return reply
+
+    def exchange(
+        self,
+        method: str,
+        url: str,
+        *,
+        json_body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> Exchange:
+        """One request, no retry, any status: for callers with their own rules (GitHub's rate limits).
+
+        HttpError (status None) only when no answer came: refused, reset, timed out, TLS refused.
+        """
+        data = _encode(json_body) if json_body is not None else None
+        send_headers = self._headers(headers, data is not None)
+        try:
+            scheme, host, port, path = _split(url)
+        except ValueError as exc:
+            raise HttpError(self.redact(str(exc))) from None
+        timeout = timeout_s or self.timeout_s
+        self._count(requests=1)
+        try:
+            raw = self.transport.send(method, url, (scheme, host, port), path, data, send_headers, timeout)
+        except Exception as exc:
+            problem = self._problem(exc, scheme, host, port, timeout)
+            self._count(failures=1)
+            raise HttpError(f"{method} {self.redact(url)}: {self.redact(problem)}") from None
+        text = raw.content.decode("utf-8", errors="replace")
+        return Exchange(raw.status, raw.headers, self.redact(text), url)
 
     def add_secrets(self, secrets: Iterable[str]) -> None:
         """More values to keep out of error messages (e.g. expanded at request time)."""
@@ -542,7 +783,7 @@ class HttpClient:
             return out
 
     def close(self) -> None:
-        self.pool.close()
+        self.transport.close()
         _CLIENTS.discard(self)
 
     # -- internals --
@@ -552,41 +793,44 @@ class HttpClient:
             for name, delta in deltas.items():
                 setattr(self._counts, name, getattr(self._counts, name) + delta)
 
-    def _exchange(
-        self,
-        origin: tuple[str, str, int],
-        method: str,
-        path: str,
-        data: bytes | None,
-        headers: dict[str, str],
-        timeout_s: float,
-    ) -> _Raw:
-        """One request on a pooled connection, the whole body read; a server-closed idle connection
-        is replaced transparently (once), any other failure raises."""
-        for fresh_try in (False, True):
-            conn, reused = self.pool.get(origin, timeout_s) if not fresh_try else self.pool.get_new(origin, timeout_s)
-            try:
-                conn.request(method, path, body=data, headers=headers)
-                reply = conn.getresponse()
-            except _STALE:
-                conn.close()
-                if reused and not fresh_try:
-                    continue  # the server closed it while idle: not a failure of this request
-                raise
-            except BaseException:
-                conn.close()
-                raise
-            try:
-                content = reply.read()  # the whole body inside the slot; a reset here is retried
-            except BaseException:
-                conn.close()
-                raise
-            if reply.will_close:
-                conn.close()
-            else:
-                self.pool.put(origin, conn)
-            return _Raw(reply.status, reply.headers, content)
-        raise AssertionError("unreachable")
+    def _headers(self, headers: Mapping[str, str] | None, has_body: bool) -> dict[str, str]:
+        out = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if has_body:
+            out["Content-Type"] = "application/json"
+        for name, value in (headers or {}).items():
+            problem = header_problem(name, value)
+            if problem is not None:
+                raise HttpError(problem)
+            out[name] = value
+        return out
+
+    def _problem(self, exc: Exception, scheme: str, host: str, port: int, timeout_s: float) -> str:
+        """What went wrong, in words a user acts on; raises _NoRetry when retrying cannot help."""
+        where = f"{scheme}://{host}:{port}"
+        if self.transport.proxy_secrets:
+            self.redact.add(self.transport.proxy_secrets)
+        if isinstance(exc, u3.ProxyError):
+            return f"the proxy refused or failed: {_exception_summary(exc.original_error or exc)}"
+        if isinstance(exc, u3.NameResolutionError):
+            return f"cannot resolve the host name {host}"
+        if isinstance(exc, u3.NewConnectionError):
+            if isinstance(exc.__cause__ or exc.__context__, ConnectionRefusedError) or "refused" in str(exc):
+                return f"connection refused at {where}"
+            return f"cannot connect to {where}: {_exception_summary(exc.__cause__ or exc)}"
+        if isinstance(exc, u3.ConnectTimeoutError):
+            return f"timed out connecting to {where} after {timeout_s:g}s"
+        if isinstance(exc, (u3.ReadTimeoutError, TimeoutError)):
+            return f"timed out after {timeout_s:g}s"
+        if isinstance(exc, u3.SSLError):
+            reason = _exception_summary(exc.__cause__ or exc)
+            if "CERTIFICATE_VERIFY_FAILED" in str(exc) or "certificate verify failed" in str(exc):
+                raise _NoRetry(f"TLS: the certificate of {where} is not trusted ({reason}); give the CA bundle "
+                               "in tls.ca_bundle or REQUESTS_CA_BUNDLE")
+            return f"TLS with {where} failed: {reason}"
+        if isinstance(exc, (OSError, u3.HTTPError)):
+            cause = exc.__cause__ or exc.__context__ if isinstance(exc, u3.ProtocolError) else exc
+            return f"connection failed: {_exception_summary(cause or exc)}"
+        raise exc
 
     def _send_with_retries(
         self, method: str, url: str, data: bytes | None, headers: dict[str, str], timeout_s: float
@@ -606,23 +850,26 @@ class HttpClient:
             started = time.perf_counter()
             try:
                 self._count(requests=1)
-                raw = self._exchange(origin, method, path, data, headers, timeout_s)
-                content = raw.content
-            except TimeoutError:
-                problem = f"timed out after {timeout_s:g}s"
-                status = None
-            except (OSError, http.client.HTTPException) as exc:
-                problem = f"connection failed: {_exception_summary(exc)}"
+                raw = self.transport.send(method, url, origin, path, data, headers, timeout_s)
+            except _NoRetry:
+                raise
+            except Exception as exc:
+                try:
+                    problem = self._problem(exc, scheme, host, port, timeout_s)
+                except _NoRetry as final:
+                    self._count(failures=1)
+                    raise HttpError(f"{method} {shown_url}: {self.redact(str(final))}", attempts=attempt) from None
                 status = None
             else:
                 status = raw.status
                 elapsed = (time.perf_counter() - started) * 1000.0
                 if 200 <= status < 300:
                     ok = True
-                    return _response(status, content, raw, elapsed, attempt)
+                    return self._response(status, raw, elapsed, attempt)
                 throttled = status == 429
                 retry_after = parse_retry_after(raw.headers.get("Retry-After"))
-                body = self.redact(content[:ERROR_BODY_SHOWN].decode("utf-8", errors="replace"))
+                text = raw.content[: 4 * (ERROR_BODY_SHOWN + self.redact.longest)].decode("utf-8", errors="replace")
+                body = self.redact.bounded(text, ERROR_BODY_SHOWN)
                 problem = f"HTTP {status}" + (f": {_one_line(body)}" if body.strip() else "")
                 if not retryable_status(status):
                     self._count(failures=1)
@@ -631,6 +878,13 @@ class HttpClient:
                 self.limiter.release(token, throttled=throttled, ok=ok)
             if throttled:
                 self._count(rate_limited=1)
+            if policy.too_long(retry_after):
+                self._count(failures=1)
+                raise HttpError(
+                    f"{method} {shown_url}: {problem}; the server asked to retry after {retry_after:g}s, more than "
+                    f"max_retry_after_s ({policy.max_retry_after_s:g}s): not retried",
+                    status=status, attempts=attempt,
+                )
             if attempt == attempts:
                 break
             self._count(retries=1)
@@ -638,6 +892,19 @@ class HttpClient:
         self._count(failures=1)
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         raise HttpError(f"{method} {shown_url}: {self.redact(problem)}{tries}", status=status, attempts=attempts)
+
+    def _response(self, status: int, raw: _Raw, elapsed_ms: float, attempt: int) -> Response:
+        """The reply with every known secret redacted: an agent echoing a token must not leak it into
+        results or the cache."""
+        text = raw.content.decode("utf-8", errors="replace")
+        try:
+            body, is_json = json.loads(text), True
+        except ValueError:
+            body, is_json = None, False
+        if self.redact.longest and self.redact(text) != text:
+            text = self.redact(text)
+            body = self.redact.value(body)
+        return Response(status, body, text, raw.headers, elapsed_ms, attempt, is_json=is_json)
 
 
 def global_stats() -> dict[str, int]:
@@ -654,15 +921,6 @@ def _encode(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _response(status: int, content: bytes, raw: _Raw, elapsed_ms: float, attempt: int) -> Response:
-    text = content.decode("utf-8", errors="replace")
-    try:
-        body, is_json = json.loads(text), True
-    except ValueError:
-        body, is_json = None, False
-    return Response(status, body, text, raw.headers, elapsed_ms, attempt, is_json=is_json)
-
-
 def _exception_summary(exc: BaseException) -> str:
     text = str(exc)
     name = type(exc).__name__
@@ -676,19 +934,24 @@ def _one_line(text: str, limit: int = ERROR_BODY_SHOWN) -> str:
 
 __all__ = [
     "AdaptiveLimiter",
+    "Exchange",
     "HttpClient",
     "HttpError",
     "Redactor",
     "Response",
     "ResponseCache",
     "RetryPolicy",
+    "TlsOptions",
+    "Transport",
     "cache_from_settings",
     "env_names",
     "expand_env",
     "global_stats",
+    "header_problem",
     "key_digest",
     "parse_retry_after",
     "parse_ttl",
     "policy_from_settings",
     "retryable_status",
+    "tls_from_settings",
 ]
