@@ -26,7 +26,14 @@ from evalgate.judge.accounting import DEFAULT_PRICES, Tally, cost_usd
 from evalgate.judge.errors import JudgeError, excerpt
 from evalgate.judge.prompts import Prompt
 from evalgate.judge.served import Server
-from evalgate.net import HttpClient, HttpError, cache_from_settings, policy_from_settings
+from evalgate.net import (
+    HttpClient,
+    HttpError,
+    cache_from_settings,
+    header_problem,
+    policy_from_settings,
+    tls_from_settings,
+)
 from evalgate.spec.context import BuildContext
 from evalgate.spec.models import JudgeSpec
 
@@ -237,21 +244,34 @@ class Judge:
         with self._open_lock:
             if self._http is None:
                 s = self.settings
-                if s.serve is not None:
-                    self._server = Server(s.serve, self.base_dir)
-                    self._base_url = self._server.start()
-                else:
-                    self._base_url = s.base_url
                 env = s.api_key_env
-                self._key = (os.environ.get(env) or None) if env else None
+                key = (os.environ.get(env) or None) if env else None
+                problem = header_problem("Authorization", key, env) if key else None
+                if problem is not None:
+                    raise JudgeError(f"judge: {problem}")
                 cache = cache_from_settings(s.cache, self.base_dir, enabled=self.use_cache)
-                self._http = HttpClient(
-                    concurrency=s.concurrency or DEFAULT_CONCURRENCY,
-                    retries=policy_from_settings(s.retries),
-                    timeout_s=s.timeout_s,
-                    cache=cache,
-                    secrets=[self._key] if self._key else [],
-                )
+                try:
+                    http = HttpClient(
+                        concurrency=s.concurrency or DEFAULT_CONCURRENCY,
+                        retries=policy_from_settings(s.retries),
+                        timeout_s=s.timeout_s,
+                        cache=cache,
+                        secrets=[key] if key else [],
+                        tls=tls_from_settings(s.tls, self.base_dir),
+                    )
+                except ValueError as exc:
+                    raise JudgeError(f"judge: {exc}") from None
+                try:
+                    if s.serve is not None:  # started last: nothing above can fail and leave it running
+                        self._server = Server(s.serve, self.base_dir)
+                        self._base_url = self._server.start()
+                    else:
+                        self._base_url = s.base_url
+                except BaseException:
+                    http.close()
+                    raise
+                self._http = http
+                self._key = key
             assert self._base_url is not None
             base = self._base_url.rstrip("/")
             url = base if base.endswith("/chat/completions") else base + "/chat/completions"

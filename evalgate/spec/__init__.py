@@ -17,6 +17,7 @@ from evalgate.spec.models import (
     RetrySettings,
     Spec,
     TargetSpec,
+    TlsSettings,
 )
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "RetrySettings",
     "Spec",
     "TargetSpec",
+    "TlsSettings",
 ]

@@ -57,7 +57,21 @@ class RetrySettings(_Strict):
 
     attempts: int = Field(default=3, ge=1, le=20, description="tries per request, the first included")
     backoff_s: float = Field(default=0.5, ge=0, description="base delay, doubled per retry, jittered")
-    max_backoff_s: float = Field(default=30.0, ge=0, description="cap on any one wait, Retry-After included")
+    max_backoff_s: float = Field(default=30.0, ge=0, description="cap on any one computed backoff")
+    max_retry_after_s: float = Field(
+        default=60.0, ge=0, description="longest Retry-After honoured; a server asking for more errors the item"
+    )
+
+
+class TlsSettings(_Strict):
+    """TLS for network calls: a CA bundle for a private CA or a TLS-inspecting proxy, a client certificate."""
+
+    ca_bundle: str | None = Field(
+        default=None, description="PEM file of CAs to trust instead of the system's (relative to the spec); "
+        "default: REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE or SSL_CERT_FILE, else the system store"
+    )
+    client_cert: str | None = Field(default=None, description="PEM client certificate (may hold the key too)")
+    client_key: str | None = Field(default=None, description="PEM private key of client_cert, if separate")
 
 
 class CacheSettings(_Strict):
@@ -131,6 +145,7 @@ class HttpTarget(_Strict):
     session: str | None = Field(default=None, description="JMESPath to the session id in the reply (`session` mode)")
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = None
+    tls: TlsSettings | None = None
 
     @field_validator("session")
     @classmethod
@@ -157,6 +172,7 @@ class OpenAITarget(_Strict):
     timeout_s: float = Field(default=60.0, gt=0)
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = None
+    tls: TlsSettings | None = None
 
 
 TargetSpec = Annotated[
@@ -180,6 +196,7 @@ class JudgeSpec(_Strict):
     concurrency: int | None = Field(default=None, ge=1, description="judge calls in flight; default: 8")
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = Field(default=None, description="replay identical judge calls from disk")
+    tls: TlsSettings | None = None
     prices: dict[str, dict[str, float]] = Field(
         default_factory=dict,
         description="USD per 1M tokens by model, added to the built-in table: {model: {prompt: 0.15, completion: 0.6}}",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -21,7 +22,17 @@ import jmespath
 
 from evalgate import spec as s
 from evalgate.cases import Case
-from evalgate.net import HttpClient, HttpError, Response, cache_from_settings, expand_env, policy_from_settings
+from evalgate.net import (
+    HttpClient,
+    HttpError,
+    Response,
+    cache_from_settings,
+    env_names,
+    expand_env,
+    header_problem,
+    policy_from_settings,
+    tls_from_settings,
+)
 from evalgate.runs import Run, RunFormatError, run_from_value
 from evalgate.targets.base import History, TargetError
 
@@ -195,12 +206,15 @@ def _snippet(text: str) -> str:
 
 
 def make_client(config: Any, base_dir: Path, concurrency: int, use_cache: bool) -> HttpClient:
-    """The pooled client for a target's `retries`, `cache` and `timeout_s` settings."""
+    """The pooled client for a target's `retries`, `cache`, `tls` and `timeout_s` settings.
+
+    ValueError (a spec error at `target:`) for a CA bundle or client certificate it cannot use."""
     return HttpClient(
         concurrency=concurrency,
         retries=policy_from_settings(config.retries),
         timeout_s=config.timeout_s,
         cache=cache_from_settings(config.cache, base_dir, enabled=use_cache),
+        tls=tls_from_settings(getattr(config, "tls", None), base_dir),
     )
 
 
@@ -226,6 +240,11 @@ class HeaderTemplates:
                 value, used = expand_env(template)
             except KeyError as missing:
                 raise TargetError(f"header {name}: environment variable {missing.args[0]} is not set") from None
+            if used:
+                for variable in env_names(template):
+                    problem = header_problem(name, os.environ.get(variable, ""), variable)
+                    if problem is not None:
+                        raise TargetError(problem)
             out[name] = value
             found += used
         with self._lock:
