@@ -810,7 +810,11 @@ class HttpClient:
         if self.transport.proxy_secrets:
             self.redact.add(self.transport.proxy_secrets)
         if isinstance(exc, u3.ProxyError):
-            return f"the proxy refused or failed: {_exception_summary(exc.original_error or exc)}"
+            proxy = self.transport.route(scheme, host, port)[1]
+            cause = exc.original_error
+            if isinstance(cause, u3.NewConnectionError) and "refused" in str(cause):
+                return f"connection refused at the proxy {proxy} (from HTTPS_PROXY/HTTP_PROXY; NO_PROXY bypasses it)"
+            return f"the proxy {proxy} failed: {_exception_summary(cause or exc)}"
         if isinstance(exc, u3.NameResolutionError):
             return f"cannot resolve the host name {host}"
         if isinstance(exc, u3.NewConnectionError):

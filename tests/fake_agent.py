@@ -13,10 +13,11 @@ Faults, injected per input (the request's `input`, or the last user message):
 `server.faults["some input"] = ["500", "429:1", "ok"]` is consumed one action per request for that
 input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<retry-after>`, `hang`
 (no reply until the client gives up), `reset` (headers and half a body, then a TCP reset),
-`malformed` (200 with broken JSON), `slow:<seconds>`, `echo` / `400echo` (a reply, or a 400,
-quoting the request's Authorization and X-Api-Key headers: a leaky agent). `server.default_fault` applies to every
-request without a queued action. `server.max_in_flight = n` answers 429 (Retry-After:
-`server.retry_after`) to a request arriving while n are already being served.
+`malformed` (200 with broken JSON), `slow:<seconds>`, `echo` / `400echo` / `401pad` (a reply, a 400, or a
+401 after 270 bytes of padding, quoting the request's Authorization and X-Api-Key headers: a leaky
+agent). `server.default_fault` applies to every request without a queued action.
+`server.max_in_flight = n` answers 429 (Retry-After: `server.retry_after`) to a request arriving
+while n are already being served.
 """
 
 from __future__ import annotations
@@ -215,10 +216,12 @@ class Handler(BaseHTTPRequestHandler):
             # SO_LINGER 0: close sends a TCP RST, the client sees a reset mid-response
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
-        elif fault in ("echo", "400echo"):  # an agent that leaks what it was sent
+        elif fault in ("echo", "400echo", "401pad"):  # an agent that leaks what it was sent
             leaked = f"I got {self.headers.get('Authorization')} and {self.headers.get('X-Api-Key')}"
             if fault == "echo":
                 self.reply(200, {"output": {"text": leaked, "tool_calls": []}})
+            elif fault == "401pad":  # the header echoed after 270 bytes: straddles a 300-byte cut
+                self.reply_raw(401, (" " * 270 + leaked).encode())
             else:
                 self.reply(400, {"error": leaked})
         elif fault == "malformed":

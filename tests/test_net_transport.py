@@ -1,0 +1,282 @@
+"""evalgate.net against real servers on 127.0.0.1: proxies from the environment, TLS with a test CA,
+Retry-After, and secrets that never leave (redaction before cutting, line breaks in header values)."""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import ssl
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_agent import FakeServer
+from fake_proxy import FakeProxy
+from tls_ca import TestCA
+
+from evalgate.net import HttpClient, HttpError, RetryPolicy, TlsOptions, bypasses_proxy, proxy_for
+
+FAST = RetryPolicy(attempts=3, backoff_s=0.01, max_backoff_s=0.05)
+SECRET = "sk-evalgate-test-9f8e7d6c5b4a"
+
+
+class TlsServer(FakeServer):
+    """The fake agent over HTTPS with a certificate from the test CA; optionally asks for a client's."""
+
+    def __init__(self, ca: TestCA, *, client_ca: bool = False) -> None:
+        super().__init__()
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(ca.server_file)
+        if client_ca:
+            context.verify_mode = ssl.CERT_REQUIRED
+            context.load_verify_locations(ca.ca_file)
+        self.socket = context.wrap_socket(self.socket, server_side=True, do_handshake_on_connect=False)
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.server_address[1]}"
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # refused handshakes are what some tests are about
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def proxy() -> Iterator[FakeProxy]:
+    with FakeProxy() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def ca(tmp_path_factory: pytest.TempPathFactory) -> TestCA:
+    return TestCA(tmp_path_factory.mktemp("ca"))
+
+
+@pytest.fixture
+def tls_server(ca: TestCA) -> Iterator[TlsServer]:
+    with TlsServer(ca) as srv:
+        yield srv
+
+
+def client(environ: dict[str, str] | None = None, **kwargs: object) -> HttpClient:
+    options: dict = {"concurrency": 2, "retries": FAST, "timeout_s": 5.0, "environ": environ or {}, **kwargs}
+    return HttpClient(**options)
+
+
+# ---- proxies ----
+
+
+def test_http_proxy_carries_plain_http_requests(server: FakeServer, proxy: FakeProxy) -> None:
+    http = client({"HTTP_PROXY": proxy.url})
+    for n in range(3):
+        assert http.post_json(server.url + "/agent", {"input": f"via proxy {n}"}).body["output"]["text"]
+    http.close()
+    assert proxy.count("POST") == 3 and server.count == 3
+    assert all(target.startswith(server.url + "/agent") for _, target, _ in proxy.seen)
+
+
+def test_https_proxy_tunnels_tls_with_connect(tls_server: TlsServer, proxy: FakeProxy, ca: TestCA) -> None:
+    http = client({"HTTPS_PROXY": proxy.url}, tls=TlsOptions(ca_bundle=str(ca.ca_file)))
+    for n in range(3):
+        assert http.post_json(tls_server.url + "/agent", {"input": f"tunnel {n}"}).status == 200
+    http.close()
+    host_port = tls_server.url.removeprefix("https://")
+    assert proxy.seen[0][:2] == ("CONNECT", host_port)  # the proxy sees where, never what
+    assert proxy.count("CONNECT") == 1 and proxy.count("POST") == 0  # one tunnel, kept alive
+    assert tls_server.count == 3
+
+
+@pytest.mark.parametrize("environ_for", [
+    lambda proxy: {"HTTP_PROXY": proxy, "NO_PROXY": "127.0.0.1"},
+    lambda proxy: {"http_proxy": proxy, "no_proxy": "localhost,127.0.0.0/8"},  # an IP network
+    lambda proxy: {"ALL_PROXY": proxy, "NO_PROXY": "*"},
+    lambda proxy: {"HTTPS_PROXY": proxy},  # a plain-http URL does not use the https proxy
+])
+def test_no_proxy_and_the_scheme_decide_what_bypasses_the_proxy(server: FakeServer, proxy: FakeProxy,
+                                                                  environ_for: object) -> None:
+    http = client(environ_for(proxy.url))  # type: ignore[operator]
+    assert http.post_json(server.url + "/agent", {"input": "direct"}).status == 200
+    assert proxy.count() == 0 and server.count == 1
+
+
+def test_lowercase_proxy_variables_and_all_proxy_are_used(server: FakeServer, proxy: FakeProxy) -> None:
+    for environ in ({"http_proxy": proxy.url}, {"ALL_PROXY": proxy.url}, {"HTTP_PROXY": proxy.url.removeprefix("http://")}):
+        assert client(environ).post_json(server.url + "/agent", {"input": "x"}).status == 200
+    assert proxy.count("POST") == 3
+
+
+def test_proxy_credentials_are_sent_and_never_shown(server: FakeServer, proxy: FakeProxy) -> None:
+    password = "pr0xy-p@ss-secret"
+    proxy.require_auth = "Basic " + base64.b64encode(f"ci:{password}".encode()).decode()
+    quoted = password.replace("@", "%40")
+    assert client({"HTTP_PROXY": f"http://ci:{quoted}@127.0.0.1:{proxy.server_address[1]}"}).post_json(
+        server.url + "/agent", {"input": "x"}).status == 200
+    wrong = f"http://ci:wrong-{quoted}@127.0.0.1:{proxy.server_address[1]}"
+    with pytest.raises(HttpError) as caught:
+        client({"HTTP_PROXY": wrong}).post_json(server.url + "/agent", {"input": "y"})
+    assert caught.value.status == 407 and "wrong-" not in str(caught.value) and password not in str(caught.value)
+
+
+def test_a_dead_proxy_is_a_clear_error(server: FakeServer) -> None:
+    with FakeProxy() as dead:
+        url = dead.url
+    with pytest.raises(HttpError) as caught:
+        client({"HTTPS_PROXY": url}).post_json(server.url.replace("http://", "https://") + "/agent", {"input": "x"})
+    assert f"connection refused at the proxy {url}" in str(caught.value) and server.count == 0
+
+
+def test_proxy_choice_follows_curl_and_requests() -> None:
+    env = {"HTTPS_PROXY": "http://corp:3128", "HTTP_PROXY": "http://plain:3128",
+           "NO_PROXY": ".internal.example, 10.0.0.0/8,api.example:8443"}
+    assert proxy_for("https", "api.openai.com", 443, env) == "http://corp:3128"
+    assert proxy_for("http", "agent", 80, env) == "http://plain:3128"
+    assert proxy_for("https", "llm.internal.example", 443, env) is None
+    assert proxy_for("https", "internal.example", 443, env) is None
+    assert proxy_for("http", "10.1.2.3", 8080, env) is None
+    assert proxy_for("https", "api.example", 8443, env) is None
+    assert proxy_for("https", "api.example", 443, env) == "http://corp:3128"
+    assert proxy_for("https", "x", 443, {"https_proxy": "http://low", "HTTPS_PROXY": "http://up"}) == "http://low"
+    assert proxy_for("http", "x", 80, {"HTTP_PROXY": "http://p", "REQUEST_METHOD": "GET"}) is None  # httpoxy
+    assert not bypasses_proxy("example.com", 443, "")
+
+
+# ---- TLS ----
+
+
+def test_tls_with_an_unknown_ca_is_refused_without_retrying(tls_server: TlsServer) -> None:
+    with pytest.raises(HttpError) as caught:
+        client().post_json(tls_server.url + "/agent", {"input": "x"})
+    message = str(caught.value)
+    assert "not trusted" in message and "ca_bundle" in message and caught.value.attempts == 1
+    assert tls_server.count == 0
+
+
+@pytest.mark.parametrize("how", ["setting", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "CURL_CA_BUNDLE"])
+def test_a_ca_bundle_makes_the_private_ca_trusted(tls_server: TlsServer, ca: TestCA, how: str) -> None:
+    http = client(tls=TlsOptions(ca_bundle=str(ca.ca_file))) if how == "setting" else client({how: str(ca.ca_file)})
+    reply = http.post_json(tls_server.url + "/agent", {"input": "secure"})
+    assert reply.status == 200 and reply.body["output"]["text"] == "You said: secure"
+
+
+def test_the_ca_setting_wins_over_the_environment(tls_server: TlsServer, ca: TestCA, tmp_path: Path) -> None:
+    other = TestCA(tmp_path)
+    http = client({"REQUESTS_CA_BUNDLE": str(other.ca_file)}, tls=TlsOptions(ca_bundle=str(ca.ca_file)))
+    assert http.post_json(tls_server.url + "/agent", {"input": "x"}).status == 200
+    with pytest.raises(HttpError):
+        client({"REQUESTS_CA_BUNDLE": str(other.ca_file)}).post_json(tls_server.url + "/agent", {"input": "x"})
+
+
+def test_a_client_certificate_is_presented_when_configured(ca: TestCA) -> None:
+    with TlsServer(ca, client_ca=True) as srv:
+        with pytest.raises(HttpError):
+            client(tls=TlsOptions(ca_bundle=str(ca.ca_file))).post_json(srv.url + "/agent", {"input": "x"})
+        assert srv.count == 0
+        tls = TlsOptions(ca_bundle=str(ca.ca_file), client_cert=str(ca.client_file),
+                         client_key=str(ca.client_key_file))
+        assert client(tls=tls).post_json(srv.url + "/agent", {"input": "mtls"}).status == 200
+
+
+def test_an_unreadable_ca_bundle_is_an_error_naming_its_source(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="REQUESTS_CA_BUNDLE"):
+        client({"REQUESTS_CA_BUNDLE": str(tmp_path / "missing.pem")})
+    (tmp_path / "junk.pem").write_text("not a certificate")
+    with pytest.raises(ValueError, match=r"tls\.ca_bundle"):
+        client(tls=TlsOptions(ca_bundle=str(tmp_path / "junk.pem")))
+
+
+# ---- Retry-After ----
+
+
+class Waits:
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+@pytest.mark.parametrize(("header", "low", "high"), [
+    ("0", 0.0, 0.01),  # retry now: only the (tiny) backoff
+    ("1", 1.0, 1.0),
+    ("2.5", 2.5, 2.5),  # longer than max_backoff_s: honoured anyway
+])
+def test_retry_after_is_honoured_beyond_the_backoff_cap(server: FakeServer, header: str, low: float,
+                                                         high: float) -> None:
+    waits = Waits()
+    server.faults["busy"] = [f"429:{header}"]
+    http = client(retries=RetryPolicy(attempts=3, backoff_s=0.01, max_backoff_s=0.5), sleep=waits)
+    reply = http.post_json(server.url + "/agent", {"input": "busy"})
+    assert reply.status == 200 and reply.attempts == 2
+    [wait] = waits.waits
+    assert low <= wait <= high
+
+
+def test_retry_after_as_an_http_date(server: FakeServer) -> None:
+    waits = Waits()
+    server.faults["date"] = ["429:" + email.utils.formatdate(time.time() + 3, usegmt=True)]
+    reply = client(sleep=waits).post_json(server.url + "/agent", {"input": "date"})
+    assert reply.attempts == 2
+    [wait] = waits.waits
+    assert 1.0 <= wait <= 3.0  # the date has whole seconds
+
+
+def test_retry_after_beyond_the_ceiling_errors_the_request_saying_so(server: FakeServer) -> None:
+    waits = Waits()
+    server.faults["later"] = ["429:120", "429:120"]
+    with pytest.raises(HttpError) as caught:
+        client(sleep=waits).post_json(server.url + "/agent", {"input": "later"})
+    message = str(caught.value)
+    assert "retry after 120s" in message and "max_retry_after_s (60s)" in message
+    assert waits.waits == [] and server.requests_for("later") == 1
+    patient = client(retries=RetryPolicy(attempts=2, max_retry_after_s=300), sleep=waits)
+    assert patient.post_json(server.url + "/agent", {"input": "later"}).status == 200
+    assert waits.waits == [120.0]
+
+
+def test_a_real_one_second_retry_after_is_waited(server: FakeServer) -> None:
+    server.faults["wait"] = ["503", "429:1"]
+    started = time.monotonic()
+    reply = client(retries=RetryPolicy(attempts=3, backoff_s=0.01, max_backoff_s=0.01)).post_json(
+        server.url + "/agent", {"input": "wait"})
+    assert reply.attempts == 3 and time.monotonic() - started >= 1.0
+
+
+# ---- secrets ----
+
+
+def test_a_secret_straddling_the_cut_of_an_error_body_is_redacted_first(server: FakeServer) -> None:
+    server.faults["pad"] = ["401pad"]
+    http = client(secrets=[SECRET])
+    with pytest.raises(HttpError) as caught:
+        http.post_json(server.url + "/agent", {"input": "pad"}, {"Authorization": f"Bearer {SECRET}"})
+    shown = str(caught.value) + caught.value.body
+    for cut in range(4, len(SECRET) + 1):
+        assert SECRET[:cut] not in shown
+    assert "Bearer" in shown  # the redacted echo is there, the key is not
+
+
+@pytest.mark.parametrize("value", [SECRET + "\n", SECRET + "\r\n", "Bearer " + SECRET + "\nX-Evil: 1"])
+def test_a_header_value_with_a_line_break_is_refused_without_echoing_it(server: FakeServer, value: str) -> None:
+    with pytest.raises(HttpError) as caught:
+        client().post_json(server.url + "/agent", {"input": "x"}, {"Authorization": value})
+    assert "line break" in str(caught.value) and "Authorization" in str(caught.value)
+    assert SECRET not in str(caught.value) and server.count == 0
+
+
+def test_replies_echoing_a_secret_are_redacted_in_the_reply_and_the_cache(server: FakeServer, tmp_path: Path) -> None:
+    from evalgate.net import ResponseCache
+
+    server.faults["leak"] = ["echo"]
+    cache = ResponseCache(tmp_path / "cache")
+    http = client(secrets=[SECRET], cache=cache)
+    reply = http.post_json(server.url + "/agent", {"input": "leak"}, {"Authorization": f"Bearer {SECRET}"},
+                           cache_key={"input": "leak"})
+    assert "Bearer ***" in reply.body["output"]["text"] and SECRET not in reply.text
+    files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert files and all(SECRET.encode() not in p.read_bytes() for p in files)
