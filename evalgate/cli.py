@@ -200,12 +200,15 @@ def report(results_file: Path, fmt: str, run_url: str) -> None:
 @click.option("--key", default=None, help="The sticky comment's key (default: the body's marker, else `default`).")
 @click.option("--head-sha", default=None, help="Refuse unless the PR's head is this commit (workflow_run safety).")
 @click.option("--token-env", default="GITHUB_TOKEN", show_default=True, help="The variable holding the token.")
-def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sha: str | None, token_env: str) -> None:
+@click.option("--author", default="", help="The login the token writes as (default: asked of GitHub's GraphQL viewer).")
+def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sha: str | None, token_env: str,
+            author: str = "") -> None:
     """Post or update the sticky PR comment from a body file, without running the PR's code."""
     import os
     import re
 
     from evalgate.github.comments import CommentError, GitHub, comment_key, marker, marker_in
+    from evalgate.net import HttpClient, RetryPolicy, header_problem
     from evalgate.report.markdown import COMMENT_LIMIT, hard_cut, utf8_size
 
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
@@ -215,6 +218,11 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
     if not token:
         click.echo(f"error: ${token_env} is empty: a token with pull-requests: write is needed", err=True)
         sys.exit(2)
+    problem = header_problem("Authorization", token.strip(), token_env)
+    if problem is not None:
+        click.echo(f"error: {problem}", err=True)
+        sys.exit(2)
+    token = token.strip()
     body = body_file.read_text(encoding="utf-8")
     found = marker_in(body)
     key = comment_key(key or found or "default")
@@ -224,7 +232,13 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
     body = marker(key) + "\n" + rest.replace("<!-- evalgate:", "&lt;!-- evalgate:")
     if utf8_size(body) > COMMENT_LIMIT:
         body = hard_cut(body, COMMENT_LIMIT, utf8_size)
-    client = GitHub(os.environ.get("GITHUB_API_URL") or "https://api.github.com", token)
+    try:  # proxies and the CA bundle come from the environment, as for every other request
+        http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=30.0)
+    except ValueError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    client = GitHub(os.environ.get("GITHUB_API_URL") or "https://api.github.com", token, http, author=author,
+                    graphql=os.environ.get("GITHUB_GRAPHQL_URL") or None)
     try:
         if head_sha and client.pull_head_sha(repo, pr_number) != head_sha:
             click.echo(f"error: pull request #{pr_number}'s head is not {head_sha}; not commenting", err=True)
@@ -235,7 +249,7 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
         click.echo(f"error: the comment was not posted: {reason}", err=True)
         sys.exit(1)
     finally:
-        client.close()
+        http.close()
     click.echo(f"comment {done.action}: {done.url}")
 
 

@@ -1,7 +1,11 @@
 """A fake GitHub REST API on 127.0.0.1 that behaves like GitHub's for the sticky-comment calls.
 
-- `GET /user`: the token's login; tokens registered as `integration` (GITHUB_TOKEN) get 403
-  "Resource not accessible by integration", and their comments are written as github-actions[bot].
+- `GET /user`: the token's login; tokens registered as `integration` (GITHUB_TOKEN, App installation
+  tokens) get 403 "Resource not accessible by integration"; GITHUB_TOKEN's comments are written as
+  github-actions[bot], an App's as `slug[bot]` (`user.type` "Bot").
+- `POST /graphql` (`/api/graphql` under GHES's `/api/v3`): `query { viewer { login __typename } }`
+  answers for every token that may use GraphQL (`graphql=False` tokens get 403, as tokens without
+  GraphQL access do); other queries get a GraphQL error.
 - `GET /repos/{o}/{r}/issues/{n}/comments`: `per_page` (default 30, max 100) and `page`, with
   `Link` headers (first/prev/next/last) on absolute URLs, oldest first.
 - `POST .../issues/{n}/comments` 201, `PATCH /repos/{o}/{r}/issues/comments/{id}` 200,
@@ -9,7 +13,10 @@
   403 "Resource not accessible by integration" for read-only tokens; 422 for a body over 65,536
   characters; every answer carries `x-ratelimit-*` headers.
 - `fail_next(...)` queues faults: 429 with `retry-after`, secondary-rate-limit 403s, 5xx, and
-  non-JSON bodies (`raw`, an HTML error page), dropped connections (status `DROP`).
+  non-JSON bodies (`raw`, an HTML error page), dropped connections (status `DROP`); with
+  `landed=True` the request is carried out first and then answered with the fault (a POST that
+  created its comment but whose answer was a 502, as GitHub's front end sometimes does).
+- 422 "Validation Failed" with "the endpoint has been spammed" via `fail_next(..., 422, message=SPAMMED)`.
 - `link_template` and `max_per_page` vary what GitHub fixes: how `Link` URLs are spelt (order of
   the query, relative, another host name) and the largest page.
 A `prefix` serves it under a path like GitHub Enterprise Server's `/api/v3`.
@@ -29,14 +36,16 @@ from urllib.parse import parse_qs, urlsplit
 BOT = "github-actions[bot]"
 MAX_BODY = 65_536
 NOT_ACCESSIBLE = "Resource not accessible by integration"
+SPAMMED = "Validation Failed: the endpoint has been spammed."
 DROP = 0  # a fault status: close the connection without answering
 
 
 @dataclass
 class Token:
     login: str
-    integration: bool = False  # GITHUB_TOKEN: /user refused, writes as github-actions[bot]
+    integration: bool = False  # GITHUB_TOKEN or an App installation token: /user refused
     read_only: bool = False  # a fork PR's token
+    graphql: bool = True  # may ask GraphQL who it is
 
 
 @dataclass
@@ -48,6 +57,7 @@ class Fault:
     body: dict[str, Any]
     times: int
     raw: str | None = None  # a non-JSON body (an HTML error page from a proxy)
+    landed: bool = False  # carried out, then answered with this fault
 
 
 @dataclass
@@ -103,8 +113,13 @@ class FakeGitHub:
         self.server.shutdown()
         self.server.server_close()
 
-    def add_token(self, token: str, login: str, *, integration: bool = False, read_only: bool = False) -> None:
-        self.state.tokens[token] = Token(BOT if integration else login, integration, read_only)
+    def add_token(self, token: str, login: str, *, integration: bool = False, read_only: bool = False,
+                  graphql: bool = True) -> None:
+        """A token writing as `login`; `integration` tokens are refused `GET /user` (GITHUB_TOKEN
+        writes as github-actions[bot] whatever login is given; an App token as its `slug[bot]`)."""
+        if integration and not login.endswith("[bot]"):
+            login = BOT
+        self.state.tokens[token] = Token(login, integration, read_only, graphql)
 
     def add_pull(self, repo: str, number: int, head_sha: str = "0" * 40) -> None:
         self.state.repos.add(repo)
@@ -116,9 +131,10 @@ class FakeGitHub:
             return self._create(repo, number, login, body)
 
     def fail_next(self, method: str, path_regex: str, status: int, *, headers: dict[str, str] | None = None,
-                  message: str = "", times: int = 1, raw: str | None = None) -> None:
+                  message: str = "", times: int = 1, raw: str | None = None, landed: bool = False) -> None:
         body = {"message": message, "documentation_url": "https://docs.github.com/rest"}
-        self.state.faults.append(Fault(method, re.compile(path_regex), status, headers or {}, body, times, raw))
+        self.state.faults.append(Fault(method, re.compile(path_regex), status, headers or {}, body, times, raw,
+                                       landed))
 
     def comments_on(self, repo: str, number: int) -> list[dict[str, Any]]:
         return [c for c in self.state.comments.values() if c["_issue"] == (repo, number)]
@@ -204,18 +220,34 @@ class FakeGitHub:
 
         return Handler
 
+    @property
+    def graphql_path(self) -> str:
+        """github.com: /graphql; GHES: /api/graphql beside the REST API's /api/v3."""
+        return self.prefix.removesuffix("/v3") + "/graphql" if self.prefix.endswith("/v3") else "/graphql"
+
     def route(self, method: str, path: str, query: dict[str, list[str]], auth: str,
               body: Any) -> tuple[int, Any, dict[str, str]]:
-        if not path.startswith(self.prefix + "/"):
+        if path == self.graphql_path:
+            path = "/graphql"
+        elif path.startswith(self.prefix + "/"):
+            path = path[len(self.prefix):]
+        else:
             return 404, {"message": "Not Found"}, {}
-        path = path[len(self.prefix):]
         for fault in self.state.faults:
             if fault.times > 0 and fault.method == method and fault.path.search(path):
                 fault.times -= 1
+                if fault.landed:
+                    self._route(method, path, query, auth, body)
                 return fault.status, (RawBody(fault.raw) if fault.raw is not None else fault.body), fault.headers
+        return self._route(method, path, query, auth, body)
+
+    def _route(self, method: str, path: str, query: dict[str, list[str]], auth: str,
+               body: Any) -> tuple[int, Any, dict[str, str]]:
         token = self.state.tokens.get(auth.removeprefix("Bearer ").removeprefix("token "))
         if token is None:
             return 401, {"message": "Bad credentials"}, {}
+        if method == "POST" and path == "/graphql":
+            return self._graphql(token, body)
         if method == "GET" and path == "/user":
             if token.integration:
                 return 403, {"message": NOT_ACCESSIBLE}, {}
@@ -244,6 +276,16 @@ class FakeGitHub:
                 return 404, {"message": "Not Found"}, {}
             return 200, {"number": int(match.group(2)), "head": {"sha": sha}}, {}
         return 404, {"message": "Not Found"}, {}
+
+    def _graphql(self, token: Token, body: Any) -> tuple[int, Any, dict[str, str]]:
+        if not token.graphql:
+            return 403, {"message": NOT_ACCESSIBLE}, {}
+        query = body.get("query") if isinstance(body, dict) else None
+        if not isinstance(query, str) or not re.fullmatch(r"\s*(query\s*)?\{\s*viewer\s*\{[\w\s]+\}\s*\}\s*", query):
+            return 200, {"errors": [{"message": "this fake answers only `query { viewer { ... } }`"}]}, {}
+        fields = set(re.findall(r"\w+", query.split("viewer", 1)[1]))
+        viewer = {"login": token.login, "__typename": "Bot" if token.login.endswith("[bot]") else "User"}
+        return 200, {"data": {"viewer": {k: v for k, v in viewer.items() if k in fields}}}, {}
 
     def _update(self, comment: dict[str, Any], text: str) -> dict[str, Any]:
         comment["body"] = text

@@ -72,7 +72,8 @@ def test_rate_limits_are_waited_out_then_the_comment_is_posted(action: scenarios
     assert len(github.comments_on(scenarios.REPO, scenarios.PR)) == 1
     [comment] = github.comments_on(scenarios.REPO, scenarios.PR)
     assert run.outputs["comment-url"].endswith(f"#issuecomment-{comment['id']}")
-    assert [r.method for r in github.requests()].count("POST") == 2
+    posts = [r.path for r in github.requests("POST")]
+    assert posts.count(f"/repos/{scenarios.REPO}/issues/{scenarios.PR}/comments") == 2
 
 
 def test_a_comment_failure_is_a_warning_not_a_changed_exit_code(action: scenarios.Action, github: FakeGitHub) -> None:

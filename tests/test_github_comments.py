@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_github import BOT, DROP, FakeGitHub
+from fake_github import BOT, DROP, SPAMMED, FakeGitHub
 
-from evalgate.github.comments import CommentError, GitHub, comment_key, marker
+from evalgate.github.comments import CommentError, GitHub, comment_key, graphql_url, marker
+from evalgate.net import HttpClient, RetryPolicy
 
 REPO = "octo/agent"
 
@@ -40,14 +41,94 @@ class Clock:
         return self.now
 
 
-def client(github: FakeGitHub, token: str = "app", clock: Clock | None = None) -> GitHub:
+def client(github: FakeGitHub, token: str = "app", clock: Clock | None = None, author: str = "") -> GitHub:
     clock = clock or Clock()
-    return GitHub(github.url, token, sleep=clock.sleep, clock=clock.time)
+    http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=10.0, environ={})
+    return GitHub(github.url, token, http, author=author, sleep=clock.sleep, clock=clock.time)
 
 
-def test_identity_is_the_user_or_the_actions_bot(github: FakeGitHub) -> None:
+def test_identity_comes_from_graphql_viewer_for_every_kind_of_token(github: FakeGitHub) -> None:
+    github.add_token("ghs_app", "evalgate-ci[bot]", integration=True)
     assert client(github, "pat").login() == "alice"
     assert client(github, "app").login() == BOT
+    assert client(github, "ghs_app").login() == "evalgate-ci[bot]"
+    assert not any(r.path == "/user" for r in github.requests())  # GraphQL answered: no REST guesswork
+
+
+def test_graphql_lives_beside_the_rest_api() -> None:
+    assert graphql_url("https://api.github.com") == "https://api.github.com/graphql"
+    assert graphql_url("https://ghes.example/api/v3/") == "https://ghes.example/api/graphql"
+
+
+def test_an_app_token_finds_its_own_comment_and_never_duplicates_it(github: FakeGitHub) -> None:
+    """Installation tokens cannot call GET /user: the comment was posted again on every run."""
+    github.add_token("ghs_app", "evalgate-ci[bot]", integration=True)
+    github.add_comment(REPO, 1, "mallory", marker("k") + "\nplanted")
+    github.add_comment(REPO, 1, BOT, marker("k") + "\nanother app's")
+    first = client(github, "ghs_app").upsert(REPO, 1, marker("k") + "\none", "k")
+    second = client(github, "ghs_app").upsert(REPO, 1, marker("k") + "\ntwo", "k")
+    assert (first.action, second.action) == ("created", "updated") and first.url == second.url
+    ours = [c for c in github.comments_on(REPO, 1) if c["user"]["login"] == "evalgate-ci[bot]"]
+    assert len(ours) == 1 and ours[0]["body"].endswith("two")
+    assert [c["body"] for c in github.comments_on(REPO, 1)][:2] == [marker("k") + "\nplanted",
+                                                                    marker("k") + "\nanother app's"]
+
+
+def test_a_bot_named_without_its_suffix_is_still_recognised(github: FakeGitHub) -> None:
+    """GraphQL may name a Bot `slug` where REST says `slug[bot]`; a User is never taken for a Bot."""
+    github.add_token("ghs_app", "evalgate-ci[bot]", integration=True)
+    ours = github.add_comment(REPO, 1, "evalgate-ci[bot]", marker("k") + "\nold")
+    gh = client(github, "ghs_app")
+    from evalgate.github.comments import Identity
+
+    assert gh.find(REPO, 1, Identity("evalgate-ci", bot=True), "k") == github.public(ours)
+    assert gh.find(REPO, 1, Identity("evalgate-ci", bot=False), "k") is None
+
+
+def test_no_identity_is_ever_guessed_from_a_refused_get_user(github: FakeGitHub) -> None:
+    """A token that can ask neither GraphQL nor GET /user: no comment rather than a duplicate."""
+    github.add_token("ghs_blind", "evalgate-ci[bot]", integration=True, graphql=False)
+    github.add_comment(REPO, 1, "evalgate-ci[bot]", marker("k") + "\nold")
+    with pytest.raises(CommentError) as caught:
+        client(github, "ghs_blind").upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert "comment-author" in str(caught.value) and github.requests("POST")[-1].path == "/graphql"
+    assert len(github.comments_on(REPO, 1)) == 1
+    done = client(github, "ghs_blind", author="evalgate-ci[bot]").upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.action == "updated" and len(github.comments_on(REPO, 1)) == 1
+
+
+def test_a_post_answered_5xx_that_landed_is_not_posted_again(github: FakeGitHub) -> None:
+    github.fail_next("POST", r"/issues/1/comments$", 502, message="Server Error", landed=True)
+    done = client(github, "pat").upsert(REPO, 1, marker("k") + "\nbody", "k")
+    assert done.action == "created" and done.url.endswith("#issuecomment-1000")
+    assert len(github.comments_on(REPO, 1)) == 1
+    assert [r.path for r in github.requests("POST") if r.path != "/graphql"] == [f"/repos/{REPO}/issues/1/comments"]
+
+
+def test_a_post_answered_5xx_that_did_not_land_is_sent_once_more(github: FakeGitHub) -> None:
+    clock = Clock()
+    github.fail_next("POST", r"/issues/1/comments$", 503, message="Service Unavailable")
+    done = client(github, "pat", clock).upsert(REPO, 1, marker("k") + "\nbody", "k")
+    assert done.action == "created" and len(github.comments_on(REPO, 1)) == 1
+    assert len([r for r in github.requests("POST") if r.path.endswith("/comments")]) == 2 and clock.waits == [2.0]
+
+
+def test_a_spammed_endpoint_is_not_written_again(github: FakeGitHub) -> None:
+    github.fail_next("POST", r"/comments$", 422, message=SPAMMED)
+    with pytest.raises(CommentError) as caught:
+        client(github, "pat").upsert(REPO, 1, marker("k") + "\nbody", "k")
+    assert caught.value.spammed and not caught.value.too_long
+    assert len([r for r in github.requests("POST") if r.path.endswith("/comments")]) == 1
+
+
+def test_a_secondary_rate_limit_without_retry_after_waits_a_minute_once(github: FakeGitHub) -> None:
+    clock = Clock()
+    limited = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+    github.fail_next("GET", r"/comments$", 403, message=limited, times=2)
+    with pytest.raises(CommentError) as caught:
+        client(github, "pat", clock).upsert(REPO, 1, marker("k") + "\nbody", "k")
+    assert caught.value.status == 403 and clock.waits == [60.0]
+    assert github.comments_on(REPO, 1) == []
 
 
 def test_finds_its_own_comment_on_a_later_page_and_ignores_look_alikes(github: FakeGitHub) -> None:
@@ -76,22 +157,24 @@ def test_creates_when_absent_then_updates(github: FakeGitHub) -> None:
 
 def test_retries_429_and_secondary_limits_honouring_the_headers(github: FakeGitHub) -> None:
     clock = Clock()
-    github.fail_next("GET", "/user", 429, headers={"retry-after": "3"})
+    github.fail_next("POST", "/graphql", 429, headers={"retry-after": "3"})
     github.fail_next("GET", "/comments", 403, headers={"x-ratelimit-remaining": "0",
                                                        "x-ratelimit-reset": str(int(clock.now) + 10)},
                      message="API rate limit exceeded")
     github.fail_next("POST", "/comments", 403, message="You have exceeded a secondary rate limit.")
     done = client(github, "pat", clock).upsert(REPO, 1, marker("k") + "\nbody", "k")
     assert done.action == "created"
-    assert clock.waits == [3.0, 8.0, 1.0]  # the reset was 10 s away when asked, 3 s had passed
+    assert clock.waits == [3.0, 8.0, 60.0]  # the reset was 10 s away when asked, 3 s had passed; a secondary
+    # limit without retry-after waits a minute, as GitHub asks
 
 
 def test_gives_up_when_asked_to_wait_too_long(github: FakeGitHub) -> None:
     clock = Clock()
+    github.fail_next("POST", "/graphql", 429, headers={"retry-after": "3600"}, times=2)
     github.fail_next("GET", "/user", 429, headers={"retry-after": "3600"})
     with pytest.raises(CommentError) as caught:
         client(github, "pat", clock).login()
-    assert caught.value.status == 429 and clock.waits == []
+    assert "429" in str(caught.value) and clock.waits == []
 
 
 def test_retries_are_bounded(github: FakeGitHub) -> None:
@@ -211,7 +294,7 @@ def test_any_validation_failure_counts_as_too_long() -> None:
 
 
 def test_a_dropped_connection_is_retried_for_reads_and_updates_only(github: FakeGitHub) -> None:
-    """Reads and PATCH are idempotent; a POST may have landed, so it is not sent twice."""
+    """Reads and PATCH are idempotent; a POST may have landed, so the marker is looked for first."""
     clock = Clock()
     github.add_comment(REPO, 1, "alice", marker("k") + "\nold")
     github.fail_next("GET", "/comments", DROP)
@@ -219,9 +302,9 @@ def test_a_dropped_connection_is_retried_for_reads_and_updates_only(github: Fake
     assert client(github, "pat", clock).upsert(REPO, 1, marker("k") + "\nnew", "k").action == "updated"
     assert clock.waits == [1.0, 1.0]
     github.fail_next("POST", "/comments", DROP)
-    with pytest.raises(CommentError) as caught:
-        client(github, "pat", clock).upsert(REPO, 1, marker("j") + "\nnew", "j")
-    assert caught.value.status == 0 and len(github.requests("POST")) == 1
+    assert client(github, "pat", clock).upsert(REPO, 1, marker("j") + "\nnew", "j").action == "created"
+    assert len([r for r in github.requests("POST") if r.path.endswith("/comments")]) == 2
+    assert len(github.comments_on(REPO, 1)) == 2  # k and j, once each
 
 
 def test_comment_command_lets_no_other_line_pass_for_a_marker(github: FakeGitHub, tmp_path: Path) -> None:

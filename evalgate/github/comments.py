@@ -1,33 +1,35 @@
 """The sticky PR comment over GitHub's REST API (GITHUB_API_URL, so GHES works too).
 
 One comment per key, found by its hidden marker among the comments written by the token's own
-identity, updated in place (PATCH) or created (POST). Rate limits are honoured, boundedly.
+identity (GraphQL `viewer`, which answers for GITHUB_TOKEN, App installation tokens and users'
+tokens alike, or the `comment-author` input), updated in place (PATCH) or created (POST). Requests
+go through the one HTTP layer (`evalgate.net`: proxies, CA bundles), passed in by the caller.
+Rate limits are honoured, boundedly; nothing is ever written twice.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
 
-import requests
+from evalgate.net import Exchange, HttpClient, HttpError, parse_retry_after
 
-from evalgate import __version__
-
-BOT_LOGIN = "github-actions[bot]"  # who GITHUB_TOKEN writes as; GET /user refuses that token
 PER_PAGE = 100
 MAX_PAGES = 100  # 10,000 comments: a bound on the listing loop
 MAX_ATTEMPTS = 4
 MAX_WAIT_S = 60.0  # longest single wait we accept from retry-after / x-ratelimit-reset
 MAX_TOTAL_WAIT_S = 120.0
+SECONDARY_WAIT_S = 60.0  # GitHub: after a secondary rate limit without retry-after, wait at least a minute
 TIMEOUT_S = 30.0
 RETRY_STATUSES = {500, 502, 503, 504}
 IDEMPOTENT = {"GET", "PATCH"}
 KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+VIEWER_QUERY = "query { viewer { login __typename } }"
+LINK = re.compile(r'<([^>]*)>\s*;\s*rel="?([^";,]+)"?')
 
 
 class CommentError(Exception):
@@ -44,10 +46,16 @@ class CommentError(Exception):
         return self.status == 403 and "not accessible" in self.message.lower()
 
     @property
+    def spammed(self) -> bool:
+        """GitHub's 422 "the endpoint has been spammed": writing again would only make it worse."""
+        text = self.message.lower()
+        return self.status == 422 and ("spam" in text or "too quickly" in text)
+
+    @property
     def too_long(self) -> bool:
-        """Any 422 on a comment: GitHub's says "Validation Failed" and the reason may be missing, so
-        a shorter body is worth one more try whatever the wording."""
-        return self.status == 422
+        """A 422 on a comment that is not the spam guard: GitHub's says "Validation Failed" and the
+        reason may be missing, so a shorter body is worth one more try whatever the wording."""
+        return self.status == 422 and not self.spammed
 
 
 def comment_key(key: str) -> str:
@@ -71,7 +79,7 @@ class Upserted:
     action: str  # "created" or "updated"
 
 
-def _message(response: requests.Response) -> str:
+def _message(response: Exchange) -> str:
     try:
         data = response.json()
     except ValueError:
@@ -83,104 +91,172 @@ def _message(response: requests.Response) -> str:
     return "; ".join([str(data.get("message", "")), *[d for d in details if d]])[:500]
 
 
-class GitHub:
-    """A small REST client: auth, retries on rate limits, pagination bounded in pages and time."""
+def links(response: Exchange) -> dict[str, str]:
+    """The `Link` header's targets by rel (`next`, `last`, ...)."""
+    found: dict[str, str] = {}
+    for url, rels in LINK.findall(response.headers.get("Link", "")):
+        for rel in rels.split():
+            found.setdefault(rel, url)
+    return found
 
-    def __init__(self, api_url: str, token: str, *, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time) -> None:
+
+def same_account(author: str | None, login: str, *, bot: bool) -> bool:
+    """A comment's REST `user.login` against the token's login. REST names an App's account
+    `slug[bot]`; GraphQL may name the same Bot without the suffix, never a User with one."""
+    if not author:
+        return False
+    if author == login:
+        return True
+    return bot and not login.endswith("[bot]") and author == f"{login}[bot]"
+
+
+def graphql_url(api_url: str) -> str:
+    """github.com: https://api.github.com/graphql; GHES: https://HOST/api/graphql (REST is /api/v3)."""
+    base = api_url.rstrip("/")
+    return base[: -len("/v3")] + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
+
+
+@dataclass(frozen=True)
+class Identity:
+    login: str
+    bot: bool = False
+
+
+class GitHub:
+    """A small REST client: auth, retries on rate limits, pagination bounded in pages and time.
+
+    http: the HttpClient to send through (its proxies and CA bundle); the caller owns and closes it.
+    author: the login the token writes as, when known (the `comment-author` input); otherwise it is
+    asked of GraphQL `viewer`, never guessed. sleep/clock: injectable, so tests never wait.
+    """
+
+    def __init__(self, api_url: str, token: str, http: HttpClient, *, author: str = "",
+                 graphql: str | None = None, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time, secondary_wait_s: float = SECONDARY_WAIT_S) -> None:
         self.api_url = api_url.rstrip("/")
-        self.session = requests.Session()
-        self.session.headers.update({
+        self.graphql_url = graphql or graphql_url(self.api_url)
+        self.http = http
+        self.headers = {
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": "2022-11-28",
-            "User-Agent": f"evalgate/{__version__}",
-        })
+        }
         if token:
-            self.session.headers["Authorization"] = f"Bearer {token}"
+            self.headers["Authorization"] = f"Bearer {token}"
+            http.add_secrets([token])
+        self.author = author.strip()
         self.sleep = sleep
         self.clock = clock
+        self.secondary_wait_s = secondary_wait_s
         self.waited = 0.0
-
-    def close(self) -> None:
-        self.session.close()
+        self.secondary_waited = False
+        self._identity: Identity | None = None
 
     def _url(self, path_or_url: str) -> str:
         return path_or_url if "://" in path_or_url else f"{self.api_url}{path_or_url}"
 
-    def _next_url(self, response: requests.Response) -> str | None:
+    def _next_url(self, response: Exchange) -> str | None:
         """The `Link` rel="next" target, on the API's own host: the token must never go anywhere
         else, and stopping early would miss our comment (a duplicate), so a relative reference is
         resolved against the request and another host name keeps only its path and query."""
-        following = response.links.get("next", {}).get("url")
+        following = links(response).get("next")
         if not following:
             return None
         parts = urlsplit(urljoin(response.url, following))
         api = urlsplit(self.api_url)
         return urlunsplit((api.scheme, api.netloc, parts.path, parts.query, ""))
 
-    def _retry_wait(self, response: requests.Response, attempt: int) -> float | None:
+    def _retry_wait(self, response: Exchange, attempt: int, method: str) -> float | None:
         """Seconds to wait before retrying, or None when this answer is final."""
-        status = response.status_code
+        status = response.status
         headers = response.headers
-        rate_limited = status == 429 or (
-            status == 403
-            and (
-                "retry-after" in headers
-                or headers.get("x-ratelimit-remaining") == "0"
-                or "rate limit" in _message(response).lower()
-            )
-        )
-        if not rate_limited and status not in RETRY_STATUSES:
+        message = _message(response).lower()
+        primary = headers.get("x-ratelimit-remaining") == "0"
+        retry_after = parse_retry_after(headers.get("retry-after"))
+        rate_limited = status == 429 or (status == 403 and (retry_after is not None or primary
+                                                             or "rate limit" in message))
+        if not rate_limited:
+            if status in RETRY_STATUSES and method in IDEMPOTENT:  # a POST answered 5xx may have landed
+                return self._budget(2.0**attempt)
             return None
-        wait = 2.0**attempt  # GitHub's advice with no header: wait, then back off
-        if "retry-after" in headers:
-            with contextlib.suppress(ValueError):
-                wait = float(headers["retry-after"])
-        elif headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
-            with contextlib.suppress(ValueError):
+        if retry_after is not None:
+            wait = retry_after
+        elif primary and "x-ratelimit-reset" in headers:
+            try:
                 wait = float(headers["x-ratelimit-reset"]) - self.clock() + 1
-        wait = max(0.0, wait)
+            except ValueError:
+                wait = 2.0**attempt
+        else:  # a secondary limit without retry-after: GitHub asks for at least a minute, once is enough
+            if self.secondary_waited:
+                return None
+            self.secondary_waited = True
+            wait = max(self.secondary_wait_s, 2.0**attempt)
+        return self._budget(max(0.0, wait))
+
+    def _budget(self, wait: float) -> float | None:
         if wait > MAX_WAIT_S or self.waited + wait > MAX_TOTAL_WAIT_S:
             return None  # too long for a CI step: give up, the caller warns
         return wait
 
-    def _may_resend(self, method: str, exc: requests.RequestException, attempt: int, wait: float) -> bool:
-        """A reset connection is retried for idempotent calls only: a POST may have landed."""
-        return (method in IDEMPOTENT and isinstance(exc, requests.ConnectionError)
-                and not isinstance(exc, requests.Timeout) and attempt + 1 < MAX_ATTEMPTS
-                and self.waited + wait <= MAX_TOTAL_WAIT_S)
-
-    def request(self, method: str, path_or_url: str, **kwargs: Any) -> requests.Response:
+    def request(self, method: str, path_or_url: str, *, params: dict[str, Any] | None = None,
+                json: Any = None) -> Exchange:
         url = self._url(path_or_url)
+        if params:
+            url += ("&" if "?" in url else "?") + urlencode(params)
         for attempt in range(MAX_ATTEMPTS):
             try:
-                response = self.session.request(method, url, timeout=TIMEOUT_S, **kwargs)
-            except requests.RequestException as exc:
+                response = self.http.exchange(method, url, json_body=json, headers=self.headers, timeout_s=TIMEOUT_S)
+            except HttpError as exc:
                 wait = 2.0**attempt
-                if not self._may_resend(method, exc, attempt, wait):
-                    raise CommentError(0, f"{method} {urlsplit(url).path}: {type(exc).__name__}") from None
+                # A reset connection is retried for idempotent calls only: a POST may have landed.
+                if method not in IDEMPOTENT or attempt + 1 >= MAX_ATTEMPTS or self._budget(wait) is None:
+                    raise CommentError(0, f"{method} {urlsplit(url).path}: {_no_url(str(exc), url)}") from None
                 self.waited += wait
                 self.sleep(wait)
                 continue
-            if response.status_code < 400:
+            if response.status < 400:
                 return response
-            wait = self._retry_wait(response, attempt) if attempt + 1 < MAX_ATTEMPTS else None
+            wait = self._retry_wait(response, attempt, method) if attempt + 1 < MAX_ATTEMPTS else None
             if wait is None:
-                raise CommentError(response.status_code, _message(response))
+                raise CommentError(response.status, _message(response))
             self.waited += wait
             self.sleep(wait)
         raise AssertionError("unreachable")
 
-    def login(self) -> str:
-        """The token's own login; github-actions[bot] when GET /user is refused (GITHUB_TOKEN)."""
+    def identity(self) -> Identity:
+        """Who the token writes as: the `comment-author` input, else GraphQL `viewer`, else `GET /user`;
+        CommentError when none answers (a guess would post duplicates or adopt someone else's marker)."""
+        if self._identity is not None:
+            return self._identity
+        if self.author:
+            self._identity = Identity(self.author, bot=self.author.endswith("[bot]"))
+            return self._identity
+        problems = []
+        try:
+            data = self.request("POST", self.graphql_url, json={"query": VIEWER_QUERY}).json()
+            viewer = ((data.get("data") or {}).get("viewer") or {}) if isinstance(data, dict) else {}
+            login = viewer.get("login")
+            if isinstance(login, str) and login:
+                self._identity = Identity(login, bot=viewer.get("__typename") == "Bot" or login.endswith("[bot]"))
+                return self._identity
+            errors = data.get("errors") if isinstance(data, dict) else None
+            problems.append(f"GraphQL viewer gave no login{f' ({str(errors)[:200]})' if errors else ''}")
+        except (CommentError, ValueError) as exc:
+            problems.append(f"GraphQL viewer: {exc}")
         try:
             data = self.request("GET", "/user").json()
-        except CommentError as exc:
-            if exc.status in (401, 403, 404):
-                return BOT_LOGIN
-            raise
-        login = data.get("login") if isinstance(data, dict) else None
-        return login if isinstance(login, str) and login else BOT_LOGIN
+            login = data.get("login") if isinstance(data, dict) else None
+            if isinstance(login, str) and login:
+                self._identity = Identity(login, bot=data.get("type") == "Bot")
+                return self._identity
+            problems.append("GET /user gave no login")
+        except (CommentError, ValueError) as exc:
+            problems.append(f"GET /user: {exc}")
+        raise CommentError(0, "cannot tell which account the token writes as (" + "; ".join(problems)
+                           + "); set the `comment-author` input to that account's login")
+
+    def login(self) -> str:
+        """The token's own login (see `identity`)."""
+        return self.identity().login
 
     def comments(self, repo: str, number: int) -> Iterator[dict[str, Any]]:
         url: str | None = f"/repos/{repo}/issues/{number}/comments"
@@ -191,41 +267,63 @@ class GitHub:
             response = self.request("GET", url, params=params)
             page = response.json()
             if not isinstance(page, list):
-                raise CommentError(response.status_code, "the comment listing is not a list")
+                raise CommentError(response.status, "the comment listing is not a list")
             yield from (c for c in page if isinstance(c, dict))
             url = self._next_url(response)
             params = None  # the next link carries its own query
 
-    def find(self, repo: str, number: int, login: str, key: str) -> dict[str, Any] | None:
+    def find(self, repo: str, number: int, login: str | Identity, key: str) -> dict[str, Any] | None:
         """Our comment: written by `login`, with the exact marker as a line of its own (look-alikes and
         quotes inside a line ignored; CRLF, as a body saved from the web UI comes back, accepted)."""
+        who = login if isinstance(login, Identity) else Identity(login, bot=login.endswith("[bot]"))
         wanted = marker(key)
         for comment in self.comments(repo, number):
-            author = (comment.get("user") or {}).get("login")
+            user = comment.get("user") or {}
             body = comment.get("body") or ""
-            if author == login and wanted in body and any(line.strip() == wanted for line in body.splitlines()):
+            if (same_account(user.get("login"), who.login, bot=who.bot and user.get("type") == "Bot")
+                    and wanted in body and any(line.strip() == wanted for line in body.splitlines())):
                 return comment
         return None
 
     def upsert(self, repo: str, number: int, body: str, key: str) -> Upserted:
-        """PATCH our comment when there is one, POST a new one otherwise."""
-        login = self.login()
-        found = self.find(repo, number, login, key)
-        response = None
+        """PATCH our comment when there is one, POST a new one otherwise. A POST that got no answer or
+        a 5xx may have landed: the marker is looked for again before posting a second time."""
+        who = self.identity()
+        found = self.find(repo, number, who, key)
         if found is not None:
             try:
-                response = self.request("PATCH", f"/repos/{repo}/issues/comments/{found['id']}",
-                                        json={"body": body})
-                action = "updated"
+                response = self.request("PATCH", f"/repos/{repo}/issues/comments/{found['id']}", json={"body": body})
+                return _upserted(response, "updated")
             except CommentError as exc:
                 if exc.status != 404:  # deleted since we listed: create it again
                     raise
-        if response is None:
-            response = self.request("POST", f"/repos/{repo}/issues/{number}/comments", json={"body": body})
-            action = "created"
-        data = response.json()
-        return Upserted(url=str(data.get("html_url", "")) if isinstance(data, dict) else "", action=action)
+        path = f"/repos/{repo}/issues/{number}/comments"
+        try:
+            return _upserted(self.request("POST", path, json={"body": body}), "created")
+        except CommentError as exc:
+            if exc.status != 0 and exc.status not in RETRY_STATUSES:
+                raise
+            landed = self.find(repo, number, who, key)
+            if landed is not None:
+                return Upserted(url=str(landed.get("html_url", "")), action="created")
+            wait = self._budget(2.0)
+            if wait is None:
+                raise
+            self.waited += wait
+            self.sleep(wait)
+        return _upserted(self.request("POST", path, json={"body": body}), "created")
 
     def pull_head_sha(self, repo: str, number: int) -> str:
         data = self.request("GET", f"/repos/{repo}/pulls/{number}").json()
         return str(((data or {}).get("head") or {}).get("sha", ""))
+
+
+def _upserted(response: Exchange, action: str) -> Upserted:
+    data = response.json()
+    return Upserted(url=str(data.get("html_url", "")) if isinstance(data, dict) else "", action=action)
+
+
+def _no_url(message: str, url: str) -> str:
+    """An HttpError's reason without the method and URL it starts with (the caller names the path)."""
+    prefix_end = message.find(url)
+    return message[prefix_end + len(url):].lstrip(": ") if prefix_end >= 0 else message

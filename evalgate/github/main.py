@@ -18,6 +18,7 @@ from evalgate.errors import SpecError
 from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import Settings, SettingsError
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
+from evalgate.net import HttpClient, RetryPolicy
 from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, render
 from evalgate.results import Results, load_results
 
@@ -100,8 +101,11 @@ def comment_body(settings: Settings, results: Results, key: str, limit: int = CO
     return render(results, ctx, limit=limit)
 
 
-def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[str, str]) -> None:
-    """On pull requests: write the body to a file, then upsert the sticky comment; failures only warn."""
+def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[str, str],
+                 http: HttpClient | str) -> None:
+    """On pull requests: write the body to a file, then upsert the sticky comment; failures only warn.
+
+    http: the client to reach GitHub through, or why there is none (e.g. an unreadable CA bundle)."""
     number = settings.pr_number
     if number is None:
         return
@@ -117,7 +121,12 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
         log.annotate("warning", "no github-token or GITHUB_REPOSITORY: the PR comment was not posted; "
                      f"its body is in {outputs['comment-file']}", title="evalgate: no PR comment")
         return
-    client = GitHub(settings.api_url, settings.token)
+    if isinstance(http, str):
+        log.annotate("warning", comment_warning(CommentError(0, http), outputs["comment-file"]),
+                     title="evalgate: no PR comment")
+        return
+    client = GitHub(settings.api_url, settings.token, http, author=settings.comment_author,
+                    graphql=settings.graphql_url or None)
     try:
         try:
             done = client.upsert(settings.repository, number, body, key)
@@ -133,14 +142,14 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
     except Exception as exc:  # e.g. an HTML page instead of JSON: a comment never changes the exit code
         failure = CommentError(0, f"something unexpected ({type(exc).__name__})")
         log.annotate("warning", comment_warning(failure, outputs["comment-file"]), title="evalgate: no PR comment")
-    finally:
-        client.close()
 
 
 def comment_warning(exc: CommentError, comment_file: str) -> str:
     if exc.read_only:
         why = ("the token cannot write to this pull request (a fork's pull request gets a read-only token; "
                "otherwise grant `pull-requests: write`)")
+    elif exc.spammed:
+        why = f"GitHub refused it as too many writes ({exc}); it was not sent again"
     else:
         why = f"GitHub answered {exc}"
     return (f"the PR comment was not posted: {why}. The body is in {comment_file}; the workflow_run pattern "
@@ -171,7 +180,7 @@ def spec_error_step(settings: Settings, exc: SpecError, log: Log) -> None:
 # ---- orchestration ----
 
 
-def run(settings: Settings, log: Log, outputs: dict[str, str]) -> int:
+def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient | str) -> int:
     lines = Lines()
     if not settings.base_dir.is_dir():
         log.annotate("error", f"working-directory {settings.working_directory} does not exist",
@@ -186,13 +195,22 @@ def run(settings: Settings, log: Log, outputs: dict[str, str]) -> int:
     results = load_results(settings.results_file)
     set_result_outputs(settings, results, outputs)
     summary_step(settings, results)
-    comment_step(settings, results, log, outputs)
+    comment_step(settings, results, log, outputs, http)
     annotate_step(results, lines, log)
     return 1 if results.verdict in settings.fail_verdicts else 0
 
 
-def action(env: dict[str, str] | None = None, log: Log | None = None) -> int:
-    """Everything but process set-up: usable in-process by tests."""
+def github_http(env: dict[str, str]) -> HttpClient | str:
+    """The HTTP client for GitHub's API: proxies and CA bundle from the job's environment, no
+    retries of its own (the comment client applies GitHub's rules); or why it cannot be built."""
+    try:
+        return HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=30.0, environ=env)
+    except ValueError as exc:
+        return str(exc)
+
+
+def action(env: dict[str, str] | None = None, log: Log | None = None, http: HttpClient | None = None) -> int:
+    """Everything but process set-up: usable in-process by tests (`http`: the client for GitHub)."""
     env_is_process = env is None
     env = dict(os.environ if env is None else env)
     log = log or Log()
@@ -207,8 +225,9 @@ def action(env: dict[str, str] | None = None, log: Log | None = None) -> int:
     if env_is_process:
         hide_token()
     code = EXIT_USAGE
+    github: HttpClient | str = http if http is not None else github_http(env)
     try:
-        code = run(settings, log, outputs)
+        code = run(settings, log, outputs, github)
     except KeyboardInterrupt:
         log.annotate("error", "evalgate was cancelled; finished items are in the results file",
                      title="evalgate: cancelled")
@@ -220,6 +239,8 @@ def action(env: dict[str, str] | None = None, log: Log | None = None) -> int:
                      title="evalgate: internal error")
         code = EXIT_USAGE
     finally:
+        if http is None and isinstance(github, HttpClient):
+            github.close()
         if code != 0 and not outputs["passed"]:
             outputs["passed"] = "false"  # a spec error or crash fails the step too
         write_outputs(settings.output_file, outputs)

@@ -85,6 +85,7 @@ class Settings:
     working_directory: str
     concurrency: int | None
     comment_key: str
+    comment_author: str
     workspace: Path
     event_name: str
     repository: str
@@ -93,6 +94,8 @@ class Settings:
     run_id: str
     output_file: str
     summary_file: str
+    runner_temp: str = ""
+    graphql_url: str = ""
     event: dict[str, Any] = field(default_factory=dict, repr=False)
     token: str = field(default="", repr=False)  # never printed: repr=False keeps it out of tracebacks
 
@@ -111,6 +114,7 @@ class Settings:
             working_directory=read_input(env, "working-directory"),
             concurrency=parse_concurrency(read_input(env, "concurrency")),
             comment_key=read_input(env, "comment-key"),
+            comment_author=read_input(env, "comment-author"),
             workspace=Path(env.get("GITHUB_WORKSPACE") or os.getcwd()).resolve(),
             event_name=env.get("GITHUB_EVENT_NAME", ""),
             repository=env.get("GITHUB_REPOSITORY", ""),
@@ -119,6 +123,8 @@ class Settings:
             run_id=env.get("GITHUB_RUN_ID", ""),
             output_file=env.get("GITHUB_OUTPUT", ""),
             summary_file=env.get("GITHUB_STEP_SUMMARY", ""),
+            runner_temp=env.get("RUNNER_TEMP", ""),
+            graphql_url=env.get("GITHUB_GRAPHQL_URL", "").rstrip("/"),
             event=load_event(env.get("GITHUB_EVENT_PATH", "")),
             token=read_input(env, "github-token"),
         )
