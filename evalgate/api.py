@@ -24,6 +24,29 @@ from evalgate.verdict import Aggregator, GateResult, Outcome, ThresholdResult, T
 OnResult = Callable[[ItemResult], None]
 NETWORK_TARGETS = frozenset({"http", "openai"})
 KEEP_ERRORED = 20
+ERROR_KINDS = 100  # distinct error messages counted for summary.top_error: a bound on memory
+ERROR_CHARS = 300
+
+
+class ErrorTally:
+    """The most common item error (target error, else the first scorer error), for "could not evaluate"."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def add(self, item: ItemResult) -> None:
+        message = item.error or next(iter(item.scorer_errors.values()), None)
+        if message is None:
+            return
+        message = message[:ERROR_CHARS]
+        if message in self.counts or len(self.counts) < ERROR_KINDS:
+            self.counts[message] = self.counts.get(message, 0) + 1
+
+    def top(self) -> dict[str, Any] | None:
+        if not self.counts:
+            return None
+        message = max(self.counts, key=lambda m: self.counts[m])  # the first seen wins a tie
+        return {"message": message, "items": self.counts[message]}
 
 
 @dataclass
@@ -122,10 +145,13 @@ def execute(
     keep_items: bool = True,
     on_result: OnResult | None = None,
     resume: bool = False,
+    journal: Path | None = None,
 ) -> EvalResult:
     """Run every case, journal each as it finishes, aggregate in data order, write the results.
 
-    resume: items already in `<output>.items.jsonl` are taken from it instead of being run again.
+    resume: items already in the journal are taken from it instead of being run again.
+    journal: where the journal lives (default `<output>.items.jsonl`); removed once a complete run's
+    results are written.
 
     On Ctrl-C the finished items are still aggregated and written before the interrupt propagates.
     """
@@ -133,18 +159,21 @@ def execute(
     aggregator = Aggregator([c.entry for c in (*gates, *scorers)])
     result = EvalResult(name=name, outcome=aggregator.outcome(max_errors), results_path=output)
     judging = JudgeRun(c.scorer for c in (*gates, *scorers))  # LLM-judge usage for summary.judge
+    errors = ErrorTally()
 
     def take(item: ItemResult) -> None:
         for entry, score in item.contributions:
             aggregator.add(entry, score)
         aggregator.add_item(item.errored, item.turn_count)
+        if item.errored:
+            errors.add(item)
         if keep_items:
             result.items.append(item)
         if item.errored and len(result.errored) < KEEP_ERRORED:
             result.errored.append(item)
 
     reorder = _Reorder(take)
-    writer = ResultsWriter(output, resume=resume) if output is not None else None
+    writer = ResultsWriter(output, resume=resume, journal=journal) if output is not None else None
     if resume and writer is not None:
         cases = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result)
     try:
@@ -171,9 +200,12 @@ def execute(
         target.close()
         judging.finish(result.extra_summary)
         result.outcome = aggregator.outcome(max_errors)
+        top_error = errors.top()
+        if top_error is not None:
+            result.extra_summary["top_error"] = top_error
         result.duration_s = time.perf_counter() - started
         if writer is not None:
-            writer.finish(result.header())
+            writer.finish(result.header(), complete=not result.interrupted)
             writer.close()
     return result
 
@@ -238,11 +270,13 @@ def run_spec(
     on_result: OnResult | None = None,
     resume: bool = False,
     use_cache: bool = True,
+    journal: str | Path | None = None,
 ) -> EvalResult:
     """Load, validate and run a spec file; SpecError (before anything runs) on a bad spec.
 
     resume: skip items already journaled in `<output>.items.jsonl` (needs `output`).
     use_cache: False bypasses the target's and the judge's response caches (`--no-cache`).
+    journal: put the journal here instead of beside `output` (the Action: under RUNNER_TEMP).
     """
     if resume and output is None:
         raise ValueError("resume needs an output path: the journal beside it holds the finished items")
@@ -262,6 +296,7 @@ def run_spec(
         keep_items=keep_items,
         on_result=on_result,
         resume=resume,
+        journal=Path(journal) if journal is not None else None,
     )
 
 

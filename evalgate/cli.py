@@ -1,7 +1,8 @@
 """The `evalgate` command: a thin click shell over the API and the renderers (docs/results.md).
 
 Exit codes: 0 ok; 1 the verdict is in --fail-on; 2 a spec or usage error (no traceback);
-130 interrupted (finished items are still written).
+3 an internal error; 4 the verdict is in --fail-on because more items errored than `max_errors`
+allows (an outage, not a regression); 130 interrupted (finished items are still written).
 """
 
 from __future__ import annotations
@@ -17,9 +18,15 @@ from evalgate import __version__
 from evalgate.errors import SpecError
 from evalgate.report.labels import FAIL_ON, fails
 
+EXIT_FAILED = 1
+EXIT_ERRORS = 4
 
-def exit_code(verdict: str | None, fail_on: str) -> int:
-    return 1 if fails(verdict, fail_on) else 0
+
+def exit_code(verdict: str | None, fail_on: str, failure_reason: str | None = None) -> int:
+    """0, or 1 when the verdict is in fail-on; 4 instead of 1 when the run could not evaluate."""
+    if not fails(verdict, fail_on):
+        return 0
+    return EXIT_ERRORS if failure_reason == "errors" else EXIT_FAILED
 
 
 def _safe_streams() -> None:
@@ -119,7 +126,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         except OSError as exc:
             click.echo(f"evalgate: cannot write the JUnit XML: {exc.strerror or exc}: {junit}", err=True)
             sys.exit(2)
-    sys.exit(exit_code(result.verdict, fail_on))
+    sys.exit(exit_code(result.verdict, fail_on, result.outcome.failure_reason))
 
 
 @main.command()

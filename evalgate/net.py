@@ -894,6 +894,9 @@ class HttpClient:
             self._count(retries=1)
             self._sleep(policy.delay(attempt, retry_after, self._rng))
         self._count(failures=1)
+        if status is None:  # no answer: what went wrong first, so the most common error reads well
+            tries = f", {attempts} attempts" if attempts > 1 else ""
+            raise HttpError(f"{self.redact(problem)} ({method} {shown_url}{tries})", attempts=attempts)
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         raise HttpError(f"{method} {shown_url}: {self.redact(problem)}{tries}", status=status, attempts=attempts)
 

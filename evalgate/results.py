@@ -1,8 +1,9 @@
 """Results JSON v1 (docs/results.md): the models, the streaming writer, reading back.
 
-Each finished item is appended and flushed to `<output>.items.jsonl` (the journal) as it
-completes, so a crash loses nothing; `finish` then writes the results JSON atomically,
-copying the journal's lines in data order without holding every item in memory.
+Each finished item is appended and flushed to `<output>.items.jsonl` (the journal; the Action keeps
+it under RUNNER_TEMP) as it completes, so a crash loses nothing; `finish` then writes the results
+JSON atomically, copying the journal's lines in data order without holding every item in memory,
+and removes the journal once a complete run's results are safely written.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class Summary(BaseModel):
     not_scorable: dict[str, int] = Field(default_factory=dict)
     max_errors: int = 0
     error_budget_exceeded: bool = False
+    failure_reason: str | None = None  # "errors" (too many errored items) or "gates"; null unless failed
+    top_error: dict[str, Any] | None = None  # the most common item error: {"message", "items"}
     duration_s: float | None = None
 
 
@@ -95,6 +98,7 @@ def header(name: str, outcome: Outcome, meta: dict[str, Any] | None = None) -> d
         "not_scorable": outcome.not_scorable,
         "max_errors": outcome.max_errors,
         "error_budget_exceeded": outcome.error_budget_exceeded,
+        "failure_reason": outcome.failure_reason,
     }
     meta = dict(meta or {})
     summary.update(meta.pop("summary", {}))
@@ -136,16 +140,31 @@ def _utf8(text: str) -> bytes:
 class ResultsWriter:
     """Journal each item as it finishes; write the results JSON at the end."""
 
-    def __init__(self, path: Path, *, resume: bool = False) -> None:
+    def __init__(self, path: Path, *, resume: bool = False, journal: Path | None = None) -> None:
         self.path = path
-        self.journal_path = journal_path(path)
+        self.journal_path = journal or journal_path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.journal_path.parent.mkdir(parents=True, exist_ok=True)
         self.offsets: dict[int, tuple[int, int]] = {}
+        if resume and not self.journal_path.exists():
+            self._journal_from_results()  # a finished run's journal is gone: its results hold the items
         if resume and self.journal_path.exists():
             self._index_journal()
             self.handle = self.journal_path.open("ab")
         else:
             self.handle = self.journal_path.open("wb")
+
+    def _journal_from_results(self) -> None:
+        try:
+            items = json.loads(self.path.read_bytes()).get("items")
+        except (OSError, ValueError, AttributeError):
+            return
+        if not isinstance(items, list):
+            return
+        with self.journal_path.open("wb") as handle:
+            for item in items:
+                if isinstance(item, dict) and isinstance(item.get("index"), int):
+                    handle.write(_utf8(dumps_item(item) + "\n"))
 
     def _index_journal(self) -> None:
         good = 0
@@ -171,7 +190,9 @@ class ResultsWriter:
         self.handle.flush()
         self.offsets[record["index"]] = (offset, len(data) - 1)
 
-    def finish(self, head: dict[str, Any]) -> None:
+    def finish(self, head: dict[str, Any], *, complete: bool = True) -> None:
+        """Write the results JSON; a complete run's journal is then removed (an interrupted run keeps
+        it for `--resume`)."""
         self.handle.flush()
         tmp = self.path.with_name(self.path.name + ".tmp")
         opening = json.dumps(head, ensure_ascii=False, indent=None)[:-1]
@@ -191,6 +212,9 @@ class ResultsWriter:
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, self.path)
+        if complete:
+            self.handle.close()
+            self.journal_path.unlink(missing_ok=True)
 
     def close(self) -> None:
         self.handle.close()

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Verdict = Literal["passed", "scored", "failed"]
+FailureReason = Literal["errors", "gates"]
 Kind = Literal["gate", "scorer"]
 ThresholdValue = float | dict[str, float]
 
@@ -113,6 +114,14 @@ class Outcome(BaseModel):
     @property
     def error_budget_exceeded(self) -> bool:
         return self.errored_items > self.max_errors
+
+    @property
+    def failure_reason(self) -> FailureReason | None:
+        """Why the verdict is `failed`: "errors" when more items errored than `max_errors` allows (an
+        outage: nothing was measured), which outranks "gates" (a gate averaged below 1.0)."""
+        if self.verdict != "failed":
+            return None
+        return "errors" if self.error_budget_exceeded else "gates"
 
     @property
     def gate_failures(self) -> list[GateResult]:

@@ -131,9 +131,8 @@ def test_output_writes_results_json_and_journal(tmp_path: Path) -> None:
     assert first["scores"] == {"includes:Brooklyn": 1.0}
     assert first["reasons"] == {}
     assert [i["id"] for i in raw["items"]] == ["brooklyn", "paris"]
-    # the journal: one line per finished item
-    journal = read_journal(journal_path(out))
-    assert sorted(r["id"] for r in journal) == ["brooklyn", "paris"]
+    # the journal held one line per finished item; a complete run's results replace it
+    assert not journal_path(out).exists() and read_journal(journal_path(out)) == []
 
 
 def test_output_for_turns_has_turn_results(tmp_path: Path) -> None:
@@ -166,9 +165,10 @@ def test_error_budget_is_explained(tmp_path: Path) -> None:
         "gates:\n  - type: no_tool_errors\n"
     )
     result = run_cli("run", cwd=tmp_path)
-    assert result.code == 1
+    assert result.code == 4  # an outage, not a regression: a required check can tell them apart
     assert "2 errored items > max_errors 0" in result.stdout
-    assert "TimeoutError: model timed out" in result.stdout
+    assert "could not evaluate: 2 of 2 items errored: TimeoutError: model timed out" in result.stdout
+    assert run_cli("run", "--fail-on", "never", cwd=tmp_path).code == 0
 
 
 def test_concurrency_option(tmp_path: Path) -> None:

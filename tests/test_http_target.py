@@ -166,8 +166,7 @@ def test_every_item_is_scored_or_errored_exactly_once_under_faults(tmp_path: Pat
     proc = evalgate("run", "--output", "out.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     results = json.loads((tmp_path / "out.json").read_text())
-    journal = (tmp_path / "out.json.items.jsonl").read_text().splitlines()
-    assert sorted(json.loads(line)["id"] for line in journal) == sorted(d["id"] for d in data)
+    assert not (tmp_path / "out.json.items.jsonl").exists()  # the results replaced the journal
     items = {i["id"]: i for i in results["items"]}
     assert [i["id"] for i in results["items"]] == [d["id"] for d in data]
     errored = {i for i, item in items.items() if item["error"]}
@@ -241,10 +240,27 @@ def test_missing_header_variable_errors_items_with_a_clear_message(tmp_path: Pat
     env = {k: v for k, v in os.environ.items() if k != "EVALGATE_TEST_UNSET_TOKEN"}
     proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "out.json"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
-    assert proc.returncode == 1
+    assert proc.returncode == 4  # every item errored: could not evaluate
     item = json.loads((tmp_path / "out.json").read_text())["items"][0]
     assert "EVALGATE_TEST_UNSET_TOKEN is not set" in item["error"]
     assert server.count == 0
+
+
+@pytest.mark.parametrize("pasted", ["\n", "\r\n", "\nX-Injected: 1"])
+def test_a_header_secret_with_a_line_break_names_its_variable_and_never_shows(tmp_path: Path, server: FakeServer,
+                                                                              pasted: str) -> None:
+    """A secret pasted with a trailing newline: a clear error, not an exception quoting the value."""
+    secret = "sk-evalgate-pasted-4c3b2a1f0e9d"
+    data = [{"id": "a", "input": "weather in Paris"}]
+    write_spec(tmp_path, spec_text(server.url, data, {"headers": {"Authorization": "Bearer ${EVALGATE_PASTED}"}}))
+    env = {**os.environ, "EVALGATE_PASTED": secret + pasted}
+    proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "out.json"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+    item = json.loads((tmp_path / "out.json").read_text())["items"][0]
+    assert "environment variable EVALGATE_PASTED contains a line break" in item["error"]
+    assert server.count == 0
+    assert secret not in proc.stdout + proc.stderr
+    assert all(secret.encode() not in f.read_bytes() for f in tmp_path.rglob("*") if f.is_file())
 
 
 def test_body_template_and_item_fields_reach_the_agent(tmp_path: Path, server: FakeServer) -> None:
@@ -340,3 +356,21 @@ def test_the_demo_agent_served_over_http_passes(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_cache_files_hold_no_secret_even_when_the_agent_echoes_it(tmp_path: Path, server: FakeServer) -> None:
+    token = "tok-evalgate-cache-77d1e0c9ab"
+    server.default_fault = "echo"  # every reply quotes the Authorization header back
+    data = [{"id": f"c{n}", "input": f"weather in city {n}"} for n in range(3)]
+    extra = {"headers": {"Authorization": "Bearer ${EVALGATE_CACHE_TOKEN}"}, "cache": {"dir": "cache"},
+             "response": {"text": "output.text"}}
+    write_spec(tmp_path, spec_text(server.url, data, extra))
+    env = {**os.environ, "EVALGATE_CACHE_TOKEN": token}
+    for _ in range(2):  # the second run is served from the cache
+        proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "out.json"], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+        assert token not in proc.stdout + proc.stderr
+    cached = [f for f in (tmp_path / "cache").rglob("*") if f.is_file()]
+    assert len(cached) == 3 and server.count == 3
+    assert "Bearer ***" in cached[0].read_text()
+    assert all(token.encode() not in f.read_bytes() for f in tmp_path.rglob("*") if f.is_file())

@@ -180,12 +180,26 @@ def recorded_spec(tmp_path: Path) -> Path:
     return path
 
 
+def journal_lines(out: Path) -> list[str]:
+    """The journal lines a complete run wrote (its journal is removed; the results hold the same lines)."""
+    return [json.dumps(item, ensure_ascii=False) + "\n" for item in json.loads(out.read_text())["items"]]
+
+
+def test_a_complete_run_removes_its_journal_and_resumes_from_its_results(tmp_path: Path) -> None:
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    full = run_spec(spec, output=out).header()
+    assert not out.with_name("out.json.items.jsonl").exists()
+    again = run_spec(spec, output=out, resume=True)
+    assert again.summary["resumed_items"] == 12 and again.header()["scores"] == full["scores"]
+
+
 def test_resume_rebuilds_aggregates_exactly(tmp_path: Path) -> None:
     spec = recorded_spec(tmp_path)
     out = tmp_path / "out.json"
     full = run_spec(spec, output=out).header()
     journal = out.with_name("out.json.items.jsonl")
-    lines = journal.read_text().splitlines(keepends=True)
+    lines = journal_lines(out)
     keep = [line for n, line in enumerate(lines) if n % 3 != 2]  # these finished in the "killed" run
     journal.write_text("".join(keep) + lines[2][:20])
     out.unlink()
@@ -206,7 +220,7 @@ def test_a_journal_from_other_data_is_not_trusted(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     run_spec(spec, output=out)
     journal = out.with_name("out.json.items.jsonl")
-    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    records = [json.loads(line) for line in journal_lines(out)]
     records[0]["id"] = "someone-else"
     records[0]["gates"] = {"excludes:rain": 0.0}
     journal.write_text("".join(json.dumps(r) + "\n" for r in records))

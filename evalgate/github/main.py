@@ -22,12 +22,13 @@ from evalgate.net import HttpClient, RetryPolicy
 from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, render
 from evalgate.results import Results, load_results
 
-OUTPUT_NAMES = ("verdict", "passed", "gate-failures", "threshold-misses", "errored-items", "scores",
-                "results-path", "comment-url", "comment-file")
+OUTPUT_NAMES = ("verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
+                "scores", "results-path", "comment-url", "comment-file")
 TOKEN_INPUTS = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN")
 MAX_ANNOTATIONS = 10  # of each level: the runner shows only a few per step anyway
 RETRY_COMMENT_LIMIT = 30_000
 EXIT_USAGE = 2
+EXIT_ERRORS = 4  # the verdict failed because too many items errored: an outage, not a regression
 LOGGED_OUTPUTS = 3  # failing items whose output is printed to the log
 LOGGED_CHARS = 2000
 
@@ -70,7 +71,7 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines) -> None:
 
     with log.untrusted():
         result = run_spec(settings.spec_path, output=settings.results_file, concurrency=settings.concurrency,
-                          on_start=on_start, on_result=on_result)
+                          on_start=on_start, on_result=on_result, journal=settings.journal_file)
         print(render_table(result, failing.ids, color=False))
         for item, bad in shown:  # the model's own words help most when a gate fails
             text = item.run.text if item.run is not None else ""
@@ -82,6 +83,7 @@ def set_result_outputs(settings: Settings, results: Results, outputs: dict[str, 
     outcome = results.outcome
     outputs["verdict"] = results.verdict or ""
     outputs["passed"] = "false" if results.verdict in settings.fail_verdicts else "true"
+    outputs["failure-reason"] = results.summary.failure_reason or ""
     outputs["gate-failures"] = str(len(outcome.gate_failures))
     outputs["threshold-misses"] = str(len(outcome.threshold_misses))
     outputs["errored-items"] = str(results.summary.errored_items)
@@ -167,8 +169,11 @@ def annotate_step(results: Results, lines: Lines, log: Log) -> None:
                      f"{miss.threshold}", file=lines.spec_file or None, line=lines.scorers.get(miss.id),
                      title="evalgate: threshold missed")
     if results.summary.error_budget_exceeded:
-        log.annotate("error", f"{results.summary.errored_items} items errored, more than max_errors "
-                     f"{results.summary.max_errors}", file=lines.spec_file or None, title="evalgate: errors")
+        top = results.summary.top_error or {}
+        why = f": the most common error ({top.get('items')} items): {str(top['message'])[:300]}" if top else ""
+        log.annotate("error", f"could not evaluate: {results.summary.errored_items} of {results.summary.total_items} "
+                     f"items errored, more than max_errors {results.summary.max_errors}{why}",
+                     file=lines.spec_file or None, title="evalgate: could not evaluate")
 
 
 def spec_error_step(settings: Settings, exc: SpecError, log: Log) -> None:
@@ -197,7 +202,9 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
     summary_step(settings, results)
     comment_step(settings, results, log, outputs, http)
     annotate_step(results, lines, log)
-    return 1 if results.verdict in settings.fail_verdicts else 0
+    if results.verdict not in settings.fail_verdicts:
+        return 0
+    return EXIT_ERRORS if results.summary.failure_reason == "errors" else 1
 
 
 def github_http(env: dict[str, str]) -> HttpClient | str:

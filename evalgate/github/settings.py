@@ -142,6 +142,16 @@ class Settings:
         return (self.base_dir / self.results_path).resolve()
 
     @property
+    def journal_file(self) -> Path | None:
+        """The run's journal under RUNNER_TEMP (outside the user's workspace); None beside the results."""
+        if not self.runner_temp:
+            return None
+        import hashlib
+
+        digest = hashlib.sha256(str(self.results_file).encode()).hexdigest()[:16]
+        return Path(self.runner_temp) / "evalgate" / f"{digest}.items.jsonl"
+
+    @property
     def comment_file(self) -> Path:
         results = self.results_file
         return results.with_name(results.stem + ".comment.md")

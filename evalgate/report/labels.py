@@ -70,3 +70,10 @@ def result_rows(outcome: Any) -> list[Row]:
     out += [Row("threshold", r.id, None, r) for r in outcome.threshold_results]
     out += [Row("threshold", r.id, t.index, r) for t in turns for r in t.threshold_results]
     return out
+
+
+def could_not_evaluate(errored_items: int, total_items: int, message: str = "") -> str:
+    """The headline of a run that measured nothing: `could not evaluate: 12 of 12 items errored: <the
+    most common error>`; `message` comes escaped for where it goes."""
+    text = f"could not evaluate: {errored_items} of {total_items} items errored"
+    return f"{text}: {message}" if message else text

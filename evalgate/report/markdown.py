@@ -17,7 +17,7 @@ from importlib import resources
 from string import Template
 from typing import Any
 
-from evalgate.report.labels import Row, bound_text, num, result_rows
+from evalgate.report.labels import Row, bound_text, could_not_evaluate, num, result_rows
 from evalgate.results import ItemRecord, Results
 from evalgate.verdict import bounds_of
 
@@ -99,8 +99,18 @@ class ReportContext:
 
 def headline(results: Results) -> str:
     verdict = results.verdict
+    if getattr(results.summary, "failure_reason", None) == "errors":  # an outage, not a regression
+        return f"## {ICON[verdict]} evalgate · {cell(results.name, 100)}: **{outage(results)}**"
     word = verdict if verdict else "no verdict"
     return f"## {ICON[verdict]} evalgate · {cell(results.name, 100)}: **{word}**"
+
+
+def outage(results: Results) -> str:
+    """`could not evaluate: 12 of 12 items errored: <the most common error>`, escaped and bounded."""
+    summary = results.summary
+    top = summary.top_error if isinstance(summary.top_error, dict) else {}
+    message = cell(str(top["message"]), 200) if top.get("message") else ""
+    return could_not_evaluate(summary.errored_items, summary.total_items, message)
 
 
 def status(results: Results) -> str:

@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 import click
 
-from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, turn_label
+from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, turn_label
 
 PROGRESS_MIN_ITEMS = 5
 CI_PROGRESS_EVERY_S = 5.0
@@ -133,6 +133,10 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         if rows:
             lines += ["", title, *rows]
     lines += ["", verdict_line(outcome, color=color)]
+    if outcome.failure_reason == "errors":
+        top = getattr(result, "extra_summary", {}).get("top_error") or {}
+        lines.append(could_not_evaluate(outcome.errored_items, outcome.total_items,
+                                        one_line(str(top.get("message") or ""), 200)))
     return "\n".join(lines)
 
 
