@@ -18,8 +18,8 @@ from runner_sim import Command, RunnerFiles, action_env, parse_outputs, process_
 REPO = "octo/agent"
 PR = 7
 TOKEN = "ghs_fake_installation_token_0123456789"
-OUTPUT_NAMES = {"verdict", "passed", "gate-failures", "threshold-misses", "errored-items", "scores",
-                "results-path", "comment-url", "comment-file"}
+OUTPUT_NAMES = {"verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
+                "scores", "results-path", "comment-url", "comment-file"}
 
 # Model output that tries every trick: new outputs, workflow commands, heredoc ends, pings, HTML.
 INJECTION = (
@@ -175,11 +175,13 @@ def failed_pull_request(action: Action) -> None:
     outputs = assert_outputs_complete(first)
     assert outputs["verdict"] == "failed"
     assert outputs["passed"] == "false"
+    assert outputs["failure-reason"] == "gates"
     assert outputs["gate-failures"] == "1"
     assert outputs["threshold-misses"] == "1"
     assert outputs["errored-items"] == "0"
     assert json.loads(outputs["scores"]) == {"includes:Brooklyn": 0.5}
     assert outputs["results-path"] == "evalgate-results.json"
+    assert not list(first.base.rglob("*.items.jsonl"))  # the journal never lands in the workspace
     results = json.loads((first.base / "evalgate-results.json").read_text())
     assert results["verdict"] == "failed" and results["items"][1]["output"]["text"] == INJECTION
     assert_no_injection(first)

@@ -24,6 +24,7 @@ INPUT_DEFAULTS = {
     "working-directory": ".",
     "concurrency": "",
     "comment-key": "",
+    "comment-author": "",
 }
 
 
@@ -217,5 +218,6 @@ def action_env(inputs: dict[str, str], *, workspace: str, output: str, summary: 
         "GITHUB_RUN_ID": "4242",
         "GITHUB_SHA": "a" * 40,
         "HOME": "/github/home",
+        "RUNNER_TEMP": str(Path(output).parent.parent / "runner_temp"),
     })
     return env

@@ -146,3 +146,118 @@ def test_the_token_is_not_handed_to_the_code_under_test(action: scenarios.Action
     results = (folder / "evalgate-results.json").read_text()
     assert "GITHUB_REPOSITORY" in results, run.log  # the probe ran and saw the environment
     assert scenarios.TOKEN not in results and scenarios.TOKEN not in run.log
+
+
+# ---- outages, App tokens, GitHub's limits ----
+
+
+def dead_agent_project(folder: Path) -> str:
+    """A spec whose http agent is not running: every item errors with connection refused."""
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    scenarios.write_project(folder, "passed")
+    spec = (folder / "evalgate.yaml").read_text().replace(
+        "  type: recorded\n", f"  type: http\n  url: http://127.0.0.1:{port}/agent\n"
+        "  retries: {attempts: 2, backoff_s: 0.01}\n").replace("max_errors: 5", "max_errors: 0")
+    (folder / "evalgate.yaml").write_text(spec)
+    return f"http://127.0.0.1:{port}"
+
+
+def test_a_dead_agent_is_told_apart_from_a_regression(action: scenarios.Action, github: FakeGitHub) -> None:
+    where = dead_agent_project(action.root / "ws")
+    run = action.run()
+    assert run.code == 4, run.log
+    outputs = scenarios.assert_outputs_complete(run)
+    assert outputs["verdict"] == "failed" and outputs["failure-reason"] == "errors" and outputs["passed"] == "false"
+    headline = f"could not evaluate: 1 of 1 items errored: connection refused at {where}"
+    [comment] = github.comments_on(scenarios.REPO, scenarios.PR)
+    assert headline in comment["body"].splitlines()[1]  # the line after the marker
+    assert headline in run.summary
+    [error] = [c for c in run.commands if c.name == "error"]
+    assert error.properties["title"] == "evalgate: could not evaluate" and headline in error.data
+    assert not list(run.base.rglob("*.items.jsonl"))
+    assert action.run({"fail-on": "never"}).code == 0
+
+
+def test_an_app_token_updates_its_one_comment(action: scenarios.Action, github: FakeGitHub) -> None:
+    """An installation token cannot call GET /user: GraphQL viewer names it, so no duplicate."""
+    github.add_token("ghs_app_installation", "evalgate-ci[bot]", integration=True)
+    scenarios.write_project(action.root / "ws", "passed")
+    scenarios.seed_other_comments(github, "weather")
+    others = {c["id"]: c["body"] for c in github.comments_on(scenarios.REPO, scenarios.PR)}
+    for _ in range(2):
+        run = action.run(token="ghs_app_installation")
+        assert run.code == 0, run.log
+    ours = [c for c in github.comments_on(scenarios.REPO, scenarios.PR) if c["id"] not in others]
+    assert len(ours) == 1 and ours[0]["user"]["login"] == "evalgate-ci[bot]"
+    assert {c["id"]: c["body"] for c in github.comments_on(scenarios.REPO, scenarios.PR) if c["id"] in others} == others
+    assert [r.path for r in github.requests("POST")].count("/api/graphql") == 2  # GHES: beside /api/v3
+    assert not any(r.path == "/user" for r in github.requests())
+
+
+def test_comment_author_covers_a_token_that_cannot_ask(action: scenarios.Action, github: FakeGitHub) -> None:
+    github.add_token("ghs_no_graphql", "evalgate-ci[bot]", integration=True, graphql=False)
+    scenarios.write_project(action.root / "ws", "passed")
+    blind = action.run(token="ghs_no_graphql")
+    assert blind.code == 0
+    [warning] = [c for c in blind.commands if c.name == "warning"]
+    assert "comment-author" in warning.data and github.comments_on(scenarios.REPO, scenarios.PR) == []
+    for _ in range(2):
+        assert action.run({"comment-author": "evalgate-ci[bot]"}, token="ghs_no_graphql").code == 0
+    assert len(github.comments_on(scenarios.REPO, scenarios.PR)) == 1
+
+
+def launch_in_process(waits: list[float]) -> scenarios.Launcher:
+    """The entrypoint's `action()` in this process, with GitHub's waits recorded instead of slept."""
+    import contextlib
+    import io
+
+    from evalgate.github.main import action
+    from evalgate.github.workflow import Log
+
+    def launch(files: RunnerFiles, env: Callable[..., dict[str, str]]) -> tuple[int, str]:
+        environment = env(workspace=str(files.workspace), output=str(files.output), summary=str(files.summary),
+                          event_path=str(files.event), api_url=launch.api_url)  # type: ignore[attr-defined]
+        stream = io.StringIO()
+        here = os.getcwd()
+        try:
+            with contextlib.redirect_stdout(stream):
+                code = action(environment, Log(stream), sleep=waits.append)
+        finally:
+            os.chdir(here)
+        return code, stream.getvalue()
+
+    return launch
+
+
+def test_a_secondary_rate_limit_waits_a_minute_once_then_gives_up_with_a_warning(tmp_path: Path,
+                                                                               github: FakeGitHub) -> None:
+    waits: list[float] = []
+    launch = launch_in_process(waits)
+    launch.api_url = github.url  # type: ignore[attr-defined]
+    action = scenarios.Action(launch, tmp_path, github)
+    scenarios.write_project(tmp_path / "ws", "failed")
+    limited = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+    github.fail_next("GET", r"/comments$", 403, message=limited, times=5)
+    run = action.run()
+    assert run.code == 1  # the verdict's exit code: a comment never turns a job red or green
+    assert waits == [60.0]
+    [warning] = [c for c in run.commands if c.name == "warning" and "comment" in c.properties.get("title", "")]
+    assert "secondary rate limit" in warning.data
+    assert github.comments_on(scenarios.REPO, scenarios.PR) == []
+
+
+def test_a_spammed_endpoint_gets_one_post_and_a_warning(action: scenarios.Action, github: FakeGitHub) -> None:
+    from fake_github import SPAMMED
+
+    scenarios.write_project(action.root / "ws", "passed")
+    github.fail_next("POST", r"/comments$", 422, message=SPAMMED)
+    run = action.run()
+    assert run.code == 0
+    posts = [r.path for r in github.requests("POST")]
+    assert posts.count(f"/repos/{scenarios.REPO}/issues/{scenarios.PR}/comments") == 1
+    [warning] = [c for c in run.commands if c.name == "warning"]
+    assert "not sent again" in warning.data

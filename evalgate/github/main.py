@@ -10,8 +10,11 @@ import json
 import os
 import signal
 import sys
+import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evalgate.errors import SpecError
@@ -71,12 +74,25 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines) -> None:
 
     with log.untrusted():
         result = run_spec(settings.spec_path, output=settings.results_file, concurrency=settings.concurrency,
-                          on_start=on_start, on_result=on_result, journal=settings.journal_file)
+                          on_start=on_start, on_result=on_result, journal=journal_location(settings))
         print(render_table(result, failing.ids, color=False))
         for item, bad in shown:  # the model's own words help most when a gate fails
             text = item.run.text if item.run is not None else ""
             print(f"\n--- item {item.id}: failed {', '.join(bad)}; its output:\n{text[:LOGGED_CHARS]}")
         print(f"results: {settings.relative(settings.results_file)}")
+
+
+def journal_location(settings: Settings) -> Path | None:
+    """The journal under RUNNER_TEMP, out of the user's workspace; beside the results file (and removed
+    with the run's end all the same) when there is no writable RUNNER_TEMP."""
+    journal = settings.journal_file
+    if journal is None:
+        return None
+    try:
+        journal.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return journal if os.access(journal.parent, os.W_OK) else None
 
 
 def set_result_outputs(settings: Settings, results: Results, outputs: dict[str, str]) -> None:
@@ -104,10 +120,11 @@ def comment_body(settings: Settings, results: Results, key: str, limit: int = CO
 
 
 def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[str, str],
-                 http: HttpClient | str) -> None:
+                 http: HttpClient | str, sleep: Callable[[float], None] = time.sleep) -> None:
     """On pull requests: write the body to a file, then upsert the sticky comment; failures only warn.
 
-    http: the client to reach GitHub through, or why there is none (e.g. an unreadable CA bundle)."""
+    http: the client to reach GitHub through, or why there is none (e.g. an unreadable CA bundle);
+    sleep: how rate-limit waits are waited (tests record them instead)."""
     number = settings.pr_number
     if number is None:
         return
@@ -128,7 +145,7 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
                      title="evalgate: no PR comment")
         return
     client = GitHub(settings.api_url, settings.token, http, author=settings.comment_author,
-                    graphql=settings.graphql_url or None)
+                    graphql=settings.graphql_url or None, sleep=sleep)
     try:
         try:
             done = client.upsert(settings.repository, number, body, key)
@@ -169,10 +186,11 @@ def annotate_step(results: Results, lines: Lines, log: Log) -> None:
                      f"{miss.threshold}", file=lines.spec_file or None, line=lines.scorers.get(miss.id),
                      title="evalgate: threshold missed")
     if results.summary.error_budget_exceeded:
-        top = results.summary.top_error or {}
-        why = f": the most common error ({top.get('items')} items): {str(top['message'])[:300]}" if top else ""
-        log.annotate("error", f"could not evaluate: {results.summary.errored_items} of {results.summary.total_items} "
-                     f"items errored, more than max_errors {results.summary.max_errors}{why}",
+        summary = results.summary
+        top = summary.top_error or {}
+        why = f": {str(top['message'])[:300]}" if top.get("message") else ""
+        log.annotate("error", f"could not evaluate: {summary.errored_items} of {summary.total_items} items errored"
+                     f"{why} (max_errors: {summary.max_errors}; an outage, not a regression: exit code 4)",
                      file=lines.spec_file or None, title="evalgate: could not evaluate")
 
 
@@ -185,7 +203,8 @@ def spec_error_step(settings: Settings, exc: SpecError, log: Log) -> None:
 # ---- orchestration ----
 
 
-def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient | str) -> int:
+def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient | str,
+        sleep: Callable[[float], None] = time.sleep) -> int:
     lines = Lines()
     if not settings.base_dir.is_dir():
         log.annotate("error", f"working-directory {settings.working_directory} does not exist",
@@ -200,7 +219,7 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
     results = load_results(settings.results_file)
     set_result_outputs(settings, results, outputs)
     summary_step(settings, results)
-    comment_step(settings, results, log, outputs, http)
+    comment_step(settings, results, log, outputs, http, sleep)
     annotate_step(results, lines, log)
     if results.verdict not in settings.fail_verdicts:
         return 0
@@ -216,8 +235,10 @@ def github_http(env: dict[str, str]) -> HttpClient | str:
         return str(exc)
 
 
-def action(env: dict[str, str] | None = None, log: Log | None = None, http: HttpClient | None = None) -> int:
-    """Everything but process set-up: usable in-process by tests (`http`: the client for GitHub)."""
+def action(env: dict[str, str] | None = None, log: Log | None = None, http: HttpClient | None = None,
+           sleep: Callable[[float], None] = time.sleep) -> int:
+    """Everything but process set-up: usable in-process by tests (`http`: the client for GitHub,
+    `sleep`: how GitHub's rate-limit waits are waited)."""
     env_is_process = env is None
     env = dict(os.environ if env is None else env)
     log = log or Log()
@@ -234,7 +255,7 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
     code = EXIT_USAGE
     github: HttpClient | str = http if http is not None else github_http(env)
     try:
-        code = run(settings, log, outputs, github)
+        code = run(settings, log, outputs, github, sleep)
     except KeyboardInterrupt:
         log.annotate("error", "evalgate was cancelled; finished items are in the results file",
                      title="evalgate: cancelled")
