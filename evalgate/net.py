@@ -43,7 +43,6 @@ import json
 import os
 import random
 import re
-import ssl
 import tempfile
 import threading
 import time
@@ -51,13 +50,15 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-import urllib3
-from urllib3 import exceptions as u3
-
 from evalgate import __version__
+
+if TYPE_CHECKING:  # imported when the first client is built: offline specs never pay for TLS and urllib3
+    import ssl
+
+    import urllib3
 
 RETRY_STATUSES = frozenset({408, 429})
 ERROR_BODY_SHOWN = 300
@@ -468,6 +469,8 @@ def tls_from_settings(settings: Any, base_dir: Path | None = None) -> TlsOptions
 
 def ssl_context(tls: TlsOptions, environ: Mapping[str, str]) -> ssl.SSLContext:
     """A verifying client context; ValueError naming the setting when a file cannot be used."""
+    import ssl
+
     source, cafile = "tls.ca_bundle", tls.ca_bundle
     if cafile is None:
         for name in CA_BUNDLE_ENV:
@@ -582,6 +585,8 @@ class Transport:
             if found is None:
                 proxy = proxy_for(scheme, host, port, self.environ)
                 if proxy is None:
+                    import urllib3
+
                     if self._direct is None:
                         self._direct = urllib3.PoolManager(num_pools=8, maxsize=self.size, ssl_context=self.context())
                     manager: Any = self._direct.connection_from_host(host, port, scheme)
@@ -592,6 +597,8 @@ class Transport:
         return found
 
     def _proxy_manager(self, proxy: str) -> urllib3.ProxyManager:
+        import urllib3
+
         manager = self._proxies.get(proxy)
         if manager is None:
             parts = urlsplit(proxy)
@@ -609,6 +616,8 @@ class Transport:
     def send(self, method: str, url: str, origin: tuple[str, str, int], path: str, data: bytes | None,
              headers: Mapping[str, str], timeout_s: float) -> _Raw:
         """One exchange, the whole body read; urllib3's own retries and redirects off (ours decide)."""
+        import urllib3
+
         pool, proxy = self.route(*origin)
         timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s)
         target = path if proxy is None else url  # a forwarding proxy needs the absolute URL
@@ -806,6 +815,8 @@ class HttpClient:
 
     def _problem(self, exc: Exception, scheme: str, host: str, port: int, timeout_s: float) -> str:
         """What went wrong, in words a user acts on; raises _NoRetry when retrying cannot help."""
+        from urllib3 import exceptions as u3
+
         where = f"{scheme}://{host}:{port}"
         if self.transport.proxy_secrets:
             self.redact.add(self.transport.proxy_secrets)
