@@ -24,6 +24,12 @@ CLI_TIMEOUT_S = 60
 # editable install last pointed at.
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
 
+# Every test server is on 127.0.0.1, and evalgate honours the machine's proxy variables as curl does:
+# a CI machine behind a proxy must not send the tests' loopback traffic there. The proxy tests set
+# their own (test_net_transport.py).
+for _name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+    del os.environ[_name]
+
 
 @dataclass
 class CliResult:

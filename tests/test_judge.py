@@ -287,3 +287,14 @@ def test_serve_that_prints_no_url_errors_fast() -> None:
     result = run_evals(data=[{"input": "q", "output": "Fine."}], scorers=[judged.toxicity(ctx=judge.context())])
     [item] = result.items
     assert "did not print its base URL" in item.scorer_errors["toxicity"]
+
+
+def test_a_judge_key_with_a_trailing_newline_is_named_never_shown(fake: FakeJudge,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-judge-pasted-0a1b2c3d4e5f"
+    monkeypatch.setenv("EVALGATE_JUDGE_KEY", key + "\n")
+    result = _faithfulness_run(_judge(fake, api_key_env="EVALGATE_JUDGE_KEY"), max_errors=len(ITEMS))
+    for item in result.items:
+        message = item.scorer_errors["faithfulness"]
+        assert "environment variable EVALGATE_JUDGE_KEY contains a line break" in message and key not in message
+    assert fake.calls == 0 and result.summary["failure_reason"] is None  # within max_errors: not failed

@@ -280,3 +280,19 @@ def test_replies_echoing_a_secret_are_redacted_in_the_reply_and_the_cache(server
     assert "Bearer ***" in reply.body["output"]["text"] and SECRET not in reply.text
     files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
     assert files and all(SECRET.encode() not in p.read_bytes() for p in files)
+
+
+def test_a_spec_trusts_its_ca_bundle_relative_to_the_spec(tls_server: TlsServer, ca: TestCA, tmp_path: Path) -> None:
+    from evalgate.api import run_spec
+
+    (tmp_path / "certs").mkdir()
+    (tmp_path / "certs" / "ca.pem").write_bytes(ca.ca_file.read_bytes())
+    spec = tmp_path / "evalgate.yaml"
+    base = ("version: 1\ndata:\n  - input: weather in Oslo\ntarget:\n  type: http\n"
+            f"  url: {tls_server.url}/agent\n  response: {{text: output.text}}\n  retries: {{attempts: 1}}\n")
+    gates = "gates:\n  - type: includes\n    value: Oslo\n"
+    spec.write_text(base + "  tls: {ca_bundle: certs/ca.pem}\n" + gates)
+    assert run_spec(spec).verdict == "passed"
+    spec.write_text(base + gates)
+    refused = run_spec(spec)
+    assert refused.summary["failure_reason"] == "errors" and "not trusted" in refused.summary["top_error"]["message"]
