@@ -351,7 +351,13 @@ class Redactor:
     def bounded(self, text: str, limit: int) -> str:
         """The first `limit` characters of `text` with every secret redacted first: a secret that
         straddles the cut is replaced whole, never shown in part."""
-        return self(text[: limit + self.longest])[:limit]
+        window = self(text[: limit + self.longest])
+        for secret in self._secrets:  # a secret cut by the window's end: drop its visible start
+            for size in range(min(len(secret) - 1, len(window)), 0, -1):
+                if window.endswith(secret[:size]):
+                    window = window[:-size]
+                    break
+        return window[:limit]
 
     def value(self, value: Any) -> Any:
         """A JSON value with every string redacted (a reply echoing a token keeps its shape)."""
@@ -373,12 +379,18 @@ def header_problem(name: str, value: str, source: str | None = None) -> str | No
     A secret pasted with a trailing newline is the common case: http.client would refuse it with
     an exception that prints the value.
     """
-    if not _BAD_HEADER_CHARS.search(value):
-        return None
     where = f"environment variable {source}" if source else f"header {name}"
-    what = "a line break" if ("\n" in value or "\r" in value) else "a NUL character"
-    return (f"{where} contains {what}, which cannot be sent in the {name} header "
-            "(a secret pasted with a trailing newline?); remove it")
+    if _BAD_HEADER_CHARS.search(value):
+        what = "a line break" if ("\n" in value or "\r" in value) else "a NUL character"
+        return (f"{where} contains {what}, which cannot be sent in the {name} header "
+                "(a secret pasted with a trailing newline?); remove it")
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError as exc:
+        char = value[exc.start]
+        return (f"{where} contains U+{ord(char):04X} at position {exc.start}, which cannot be sent in the "
+                f"{name} header (pasted with an invisible character?); remove it")
+    return None
 
 
 # ---- where requests go: proxies and TLS, from the environment ----
@@ -618,12 +630,21 @@ class Transport:
         """One exchange, the whole body read; urllib3's own retries and redirects off (ours decide)."""
         import urllib3
 
-        pool, proxy = self.route(*origin)
         timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s)
-        target = path if proxy is None else url  # a forwarding proxy needs the absolute URL
-        reply = pool.urlopen(method, target, body=data, headers=headers, retries=False, redirect=False,
-                             timeout=timeout, preload_content=True, assert_same_host=False)
-        return _Raw(reply.status, reply.headers, reply.data)
+        for fresh in (False, True):
+            pool, proxy = self.route(*origin)
+            target = path if proxy is None else url  # a forwarding proxy needs the absolute URL
+            try:
+                reply = pool.urlopen(method, target, body=data, headers=headers, retries=False, redirect=False,
+                                     timeout=timeout, preload_content=True, assert_same_host=False)
+            except urllib3.exceptions.ClosedPoolError:
+                if fresh:
+                    raise
+                with self._lock:  # the manager retired this origin's pool (more origins than pools)
+                    self._routes.pop(origin, None)
+                continue
+            return _Raw(reply.status, reply.headers, reply.data)
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         with self._lock:
@@ -803,6 +824,7 @@ class HttpClient:
                 setattr(self._counts, name, getattr(self._counts, name) + delta)
 
     def _headers(self, headers: Mapping[str, str] | None, has_body: bool) -> dict[str, str]:
+        """The headers to send; HttpError naming (never quoting) a value that cannot be sent."""
         out = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if has_body:
             out["Content-Type"] = "application/json"
@@ -842,10 +864,13 @@ class HttpClient:
                 raise _NoRetry(f"TLS: the certificate of {where} is not trusted ({reason}); give the CA bundle "
                                "in tls.ca_bundle or REQUESTS_CA_BUNDLE")
             return f"TLS with {where} failed: {reason}"
+        if isinstance(exc, u3.ClosedPoolError):
+            return "connection failed: the pool was closed"
         if isinstance(exc, (OSError, u3.HTTPError)):
             cause = exc.__cause__ or exc.__context__ if isinstance(exc, u3.ProtocolError) else exc
             return f"connection failed: {_exception_summary(cause or exc)}"
-        raise exc
+        # Anything else is a bug or a value http.client refused: its message may quote a header.
+        raise _NoRetry(f"the request could not be sent ({type(exc).__name__})")
 
     def _send_with_retries(
         self, method: str, url: str, data: bytes | None, headers: dict[str, str], timeout_s: float

@@ -218,3 +218,24 @@ def test_error_messages_never_hold_a_secret(server: FakeServer) -> None:
         http.post_json(server.url + "/agent", {"input": "leak"}, {"Authorization": f"Bearer {secret}"})
     assert secret not in str(caught.value) and secret not in caught.value.body
     assert "***" in str(caught.value)
+
+
+def test_redacting_before_cutting_shows_no_part_of_any_secret() -> None:
+    """Each redaction shortens the text and pulls later text into view: a second copy cut by the
+    window must not slide in partly."""
+    secret = "sk-abcdefghijklmnop"
+    redact = Redactor([secret])
+    for head in range(0, 40):
+        for gap in range(270, 300, 3):
+            text = "x" * head + secret + "y" * gap + secret + "z" * 50
+            shown = redact.bounded(text, 300)
+            assert len(shown) <= 300
+            assert not any(secret[:n] in shown for n in range(4, len(secret) + 1)), (head, gap)
+
+
+def test_a_header_value_that_cannot_be_encoded_is_named_not_quoted() -> None:
+    from evalgate.net import header_problem
+
+    problem = header_problem("Authorization", "Bearer tok-evalgate\u200b", "AGENT_TOKEN")
+    assert problem is not None and "AGENT_TOKEN" in problem and "U+200B" in problem and "tok-" not in problem
+    assert header_problem("Authorization", "Bearer fine", "AGENT_TOKEN") is None
