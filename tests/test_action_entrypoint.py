@@ -215,7 +215,7 @@ def launch_in_process(waits: list[float]) -> scenarios.Launcher:
     import contextlib
     import io
 
-    from evalgate.github.main import action
+    from evalgate.github.main import action, github_http
     from evalgate.github.workflow import Log
 
     def launch(files: RunnerFiles, env: Callable[..., dict[str, str]]) -> tuple[int, str]:
@@ -225,7 +225,7 @@ def launch_in_process(waits: list[float]) -> scenarios.Launcher:
         here = os.getcwd()
         try:
             with contextlib.redirect_stdout(stream):
-                code = action(environment, Log(stream), sleep=waits.append)
+                code = action(environment, Log(stream), github_http(environment), sleep=waits.append)
         finally:
             os.chdir(here)
         return code, stream.getvalue()

@@ -235,10 +235,12 @@ def github_http(env: dict[str, str]) -> HttpClient | str:
         return str(exc)
 
 
-def action(env: dict[str, str] | None = None, log: Log | None = None, http: HttpClient | None = None,
+def action(env: dict[str, str] | None = None, log: Log | None = None, http: HttpClient | str = "",
            sleep: Callable[[float], None] = time.sleep) -> int:
-    """Everything but process set-up: usable in-process by tests (`http`: the client for GitHub,
-    `sleep`: how GitHub's rate-limit waits are waited)."""
+    """Everything but process set-up: usable in-process by tests.
+
+    http: the client for GitHub's API, built by the caller (`github_http`), or why there is none;
+    sleep: how GitHub's rate-limit waits are waited."""
     env_is_process = env is None
     env = dict(os.environ if env is None else env)
     log = log or Log()
@@ -253,9 +255,8 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
     if env_is_process:
         hide_token()
     code = EXIT_USAGE
-    github: HttpClient | str = http if http is not None else github_http(env)
     try:
-        code = run(settings, log, outputs, github, sleep)
+        code = run(settings, log, outputs, http or "no HTTP client was given for GitHub", sleep)
     except KeyboardInterrupt:
         log.annotate("error", "evalgate was cancelled; finished items are in the results file",
                      title="evalgate: cancelled")
@@ -267,8 +268,6 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
                      title="evalgate: internal error")
         code = EXIT_USAGE
     finally:
-        if http is None and isinstance(github, HttpClient):
-            github.close()
         if code != 0 and not outputs["passed"]:
             outputs["passed"] = "false"  # a spec error or crash fails the step too
         write_outputs(settings.output_file, outputs)
@@ -292,4 +291,10 @@ def main() -> None:
     sys.stderr.flush()
     os.dup2(sys.stdout.fileno(), sys.stderr.fileno())
     signal.signal(signal.SIGTERM, _sigterm)
-    sys.exit(action())
+    http = github_http(dict(os.environ))  # proxies and CA bundle from the job's environment
+    try:
+        code = action(http=http)
+    finally:
+        if isinstance(http, HttpClient):
+            http.close()
+    sys.exit(code)
