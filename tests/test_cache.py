@@ -109,7 +109,7 @@ def test_failures_are_not_cached(tmp_path: Path, server: FakeServer) -> None:
     write_spec(tmp_path, server.url, {"dir": ".cache"})
     proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "out.json"], cwd=tmp_path,
                           env={**os.environ, "AGENT_TOKEN": SECRET}, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1  # one errored item > max_errors 0
+    assert proc.returncode == 4  # one errored item > max_errors 0: could not evaluate
     results = run(tmp_path)
     assert results["summary"]["network"]["cache_hits"] == 4 and server.count == 6
 

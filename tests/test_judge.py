@@ -248,7 +248,7 @@ def test_a_rejected_key_is_not_echoed(tmp_path: Path, monkeypatch: pytest.Monkey
         (tmp_path / "evalgate.yaml").write_text(spec)
         out = tmp_path / "results.json"
         result = run_cli("run", "evalgate.yaml", "--output", out, cwd=tmp_path)
-    assert result.code == 1, result.output
+    assert result.code == 4, result.output  # every item errored on a wrong key: could not evaluate
     text = out.read_text()
     errors = [i["scorer_errors"]["faithfulness"] for i in json.loads(text)["items"]]
     assert all("401" in e and "$EVALGATE_TEST_JUDGE_KEY" in e for e in errors)
