@@ -579,7 +579,13 @@ class Transport:
         self._routes: dict[tuple[str, str, int], tuple[Any, str | None]] = {}
         self._lock = threading.Lock()
         self.proxy_secrets: list[str] = []
-        self.context()  # a bad CA bundle or client certificate is an error now, not on every request
+        if self._configured():  # a bad CA bundle or certificate is an error now, not on every request
+            self.context()
+
+    def _configured(self) -> bool:
+        """TLS settings were given; otherwise the context (and the system store, ~70 ms to load) is
+        only built for the first https origin."""
+        return bool(self.tls.ca_bundle or self.tls.client_cert or any(self.environ.get(n) for n in CA_BUNDLE_ENV))
 
     def context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -600,8 +606,9 @@ class Transport:
                     import urllib3
 
                     if self._direct is None:
-                        self._direct = urllib3.PoolManager(num_pools=8, maxsize=self.size, ssl_context=self.context())
-                    manager: Any = self._direct.connection_from_host(host, port, scheme)
+                        self._direct = urllib3.PoolManager(num_pools=8, maxsize=self.size)
+                    tls = {"ssl_context": self.context()} if scheme == "https" else None
+                    manager: Any = self._direct.connection_from_host(host, port, scheme, pool_kwargs=tls)
                     found = (manager, None)
                 else:
                     found = (self._proxy_manager(proxy), _origin_of(proxy))
@@ -621,7 +628,7 @@ class Transport:
                 headers = urllib3.make_headers(proxy_basic_auth=credentials)
             bare = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
             manager = urllib3.ProxyManager(bare, num_pools=8, maxsize=self.size, proxy_headers=headers,
-                                           ssl_context=self.context(), proxy_ssl_context=self.context())
+                                           ssl_context=self.context(), proxy_ssl_context=self.context())  # rare: eager
             self._proxies[proxy] = manager
         return manager
 

@@ -324,3 +324,17 @@ def test_comment_command_reports_an_answer_that_is_not_json(github: FakeGitHub, 
     result = comment_cli(github, "--body-file", str(body), "--pr", "1")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "unexpected answer" in result.stderr
+
+
+def test_the_comment_goes_through_the_jobs_proxy(github: FakeGitHub) -> None:
+    """One HTTP stack: a runner behind a proxy reaches GitHub through it, token and all."""
+    from fake_proxy import FakeProxy
+
+    with FakeProxy() as proxy:
+        http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), environ={"HTTP_PROXY": proxy.url})
+        done = GitHub(github.url, "pat", http).upsert(REPO, 1, marker("k") + "\nvia proxy", "k")
+        http.close()
+    assert done.action == "created" and len(github.comments_on(REPO, 1)) == 1
+    methods = [method for method, _, _ in proxy.seen]
+    assert methods == ["POST", "GET", "POST"]  # GraphQL viewer, the listing, the comment
+    assert all(target.startswith(github.url) for _, target, _ in proxy.seen)
