@@ -6,7 +6,8 @@ whole processes (interpreter start-up included), alternately in the same run:
 
 - floor: a bare Python client, 16 threads, one keep-alive `http.client` connection per thread,
   sending the same JSON requests and parsing the replies, nothing else;
-- evalgate: `evalgate run spec.yaml --output results.json` (journal, scoring, verdict, results).
+- evalgate: `evalgate run spec.yaml --output results.json` (journal, scoring, verdict, results),
+  its requests on urllib3 pools (proxies and CA bundles honoured; none set here).
 
 Prints each round, the best of each side, their ratio, and the median per-round ratio.
 Target: evalgate <= 1.3x the floor. Most of evalgate's excess over the floor is start-up
