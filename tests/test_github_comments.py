@@ -338,3 +338,11 @@ def test_the_comment_goes_through_the_jobs_proxy(github: FakeGitHub) -> None:
     methods = [method for method, _, _ in proxy.seen]
     assert methods == ["POST", "GET", "POST"]  # GraphQL viewer, the listing, the comment
     assert all(target.startswith(github.url) for _, target, _ in proxy.seen)
+
+
+def test_a_dropped_graphql_query_is_asked_again(github: FakeGitHub) -> None:
+    """Asking who we are changes nothing, so it is retried like a read (a POST to /comments is not)."""
+    clock = Clock()
+    github.fail_next("POST", "/graphql", DROP)
+    github.fail_next("POST", "/graphql", 502)
+    assert client(github, "app", clock).login() == BOT and clock.waits == [1.0, 2.0]

@@ -198,8 +198,11 @@ class GitHub:
         return wait
 
     def request(self, method: str, path_or_url: str, *, params: dict[str, Any] | None = None,
-                json: Any = None) -> Exchange:
+                json: Any = None, read: bool = False) -> Exchange:
+        """One API call with GitHub's retry rules; `read`: a POST that changes nothing (GraphQL
+        queries), retried like a GET."""
         url = self._url(path_or_url)
+        kind = "GET" if read else method  # what the retry rules treat it as
         if params:
             url += ("&" if "?" in url else "?") + urlencode(params)
         for attempt in range(MAX_ATTEMPTS):
@@ -208,14 +211,14 @@ class GitHub:
             except HttpError as exc:
                 wait = 2.0**attempt
                 # A reset connection is retried for idempotent calls only: a POST may have landed.
-                if method not in IDEMPOTENT or attempt + 1 >= MAX_ATTEMPTS or self._budget(wait) is None:
+                if kind not in IDEMPOTENT or attempt + 1 >= MAX_ATTEMPTS or self._budget(wait) is None:
                     raise CommentError(0, f"{method} {urlsplit(url).path}: {_no_url(str(exc), url)}") from None
                 self.waited += wait
                 self.sleep(wait)
                 continue
             if response.status < 400:
                 return response
-            wait = self._retry_wait(response, attempt, method) if attempt + 1 < MAX_ATTEMPTS else None
+            wait = self._retry_wait(response, attempt, kind) if attempt + 1 < MAX_ATTEMPTS else None
             if wait is None:
                 raise CommentError(response.status, _message(response))
             self.waited += wait
@@ -232,7 +235,7 @@ class GitHub:
             return self._identity
         problems = []
         try:
-            data = self.request("POST", self.graphql_url, json={"query": VIEWER_QUERY}).json()
+            data = self.request("POST", self.graphql_url, json={"query": VIEWER_QUERY}, read=True).json()
             viewer = ((data.get("data") or {}).get("viewer") or {}) if isinstance(data, dict) else {}
             login = viewer.get("login")
             if isinstance(login, str) and login:
