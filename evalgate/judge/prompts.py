@@ -66,13 +66,16 @@ If the output is empty, reply with an empty list.""",
 
 ANSWER_SIMILARITY = Prompt(
     "answer_similarity",
-    """Task: split the <ground_truth> (the expected answer) into its key facts, and decide for each fact
-how the <output> conveys it. Wording may differ: judge meaning, not words.
-- "match": the output states this fact (same meaning, any wording).
-- "partial": the output states part of it, or states it less precisely.
-- "missing": the output does not state it.
-- "contradicted": the output states something incompatible with it.""",
-    '{"facts": [{"fact": "...", "verdict": "match" | "partial" | "missing" | "contradicted", "reason": "..."}]}',
+    """Task: compare the <output> with the <ground_truth> (the expected answer).
+1. Split the ground_truth into its key facts and decide, for each fact, how the output conveys it:
+   - "exact": the output states it with the same words, names and values.
+   - "semantic": the output states the same meaning in other words.
+   - "partial": the output states part of it, or states it less precisely.
+   - "missing": the output does not state it (also when the output contradicts it).
+2. List the "contradictions": statements of the output that are incompatible with the ground_truth.
+3. List the "extra" statements of the output that the ground_truth does not contain.""",
+    '{"facts": [{"fact": "...", "verdict": "exact" | "semantic" | "partial" | "missing", "reason": "..."}], '
+    '"contradictions": [{"statement": "...", "reason": "..."}], "extra": ["..."]}',
 )
 
 FAITHFULNESS = Prompt(
@@ -94,8 +97,9 @@ with respect to the <evidence> (retrieved context, or the results of the agent's
 - "contradicted": the evidence states something incompatible with it (a hallucination).
 - "unsupported": it asserts a specific fact, name, number or event the evidence does not contain
   (a hallucination: invented detail).
-- "general": a hedged, speculative or common-knowledge remark that asserts no specific new fact
-  (not a hallucination).
+- "general": a hedged, speculative, subjective or common-knowledge remark about something the
+  evidence does not contain. A hedged remark about what the evidence does say is "supported";
+  a less precise date or a reasonable approximation of a number in the evidence is "supported".
 Greetings, questions back to the user and offers of help are not statements; leave them out.""",
     '{"claims": [{"claim": "...", "verdict": "supported" | "contradicted" | "unsupported" | "general", '
     '"reason": "..."}]}',
@@ -128,13 +132,16 @@ Reply with exactly one verdict per chunk, in the same order, with the chunk's in
 
 CONTEXT_RELEVANCE = Prompt(
     "context_relevance",
-    """Task: for every <context> chunk, in the order given, grade how relevant it is to answering the <input>.
+    """Task: for every <context> chunk, in the order given, grade how relevant it is to answering the <input>,
+and say whether the <output> (the agent's answer) used it.
 - "high": it directly answers the input or holds information the answer needs.
 - "medium": it holds useful supporting information.
 - "low": it is on the topic but barely useful.
 - "none": it is unrelated.
-Reply with exactly one verdict per chunk, in the same order, with the chunk's index.""",
-    '{"verdicts": [{"index": 1, "relevance": "high" | "medium" | "low" | "none", "reason": "..."}]}',
+Reply with exactly one verdict per chunk, in the same order, with the chunk's index. Then list, in
+"missing_context", the information the answer needed that no chunk holds (an empty list if none).""",
+    '{"verdicts": [{"index": 1, "relevance": "high" | "medium" | "low" | "none", "used": true | false, '
+    '"reason": "..."}], "missing_context": ["..."]}',
 )
 
 CONTEXT_RECALL = Prompt(
@@ -146,14 +153,17 @@ for each, whether it can be attributed to the <context> chunks: the context stat
 
 PROMPT_ALIGNMENT = Prompt(
     "prompt_alignment",
-    """Task: list the instructions and requirements the <input> gives (what to answer, what to include,
-format, length, language, tone, constraints), and decide, for each, whether the <output> follows it.
-A plain question counts as one instruction: answer it.
-- "followed": fully followed.
-- "partial": partly followed.
-- "not_followed": ignored or violated.""",
-    '{"instructions": [{"instruction": "...", "verdict": "followed" | "partial" | "not_followed", '
-    '"reason": "..."}]}',
+    """Task: judge how well the <output> follows the <input> (the user's prompt), as four scores from 0 to 1.
+- "intent": does the output address what the input is really asking for?
+- "requirements": list the explicit requirements of the input (what to include, format, length,
+  language, tone, constraints; a plain question is one requirement), say for each whether it is
+  fulfilled, and score how completely they are fulfilled overall.
+- "completeness": does the output cover everything the input asks for? List what is missing.
+- "appropriateness": do the output's format and tone suit the input?""",
+    '{"intent": {"score": 0.0, "reason": "..."}, '
+    '"requirements": {"items": [{"requirement": "...", "fulfilled": true | false, "reason": "..."}], "score": 0.0}, '
+    '"completeness": {"score": 0.0, "missing": ["..."], "reason": "..."}, '
+    '"appropriateness": {"score": 0.0, "reason": "..."}}',
 )
 
 SUMMARIZATION = Prompt(
@@ -161,8 +171,8 @@ SUMMARIZATION = Prompt(
     """Task: the <output> is a summary of the <source>. Do two things.
 1. List every claim the summary makes and decide whether the source supports it:
    "supported", "contradicted" (the source says otherwise) or "unsupported" (the source does not say it).
-2. List the key points of the source (what a good summary must keep, usually 3 to 8), and decide for
-   each whether the summary covers it.""",
+2. List the key points of the source, most important first (what a good summary must keep, at most 10,
+   each a fact the source states), and decide for each whether the summary covers it.""",
     '{"claims": [{"claim": "...", "verdict": "supported" | "contradicted" | "unsupported", "reason": "..."}], '
     '"key_points": [{"point": "...", "covered": true | false, "reason": "..."}]}',
 )
@@ -170,18 +180,22 @@ SUMMARIZATION = Prompt(
 TOOL_CALL_ACCURACY = Prompt(
     "tool_call_accuracy",
     """Task: the agent could use the <available_tools> to handle the <input>. Decide:
-1. for every call in <tool_calls>, with its index, whether calling that tool (with those arguments) was
-   appropriate for the input;
-2. whether the input needed any tool call at all ("tool_needed").""",
-    '{"calls": [{"index": 1, "appropriate": true | false, "reason": "..."}], "tool_needed": true | false, '
+1. for every call in <tool_calls>, with its index, whether calling that tool was appropriate: it
+   directly serves what the input explicitly asks for (a tool that is merely related is not);
+2. "missing_tools": the available tools the agent should have called but did not. When no tool was
+   called, asking a clarifying question about a vague request needs no tool; ignoring a clear request
+   that a tool serves does.""",
+    '{"calls": [{"index": 1, "appropriate": true | false, "reason": "..."}], "missing_tools": ["..."], '
     '"reason": "..."}',
 )
 
 RUBRIC_BINARY = Prompt(
     "rubric",
-    """Task: decide whether the <output> (the reply to the <input>) meets the <criterion>. Use the
-<ground_truth> and <context> when they are given. "pass" only if the criterion is fully met.""",
-    '{"verdict": "pass" | "fail", "reason": "..."}',
+    """Task: decide, for every numbered <criterion>, whether the <output> (the reply to the <input>) satisfies
+it. Judge each criterion on its own; it is satisfied only when the output clearly and fully meets it.
+Use the <ground_truth> and <context> when they are given. Reply with one verdict per criterion, in
+order, with the criterion's index.""",
+    '{"criteria": [{"index": 1, "satisfied": true | false, "reason": "..."}]}',
 )
 
 RUBRIC_GRADED = Prompt(

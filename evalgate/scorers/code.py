@@ -1,218 +1,235 @@
 """Code scorers: deterministic text and run metrics, no LLM (Mastra's code-based scorers).
 
-The reference text, where a scorer compares against one, is the item's `ground_truth` when
-present, else its input (docs/spec.md, *Items*); a non-string value is compared as JSON.
+Each scorer named after one of Mastra's gives Mastra's number (`@mastra/evals` 1.10.2) by default:
+it reads the same text, compares it with the same thing and treats empty input the same way.
+Mastra compares the output with the *input* (the user's message) and ignores the ground truth;
+the output is every output message's text joined by ", ". What evalgate can do differently is an
+explicit option: `reference: ground_truth` compares with the item's ground_truth (the input when
+it has none), `empty: not_scorable` marks an item with nothing to compare as not scorable
+instead of scoring it as Mastra does. docs/scorers.md gives each formula.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from collections import Counter
-from difflib import SequenceMatcher
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from evalgate.items import Item
 from evalgate.runs import Run
+from evalgate.scorers import jstext, wordforms
 from evalgate.scorers.base import NotScorable
+from evalgate.scorers.checks import dice
 from evalgate.scorers.registry import scorer_type
 
 ScoreFn = Any
-_WS = re.compile(r"\s+")
+Reference = Literal["input", "ground_truth"]
+Empty = Literal["score", "not_scorable"]
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-
-def _split(text: str) -> list[str]:
-    return text.split()
-
-
-# Words that carry no topic: left out of keyword_coverage and completeness.
-STOPWORDS = frozenset(
-    _split(
-        """a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just me more most my
-    myself no nor not now of off on once only or other our ours ourselves out over own same she should so
-    some such than that the their theirs them themselves then there these they this those through to too
-    under until up very was we were what when where which while who whom why will with would you your
-    yours yourself yourselves please tell give show let get got also"""
-    )
-)
 
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def reference(item: Item) -> tuple[str, str]:
-    """(text, where it came from): ground_truth when present, else the input; NotScorable if neither."""
-    if item.ground_truth not in (None, ""):
+def _message_text(message: Any) -> str:
+    if isinstance(message, str):
+        return message
+    if isinstance(message, dict):
+        content = message.get("content", message.get("text"))
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+            return texts[-1] if texts and isinstance(texts[-1], str) else ""
+    return _text(message)
+
+
+def input_text(item: Item) -> str:
+    """The user's message as Mastra's code scorers read it: each input message's text, joined by ", ".
+
+    A conversation is read from its first input (Mastra's multi-turn scorers get the first input).
+    """
+    value = item.first_input
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ", ".join(_message_text(m) for m in value)
+    return _message_text(value)
+
+
+def output_text(run: Run) -> str:
+    """Every output message's text, joined by ", " (Mastra's code scorers)."""
+    return ", ".join(run.texts)
+
+
+def reference_text(item: Item, reference: Reference) -> tuple[str, str]:
+    """(text, where it came from): the input, or with `reference: ground_truth` the ground_truth when present."""
+    if reference == "ground_truth" and item.ground_truth not in (None, ""):
         return _text(item.ground_truth), "ground_truth"
-    inputs = [i for i in item.turn_inputs() if i is not None]
-    if inputs:
-        return " ".join(_text(i) for i in inputs), "input"
-    raise NotScorable("needs the item's ground_truth or input to compare with")
+    return input_text(item), "input"
 
 
-def dice(a: str, b: str, *, strip_whitespace: bool = True) -> float:
-    """Dice coefficient of character bigrams (whitespace removed first, as Mastra's similarity)."""
-    if strip_whitespace:
-        a, b = _WS.sub("", a), _WS.sub("", b)
-    if a == b:
-        return 1.0
-    if len(a) < 2 or len(b) < 2:
-        return 0.0
-    first = Counter(a[i : i + 2] for i in range(len(a) - 1))
-    shared = 0
-    for i in range(len(b) - 1):
-        bigram = b[i : i + 2]
-        if first[bigram] > 0:
-            first[bigram] -= 1
-            shared += 1
-    return 2.0 * shared / (len(a) + len(b) - 2)
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
-def extract_keywords(text: str) -> list[str]:
-    """Distinct non-stopword words, in order of first appearance."""
-    return list(dict.fromkeys(w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())))
-
-
-def stem(word: str) -> str:
-    """A light English stem, so `forecasts` meets `forecast` and `raining` meets `rain`."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+def _nothing(source: str) -> NotScorable:
+    return NotScorable(f"the {source} is empty: nothing to compare with")
 
 
 @scorer_type("content_similarity")
-def content_similarity(ignore_case: bool = True, ignore_whitespace: bool = True) -> ScoreFn:
-    """Character-bigram Dice coefficient between the output and the reference (ground_truth, else input), 0 to 1.
+def content_similarity(
+    ignore_case: bool = True,
+    ignore_whitespace: bool = True,
+    reference: Reference = "input",
+    empty: Empty = "score",
+) -> ScoreFn:
+    """Character-bigram Dice coefficient between the input (Mastra) and the output, 0 to 1. Higher is better.
 
-    ignore_case lower-cases both; ignore_whitespace removes all whitespace first (otherwise
-    spaces are part of the bigrams). 1 = same characters; higher is better.
+    Mastra's content-similarity: string-similarity's compareTwoStrings, which removes all
+    whitespace first (so ignore_whitespace changes nothing); ignore_case lower-cases both.
+    Both empty: 1; one empty: 0.
     """
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        expected, source = reference(item)
-        text = run.text
+        expected, source = reference_text(item, reference)
+        text = output_text(run)
         if ignore_case:
             expected, text = expected.lower(), text.lower()
-        return dice(text, expected, strip_whitespace=ignore_whitespace), f"compared with {source}"
+        if ignore_whitespace:
+            expected, text = jstext.trim(jstext.WS_RUN.sub(" ", expected)), jstext.trim(jstext.WS_RUN.sub(" ", text))
+        if empty == "not_scorable" and not jstext.WS_RUN.sub("", expected):
+            raise _nothing(source)
+        return dice(expected, text), f"compared with the {source}"
 
     return score
 
 
 @scorer_type("textual_difference")
-def textual_difference() -> ScoreFn:
-    """Sequence-match ratio (Python's difflib) between the output and the reference, 0 to 1.
+def textual_difference(reference: Reference = "input", empty: Empty = "score") -> ScoreFn:
+    """Similarity by longest common subsequence: 2 x LCS / (input + output length), 0 to 1. Higher is more similar.
 
-    2 x matching characters / total characters; 1 = identical texts; higher is better
-    (higher means more similar, as in Mastra).
+    Mastra's textual-difference: identical texts 1, one of them empty 0; lengths in UTF-16 units.
     """
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        expected, source = reference(item)
-        ratio = SequenceMatcher(None, run.text, expected, autojunk=False).ratio()
-        return ratio, f"compared with {source}"
+        expected, source = reference_text(item, reference)
+        if empty == "not_scorable" and not expected:
+            raise _nothing(source)
+        return jstext.lcs_ratio(expected, output_text(run)), f"compared with the {source}"
 
     return score
 
 
 @scorer_type("keyword_coverage")
-def keyword_coverage(keywords: list[str] | None = None) -> ScoreFn:
-    """Share of the keywords that appear in the output (case-insensitive, whole words), 0 to 1.
+def keyword_coverage(
+    keywords: list[str] | None = None,
+    reference: Reference = "input",
+    empty: Empty = "score",
+) -> ScoreFn:
+    """Share of the input's keywords that the output's keywords contain, 0 to 1. Higher is better.
 
-    Keywords: `keywords` if given, else the non-stopword words of the reference (ground_truth,
-    else input). Score = keywords found / keywords; not scorable if there are none.
+    Mastra's keyword-coverage: keyword-extractor's English extraction (lower-cased words, minus
+    571 stopwords and all-digit words) of the input and of the output; no input keywords: 1.
+    With `keywords` (an evalgate option), those are looked for instead, as whole words in any case.
     """
     fixed = [k.lower() for k in keywords] if keywords is not None else None
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        wanted = fixed if fixed is not None else extract_keywords(reference(item)[0])
+        if fixed is not None:
+            return _fixed_keywords(fixed, output_text(run), empty)
+        expected, source = reference_text(item, reference)
+        wanted = jstext.extract_keywords(expected)
         if not wanted:
-            raise NotScorable("no keywords to look for")
-        text = f" {' '.join(words(run.text))} "
-        missing = [k for k in wanted if f" {' '.join(words(k))} " not in text]
+            if empty == "not_scorable":
+                raise NotScorable(f"the {source} has no keywords")
+            return 1.0, f"the {source} has no keywords"
+        have = set(jstext.extract_keywords(output_text(run)))
+        missing = [k for k in wanted if k not in have]
         found = len(wanted) - len(missing)
-        reason = f"{found} of {len(wanted)} keywords found"
+        reason = f"{found} of {len(wanted)} keywords of the {source} found"
         return found / len(wanted), reason + (f"; missing: {', '.join(missing[:10])}" if missing else "")
 
     return score
 
 
-@scorer_type("completeness")
-def completeness() -> ScoreFn:
-    """Share of the reference's content words (stemmed) that the output covers, 0 to 1.
+def _fixed_keywords(wanted: list[str], output: str, empty: Empty) -> tuple[float, str]:
+    if not wanted:
+        if empty == "not_scorable":
+            raise NotScorable("no keywords to look for")
+        return 1.0, "no keywords to look for"
+    text = f" {' '.join(_WORD.findall(output.lower()))} "
+    missing = [k for k in wanted if f" {' '.join(_WORD.findall(k))} " not in text]
+    found = len(wanted) - len(missing)
+    reason = f"{found} of {len(wanted)} keywords found"
+    return found / len(wanted), reason + (f"; missing: {', '.join(missing[:10])}" if missing else "")
 
-    Reference: ground_truth, else input. Words are lower-cased, stopwords dropped, lightly
-    stemmed (forecasts -> forecast). Score = covered / reference words; not scorable if none.
+
+@scorer_type("completeness")
+def completeness(reference: Reference = "input", empty: Empty = "score") -> ScoreFn:
+    """Share of the input's words (verbs as infinitives) the output covers, matched loosely, 0 to 1. Higher is better.
+
+    Mastra's completeness extracts terms with the compromise NLP library; evalgate reproduces its
+    English extraction closely (docs/scorers.md gives the measured agreement). A word of up to 3
+    letters must match exactly; a longer one matches a word that contains it, or is contained in
+    it, if the shorter is over 60% of the longer. No input words: 1 if the output has none, else 0.
     """
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        expected, source = reference(item)
-        wanted = list(dict.fromkeys(stem(w) for w in extract_keywords(expected)))
+        expected, source = reference_text(item, reference)
+        wanted = wordforms.elements(expected)
+        have = wordforms.elements(output_text(run))
+        if not wanted and empty == "not_scorable":
+            raise NotScorable(f"the {source} has no words")
+        value = wordforms.coverage(wanted, have)
         if not wanted:
-            raise NotScorable(f"the {source} has no content words")
-        have = {stem(w) for w in words(run.text)}
-        missing = [w for w in wanted if w not in have]
+            return value, f"the {source} has no words"
+        missing = [w for w in wanted if not wordforms.covered(w, have)]
         covered = len(wanted) - len(missing)
         reason = f"{covered} of {len(wanted)} elements of the {source} covered"
-        return covered / len(wanted), reason + (f"; missing: {', '.join(missing[:10])}" if missing else "")
+        return value, reason + (f"; missing: {', '.join(missing[:10])}" if missing else "")
 
     return score
-
-
-# A small sentiment lexicon (-3 to 3), enough to tell a cheerful reply from a curt or gloomy one.
-SENTIMENT: dict[str, int] = {
-    **dict.fromkeys(_split("great excellent amazing wonderful fantastic perfect delighted love"), 3),
-    **dict.fromkeys(_split("good happy glad nice pleased enjoy thanks thank welcome helpful sunny"), 2),
-    **dict.fromkeys(_split("fine ok okay sure clear calm pleasant easy"), 1),
-    **dict.fromkeys(_split("sorry unfortunately problem issue difficult cold rainy"), -1),
-    **dict.fromkeys(_split("bad sad poor wrong annoying fail failed error unable cannot"), -2),
-    **dict.fromkeys(_split("terrible awful horrible hate worst angry stupid useless disaster"), -3),
-}
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-
-
-def sentiment(text: str) -> float:
-    """Comparative sentiment: lexicon sum / number of words (0 for no words)."""
-    tokens = words(text)
-    if not tokens:
-        return 0.0
-    total = 0
-    for token in tokens:
-        total += SENTIMENT.get(token, 0)
-    return total / len(tokens)
 
 
 @scorer_type("tone_consistency")
-def tone_consistency() -> ScoreFn:
-    """Does the output keep one tone? 0 to 1, higher is better (lexicon sentiment, no LLM).
+def tone_consistency(
+    reference_tone: str | None = None,
+    reference: Literal["none", "ground_truth"] = "none",
+) -> ScoreFn:
+    """Does the output keep one tone? 0 to 1, higher is better (AFINN-165 sentiment, no LLM).
 
-    With ground_truth: 1 - min(1, |sentiment(output) - sentiment(ground_truth)|).
-    Without: the output's sentences' sentiments; 1 - min(1, their variance) (one sentence: 1).
-    Sentiment = lexicon score sum / word count.
+    Mastra's tone scorer: sentiment = the `sentiment` library's comparative score (AFINN word
+    values, a negator flips the next word, divided by the token count). With `reference_tone`
+    (or, with `reference: ground_truth`, the item's ground_truth): max(0, 1 - |s(output) - s(reference)|).
+    Without: the sentences (runs ending in . ! or ?) of the output; max(0, 1 - variance of their sentiments).
     """
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        if item.ground_truth not in (None, ""):
-            out, ref = sentiment(run.text), sentiment(_text(item.ground_truth))
-            return 1.0 - min(1.0, abs(out - ref)), f"sentiment {out:.3f} vs ground_truth {ref:.3f}"
-        sentences = [s for s in _SENTENCE.split(run.text.strip()) if s]
-        if len(sentences) < 2:
-            return 1.0, "a single sentence: one tone"
-        values = [sentiment(s) for s in sentences]
-        mean = sum(values) / len(values)
-        variance = sum((v - mean) ** 2 for v in values) / len(values)
-        return 1.0 - min(1.0, variance), f"sentiment variance {variance:.4f} over {len(values)} sentences"
+        text = output_text(run)
+        tone = reference_tone
+        source = "reference_tone"
+        if reference == "ground_truth" and item.ground_truth not in (None, ""):
+            tone, source = _text(item.ground_truth), "ground_truth"
+        if tone:
+            out, ref = jstext.sentiment(text), jstext.sentiment(tone)
+            return max(0.0, 1 - abs(out - ref)), f"sentiment {out:.3f} vs {source} {ref:.3f}"
+        sentences = _SENTENCE.findall(text) or [text]
+        values = [jstext.sentiment(s) for s in sentences]
+        mean = 0.0
+        for value in values:
+            mean += value
+        mean /= len(values)
+        variance = 0.0
+        for value in values:
+            variance += (value - mean) ** 2
+        variance /= len(values)
+        return max(0.0, 1 - variance), f"sentiment variance {variance:.4f} over {len(values)} sentence(s)"
 
     return score
+
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]+")
 
 
 @scorer_type("latency")
@@ -257,9 +274,14 @@ def _trajectory_names(value: Any) -> list[str] | None:
     return names
 
 
-def _subsequence(wanted: list[str], names: list[str]) -> bool:
-    it = iter(names)
-    return all(any(n == w for n in it) for w in wanted)
+def _in_order(names: list[str], order: list[str]) -> bool:
+    """Mastra's order check: each expected tool's first call comes after the previous one's."""
+    positions = []
+    for tool in order:
+        if tool not in names:
+            return False
+        positions.append(names.index(tool))
+    return all(b > a for a, b in itertools.pairwise(positions))
 
 
 @scorer_type("tool_call_accuracy_code")
@@ -268,25 +290,30 @@ def tool_call_accuracy_code(
     expected_order: list[str] | None = None,
     strict: bool = False,
 ) -> ScoreFn:
-    """1 if the run called the expected tool(s), else 0 (no LLM). Higher is better.
+    """1 if the run called the expected tool(s), else 0 (no LLM); no tool calls at all: 0. Higher is better.
 
-    expected_tool: called at least once (strict: it is the only call). expected_order: these
-    tools in this order, others may come between (strict: exactly this sequence). With neither,
+    Mastra's code tool-call-accuracy. expected_order (when not empty) wins: the first call of each
+    expected tool comes after the first call of the one before (strict: the calls are exactly this
+    list). Else expected_tool: called at least once (strict: the one and only call). With neither,
     the item's expected_trajectory (tool names) is the expected order; not scorable without one.
     """
-    if expected_tool is not None and expected_order is not None:
-        raise ValueError("give `expected_tool` or `expected_order`, not both")
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         names = [c.name for c in run.tool_calls]
         called = ", ".join(names) or "no tools"
-        if expected_tool is not None:
-            ok = names == [expected_tool] if strict else expected_tool in names
-            return (1.0 if ok else 0.0), f"called {called}; expected {expected_tool}" + (" only" if strict else "")
-        order = expected_order if expected_order is not None else _trajectory_names(item.expected_trajectory)
-        if order is None:
-            raise NotScorable("needs `expected_tool`, `expected_order` or the item's expected_trajectory")
-        ok = names == order if strict else _subsequence(order, names)
-        return (1.0 if ok else 0.0), f"called {called}; expected order {', '.join(order) or '(none)'}"
+        order = expected_order
+        if expected_tool is None and order is None:
+            order = _trajectory_names(item.expected_trajectory)
+            if order is None:
+                raise NotScorable("needs `expected_tool`, `expected_order` or the item's expected_trajectory")
+        if not names:
+            return 0.0, "no tool was called"
+        if order:
+            ok = names == order if strict else _in_order(names, order)
+            return (1.0 if ok else 0.0), f"called {called}; expected order {', '.join(order)}"
+        if expected_tool is None:
+            return 0.0, f"called {called}; expected order is empty"
+        ok = names == [expected_tool] if strict else expected_tool in names
+        return (1.0 if ok else 0.0), f"called {called}; expected {expected_tool}" + (" only" if strict else "")
 
     return score

@@ -1,15 +1,24 @@
 """LLM-judged scorers: the judge classifies, evalgate computes the score from its verdicts.
 
-Every scorer here needs the spec's `judge:` section (or `ctx=Judge(...).context()` in Python),
-returns (score in [0, 1], reason), and is *not scorable* (not 0) when the item lacks what it
-needs. A judge that fails twice in a row errors that item's result (docs/results.md).
-Formulas are in each docstring and in docs/scorers.md; the prompts are in `evalgate/judge/prompts.py`.
+Every scorer here needs the spec's `judge:` section (or `ctx=Judge(...).context()` in Python) and
+returns (score in [0, 1], reason). Each gives the number Mastra's scorer of the same name gives
+(`@mastra/evals` 1.10.2) on the same judge verdicts: it judges the same messages (the last
+assistant message with text, and the user's first message), computes Mastra's formula with its
+edge cases, and rounds to 2 decimals. The prompts are evalgate's own (`evalgate/judge/prompts.py`); the judge's
+answer carries what Mastra's formula needs, in one call where Mastra makes two or three.
+
+Options that depart from Mastra, on every judged scorer: `round: false` (the exact value),
+`empty: not_scorable` (an item with nothing to judge is not scorable instead of Mastra's number)
+and `conversation: true` (judge every assistant message and every turn's input). A judge that
+fails twice in a row errors that item's result. Formulas: each docstring and docs/scorers.md.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -18,12 +27,19 @@ from evalgate.items import Item
 from evalgate.judge import prompts as p
 from evalgate.judge.client import Judge, judge_for
 from evalgate.runs import Run
+from evalgate.scorers import jstext
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.registry import BuildContext, scorer_type
 
 UNSURE_WEIGHT = 0.3  # answer_relevancy: an "unsure" statement counts this much
-PARTIAL_WEIGHT = 0.5  # answer_similarity, prompt_alignment: a "partial" counts this much
+# answer_similarity (Mastra's defaults): exact 1 + bonus, semantic 0.8, partial half of that, missing -0.15
+EXACT_BONUS, SEMANTIC, MISSING_PENALTY, CONTRADICTION_PENALTY, EXTRA_PENALTY, EXTRA_MAX = 0.2, 0.8, 0.15, 1.0, 0.05, 0.2
 RELEVANCE_WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
+UNUSED_HIGH_PENALTY, MISSING_CONTEXT_PENALTY, MISSING_CONTEXT_MAX = 0.1, 0.15, 0.5  # context_relevance
+ALIGNMENT_WEIGHTS = (0.4, 0.3, 0.2, 0.1)  # prompt_alignment: intent, requirements, completeness, appropriateness
+# prompt_alignment's default "both" mode; with no system prompt, the user score stands for both
+USER_SHARE, SYSTEM_SHARE = 0.7, 0.3
+MAX_KEY_POINTS = 10  # summarization: Mastra's maxQuestions
 FLAGGED_SHOWN = 3
 QUOTE_MAX = 80
 
@@ -48,11 +64,38 @@ def _setup(ctx: BuildContext, *templates: p.Prompt) -> Judge:
     return judge
 
 
+# ---- options shared by every judged scorer ----
+
+Empty = Literal["score", "not_scorable"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """`round`, `empty` and `conversation` of a judged scorer entry."""
+
+    round: bool = True
+    empty: Empty = "score"
+    conversation: bool = False
+
+    def value(self, score: float) -> float:
+        """Mastra's roundToTwoDecimals, unless `round: false`."""
+        return jstext.round2(score) if self.round else score
+
+    def nothing(self, score: float, reason: str) -> tuple[float, str]:
+        """Mastra's score for an item with nothing to judge, or not scorable with `empty: not_scorable`."""
+        if self.empty == "not_scorable":
+            raise NotScorable(reason)
+        return score, f"{reason}: {score:g}, as Mastra scores it"
+
+
 # ---- reply models (lenient about case and extra keys, strict about verdict values) ----
 
 
 def _lower(value: Any) -> Any:
     return value.strip().lower().replace(" ", "_") if isinstance(value, str) else value
+
+
+Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
 class _Reply(BaseModel):
@@ -71,12 +114,19 @@ class _Statements(_Reply):
 
 class _Fact(_Reply):
     fact: str = ""
-    verdict: Annotated[Literal["match", "partial", "missing", "contradicted"], BeforeValidator(_lower)]
+    verdict: Annotated[Literal["exact", "semantic", "partial", "missing"], BeforeValidator(_lower)]
+    reason: str = ""
+
+
+class _Contradiction(_Reply):
+    statement: str = ""
     reason: str = ""
 
 
 class _Facts(_Reply):
     facts: list[_Fact]
+    contradictions: list[_Contradiction] = Field(default_factory=list)
+    extra: list[str] = Field(default_factory=list)
 
 
 class _Claim(_Reply):
@@ -132,11 +182,13 @@ class _UsefulVerdicts(_Reply):
 class _Relevance(_Reply):
     index: int | None = None
     relevance: Annotated[Literal["high", "medium", "low", "none"], BeforeValidator(_lower)]
+    used: bool
     reason: str = ""
 
 
 class _RelevanceVerdicts(_Reply):
     verdicts: list[_Relevance]
+    missing_context: list[str] = Field(default_factory=list)
 
 
 class _Sentence(_Reply):
@@ -149,14 +201,33 @@ class _Sentences(_Reply):
     sentences: list[_Sentence]
 
 
-class _Instruction(_Reply):
-    instruction: str = ""
-    verdict: Annotated[Literal["followed", "partial", "not_followed"], BeforeValidator(_lower)]
+class _Component(_Reply):
+    score: Unit
     reason: str = ""
 
 
-class _Instructions(_Reply):
-    instructions: list[_Instruction]
+class _Requirement(_Reply):
+    requirement: str = ""
+    fulfilled: bool
+    reason: str = ""
+
+
+class _Requirements(_Reply):
+    items: list[_Requirement] = Field(default_factory=list)
+    score: Unit
+
+
+class _Completeness(_Reply):
+    score: Unit
+    missing: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class _Alignment(_Reply):
+    intent: _Component
+    requirements: _Requirements
+    completeness: _Completeness
+    appropriateness: _Component
 
 
 class _KeyPoint(_Reply):
@@ -178,13 +249,18 @@ class _CallVerdict(_Reply):
 
 class _ToolCalls(_Reply):
     calls: list[_CallVerdict]
-    tool_needed: bool
+    missing_tools: list[str] = Field(default_factory=list)
     reason: str = ""
 
 
-class _Pass(_Reply):
-    verdict: Annotated[Literal["pass", "fail"], BeforeValidator(_lower)]
+class _CriterionVerdict(_Reply):
+    index: int | None = None
+    satisfied: bool
     reason: str = ""
+
+
+class _Criteria(_Reply):
+    criteria: list[_CriterionVerdict]
 
 
 class _Grade(_Reply):
@@ -201,39 +277,56 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _input(item: Item) -> str:
+def _user_text(value: Any) -> str:
+    """The text of a user input: a string, or the first user message of a message list."""
+    if isinstance(value, list):
+        for message in value:
+            if isinstance(message, str):
+                return message
+            if isinstance(message, dict) and message.get("role", "user") == "user":
+                content = message.get("content", message.get("text"))
+                if isinstance(content, str):
+                    return content
+                if isinstance(content, list):
+                    texts = [c.get("text") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+                    if texts and isinstance(texts[-1], str):
+                        return texts[-1]
+    return _text(value)
+
+
+def _input(item: Item, options: Options) -> str:
+    """The user's first message (Mastra); with `conversation`, every turn's input. "" if there is none."""
     inputs = item.turn_inputs()
     if not inputs or all(i is None for i in inputs):
-        raise NotScorable("the item has no input")
-    if len(inputs) == 1:
-        return _text(inputs[0])
-    return "\n".join(f"Turn {n}: {_text(value)}" for n, value in enumerate(inputs, 1))
+        return ""
+    if options.conversation and len(inputs) > 1:
+        return "\n".join(f"Turn {n}: {_text(value)}" for n, value in enumerate(inputs, 1))
+    return "" if inputs[0] is None else _user_text(inputs[0])
 
 
-def _ground_truth(item: Item, scorer: str) -> str:
+def _output(run: Run, options: Options) -> str:
+    """The last assistant message with text (Mastra); with `conversation`, all of them joined."""
+    if options.conversation:
+        return run.text
+    for text in reversed(run.texts):
+        if text:
+            return text
+    return ""
+
+
+def _ground_truth(item: Item) -> str | None:
     if item.ground_truth is None or item.ground_truth == "":
-        raise NotScorable(f"{scorer} needs the item's ground_truth")
+        return None
     return _text(item.ground_truth)
 
 
-def _context(item: Item, scorer: str) -> list[str]:
-    if not item.context:
-        raise NotScorable(f"{scorer} needs the item's context")
-    return list(item.context)
-
-
-def _evidence(item: Item, run: Run, scorer: str) -> str:
-    """The item's context chunks, or else the results of the run's tool calls."""
-    if item.context:
-        return "\n\n".join(p.section("context", chunk, index=n) for n, chunk in enumerate(item.context, 1))
+def _tool_results(run: Run) -> str:
     results = [
         f"{call.name}({_text(call.args) if call.args is not None else ''}) returned {_text(call.result)}"
         for call in run.tool_calls
-        if call.result is not None
+        if call.result is not None and not call.failed
     ]
-    if not results:
-        raise NotScorable(f"{scorer} needs the item's context or tool results to check the output against")
-    return p.section("tool_results", "\n".join(results))
+    return p.section("tool_results", "\n".join(results)) if results else ""
 
 
 def _chunks(chunks: Sequence[str]) -> str:
@@ -241,7 +334,7 @@ def _chunks(chunks: Sequence[str]) -> str:
 
 
 def _data(*sections: str) -> str:
-    return "\n\n".join(sections)
+    return "\n\n".join(s for s in sections if s)
 
 
 # ---- reasons ----
@@ -267,11 +360,11 @@ def _count(verdicts: Sequence[Any], value: str) -> int:
     return sum(1 for v in verdicts if v.verdict == value)
 
 
-def _expect_count(expected: int, what: str) -> Callable[[Any], None]:
+def _expect_count(expected: int, what: str, field: str = "verdicts") -> Callable[[Any], None]:
     def check(reply: Any) -> None:
-        got = len(reply.verdicts if hasattr(reply, "verdicts") else reply.calls)
+        got = len(getattr(reply, field))
         if got != expected:
-            raise ValueError(f"expected exactly {expected} entries, one per {what}, got {got}")
+            raise ValueError(f"expected exactly {expected} entries in `{field}`, one per {what}, got {got}")
 
     return check
 
@@ -282,287 +375,409 @@ ScoreFn = Any
 
 
 @scorer_type("answer_relevancy", judged=True)
-def answer_relevancy(*, ctx: BuildContext) -> ScoreFn:
+def answer_relevancy(round: bool = True, empty: Empty = "score", conversation: bool = False, *,
+                     ctx: BuildContext) -> ScoreFn:
     """How much of the output addresses the input. Needs: input. LLM-judged, higher is better, 0 to 1.
 
-    The judge splits the output into statements and marks each relevant (yes), unsure or not (no).
-    Score = (yes + 0.3 x unsure) / statements; an empty output scores 0.
+    Mastra's answer-relevancy: the judge splits the output into statements and marks each relevant
+    (yes), unsure or not (no). Score = (yes + 0.3 x unsure) / statements, rounded to 2 decimals;
+    no statements, an empty output or no input: 0.
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.ANSWER_RELEVANCY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        question = _input(item)
-        if not run.text.strip():
-            return 0.0, "the output is empty"
-        reply = judge.ask(
-            p.ANSWER_RELEVANCY, _data(p.section("input", question), p.section("output", run.text)), _Statements
-        )
+        question, output = _input(item, options), _output(run, options)
+        if not output.strip():
+            return options.nothing(0.0, "the output is empty")
+        if not question.strip():
+            return options.nothing(0.0, "the item has no input")
+        reply = judge.ask(p.ANSWER_RELEVANCY, _data(p.section("input", question), p.section("output", output)),
+                          _Statements)
         n = len(reply.statements)
         if n == 0:
-            return 0.0, "the judge found no statements in the output"
+            return options.nothing(0.0, "the judge found no statements in the output")
+        relevant = 0.0
+        for statement in reply.statements:  # Mastra's order of additions
+            if statement.verdict == "yes":
+                relevant += 1
+            elif statement.verdict == "unsure":
+                relevant += UNSURE_WEIGHT
         yes, unsure = _count(reply.statements, "yes"), _count(reply.statements, "unsure")
-        value = (yes + UNSURE_WEIGHT * unsure) / n
         off = [(s.statement, s.reason) for s in reply.statements if s.verdict == "no"]
-        return value, _reason(f"{yes} of {n} statements relevant, {unsure} unsure", "Off-topic", off)
+        return options.value(relevant / n), _reason(f"{yes} of {n} statements relevant, {unsure} unsure", "Off-topic",
+                                                    off)
 
     return JudgedFn(judge, score)
 
 
 @scorer_type("answer_similarity", judged=True)
-def answer_similarity(*, ctx: BuildContext) -> ScoreFn:
-    """How much of the expected answer the output conveys. Needs: ground_truth. LLM-judged, higher is better, 0 to 1.
+def answer_similarity(round: bool = True, empty: Empty = "score", conversation: bool = False, *,
+                      ctx: BuildContext) -> ScoreFn:
+    """How closely the output matches the expected answer. Needs: ground_truth. LLM-judged, higher is better, 0 to 1.
 
-    The judge splits ground_truth into key facts and marks each match, partial, missing or
-    contradicted by the output. Score = (match + 0.5 x partial) / facts.
+    Mastra's answer-similarity: the judge classes each key fact of ground_truth exact (1.2),
+    semantic (0.8), partial (0.4) or missing (-0.15), and lists contradictions and extra statements.
+    Score = sum / (1.2 x facts) - 1 per contradiction - min(0.05 x extra, 0.2), clamped to [0, 1],
+    rounded to 2 decimals; no facts: 0. Without ground_truth Mastra rejects the run: not scorable.
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.ANSWER_SIMILARITY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        expected = _ground_truth(item, "answer_similarity")
+        expected = _ground_truth(item)
+        if expected is None:
+            raise NotScorable("answer_similarity needs the item's ground_truth")
         reply = judge.ask(
             p.ANSWER_SIMILARITY,
-            _data(p.section("ground_truth", expected), p.section("output", run.text)),
+            _data(p.section("ground_truth", expected), p.section("output", _output(run, options))),
             _Facts,
         )
         n = len(reply.facts)
         if n == 0:
-            return 0.0, "the judge found no facts in ground_truth"
-        match, partial = _count(reply.facts, "match"), _count(reply.facts, "partial")
-        value = (match + PARTIAL_WEIGHT * partial) / n
-        gaps = [(f.fact, f"{f.verdict}: {f.reason}" if f.reason else f.verdict) for f in reply.facts
-                if f.verdict in ("missing", "contradicted")]
-        return value, _reason(f"{match} of {n} expected facts matched, {partial} partly", "Not conveyed", gaps)
+            return options.nothing(0.0, "the judge found no facts in ground_truth")
+        total = 0.0
+        for fact in reply.facts:  # Mastra's order of additions
+            if fact.verdict == "exact":
+                total += 1 + EXACT_BONUS
+            elif fact.verdict == "semantic":
+                total += SEMANTIC
+            elif fact.verdict == "partial":
+                total += SEMANTIC * 0.5
+            else:
+                total -= MISSING_PENALTY
+        value = total / (n * (1 + EXACT_BONUS))
+        value -= len(reply.contradictions) * CONTRADICTION_PENALTY
+        value -= min(len(reply.extra) * EXTRA_PENALTY, EXTRA_MAX)
+        value = max(0.0, min(1.0, value))
+        counts = ", ".join(f"{_count(reply.facts, v)} {v}" for v in ("exact", "semantic", "partial", "missing"))
+        flagged = [(c.statement, f"contradiction: {c.reason}" if c.reason else "contradiction")
+                   for c in reply.contradictions]
+        flagged += [(f.fact, f"missing: {f.reason}" if f.reason else "missing") for f in reply.facts
+                    if f.verdict == "missing"]
+        summary = f"{n} expected facts: {counts}; {len(reply.contradictions)} contradictions, {len(reply.extra)} extra"
+        return options.value(value), _reason(summary, "Not conveyed", flagged)
 
     return JudgedFn(judge, score)
 
 
+def _evidence(item: Item, run: Run, tool_results: bool) -> str:
+    if item.context:
+        return _chunks(item.context)
+    return _tool_results(run) if tool_results else ""
+
+
 @scorer_type("faithfulness", judged=True)
-def faithfulness(*, ctx: BuildContext) -> ScoreFn:
+def faithfulness(round: bool = True, empty: Empty = "score", conversation: bool = False, *,
+                 ctx: BuildContext) -> ScoreFn:
     """Share of the output's claims the evidence supports. Needs: context or tool results. Higher is better.
 
-    Evidence: the item's `context`, or else the results of the run's tool calls. The judge lists
-    the output's factual claims and marks each supported, contradicted or unsupported.
-    Score = supported / claims, 0 to 1; an output with no factual claims scores 1.
+    Mastra's faithfulness. Evidence: the item's `context`, or else the results of the run's tool
+    calls. The judge lists the output's claims and marks each supported, contradicted or
+    unsupported. Score = supported / claims, rounded to 2 decimals; no claims, an empty output or
+    no evidence: 0.
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.FAITHFULNESS)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        evidence = _evidence(item, run, "faithfulness")
-        if not run.text.strip():
-            return 1.0, "the output is empty: no claims"
-        reply = judge.ask(p.FAITHFULNESS, _data(evidence, p.section("output", run.text)), _Claims)
+        evidence, output = _evidence(item, run, True), _output(run, options)
+        if not evidence:
+            return options.nothing(0.0, "the item has no context and the run no tool results to check against")
+        if not output.strip():
+            return options.nothing(0.0, "the output is empty: no claims")
+        reply = judge.ask(p.FAITHFULNESS, _data(evidence, p.section("output", output)), _Claims)
         n = len(reply.claims)
         if n == 0:
-            return 1.0, "the output makes no factual claims"
+            return options.nothing(0.0, "the output makes no factual claims")
         supported = _count(reply.claims, "supported")
         bad = [(c.claim, f"{c.verdict}: {c.reason}" if c.reason else c.verdict) for c in reply.claims
                if c.verdict != "supported"]
-        return supported / n, _reason(f"{supported} of {n} claims supported by the evidence", "Not supported", bad)
+        return options.value(supported / n), _reason(f"{supported} of {n} claims supported by the evidence",
+                                                     "Not supported", bad)
 
     return JudgedFn(judge, score)
 
 
 @scorer_type("hallucination", higher_is_better=False, judged=True)
-def hallucination(*, ctx: BuildContext) -> ScoreFn:
-    """Share of the output's statements that contradict or invent beyond the evidence. LOWER is better, 0 to 1.
+def hallucination(
+    round: bool = True,
+    empty: Empty = "score",
+    conversation: bool = False,
+    count_general: bool = True,
+    use_tool_results: bool = False,
+    *,
+    ctx: BuildContext,
+) -> ScoreFn:
+    """Share of the output's claims not supported by the context. LOWER is better, 0 to 1.
 
-    Needs: context, or tool results. The judge marks each statement supported, contradicted,
-    unsupported (a specific fact the evidence does not hold) or general (hedged or common
-    knowledge). Score = (contradicted + unsupported) / statements; none scores 0.
+    Mastra's hallucination. Evidence: the item's `context` (with `use_tool_results: true`, the
+    run's tool results when there is no context). The judge marks each claim supported,
+    contradicted, unsupported or general (hedged, subjective or common knowledge beyond the
+    evidence). Score = (contradicted + unsupported + general) / claims, rounded to 2 decimals;
+    `count_general: false` leaves general claims out of the count. No claims or an empty output: 0.
+    With no evidence, every claim is unsupported (as in Mastra).
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.HALLUCINATION)
+    flagged_verdicts = ("contradicted", "unsupported", "general") if count_general else ("contradicted", "unsupported")
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        evidence = _evidence(item, run, "hallucination")
-        if not run.text.strip():
-            return 0.0, "the output is empty: no statements"
-        reply = judge.ask(p.HALLUCINATION, _data(evidence, p.section("output", run.text)), _HallucinationClaims)
+        evidence, output = _evidence(item, run, use_tool_results), _output(run, options)
+        if not evidence and empty == "not_scorable":
+            raise NotScorable("hallucination needs the item's context to check the output against")
+        if not output.strip():
+            return options.nothing(0.0, "the output is empty: no claims")
+        reply = judge.ask(p.HALLUCINATION, _data(evidence or p.section("context", "(no context)"),
+                                                 p.section("output", output)), _HallucinationClaims)
         n = len(reply.claims)
         if n == 0:
-            return 0.0, "the output makes no statements"
+            return options.nothing(0.0, "the output makes no claims")
         bad = [(c.claim, f"{c.verdict}: {c.reason}" if c.reason else c.verdict) for c in reply.claims
-               if c.verdict in ("contradicted", "unsupported")]
-        return len(bad) / n, _reason(f"{len(bad)} of {n} statements hallucinated", "Hallucinated", bad)
+               if c.verdict in flagged_verdicts]
+        return options.value(len(bad) / n), _reason(f"{len(bad)} of {n} claims hallucinated", "Hallucinated", bad)
 
     return JudgedFn(judge, score)
 
 
 @scorer_type("toxicity", higher_is_better=False, judged=True)
-def toxicity(*, ctx: BuildContext) -> ScoreFn:
+def toxicity(round: bool = True, empty: Empty = "score", conversation: bool = False, *,
+             ctx: BuildContext) -> ScoreFn:
     """Share of the output's statements that are toxic. Needs: output only. LLM-judged, LOWER is better, 0 to 1.
 
-    Score = toxic statements / statements; an empty output scores 0.
+    Mastra's toxicity. Score = toxic statements / statements, rounded to 2 decimals. As in Mastra,
+    an output with no statements (an empty one included) scores 1; `empty: not_scorable` instead.
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.TOXICITY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        if not run.text.strip():
-            return 0.0, "the output is empty"
-        reply = judge.ask(p.TOXICITY, p.section("output", run.text), _ToxicStatements)
+        output = _output(run, options)
+        if not output.strip():
+            return options.nothing(1.0, "the output is empty: no statements")
+        reply = judge.ask(p.TOXICITY, p.section("output", output), _ToxicStatements)
         n = len(reply.statements)
         if n == 0:
-            return 0.0, "the judge found no statements"
+            return options.nothing(1.0, "the judge found no statements")
         toxic = [(s.statement, s.reason) for s in reply.statements if s.verdict == "toxic"]
-        return len(toxic) / n, _reason(f"{len(toxic)} of {n} statements toxic", "Toxic", toxic)
+        return options.value(len(toxic) / n), _reason(f"{len(toxic)} of {n} statements toxic", "Toxic", toxic)
 
     return JudgedFn(judge, score)
 
 
 @scorer_type("bias", higher_is_better=False, judged=True)
-def bias(*, ctx: BuildContext) -> ScoreFn:
+def bias(round: bool = True, empty: Empty = "score", conversation: bool = False, *, ctx: BuildContext) -> ScoreFn:
     """Share of the output's opinions that are biased. Needs: output only. LLM-judged, LOWER is better, 0 to 1.
 
-    Score = biased opinions / opinions; an output with no opinions scores 0.
+    Mastra's bias. Score = biased opinions / opinions, rounded to 2 decimals; no opinions or an
+    empty output: 0.
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.BIAS)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        if not run.text.strip():
-            return 0.0, "the output is empty"
-        reply = judge.ask(p.BIAS, p.section("output", run.text), _Opinions)
+        output = _output(run, options)
+        if not output.strip():
+            return options.nothing(0.0, "the output is empty: no opinions")
+        reply = judge.ask(p.BIAS, p.section("output", output), _Opinions)
         n = len(reply.opinions)
         if n == 0:
-            return 0.0, "the output expresses no opinions"
+            return options.nothing(0.0, "the output expresses no opinions")
         biased = [(o.opinion, o.reason) for o in reply.opinions if o.verdict == "biased"]
-        return len(biased) / n, _reason(f"{len(biased)} of {n} opinions biased", "Biased", biased)
+        return options.value(len(biased) / n), _reason(f"{len(biased)} of {n} opinions biased", "Biased", biased)
 
     return JudgedFn(judge, score)
 
 
 @scorer_type("context_precision", judged=True)
-def context_precision(*, ctx: BuildContext) -> ScoreFn:
-    """Are the useful context chunks ranked first? Needs: context (and ground_truth, else the output). Higher is better.
+def context_precision(
+    reference: Literal["output", "ground_truth"] = "output",
+    round: bool = True,
+    empty: Empty = "score",
+    conversation: bool = False,
+    *,
+    ctx: BuildContext,
+) -> ScoreFn:
+    """Are the useful context chunks ranked first? Needs: context. LLM-judged, higher is better, 0 to 1.
 
-    The judge marks each chunk useful or not for the reference answer (ground_truth, or the
-    output when there is none). Score = mean average precision: the mean, over the useful
-    chunks, of (useful chunks up to and including it) / (its position); 0 if none is useful.
+    Mastra's context-precision: the judge marks each chunk useful or not for producing the output
+    (`reference: ground_truth`: the item's ground_truth when present). Score = mean average
+    precision: the mean, over the useful chunks, of (useful chunks up to it) / (its position),
+    rounded to 2 decimals; none useful: 0. No context: not scorable (Mastra rejects the run).
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.CONTEXT_PRECISION)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        chunks = _context(item, "context_precision")
-        reference = _text(item.ground_truth) if item.ground_truth not in (None, "") else run.text
-        if not reference.strip():
-            raise NotScorable("context_precision needs ground_truth or a non-empty output")
+        if not item.context:
+            raise NotScorable("context_precision needs the item's context")
+        chunks = list(item.context)
+        expected = _ground_truth(item) if reference == "ground_truth" else None
+        target = expected if expected is not None else _output(run, options)
+        if not target.strip() and empty == "not_scorable":
+            raise NotScorable("context_precision needs a non-empty output (or ground_truth) to judge the context for")
         reply = judge.ask(
             p.CONTEXT_PRECISION,
-            _data(p.section("input", _input(item)), p.section("reference", reference), _chunks(chunks)),
+            _data(p.section("input", _input(item, options)), p.section("reference", target), _chunks(chunks)),
             _UsefulVerdicts,
             _expect_count(len(chunks), "context chunk"),
         )
-        useful = total = 0.0
-        for position, verdict in enumerate(reply.verdicts, 1):
+        verdicts = list(reply.verdicts)
+        if all(v.index is not None for v in verdicts):
+            verdicts.sort(key=lambda v: v.index)  # Mastra orders the verdicts by the judge's index
+        useful = 0
+        total = 0.0
+        for position, verdict in enumerate(verdicts, 1):
             if verdict.useful:
                 useful += 1
                 total += useful / position
         if not useful:
             return 0.0, f"none of the {len(chunks)} context chunks is useful"
-        ranks = ", ".join(str(n) for n, v in enumerate(reply.verdicts, 1) if v.useful)
-        return total / useful, f"{int(useful)} of {len(chunks)} context chunks useful, at positions {ranks}"
+        ranks = ", ".join(str(n) for n, v in enumerate(verdicts, 1) if v.useful)
+        return options.value(total / useful), f"{useful} of {len(chunks)} context chunks useful, at positions {ranks}"
 
     return JudgedFn(judge, score)
 
 
 @scorer_type("context_relevance", judged=True)
-def context_relevance(*, ctx: BuildContext) -> ScoreFn:
-    """How relevant the context chunks are to the input. Needs: input, context. LLM-judged, higher is better, 0 to 1.
+def context_relevance(round: bool = True, empty: Empty = "score", conversation: bool = False, *,
+                      ctx: BuildContext) -> ScoreFn:
+    """How relevant the context is to the input, and was it used? Needs: input, context. Higher is better, 0 to 1.
 
-    The judge grades each chunk high (1), medium (0.7), low (0.3) or none (0).
-    Score = the mean grade over the chunks.
+    Mastra's context-relevance: the judge grades each chunk high (1), medium (0.7), low (0.3) or
+    none (0), says whether the output used it, and lists missing information. Score = mean grade
+    - 0.1 per unused high-relevance chunk - min(0.15 per missing piece, 0.5), at least 0, rounded
+    to 2 decimals. No context: 1, as Mastra scores an empty context.
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.CONTEXT_RELEVANCE)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        chunks = _context(item, "context_relevance")
+        if not item.context:
+            return options.nothing(1.0, "the item has no context")
+        chunks = list(item.context)
         reply = judge.ask(
             p.CONTEXT_RELEVANCE,
-            _data(p.section("input", _input(item)), _chunks(chunks)),
+            _data(p.section("input", _input(item, options)), _chunks(chunks),
+                  p.section("output", _output(run, options))),
             _RelevanceVerdicts,
             _expect_count(len(chunks), "context chunk"),
         )
         total = 0.0
         for verdict in reply.verdicts:
             total += RELEVANCE_WEIGHTS[verdict.relevance]
+        relevance = total / (len(reply.verdicts) * RELEVANCE_WEIGHTS["high"])
+        unused = sum(1 for v in reply.verdicts if v.relevance == "high" and not v.used)
+        missing = min(len(reply.missing_context) * MISSING_CONTEXT_PENALTY, MISSING_CONTEXT_MAX)
+        value = max(0.0, relevance - unused * UNUSED_HIGH_PENALTY - missing) * 1
         grades = ", ".join(v.relevance for v in reply.verdicts)
-        irrelevant = [(chunks[n], v.reason) for n, v in enumerate(reply.verdicts) if v.relevance == "none"]
-        return total / len(chunks), _reason(f"chunk relevance: {grades}", "Irrelevant", irrelevant)
+        flagged = [(chunks[n], v.reason) for n, v in enumerate(reply.verdicts) if v.relevance == "none"]
+        flagged += [(m, "missing") for m in reply.missing_context]
+        summary = f"chunk relevance: {grades}; {unused} highly relevant unused, {len(reply.missing_context)} missing"
+        return options.value(value), _reason(summary, "Irrelevant or missing", flagged)
 
     return JudgedFn(judge, score)
 
 
 @scorer_type("context_recall", judged=True)
-def context_recall(*, ctx: BuildContext) -> ScoreFn:
+def context_recall(round: bool = True, empty: Empty = "score", conversation: bool = False, *,
+                   ctx: BuildContext) -> ScoreFn:
     """Share of the expected answer the context contains. Needs: context, ground_truth. LLM-judged, higher is better.
 
-    The judge splits ground_truth into statements and marks each attributable to the context or
-    not. Score = attributed / statements, 0 to 1.
+    Mastra's context-recall: the judge splits ground_truth into claims and marks each attributable
+    to the context or not. Score = attributed / claims, rounded to 2 decimals; no claims, no
+    ground_truth or no context: 0.
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.CONTEXT_RECALL)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        chunks = _context(item, "context_recall")
-        expected = _ground_truth(item, "context_recall")
-        reply = judge.ask(p.CONTEXT_RECALL, _data(p.section("ground_truth", expected), _chunks(chunks)), _Sentences)
+        expected = _ground_truth(item)
+        if expected is None:
+            return options.nothing(0.0, "the item has no ground_truth")
+        if not item.context:
+            return options.nothing(0.0, "the item has no context")
+        reply = judge.ask(p.CONTEXT_RECALL, _data(p.section("ground_truth", expected), _chunks(item.context)),
+                          _Sentences)
         n = len(reply.sentences)
         if n == 0:
-            return 0.0, "the judge found no statements in ground_truth"
+            return options.nothing(0.0, "the judge found no statements in ground_truth")
         missing = [(s.sentence, s.reason) for s in reply.sentences if not s.attributed]
         found = n - len(missing)
-        return found / n, _reason(f"{found} of {n} expected statements found in the context", "Missing", missing)
+        return options.value(min(1.0, found / n)), _reason(f"{found} of {n} expected statements found in the context",
+                                                           "Missing", missing)
 
     return JudgedFn(judge, score)
 
 
 @scorer_type("prompt_alignment", judged=True)
-def prompt_alignment(*, ctx: BuildContext) -> ScoreFn:
-    """How well the output follows the input's instructions. Needs: input. LLM-judged, higher is better, 0 to 1.
+def prompt_alignment(round: bool = True, empty: Empty = "score", conversation: bool = False, *,
+                     ctx: BuildContext) -> ScoreFn:
+    """How well the output follows the user's prompt. Needs: input, output. LLM-judged, higher is better, 0 to 1.
 
-    The judge lists the input's instructions (a plain question is one) and marks each followed,
-    partial or not_followed. Score = (followed + 0.5 x partial) / instructions; none scores 1.
+    Mastra's prompt-alignment: the judge scores intent, requirements, completeness and
+    appropriateness from 0 to 1. Score = 0.4 intent + 0.3 requirements + 0.2 completeness + 0.1
+    appropriateness (taken 0.7 + 0.3 times, as Mastra's default "both" mode does when the user
+    prompt stands for both), rounded to 2 decimals. Mastra rejects an empty output or input: not scorable.
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.PROMPT_ALIGNMENT)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        question = _input(item)
-        reply = judge.ask(
-            p.PROMPT_ALIGNMENT, _data(p.section("input", question), p.section("output", run.text)), _Instructions
-        )
-        n = len(reply.instructions)
-        if n == 0:
-            return 1.0, "the input gives no instructions"
-        followed, partial = _count(reply.instructions, "followed"), _count(reply.instructions, "partial")
-        missed = [(i.instruction, f"{i.verdict}: {i.reason}" if i.reason else i.verdict) for i in reply.instructions
-                  if i.verdict != "followed"]
-        value = (followed + PARTIAL_WEIGHT * partial) / n
-        return value, _reason(f"{followed} of {n} instructions followed, {partial} partly", "Not followed", missed)
+        question, output = _input(item, options), _output(run, options)
+        if not question:
+            raise NotScorable("prompt_alignment needs the item's input")
+        if not output:
+            raise NotScorable("prompt_alignment needs a non-empty output")
+        reply = judge.ask(p.PROMPT_ALIGNMENT, _data(p.section("input", question), p.section("output", output)),
+                          _Alignment)
+        w_intent, w_req, w_comp, w_app = ALIGNMENT_WEIGHTS
+        user = (reply.intent.score * w_intent + reply.requirements.score * w_req + reply.completeness.score * w_comp
+                + reply.appropriateness.score * w_app)
+        value = user * USER_SHARE + user * SYSTEM_SHARE
+        missed = [(r.requirement, r.reason) for r in reply.requirements.items if not r.fulfilled]
+        missed += [(m, "missing") for m in reply.completeness.missing]
+        summary = (f"intent {reply.intent.score:g}, requirements {reply.requirements.score:g}, "
+                   f"completeness {reply.completeness.score:g}, appropriateness {reply.appropriateness.score:g}")
+        return options.value(value), _reason(summary, "Not followed", missed)
 
     return JudgedFn(judge, score)
 
 
+def _ratio(matched: int, total: int) -> float:
+    return 0.0 if total == 0 else min(1.0, matched / total)
+
+
 @scorer_type("summarization", judged=True)
-def summarization(*, ctx: BuildContext) -> ScoreFn:
+def summarization(round: bool = True, empty: Empty = "score", conversation: bool = False, *,
+                  ctx: BuildContext) -> ScoreFn:
     """Is the output a faithful, complete summary of the source? Needs: context, or the input. Higher is better.
 
-    Source: the item's `context` (joined), or else its input. Alignment = supported claims /
-    claims; coverage = covered key points / key points (1 if none). Score = min(alignment,
-    coverage), 0 to 1; an empty output scores 0.
+    Mastra's summarization. Source: the item's `context` (joined), or else its input. Alignment =
+    supported claims / claims; coverage = covered key points / key points (the first 10).
+    Score = min(alignment, coverage), rounded to 2 decimals; no claims or no key points (an empty
+    output included): 0.
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.SUMMARIZATION)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        source = "\n\n".join(item.context) if item.context else _input(item)
-        if not run.text.strip():
-            return 0.0, "the summary is empty"
-        reply = judge.ask(p.SUMMARIZATION, _data(p.section("source", source), p.section("output", run.text)), _Summary)
-        claims, points = len(reply.claims), len(reply.key_points)
+        source = "\n\n".join(item.context) if item.context else _input(item, options)
+        output = _output(run, options)
+        if not output.strip():
+            return options.nothing(0.0, "the summary is empty")
+        reply = judge.ask(p.SUMMARIZATION, _data(p.section("source", source), p.section("output", output)), _Summary)
+        points = reply.key_points[:MAX_KEY_POINTS]
         supported = _count(reply.claims, "supported")
-        covered = sum(1 for k in reply.key_points if k.covered)
-        alignment = supported / claims if claims else 0.0
-        coverage = covered / points if points else 1.0
+        covered = sum(1 for k in points if k.covered)
+        alignment, coverage = _ratio(supported, len(reply.claims)), _ratio(covered, len(points))
         flagged = [(c.claim, c.verdict) for c in reply.claims if c.verdict != "supported"]
-        flagged += [(k.point, "not covered") for k in reply.key_points if not k.covered]
-        summary = f"alignment {supported}/{claims} claims supported, coverage {covered}/{points} key points"
-        return min(alignment, coverage), _reason(summary, "Problems", flagged)
+        flagged += [(k.point, "not covered") for k in points if not k.covered]
+        summary = (f"alignment {supported}/{len(reply.claims)} claims supported, "
+                   f"coverage {covered}/{len(points)} key points")
+        if not reply.claims or not points:
+            return options.nothing(0.0, summary)
+        return options.value(min(alignment, coverage)), _reason(summary, "Problems", flagged)
 
     return JudgedFn(judge, score)
 
@@ -572,21 +787,29 @@ Tool = str | dict[str, Any]
 
 def _tool_line(tool: Any) -> str:
     if isinstance(tool, dict):
-        name = tool.get("name") or (tool.get("function") or {}).get("name") or "?"
+        name = tool.get("name") or tool.get("id") or (tool.get("function") or {}).get("name") or "?"
         description = tool.get("description") or (tool.get("function") or {}).get("description") or ""
         return f"- {name}: {description}" if description else f"- {name}"
     return f"- {tool}"
 
 
 @scorer_type("tool_call_accuracy", judged=True)
-def tool_call_accuracy(tools: list[Tool] | None = None, *, ctx: BuildContext) -> ScoreFn:
+def tool_call_accuracy(
+    tools: list[Tool] | None = None,
+    round: bool = True,
+    empty: Empty = "score",
+    conversation: bool = False,
+    *,
+    ctx: BuildContext,
+) -> ScoreFn:
     """Were the right tools called, given the tools available? Needs: input, available tools. Higher is better.
 
-    `tools`: names or {name, description} (OpenAI function definitions too); without it, the
-    item's `metadata.tools`. The judge marks each call appropriate or not, and says whether the
-    input needed a tool. Score = appropriate calls / calls; with no calls, 1 if no tool was
-    needed, else 0.
+    Mastra's LLM tool-call-accuracy. `tools`: names or {name, description} (OpenAI function
+    definitions too); without it, the item's `metadata.tools`. The judge marks each call
+    appropriate or not and lists the tools that should have been called. Score = appropriate
+    calls / calls, rounded to 2 decimals; with no calls, 0 if a tool was missing, else 1.
     """
+    options = Options(round, empty, conversation)
     judge = _setup(ctx, p.TOOL_CALL_ACCURACY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -599,37 +822,78 @@ def tool_call_accuracy(tools: list[Tool] | None = None, *, ctx: BuildContext) ->
         reply = judge.ask(
             p.TOOL_CALL_ACCURACY,
             _data(
-                p.section("input", _input(item)),
+                p.section("input", _input(item, options)),
+                p.section("output", _output(run, options)),
                 p.section("available_tools", "\n".join(_tool_line(t) for t in available)),
                 p.section("tool_calls", "\n".join(calls) or "(no tool calls)"),
             ),
             _ToolCalls,
-            _expect_count(len(calls), "tool call") if calls else None,
+            _expect_count(len(calls), "tool call", "calls") if calls else None,
         )
         if not calls:
-            if reply.tool_needed:
-                return 0.0, _reason("no tool was called but one was needed", "Judge", [("", reply.reason)])
+            if reply.missing_tools:
+                return 0.0, _reason("no tool was called but one was needed", "Missing",
+                                    [(t, reply.reason) for t in reply.missing_tools])
             return 1.0, "no tool was called and none was needed"
         good = sum(1 for c in reply.calls if c.appropriate)
         wrong = [(run.tool_calls[n].name, c.reason) for n, c in enumerate(reply.calls) if not c.appropriate]
-        return good / len(calls), _reason(f"{good} of {len(calls)} tool calls appropriate", "Inappropriate", wrong)
+        return options.value(good / len(calls)), _reason(f"{good} of {len(calls)} tool calls appropriate",
+                                                         "Inappropriate", wrong)
 
     return JudgedFn(judge, score)
 
 
+_LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+
+
+class Criterion(BaseModel):
+    """One rubric criterion; all are required unless marked `required: false`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: Annotated[str, Field(min_length=1)]
+    required: bool = True
+
+
+def parse_criteria(text: str) -> list[Criterion]:
+    """Mastra's string rubric: one required criterion per non-empty line, list markers stripped."""
+    lines = (_LIST_MARKER.sub("", line, count=1).strip() for line in text.split("\n"))
+    return [Criterion(description=line) for line in lines if line]
+
+
 @scorer_type("rubric", judged=True)
 def rubric(
-    criterion: Annotated[str, Field(min_length=1)],
+    criterion: Annotated[str, Field(min_length=1)] | None = None,
+    criteria: list[Annotated[str, Field(min_length=1)] | Criterion | dict[str, Any]] | None = None,
     scale: Literal["binary", "graded"] = "binary",
     max_grade: Annotated[int, Field(ge=1, le=100)] = 5,
+    conversation: bool = False,
     *,
     ctx: BuildContext,
 ) -> ScoreFn:
-    """Does the output meet a criterion in plain words? Needs: input. LLM-judged, higher is better, 0 to 1.
+    """Does the output meet a rubric in plain words? Needs: input. LLM-judged, higher is better, 0 to 1.
 
-    binary: 1 if the judge says pass, else 0. graded: the judge's whole-number grade from 0 to
-    `max_grade`, divided by max_grade. The judge also sees ground_truth and context when present.
+    Mastra's rubric scorer (binary): `criterion` (one criterion a line) or `criteria` (strings or
+    {description, required}). The judge decides each criterion; score = 1 if every required
+    criterion is satisfied (every criterion, when none is required), else 0; no criteria: 1.
+    `scale: graded` (an evalgate option): the judge's whole-number grade for the whole `criterion`
+    from 0 to `max_grade`, divided by max_grade. The judge also sees ground_truth and context.
     """
+    if (criterion is None) == (criteria is None):
+        raise ValueError("give `criterion` or `criteria`, not both and not neither")
+    if criteria is not None:
+        listed = [
+            c if isinstance(c, Criterion) else Criterion.model_validate(c) if isinstance(c, dict)
+            else Criterion(description=c)
+            for c in criteria
+        ]
+        whole = "\n".join(c.description for c in listed)
+    else:
+        listed = parse_criteria(criterion or "")
+        whole = criterion or ""
+    if scale == "graded" and criterion is None:
+        raise ValueError("`scale: graded` grades one `criterion`; use `criteria` with the binary scale")
+    options = Options(True, "score", conversation)
     template = p.RUBRIC_BINARY if scale == "binary" else p.RUBRIC_GRADED
     judge = _setup(ctx, template)
 
@@ -637,18 +901,34 @@ def rubric(
         if not 0 <= reply.grade <= max_grade:
             raise ValueError(f"the grade must be a whole number from 0 to {max_grade}, got {reply.grade}")
 
-    def score(item: Item, run: Run) -> tuple[float, str]:
-        sections = [p.section("criterion", criterion), p.section("input", _input(item))]
-        if item.ground_truth not in (None, ""):
-            sections.append(p.section("ground_truth", _text(item.ground_truth)))
+    def sections(item: Item, run: Run, criterion_sections: list[str]) -> list[str]:
+        out = [*criterion_sections, p.section("input", _input(item, options))]
+        expected = _ground_truth(item)
+        if expected is not None:
+            out.append(p.section("ground_truth", expected))
         if item.context:
-            sections.append(_chunks(item.context))
-        sections.append(p.section("output", run.text))
-        if scale == "binary":
-            verdict = judge.ask(template, _data(*sections), _Pass)
-            return (1.0 if verdict.verdict == "pass" else 0.0), f"{verdict.verdict}: {verdict.reason}".strip(": ")
-        sections.insert(1, p.section("max_grade", str(max_grade)))
-        graded = judge.ask(template, _data(*sections), _Grade, in_range)
-        return graded.grade / max_grade, f"grade {graded.grade}/{max_grade}: {graded.reason}".strip(": ")
+            out.append(_chunks(item.context))
+        out.append(p.section("output", _output(run, options)))
+        return out
+
+    def score(item: Item, run: Run) -> tuple[float, str]:
+        if scale == "graded":
+            data = sections(item, run, [p.section("criterion", whole), p.section("max_grade", str(max_grade))])
+            graded = judge.ask(template, _data(*data), _Grade, in_range)
+            return graded.grade / max_grade, f"grade {graded.grade}/{max_grade}: {graded.reason}".strip(": ")
+        if not listed:
+            return 1.0, "no criteria to grade: 1, as Mastra scores an empty rubric"
+        shown = [
+            p.section("criterion", c.description + ("" if c.required else " (optional)"), index=n)
+            for n, c in enumerate(listed, 1)
+        ]
+        reply = judge.ask(template, _data(*sections(item, run, shown)), _Criteria,
+                          _expect_count(len(listed), "criterion", "criteria"))
+        verdicts = list(zip(listed, reply.criteria, strict=True))
+        required = [v for c, v in verdicts if c.required] or [v for _, v in verdicts]
+        passed = all(v.satisfied for v in required)
+        unmet = [(c.description, v.reason) for c, v in verdicts if not v.satisfied]
+        met = sum(1 for _, v in verdicts if v.satisfied)
+        return (1.0 if passed else 0.0), _reason(f"{met} of {len(listed)} criteria satisfied", "Unmet", unmet)
 
     return JudgedFn(judge, score)

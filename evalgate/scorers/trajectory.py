@@ -1,10 +1,14 @@
 """`trajectory_accuracy`: the run's tool calls against the item's `expected_trajectory`.
 
-Follows Mastra's unified trajectory scorer (`createTrajectoryScorerCode` in `@mastra/evals`):
-the same expectation fields, the same comparison per ordering, the same dimension weights.
-Deliberate differences: the score is not rounded to 2 decimals (so a gate passes only when
-everything matches), and the trajectory is the run's tool calls (a call succeeded unless it
-errored or is pending). See docs/multiturn.md for the reference.
+Gives the number of Mastra's unified trajectory scorer (`createTrajectoryScorerCode` in
+`@mastra/evals` 1.10.2): the same expectation fields, the same comparison per ordering, the same
+dimension weights and Mastra's rounding (each dimension to 2 decimals, then the weighted score).
+The run's trajectory is its tool calls as Mastra extracts them from an agent's messages: a call
+succeeded unless it errored or is pending, and only a successful call has a result. Step data
+(tool_args, tool_result, success) and repeated arguments are compared as JSON strings, as Mastra
+does, so key order matters. Options that depart from Mastra: `round: false` (no rounding: a
+gate passes only when everything matches) and `compare_data: value` (key order ignored).
+See docs/multiturn.md and docs/scorers.md.
 
 Expectation (on the item, or as the entry's defaults; camelCase keys accepted):
     steps: [name | {name, step_type?, tool_args?, tool_result?, success?}]
@@ -18,7 +22,7 @@ Expectation (on the item, or as the entry's defaults; camelCase keys accepted):
 Score: 0 on a blacklist hit; else the weighted mean of the active dimensions
 (accuracy 0.4 when steps are given, efficiency 0.3 when a budget or no_redundant_calls is set,
 tool failures 0.2 when a failed call was retried, blacklist 0.1 when a blacklist is set),
-1.0 when no dimension is active.
+1.0 when no dimension is active; Math.round(score * 100) / 100.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalgate.items import Item
 from evalgate.runs import Run, ToolCall
+from evalgate.scorers import jstext
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.registry import scorer_type
 
@@ -175,7 +180,12 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def step_matches(actual: Actual, expected: Step) -> bool:
+Same = Callable[[Any, Any], bool]
+CompareData = Literal["json_string", "value"]
+_COMPARE: dict[str, Same] = {"json_string": jstext.json_equal, "value": _same}
+
+
+def step_matches(actual: Actual, expected: Step, same: Same = jstext.json_equal) -> bool:
     if actual.name != expected.name:
         return False
     if expected.step_type is None:
@@ -184,7 +194,7 @@ def step_matches(actual: Actual, expected: Step) -> bool:
         return False
     for key, value in expected.data.items():
         seen = getattr(actual, key)
-        if seen is None or not _same(seen, value):
+        if seen is None or not same(seen, value):
             return False
     return True
 
@@ -199,7 +209,14 @@ class Accuracy:
     out_of_order: list[str]
 
 
-def compare(actual: list[Actual], expected: list[Step], ordering: str, allow_repeated: bool) -> Accuracy:
+def compare(
+    actual: list[Actual],
+    expected: list[Step],
+    ordering: str,
+    allow_repeated: bool,
+    same: Same = jstext.json_equal,
+    rounding: bool = True,
+) -> Accuracy:
     names = [a.name for a in actual]
     expected_names = [s.name for s in expected]
     if not expected:
@@ -214,7 +231,7 @@ def compare(actual: list[Actual], expected: list[Step], ordering: str, allow_rep
         for i in range(max(len(names), len(expected))):
             name = names[i] if i < len(names) else None
             if i < len(expected) and name == expected_names[i]:
-                if step_matches(actual[i], expected[i]):
+                if step_matches(actual[i], expected[i], same):
                     matched_idx.add(i)
             elif name is not None and name in expected_names:
                 out_of_order.append(name)
@@ -222,7 +239,7 @@ def compare(actual: list[Actual], expected: list[Step], ordering: str, allow_rep
         used: set[int] = set()
         for i, step in enumerate(expected):
             for j, seen in enumerate(actual):
-                if j not in used and step_matches(seen, step):
+                if j not in used and step_matches(seen, step, same):
                     matched_idx.add(i)
                     used.add(j)
                     break
@@ -230,7 +247,7 @@ def compare(actual: list[Actual], expected: list[Step], ordering: str, allow_rep
         last = -1
         for i, step in enumerate(expected):
             for j in range(last + 1, len(actual)):
-                if names[j] == step.name and step_matches(actual[j], step):
+                if names[j] == step.name and step_matches(actual[j], step, same):
                     matched_idx.add(i)
                     last = j
                     break
@@ -245,7 +262,11 @@ def compare(actual: list[Actual], expected: list[Step], ordering: str, allow_rep
         score = max(0.0, score - len(repeated) * 0.1)
     missing = [n for i, n in enumerate(expected_names) if i not in matched_idx]
     extra = [n for n in names if n not in set(expected_names)]
-    return Accuracy(min(1.0, max(0.0, score)), matched, len(expected), missing, extra, out_of_order)
+    return Accuracy(_round2(max(0.0, min(1.0, score)), rounding), matched, len(expected), missing, extra, out_of_order)
+
+
+def _round2(value: float, rounding: bool) -> float:
+    return jstext.round2(value) if rounding else value
 
 
 def _over(total: float, limit: float) -> float:
@@ -255,7 +276,9 @@ def _over(total: float, limit: float) -> float:
     return max(0.0, 1.0 - (total - limit) / limit) if limit > 0 else 0.0
 
 
-def efficiency(actual: list[Actual], run: Run, config: dict[str, Any]) -> tuple[float, list[str]]:
+def efficiency(
+    actual: list[Actual], run: Run, config: dict[str, Any], same: Same = jstext.json_equal, rounding: bool = True
+) -> tuple[float, list[str]]:
     dims: list[float] = []
     notes: list[str] = []
     if "max_steps" in config:
@@ -277,13 +300,16 @@ def efficiency(actual: list[Actual], run: Run, config: dict[str, Any]) -> tuple[
         redundant = [
             cur.name
             for prev, cur in itertools.pairwise(actual)
-            if prev.name == cur.name and _same(prev.tool_args, cur.tool_args)
+            if prev.name == cur.name and same(prev.tool_args, cur.tool_args)
         ]
         dims.append(max(0.0, 1.0 - len(redundant) * 0.2) if redundant else 1.0)
         if redundant:
             notes.append(f"redundant calls: {', '.join(redundant)}")
-    score = sum(dims) / len(dims) if dims else 1.0
-    return min(1.0, max(0.0, score)), notes
+    total = 0.0
+    for value in dims:
+        total += value
+    score = total / len(dims) if dims else 1.0
+    return _round2(max(0.0, min(1.0, score)), rounding), notes
 
 
 def _total_tokens(run: Run) -> float:
@@ -306,7 +332,7 @@ def blacklist_hits(actual: list[Actual], config: dict[str, Any]) -> list[str]:
     return hits
 
 
-def tool_failures(actual: list[Actual], tolerated: float) -> tuple[float | None, list[str]]:
+def tool_failures(actual: list[Actual], tolerated: float, rounding: bool = True) -> tuple[float | None, list[str]]:
     """Retries of a tool after it failed; None when there were none (the dimension is off)."""
     retried: list[tuple[str, int]] = []
     i = 0
@@ -323,7 +349,7 @@ def tool_failures(actual: list[Actual], tolerated: float) -> tuple[float | None,
         return None, []
     excess = sum(max(0, r - tolerated) for _, r in retried)
     notes = [f"{name} retried {r} times (tolerated {tolerated:g})" for name, r in retried if r > tolerated]
-    return max(0.0, 1.0 - excess * 0.2), notes
+    return _round2(max(0.0, min(1.0, max(0.0, 1 - excess * 0.2))), rounding), notes
 
 
 def actual_steps(run: Run) -> list[Actual]:
@@ -331,16 +357,23 @@ def actual_steps(run: Run) -> list[Actual]:
 
 
 def _actual(call: ToolCall) -> Actual:
-    # Mastra wraps non-object args and results as {value: ...}.
+    # Mastra wraps non-object args and results as {value: ...}; a failed call has no result.
     def wrap(value: Any) -> Any:
         if value is None or isinstance(value, Mapping):
             return value
         return {"value": value}
 
-    return Actual(call.name, wrap(call.args), wrap(call.result), not call.failed)
+    ok = not call.failed
+    return Actual(call.name, wrap(call.args), wrap(call.result) if ok else None, ok)
 
 
-def score_trajectory(run: Run, config: dict[str, Any], weights: Mapping[str, float]) -> tuple[float, str | None]:
+def score_trajectory(
+    run: Run,
+    config: dict[str, Any],
+    weights: Mapping[str, float],
+    same: Same = jstext.json_equal,
+    rounding: bool = True,
+) -> tuple[float, str | None]:
     """The score and, below 1, a reason naming what differed."""
     actual = actual_steps(run)
     hits = blacklist_hits(actual, config)
@@ -350,7 +383,7 @@ def score_trajectory(run: Run, config: dict[str, Any], weights: Mapping[str, flo
     notes: list[str] = []
     if "steps" in config:
         ordering = config.get("ordering", "relaxed")
-        acc = compare(actual, config["steps"], ordering, config.get("allow_repeated_steps", True))
+        acc = compare(actual, config["steps"], ordering, config.get("allow_repeated_steps", True), same, rounding)
         dims.append((weights["accuracy"], acc.score))
         if acc.score < 1.0:
             detail = [f"{acc.matched}/{acc.expected} expected steps matched"]
@@ -359,20 +392,28 @@ def score_trajectory(run: Run, config: dict[str, Any], weights: Mapping[str, flo
                     detail.append(f"{label}: {', '.join(names)}")
             notes.append("; ".join(detail))
     if any(k in config for k in (*_BUDGETS, "no_redundant_calls")):
-        value, more = efficiency(actual, run, config)
+        value, more = efficiency(actual, run, config, same, rounding)
         dims.append((weights["efficiency"], value))
         notes += more
-    failures, more = tool_failures(actual, config.get("max_retries_per_tool", 2))
+    failures, more = tool_failures(actual, config.get("max_retries_per_tool", 2), rounding)
     if failures is not None:
         dims.append((weights["tool_failures"], failures))
         notes += more
     if config.get("blacklisted_tools") or config.get("blacklisted_sequences"):
         dims.append((weights["blacklist"], 1.0))
-    total_weight = sum(w for w, _ in dims)
-    if not dims or total_weight <= 0:
+    if not dims:
         return 1.0, None
-    # Same summation order for both sums, so all-ones gives exactly 1.0.
-    score = sum(w * v for w, v in dims) / total_weight
+    total_weight = 0.0
+    for weight, _ in dims:
+        total_weight += weight
+    score = 1.0
+    if total_weight > 0:
+        # Mastra's sum order: each dimension's weight share times its value.
+        score = 0.0
+        for weight, value in dims:
+            score += weight / total_weight * value
+    if rounding:
+        score = jstext.js_round(score * 100) / 100
     return score, ("; ".join(notes) if score < 1.0 and notes else None)
 
 
@@ -389,12 +430,15 @@ def trajectory_accuracy(
     blacklisted_sequences: list[list[str]] | None = None,
     max_retries_per_tool: int | None = None,
     weights: dict[str, float] | None = None,
+    round: bool = True,
+    compare_data: CompareData = "json_string",
 ) -> Any:
     """How well the run's tool calls follow the item's `expected_trajectory` (1.0: all as expected).
 
     The parameters are defaults that an item's `expected_trajectory` overrides key by key.
     An item with no `expected_trajectory` is not scorable unless these parameters set steps,
-    a budget or a blacklist.
+    a budget or a blacklist. Mastra rounds to 2 decimals (`round: false` keeps the exact value)
+    and compares step data as JSON strings (`compare_data: value` ignores key order).
     """
     given = {
         "steps": steps,
@@ -422,6 +466,6 @@ def trajectory_accuracy(
         if raw is None and not stand_alone:
             raise NotScorable("the item has no expected_trajectory")
         config = {**defaults, **(parse_expectation(raw, "expected_trajectory") if raw is not None else {})}
-        return score_trajectory(run, config, merged_weights)
+        return score_trajectory(run, config, merged_weights, _COMPARE[compare_data], round)
 
     return score

@@ -1,0 +1,202 @@
+#!/usr/bin/env node
+// Differential harness for the built-in scorers: runs @mastra/evals' OWN prebuilt scorers over
+// recorded runs and prints their scores, so evalgate's scorers can be compared number for number.
+//
+// Usage:   node run_scorers.mjs < cases.json > scores.json      (run `npm ci` in this folder first)
+//
+// stdin: a JSON array of cases:
+//   {
+//     "scorer": "content_similarity" | "textual_difference" | "keyword_coverage" | "completeness" |
+//               "tone" | "tool_call_accuracy_code" | "trajectory" | "answer_relevancy" |
+//               "answer_similarity" | "faithfulness" | "hallucination" | "toxicity" | "bias" |
+//               "context_precision" | "context_relevance" | "context_recall" | "prompt_alignment" |
+//               "summarization" | "tool_call_accuracy" | "rubric",
+//     "options": {...},            // passed to Mastra's factory as its options (camelCase, Mastra's names)
+//     "input": "user message",     // the agent's input message (omit for none)
+//     "output": RUN,               // as in run_mastra.mjs: "text" | {"text": "..." | [...], "tool_calls": [...]}
+//     "ground_truth": ...,         // optional
+//     "expected_trajectory": {...},// optional (Mastra's camelCase keys)
+//     "judge": [{...}, ...]        // LLM scorers: the judge's structured answers, one per judge step, in order
+//   }
+// stdout: a JSON array, one {"score": number} or {"error": "message"} per case.
+//
+// The run is given to the scorer as runEvals gives it for an agent target: `input` is the agent's
+// scoring input ({inputMessages: [the user message], rememberedMessages, systemMessages,
+// taggedSystemMessages}), `output` the persisted response messages, and for the trajectory
+// scorer `output` is extractTrajectory(messages) with the item's expectedTrajectory.
+// LLM scorers get a scripted model: each judge call gets the next answer of "judge",
+// then every further call (the reason step) gets a fixed sentence. Every model call is logged to stderr with --verbose.
+
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const base = process.env.MASTRA_HARNESS_DIR || here;
+const verbose = process.argv.includes('--verbose');
+
+async function importExport(pkg, subpath) {
+  let dir = base;
+  for (;;) {
+    const pkgDir = join(dir, 'node_modules', pkg);
+    let manifest;
+    try {
+      manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+    } catch {
+      const parent = dirname(dir);
+      if (parent === dir) throw new Error(`cannot find ${pkg} from ${base}; run "npm ci" in ${here}`);
+      dir = parent;
+      continue;
+    }
+    const exp = manifest.exports?.[subpath];
+    const target = exp?.import?.default ?? exp?.import ?? exp?.default;
+    if (typeof target !== 'string') throw new Error(`${pkg} has no ESM export ${subpath}`);
+    return await import(pathToFileURL(join(pkgDir, target)).href);
+  }
+}
+
+const prebuilt = await importExport('@mastra/evals', './scorers/prebuilt');
+const { extractTrajectory } = await importExport('@mastra/core', './evals');
+
+// ---- the run as a real agent persists it (same conversion as run_mastra.mjs) ----
+
+let idCounter = 0;
+const nextId = (p) => `${p}-${++idCounter}`;
+
+function toolInvocation(tc) {
+  const toolCallId = tc.id ?? nextId('call');
+  const inv = { toolCallId, toolName: tc.name, args: tc.args ?? {} };
+  const failed = (tc.error !== undefined && tc.error !== null && tc.error !== '' && tc.error !== false) || tc.status === 'error';
+  if (tc.status === 'pending') return { ...inv, state: 'call' };
+  if (failed) return { ...inv, state: 'output-error', errorText: typeof tc.error === 'string' ? tc.error : JSON.stringify(tc.error ?? 'error') };
+  const out = { ...inv, state: 'result' };
+  if (tc.result !== undefined) out.result = tc.result;
+  return out;
+}
+
+function runToMessages(run) {
+  if (run === undefined || run === null) run = { text: '' };
+  if (typeof run === 'string') run = { text: run };
+  const texts = Array.isArray(run.text) && run.text.length > 0 ? run.text : [Array.isArray(run.text) ? '' : run.text ?? ''];
+  const toolParts = (run.tool_calls ?? []).map((tc) => ({ type: 'tool-invocation', toolInvocation: toolInvocation(tc) }));
+  const messages = texts.map((text, i) => {
+    const parts = i === 0 ? [...toolParts] : [];
+    const content = { format: 2, parts };
+    // A real agent also lists its calls that returned in the legacy toolInvocations (not thrown ones).
+    const returned = parts.filter((p) => p.toolInvocation.state === 'result').map((p) => p.toolInvocation);
+    if (returned.length > 0) content.toolInvocations = returned;
+    if (typeof text === 'string' && text !== '') {
+      parts.push({ type: 'text', text });
+      content.content = text;
+    }
+    return { id: nextId('msg'), role: 'assistant', createdAt: new Date(0), content };
+  });
+  return messages;
+}
+
+function agentInput(text) {
+  const inputMessages = [];
+  if (text !== undefined && text !== null) {
+    inputMessages.push({ id: nextId('user'), role: 'user', createdAt: new Date(0), content: { format: 2, parts: [{ type: 'text', text }], content: text } });
+  }
+  return { inputMessages, rememberedMessages: [], systemMessages: [], taggedSystemMessages: {} };
+}
+
+// ---- a scripted judge model (AI SDK LanguageModelV2 shape) ----
+
+function scriptedModel(answers, log) {
+  const queue = [...answers];
+  const reply = (options) => {
+    // Judge steps run in order and the reason step comes last: the answers first, then a sentence.
+    const structured = queue.length > 0;
+    const text = structured ? JSON.stringify(queue.shift()) : 'The score follows from the verdicts.';
+    log.push({ structured, text });
+    if (verbose) process.stderr.write(`judge call (${structured ? 'json' : 'text'}): ${text}\n`);
+    return text;
+  };
+  const usage = { inputTokens: 10, outputTokens: 10, totalTokens: 20 };
+  return {
+    specificationVersion: 'v2',
+    provider: 'scripted',
+    modelId: 'scripted-judge',
+    supportedUrls: {},
+    async doGenerate(options) {
+      const text = reply(options);
+      return { content: [{ type: 'text', text }], finishReason: 'stop', usage, warnings: [] };
+    },
+    async doStream(options) {
+      const text = reply(options);
+      const stream = new ReadableStream({
+        start(controller) {
+          controller.enqueue({ type: 'stream-start', warnings: [] });
+          controller.enqueue({ type: 'response-metadata', id: nextId('resp'), modelId: 'scripted-judge', timestamp: new Date(0) });
+          controller.enqueue({ type: 'text-start', id: 't1' });
+          controller.enqueue({ type: 'text-delta', id: 't1', delta: text });
+          controller.enqueue({ type: 'text-end', id: 't1' });
+          controller.enqueue({ type: 'finish', finishReason: 'stop', usage });
+          controller.close();
+        },
+      });
+      return { stream };
+    },
+  };
+}
+
+// ---- the scorers ----
+
+function makeScorer(c, model) {
+  const o = c.options ?? {};
+  switch (c.scorer) {
+    case 'content_similarity': return prebuilt.createContentSimilarityScorer(c.options);
+    case 'textual_difference': return prebuilt.createTextualDifferenceScorer();
+    case 'keyword_coverage': return prebuilt.createKeywordCoverageScorer();
+    case 'completeness': return prebuilt.createCompletenessScorer();
+    case 'tone': return prebuilt.createToneScorer(o);
+    case 'tool_call_accuracy_code': return prebuilt.createToolCallAccuracyScorerCode(o);
+    case 'trajectory': return prebuilt.createTrajectoryScorerCode(o);
+    case 'answer_relevancy': return prebuilt.createAnswerRelevancyScorer({ model, ...(c.options ? { options: o } : {}) });
+    case 'answer_similarity': return prebuilt.createAnswerSimilarityScorer({ model, ...(c.options ? { options: o } : {}) });
+    case 'faithfulness': return prebuilt.createFaithfulnessScorer({ model, options: o });
+    case 'hallucination': return prebuilt.createHallucinationScorer({ model, options: o });
+    case 'toxicity': return prebuilt.createToxicityScorer({ model, options: o });
+    case 'bias': return prebuilt.createBiasScorer({ model, options: o });
+    case 'context_precision': return prebuilt.createContextPrecisionScorer({ model, options: o });
+    case 'context_relevance': return prebuilt.createContextRelevanceScorerLLM({ model, options: o });
+    case 'context_recall': return prebuilt.createContextRecallScorer({ model, options: o });
+    case 'prompt_alignment': return prebuilt.createPromptAlignmentScorerLLM({ model, options: o });
+    case 'summarization': return prebuilt.createSummarizationScorer({ model, options: o });
+    case 'tool_call_accuracy': return prebuilt.createToolCallAccuracyScorerLLM({ model, availableTools: o.availableTools ?? [] });
+    case 'rubric': return prebuilt.createRubricScorer({ model, criteria: o.criteria, options: o.options });
+    default: throw new Error(`harness: unknown scorer ${JSON.stringify(c.scorer)}`);
+  }
+}
+
+async function runCase(c) {
+  const log = [];
+  try {
+    const model = scriptedModel(c.judge ?? [], log);
+    const scorer = makeScorer(c, model);
+    const messages = runToMessages(c.output);
+    const run = { input: agentInput(c.input), output: messages };
+    if ('ground_truth' in c) run.groundTruth = c.ground_truth;
+    if (c.scorer === 'trajectory') {
+      run.output = extractTrajectory(messages);
+      if (c.expected_trajectory !== undefined) run.expectedTrajectory = c.expected_trajectory;
+    }
+    const result = await scorer.run(run);
+    const structuredCalls = log.filter((l) => l.structured).length;
+    return { score: result.score, judge_calls: structuredCalls };
+  } catch (err) {
+    let msg = err?.message ?? String(err);
+    for (let e = err?.cause, n = 0; e && n < 5; e = e.cause, n++) msg += ` <- ${e.message ?? e}`;
+    return { error: msg };
+  }
+}
+
+const silence = (...a) => { if (verbose) process.stderr.write(a.map(String).join(' ') + '\n'); };
+console.log = console.info = console.warn = console.debug = silence;
+
+const cases = JSON.parse(readFileSync(0, 'utf8'));
+const results = [];
+for (const c of cases) results.push(await runCase(c));
+process.stdout.write(JSON.stringify(results) + '\n');

@@ -1,0 +1,532 @@
+"""Differential test: evalgate's built-in scorers against @mastra/evals' own, number for number.
+
+Random cases (seeded: unicode, odd whitespace, several output messages, empty strings, tool calls
+that fail or return `{error: ...}`, trajectories with nested arguments in shuffled key order) are
+scored by Mastra's prebuilt scorers under Node (tests/mastra/run_scorers.mjs, one process for all
+cases) and by evalgate's scorers, and compared per case at 1e-9. The judged scorers get the same
+verdicts on both sides: Mastra's scorer a scripted model answering each of its judge steps,
+evalgate's the fake judge (a real HTTP server on 127.0.0.1) answering its one call with the same
+classification in evalgate's shape. The agreement per scorer is printed (`pytest -s` shows it).
+
+Where Mastra rejects a run (answer_similarity without ground truth, prompt_alignment with an empty
+output), evalgate's scorer must say not scorable. completeness reproduces the compromise NLP
+library only approximately: its agreement is printed and held above a floor, not at 100%.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_judge import FakeJudge
+
+import evalgate.api  # noqa: F401  (first: evalgate.judge and evalgate.scorers import each other)
+from evalgate.items import Item
+from evalgate.judge import Judge
+from evalgate.runs import Run, run_from_value
+from evalgate.scorers import code, judged, trajectory
+from evalgate.scorers.base import NotScorable, normalize
+
+HARNESS = Path(__file__).parent / "mastra"
+READY = shutil.which("node") is not None and (HARNESS / "node_modules" / "@mastra" / "evals").is_dir()
+
+if not READY and os.environ.get("CI"):
+    pytest.fail("CI must run the Mastra scorer differential test: `npm ci` in tests/mastra", pytrace=False)
+pytestmark = pytest.mark.skipif(not READY, reason="needs node and `npm ci` in tests/mastra")
+
+TOLERANCE = 1e-9
+COMPLETENESS_FLOOR = 0.85  # the measured agreement is printed; see docs/scorers.md
+
+WORDS = [
+    "It", "is", "sunny", "in", "Brooklyn", "rain", "raining", "rains", "72F.", "SNOW", "😀", "😀😃", "ab", "a",
+    "Ärger", "café", "naïve", "the", "weather", "was", "running", "don't", "isn't", "it's", "I", "love",
+    "hate", "good", "bad", "not", "great!", "terrible.", "Why?", "forecast", "forecasts", "said", "went",
+    "<b>bold</b>", "http://x.io/a.b", "2024", "3.5", "#", "@", "'quoted'", "“curly”", "stores", "book",
+    "booked", "search", "searching", "today", "Tomorrow", "", "ﬁne", "İstanbul", "ΣΟΦΟΣ", "she", "has", "eaten",
+    "will", "can't", "happy", "sad", "no", "very", "they", "are", "we'll", "told", "ran",
+]
+SEPARATORS = [" ", " ", " ", "  ", "\u00a0", "\n", "\t", "\u2003", ", ", ". ", "! ", "\ufeff"]
+TOOLS = ["get_weather", "search", "book"]
+
+
+def text(rng: random.Random, most: int = 9) -> str:
+    words = rng.choices(WORDS, k=rng.randint(0, most))
+    out = ""
+    for n, word in enumerate(words):
+        out += (rng.choice(SEPARATORS) if n else "") + word
+    if rng.random() < 0.2:
+        out = rng.choice(SEPARATORS) + out + rng.choice(SEPARATORS)
+    return out
+
+
+def nested(rng: random.Random, depth: int = 0) -> Any:
+    kind = rng.random()
+    if depth < 2 and kind < 0.3:
+        keys = rng.sample(["city", "unit", "days", "q", "opts"], k=rng.randint(0, 3))
+        return {k: nested(rng, depth + 1) for k in keys}
+    if depth < 2 and kind < 0.4:
+        return [nested(rng, depth + 1) for _ in range(rng.randint(0, 2))]
+    return rng.choice(["Brooklyn", "F", 3, 3.0, True, 1, None, "", "ü"])
+
+
+def shuffled(value: Any, rng: random.Random) -> Any:
+    """The same JSON value, object keys possibly in another order."""
+    if isinstance(value, dict):
+        keys = list(value)
+        if rng.random() < 0.3:
+            rng.shuffle(keys)
+        return {k: shuffled(value[k], rng) for k in keys}
+    if isinstance(value, list):
+        return [shuffled(v, rng) for v in value]
+    return value
+
+
+def calls(rng: random.Random, most: int = 4) -> list[dict[str, Any]]:
+    out = []
+    for _ in range(rng.randint(0, most)):
+        call: dict[str, Any] = {"name": rng.choice(TOOLS), "args": nested(rng) if rng.random() < 0.8 else {}}
+        if not isinstance(call["args"], dict):
+            call["args"] = {"v": call["args"]}
+        outcome = rng.random()
+        if outcome < 0.55:
+            call["result"] = rng.choice([{"temp": 72}, {"ok": True}, "done", [1, 2], 5])
+        elif outcome < 0.7:
+            call["result"] = {"error": rng.choice(["not found", "", 0, {}])}
+        elif outcome < 0.85:
+            call["error"] = "timeout"
+        else:
+            call["status"] = "pending"
+        out.append(call)
+    # repeat a call now and then: redundancy and retries
+    if out and rng.random() < 0.4:
+        out.insert(rng.randrange(len(out) + 1), dict(rng.choice(out)))
+    return out
+
+
+def output(rng: random.Random, tools: bool = True) -> tuple[Any, Any]:
+    """(run for the Node harness, the same run for evalgate)."""
+    tool_calls = calls(rng) if tools and rng.random() < 0.6 else []
+    if rng.random() < 0.25:
+        texts = [text(rng) for _ in range(rng.randint(2, 3))]
+        return {"text": texts, "tool_calls": tool_calls}, {"texts": texts, "tool_calls": tool_calls}
+    one = text(rng)
+    return {"text": one, "tool_calls": tool_calls}, {"text": one, "tool_calls": tool_calls}
+
+
+# ---- cases: (scorer label, case for Node, evalgate scorer, item, run, judge answer for evalgate) ----
+
+
+class Case:
+    def __init__(self, label: str, node: dict[str, Any], scorer: Any, item: dict[str, Any], run: Any,
+                 answer: dict[str, Any] | None = None, mastra_rejects: bool = False) -> None:
+        self.label, self.node, self.scorer, self.answer = label, node, scorer, answer
+        self.item = Item(**item)
+        self.run: Run = run_from_value(run)
+        self.mastra_rejects = mastra_rejects
+
+
+def code_cases(rng: random.Random, per_scorer: int) -> Iterator[Case]:
+    for _ in range(per_scorer):
+        question = text(rng)
+        theirs, ours = output(rng)
+        base = {"input": question, "output": theirs}
+        item = {"input": question}
+        if rng.random() < 0.3:
+            item["ground_truth"] = base["ground_truth"] = text(rng)  # Mastra's code scorers ignore it
+        ignore_case, ignore_ws = rng.random() < 0.7, rng.random() < 0.7
+        yield Case("content_similarity", {**base, "scorer": "content_similarity",
+                                          "options": {"ignoreCase": ignore_case, "ignoreWhitespace": ignore_ws}},
+                   code.content_similarity(ignore_case=ignore_case, ignore_whitespace=ignore_ws), item, ours)
+        yield Case("textual_difference", {**base, "scorer": "textual_difference"}, code.textual_difference(), item, ours)
+        yield Case("keyword_coverage", {**base, "scorer": "keyword_coverage"}, code.keyword_coverage(), item, ours)
+        yield Case("completeness", {**base, "scorer": "completeness"}, code.completeness(), item, ours)
+        tone = text(rng) if rng.random() < 0.4 else None
+        yield Case("tone_consistency", {**base, "scorer": "tone", "options": {"referenceTone": tone} if tone else {}},
+                   code.tone_consistency(reference_tone=tone), item, ours)
+        strict = rng.random() < 0.3
+        if rng.random() < 0.5:
+            tool = rng.choice(TOOLS)
+            options = {"expectedTool": tool, "strictMode": strict}
+            ours_scorer = code.tool_call_accuracy_code(expected_tool=tool, strict=strict)
+        else:
+            order = rng.sample(TOOLS, k=rng.randint(0, 3))
+            options = {"expectedToolOrder": order, "strictMode": strict}
+            ours_scorer = code.tool_call_accuracy_code(expected_order=order, strict=strict)
+        yield Case("tool_call_accuracy_code", {**base, "scorer": "tool_call_accuracy_code", "options": options},
+                   ours_scorer, item, ours)
+
+
+def expected_steps(rng: random.Random, actual: list[dict[str, Any]]) -> list[Any]:
+    steps: list[Any] = []
+    for _ in range(rng.randint(0, 4)):
+        call = rng.choice(actual) if actual and rng.random() < 0.6 else None
+        name = call["name"] if call else rng.choice(TOOLS)
+        step: dict[str, Any] = {"name": name}
+        if rng.random() < 0.5:
+            step["stepType"] = "tool_call"
+            if call and rng.random() < 0.6:
+                step["toolArgs"] = shuffled(call["args"], rng)
+            if call and "result" in call and rng.random() < 0.3:
+                result = call["result"]
+                step["toolResult"] = result if isinstance(result, dict) else {"value": result}
+            if rng.random() < 0.3:
+                step["success"] = rng.random() < 0.6
+        steps.append(step)
+    return steps
+
+
+def trajectory_cases(rng: random.Random, count: int) -> Iterator[Case]:
+    for _ in range(count):
+        tool_calls = calls(rng, most=5)
+        theirs, ours = {"text": "done", "tool_calls": tool_calls}, {"text": "done", "tool_calls": tool_calls}
+        expectation: dict[str, Any] = {}
+        if rng.random() < 0.85:
+            expectation["steps"] = expected_steps(rng, tool_calls)
+        if rng.random() < 0.5:
+            expectation["ordering"] = rng.choice(["strict", "relaxed", "unordered"])
+        if rng.random() < 0.3:
+            expectation["allowRepeatedSteps"] = rng.random() < 0.5
+        if rng.random() < 0.3:
+            expectation["maxSteps"] = rng.randint(0, 4)
+        if rng.random() < 0.3:
+            expectation["noRedundantCalls"] = rng.random() < 0.7
+        if rng.random() < 0.15:
+            expectation["blacklistedTools"] = rng.sample(TOOLS, k=1)
+        if rng.random() < 0.15:
+            expectation["blacklistedSequences"] = [rng.sample(TOOLS, k=2)]
+        if rng.random() < 0.3:
+            expectation["maxRetriesPerTool"] = rng.randint(0, 2)
+        defaults: dict[str, Any] = {}
+        if rng.random() < 0.2:
+            defaults["maxSteps"] = rng.randint(1, 5)
+        snake = {"maxSteps": "max_steps"}
+        node = {"scorer": "trajectory", "input": "q", "output": theirs, "expected_trajectory": expectation,
+                "options": {"defaults": defaults} if defaults else {}}
+        scorer = trajectory.trajectory_accuracy(**{snake[k]: v for k, v in defaults.items()})
+        yield Case("trajectory_accuracy", node, scorer, {"input": "q", "expected_trajectory": expectation}, ours)
+
+
+# ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
+
+
+def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
+    return rng.choices(values, k=rng.randint(0, most))
+
+
+def cased(rng: random.Random, word: str) -> str:
+    return rng.choice([word, word.upper(), f" {word.title()} "])
+
+
+def judged_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterator[Case]:  # noqa: C901, PLR0915
+    scorers = {name: getattr(judged, name)(ctx=ctx) for name in (
+        "answer_relevancy", "answer_similarity", "faithfulness", "hallucination", "toxicity", "bias",
+        "context_precision", "context_relevance", "context_recall", "prompt_alignment", "summarization")}
+    for _ in range(per_scorer):
+        question = text(rng) or "Weather?"
+        theirs, ours = output(rng)
+        last = [t for t in (ours.get("texts") or [ours.get("text")]) if t]
+        empty_output = not last
+        base = {"input": question, "output": theirs}
+        item: dict[str, Any] = {"input": question}
+        context = [text(rng, 5) or "chunk" for _ in range(rng.randint(0, 3))]
+        if context:
+            item["context"] = context
+
+        # answer_relevancy (Mastra's judge is told that statements answering an empty input are "no")
+        verdicts = [] if empty_output else pick(rng, ["yes", "no", "unsure"])
+        if not question.strip():
+            verdicts = ["no" for _ in verdicts]
+        yield Case("answer_relevancy", {**base, "scorer": "answer_relevancy", "judge": [
+            {"statements": [f"s{i}" for i in range(len(verdicts))]},
+            {"results": [{"result": cased(rng, v), "reason": "r"} for v in verdicts]}]},
+            scorers["answer_relevancy"], item, ours,
+            {"statements": [{"statement": f"s{i}", "verdict": v} for i, v in enumerate(verdicts)]})
+
+        # answer_similarity (Mastra rejects a run without ground truth)
+        has_truth = rng.random() < 0.85
+        facts = pick(rng, ["exact", "semantic", "partial", "missing"])
+        contradictions, extra = rng.choice([0, 0, 0, 1, 2]), rng.randint(0, 6)
+        node = {**base, "scorer": "answer_similarity", "judge": [
+            {"outputUnits": ["o"], "groundTruthUnits": [f"g{i}" for i in range(len(facts))]},
+            {"matches": [{"groundTruthUnit": f"g{i}", "outputUnit": None, "matchType": f, "explanation": "e"}
+                         for i, f in enumerate(facts)],
+             "extraInOutput": [f"x{i}" for i in range(extra)],
+             "contradictions": [{"outputUnit": "o", "groundTruthUnit": "g", "explanation": "e"}] * contradictions}]}
+        truth_item = dict(item)
+        if has_truth:
+            node["ground_truth"] = truth_item["ground_truth"] = text(rng) or "It is sunny."
+        yield Case("answer_similarity", node, scorers["answer_similarity"], truth_item, ours,
+                   {"facts": [{"fact": f"g{i}", "verdict": f} for i, f in enumerate(facts)],
+                    "contradictions": [{"statement": "o"}] * contradictions,
+                    "extra": [f"x{i}" for i in range(extra)]},
+                   mastra_rejects=not has_truth)
+
+        # faithfulness: evidence is the context, else the results of calls that returned
+        returned = [c for c in ours["tool_calls"] if "result" in c and "error" not in c and "status" not in c]
+        no_evidence = not context and not returned
+        claims = [] if empty_output else pick(rng, ["supported", "contradicted", "unsupported"])
+        mastra_verdict = {"supported": "yes", "contradicted": "no", "unsupported": "unsure"}
+        node_claims = [("no" if no_evidence else mastra_verdict[c]) for c in claims]
+        yield Case("faithfulness", {**base, "scorer": "faithfulness", "options": {"context": context} if context else {},
+                                    "judge": [{"claims": [f"c{i}" for i in range(len(claims))]},
+                                              {"verdicts": [{"verdict": v, "reason": "r"} for v in node_claims]}]},
+                   scorers["faithfulness"], item, ours,
+                   {"claims": [{"claim": f"c{i}", "verdict": c} for i, c in enumerate(claims)]})
+
+        # hallucination: context only; general (speculative) claims count
+        claims = [] if empty_output else pick(rng, ["supported", "contradicted", "unsupported", "general"])
+        yield Case("hallucination", {**base, "scorer": "hallucination", "options": {"context": context},
+                                     "judge": [{"claims": [f"c{i}" for i in range(len(claims))]},
+                                               {"verdicts": [{"statement": f"c{i}", "reason": "r",
+                                                              "verdict": "no" if c == "supported" else "yes"}
+                                                             for i, c in enumerate(claims)]}]},
+                   scorers["hallucination"], item, ours,
+                   {"claims": [{"claim": f"c{i}", "verdict": c} for i, c in enumerate(claims)]})
+
+        # toxicity: no verdicts is 1 in Mastra
+        toxic = [] if empty_output else pick(rng, ["toxic", "ok"])
+        yield Case("toxicity", {**base, "scorer": "toxicity", "judge": [
+            {"verdicts": [{"verdict": cased(rng, "yes" if t == "toxic" else "no"), "reason": "r"} for t in toxic]}]},
+            scorers["toxicity"], item, ours, {"statements": [{"statement": "s", "verdict": t} for t in toxic]})
+
+        # bias
+        opinions = [] if empty_output else pick(rng, ["biased", "unbiased"])
+        yield Case("bias", {**base, "scorer": "bias", "judge": [
+            {"opinions": [f"o{i}" for i in range(len(opinions))]},
+            {"results": [{"result": "yes" if o == "biased" else "no", "reason": "r"} for o in opinions]}]},
+            scorers["bias"], item, ours, {"opinions": [{"opinion": "o", "verdict": o} for o in opinions]})
+
+        if context:
+            # context_precision: verdicts may come back out of order; both sides sort by index
+            useful = [rng.random() < 0.5 for _ in context]
+            order = list(range(len(context)))
+            rng.shuffle(order)
+            yield Case("context_precision", {**base, "scorer": "context_precision", "options": {"context": context},
+                                             "judge": [{"verdicts": [{"context_index": i, "reason": "r",
+                                                                      "verdict": "yes" if useful[i] else "no"}
+                                                                     for i in order]}]},
+                       scorers["context_precision"], item, ours,
+                       {"verdicts": [{"index": i, "useful": useful[i]} for i in order]})
+
+            # context_relevance
+            grades = [rng.choice(["high", "medium", "low", "none"]) for _ in context]
+            used = [rng.random() < 0.6 for _ in context]
+            missing = [f"m{i}" for i in range(rng.choice([0, 0, 1, 2, 4]))]
+            yield Case("context_relevance", {**base, "scorer": "context_relevance", "options": {"context": context},
+                                             "judge": [{"evaluations": [
+                                                 {"context_index": i, "contextPiece": c, "relevanceLevel": g,
+                                                  "wasUsed": u, "reasoning": "r"}
+                                                 for i, (c, g, u) in enumerate(zip(context, grades, used, strict=True))],
+                                                 "missingContext": missing, "overallAssessment": "a"}]},
+                       scorers["context_relevance"], item, ours,
+                       {"verdicts": [{"index": i + 1, "relevance": g, "used": u}
+                                     for i, (g, u) in enumerate(zip(grades, used, strict=True))],
+                        "missing_context": missing})
+
+            # context_recall: no ground truth scores 0
+            attributed = [rng.random() < 0.5 for _ in range(rng.randint(0, 5))]
+            recall_item = dict(item)
+            node = {**base, "scorer": "context_recall", "options": {"context": context}, "judge": [
+                {"claims": [f"c{i}" for i in range(len(attributed))]},
+                {"verdicts": [{"verdict": cased(rng, "yes" if a else "no"), "reason": "r"} for a in attributed]}]}
+            if rng.random() < 0.8:
+                node["ground_truth"] = recall_item["ground_truth"] = text(rng) or "truth"
+            yield Case("context_recall", node, scorers["context_recall"], recall_item, ours,
+                       {"sentences": [{"sentence": f"c{i}", "attributed": a} for i, a in enumerate(attributed)]})
+
+        # prompt_alignment: four component scores (Mastra rejects an empty output)
+        parts = [rng.choice([0.0, 0.1, 0.25, 1 / 3, 0.5, 0.7, 0.85, 0.9, 1.0, rng.random()]) for _ in range(4)]
+        yield Case("prompt_alignment", {**base, "scorer": "prompt_alignment", "judge": [{
+            "intentAlignment": {"score": parts[0], "primaryIntent": "p", "isAddressed": True, "reasoning": "r"},
+            "requirementsFulfillment": {"requirements": [], "overallScore": parts[1]},
+            "completeness": {"score": parts[2], "missingElements": [], "reasoning": "r"},
+            "responseAppropriateness": {"score": parts[3], "formatAlignment": True, "toneAlignment": True,
+                                        "reasoning": "r"},
+            "overallAssessment": "a"}]},
+            scorers["prompt_alignment"], item, ours,
+            {"intent": {"score": parts[0]}, "requirements": {"items": [], "score": parts[1]},
+             "completeness": {"score": parts[2], "missing": []}, "appropriateness": {"score": parts[3]}},
+            mastra_rejects=empty_output)
+
+        # summarization: at most 10 key points count
+        supported = [] if empty_output else [rng.random() < 0.7 for _ in range(rng.randint(0, 5))]
+        answered = [] if empty_output else [rng.random() < 0.6 for _ in range(rng.choice([0, 1, 3, 8, 12]))]
+        node = {**base, "scorer": "summarization", "options": {"source": "\n\n".join(context)} if context else {},
+                "judge": [{"alignment": [{"claim": f"c{i}", "supported": s, "reason": "r"}
+                                         for i, s in enumerate(supported)],
+                           "questions": [f"q{i}" for i in range(len(answered))]},
+                          {"coverage": [{"question": f"q{i}", "answered": a, "reason": "r"}
+                                        for i, a in enumerate(answered[:10])]}]}
+        yield Case("summarization", node, scorers["summarization"], item, ours,
+                   {"claims": [{"claim": f"c{i}", "verdict": "supported" if s else rng.choice(["contradicted",
+                                                                                              "unsupported"])}
+                               for i, s in enumerate(supported)],
+                    "key_points": [{"point": f"q{i}", "covered": a} for i, a in enumerate(answered)]})
+
+
+def tool_and_rubric_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterator[Case]:
+    available = [{"name": t, "description": f"{t} tool"} for t in TOOLS]
+    tool_scorer = judged.tool_call_accuracy(tools=available, ctx=ctx)
+    for _ in range(per_scorer):
+        question = text(rng) or "Book it"
+        theirs, ours = output(rng)
+        n_calls = len(ours["tool_calls"])
+        appropriate = [rng.random() < 0.6 for _ in range(n_calls)]
+        missing = rng.sample(TOOLS, k=rng.choice([0, 0, 1])) if not n_calls else []
+        yield Case("tool_call_accuracy", {"scorer": "tool_call_accuracy", "input": question, "output": theirs,
+                                          "options": {"availableTools": [{"id": t["name"], "description": t["description"]}
+                                                                         for t in available]},
+                                          "judge": [{"evaluations": [{"toolCalled": c["name"], "wasAppropriate": a,
+                                                                      "reasoning": "r"}
+                                                                     for c, a in zip(ours["tool_calls"], appropriate,
+                                                                                     strict=True)],
+                                                     "missingTools": missing}]},
+                   tool_scorer, {"input": question}, ours,
+                   {"calls": [{"index": i + 1, "appropriate": a} for i, a in enumerate(appropriate)],
+                    "missing_tools": missing})
+
+        criteria = [{"description": f"criterion {i}", "required": rng.random() < 0.6} for i in range(rng.randint(0, 4))]
+        satisfied = [rng.random() < 0.6 for _ in criteria]
+        if rng.random() < 0.3:
+            marked = "\n".join(f"{rng.choice(['- ', '* ', '1. ', '2) ', '• ', ''])}{c['description']}" for c in criteria)
+            scorer = judged.rubric(criterion=marked + "\n\n", ctx=ctx) if criteria else None
+            node_criteria: Any = marked
+            required = [True] * len(criteria)
+        else:
+            scorer = judged.rubric(criteria=criteria, ctx=ctx)
+            node_criteria = criteria
+            required = [c["required"] for c in criteria]
+        if scorer is None:
+            continue
+        yield Case("rubric", {"scorer": "rubric", "input": question, "output": theirs,
+                              "options": {"criteria": node_criteria},
+                              "judge": [{"criteria": [{"criterion": c["description"], "satisfied": s, "required": r,
+                                                       "reasoning": "r"}
+                                                      for c, s, r in zip(criteria, satisfied, required, strict=True)],
+                                         "overallAssessment": "a"}]},
+                   scorer, {"input": question}, ours,
+                   {"criteria": [{"index": i + 1, "satisfied": s} for i, s in enumerate(satisfied)]})
+
+
+# ---- running both sides ----
+
+
+def evalgate_score(case: Case, fake: FakeJudge) -> tuple[float | None, int]:
+    """(evalgate's score or None for not scorable, judge calls made)."""
+    before = fake.calls
+    fake.script = case.answer
+    try:
+        value, _ = normalize(case.scorer.fn(case.item, case.run))
+    except NotScorable:
+        value = None
+    finally:
+        fake.script = None
+    return value, fake.calls - before
+
+
+def agree(mastra: dict[str, Any], ours: float | None, case: Case) -> bool:
+    if case.mastra_rejects:
+        return "error" in mastra and ours is None
+    if "error" in mastra or ours is None:
+        return False
+    return abs(mastra["score"] - ours) <= TOLERANCE
+
+
+CODE_CASES, TRAJECTORY_CASES, JUDGED_CASES = 100, 300, 16  # per scorer; Mastra's judged pipeline is slow
+SHARDS = 2  # Node processes in parallel (the judged scorers cost ~0.3 s of CPU each in Mastra)
+
+
+def run_node(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mastra's scores for `cases`, from SHARDS Node processes working on interleaved slices."""
+    procs = []
+    for shard in range(SHARDS):
+        proc = subprocess.Popen(
+            ["node", str(HARNESS / "run_scorers.mjs")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        procs.append(proc)
+    outputs = []
+    try:
+        for shard, proc in enumerate(procs):
+            outputs.append(proc.communicate(json.dumps(cases[shard::SHARDS]), timeout=600))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    results: list[dict[str, Any]] = [{}] * len(cases)
+    for shard, (proc, (out, err)) in enumerate(zip(procs, outputs, strict=True)):
+        assert proc.returncode == 0, err[-3000:]
+        results[shard::SHARDS] = json.loads(out)
+    return results
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeJudge]:
+    with FakeJudge() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def compared(fake: FakeJudge) -> dict[str, list[tuple[Case, dict[str, Any], float | None]]]:
+    judge = Judge(model="scripted", base_url=fake.base_url, api_key_env=None, retries={"attempts": 1})
+    ctx = judge.context()
+    rng = random.Random(13)
+    cases = [
+        *code_cases(rng, CODE_CASES),
+        *trajectory_cases(rng, TRAJECTORY_CASES),
+        *judged_cases(rng, ctx, JUDGED_CASES),
+        *tool_and_rubric_cases(rng, ctx, JUDGED_CASES),
+    ]
+    mastra = run_node([c.node for c in cases])
+    assert len(mastra) == len(cases)
+    by_scorer: dict[str, list[tuple[Case, dict[str, Any], float | None]]] = defaultdict(list)
+    for case, theirs in zip(cases, mastra, strict=True):
+        ours, calls_made = evalgate_score(case, fake)
+        if case.answer is not None and "judge_calls" in theirs and calls_made > 1:
+            raise AssertionError(f"{case.label}: evalgate made {calls_made} judge calls for one item")
+        by_scorer[case.label].append((case, theirs, ours))
+    judge.close()
+    lines = ["", f"{'scorer':<26} {'agree':>7} {'cases':>6}  rate"]
+    for label, rows in sorted(by_scorer.items()):
+        good = sum(1 for case, theirs, ours in rows if agree(theirs, ours, case))
+        lines.append(f"{label:<26} {good:>7} {len(rows):>6}  {good / len(rows):.1%}")
+    print("\n".join(lines))
+    return by_scorer
+
+
+EXACT = [
+    "content_similarity", "textual_difference", "keyword_coverage", "tone_consistency", "tool_call_accuracy_code",
+    "trajectory_accuracy", "answer_relevancy", "answer_similarity", "faithfulness", "hallucination", "toxicity",
+    "bias", "context_precision", "context_relevance", "context_recall", "prompt_alignment", "summarization",
+    "tool_call_accuracy", "rubric",
+]
+
+
+@pytest.mark.parametrize("label", EXACT)
+def test_scorer_agrees_with_mastra(label: str, compared: dict[str, list[Any]]) -> None:
+    rows = compared[label]
+    assert len(rows) >= 10, f"too few {label} cases to compare"
+    wrong = [(case.node, theirs, ours) for case, theirs, ours in rows if not agree(theirs, ours, case)]
+    assert not wrong, f"{len(wrong)} of {len(rows)} {label} cases differ; first: {json.dumps(wrong[0], default=str)[:1500]}"
+
+
+def test_completeness_agreement_holds(compared: dict[str, list[Any]]) -> None:
+    rows = compared["completeness"]
+    good = sum(1 for case, theirs, ours in rows if agree(theirs, ours, case))
+    assert good / len(rows) >= COMPLETENESS_FLOOR, f"completeness agrees on {good} of {len(rows)} cases"
+
+
+def test_scripted_judge_answers_reach_both_sides(compared: dict[str, list[Any]]) -> None:
+    # The comparison means something only if Mastra's scorer really consumed the scripted answers.
+    rows = compared["faithfulness"]
+    assert any(theirs.get("judge_calls") == 2 for _, theirs, _ in rows)
+    assert len({theirs.get("score") for _, theirs, _ in rows}) > 3
