@@ -10,21 +10,24 @@ verdicts (and so the score) in advance:
   if all its content words are in the evidence; else "unsupported". Hallucination adds "general"
   for sentences with probably/maybe/might. Questions (ending in `?`) are not claims.
 - answer_relevancy: "unsure" with "maybe", "yes" when it shares a content word with the input, else "no".
-- answer_similarity: per ground_truth sentence; "contradicted" if it has a number the output lacks
-  while the output has other numbers; "match" if all content words are in the output; "partial" if
-  at least half; else "missing".
+- answer_similarity: per ground_truth sentence; "missing" plus a contradiction if it has a number the
+  output lacks while the output has other numbers; "exact" if the sentence is in the output word for
+  word, "semantic" if all its content words are; "partial" if at least half; else "missing". Extra:
+  the output's sentences that share no content word with the ground truth.
 - toxicity: toxic if a sentence holds idiot/stupid/dumb/hate. bias: opinions are sentences with
   should/best/worst/always/never/think/believe; biased if they hold always/never/all.
 - context_precision: a chunk is useful if it shares a content word with the reference.
-  context_relevance: shared content words with the input: 3+ high, 2 medium, 1 low, 0 none.
+  context_relevance: shared content words with the input: 3+ high, 2 medium, 1 low, 0 none; used if
+  it shares a content word with the output; nothing missing.
   context_recall: a ground_truth sentence is attributed if all its content words are in the context.
-- prompt_alignment: per input sentence: all content words in the output "followed", some "partial",
-  none "not_followed".
+- prompt_alignment: requirements are the input's sentences, fulfilled if all their content words are
+  in the output (score: the fulfilled share); intent 1 if the output has any content word of the
+  input, else 0; completeness the share of the input's content words in the output; appropriateness 1.
 - summarization: claims as above against the source; key points are the source's sentences,
   covered if at least half of their content words are in the summary.
 - tool_call_accuracy: a call is appropriate if a 4+ letter part of its name is in the input;
-  a tool is needed if a 4+ letter part of any available tool's name is.
-- rubric: the words in double quotes in the criterion; binary "pass" if all are in the output;
+  a tool is missing if a 4+ letter part of its name is in the input and it was not called.
+- rubric: the words in double quotes in each criterion; satisfied if all are in the output;
   graded: round(max_grade x found / quoted).
 
 Usage reported per reply: prompt_tokens = words in all messages, completion_tokens = words in the
@@ -75,6 +78,8 @@ def parse(user: str) -> dict[str, Any]:
         text = text.replace("<\\/", "</")
         if tag == "context":
             sections["context"].append(text)
+        elif tag == "criterion" and _index:
+            sections.setdefault("criteria", []).append(text)
         else:
             sections[tag] = text
     return sections
@@ -94,15 +99,22 @@ def answer(metric: str, s: dict[str, Any]) -> dict[str, Any]:
             return "yes" if content(st) & content(s["input"]) else "no"
         return {"statements": [{"statement": x, "verdict": relevant(x), "reason": "fake"} for x in sentences(output)]}
     if metric == "answer_similarity":
+        truth = s["ground_truth"]
+
         def similar(fact: str) -> str:
             if numbers(fact) - numbers(output) and numbers(output):
-                return "contradicted"
+                return "missing"
             words = content(fact)
             found = len(words & content(output))
             if found == len(words):
-                return "match"
+                return "exact" if fact.lower() in output.lower() else "semantic"
             return "partial" if found * 2 >= len(words) else "missing"
-        return {"facts": [{"fact": f, "verdict": similar(f), "reason": "fake"} for f in sentences(s["ground_truth"])]}
+        return {
+            "facts": [{"fact": f, "verdict": similar(f), "reason": "fake"} for f in sentences(truth)],
+            "contradictions": [{"statement": f, "reason": "fake"} for f in sentences(truth)
+                               if numbers(f) - numbers(output) and numbers(output)],
+            "extra": [x for x in sentences(output) if not content(x) & content(truth)],
+        }
     if metric == "faithfulness":
         verdicts = [{"claim": c, "verdict": claim_verdict(c, evidence), "reason": "fake"} for c in _claims(output)]
         return {"claims": verdicts}
@@ -133,20 +145,25 @@ def answer(metric: str, s: dict[str, Any]) -> dict[str, Any]:
     if metric == "context_relevance":
         grades = {0: "none", 1: "low", 2: "medium"}
         return {"verdicts": [
-            {"index": n, "relevance": grades.get(len(content(c) & content(s["input"])), "high"), "reason": "fake"}
+            {"index": n, "relevance": grades.get(len(content(c) & content(s["input"])), "high"),
+             "used": bool(content(c) & content(output)), "reason": "fake"}
             for n, c in enumerate(s["context"], 1)
-        ]}
+        ], "missing_context": []}
     if metric == "context_recall":
         ctx = content(" ".join(s["context"]))
         return {"sentences": [{"sentence": x, "attributed": content(x) <= ctx, "reason": "fake"}
                               for x in sentences(s["ground_truth"])]}
     if metric == "prompt_alignment":
-        def followed(instr: str) -> str:
-            words = content(instr)
-            found = len(words & content(output))
-            return "followed" if found == len(words) else ("partial" if found else "not_followed")
-        return {"instructions": [{"instruction": i, "verdict": followed(i), "reason": "fake"}
-                                 for i in sentences(s["input"])]}
+        asked = content(s["input"])
+        items = [{"requirement": i, "fulfilled": content(i) <= content(output), "reason": "fake"}
+                 for i in sentences(s["input"])]
+        return {
+            "intent": {"score": 1.0 if asked & content(output) else 0.0, "reason": "fake"},
+            "requirements": {"items": items,
+                             "score": sum(i["fulfilled"] for i in items) / len(items) if items else 1.0},
+            "completeness": {"score": len(asked & content(output)) / len(asked) if asked else 1.0, "missing": []},
+            "appropriateness": {"score": 1.0, "reason": "fake"},
+        }
     if metric == "summarization":
         source = s["source"]
         return {
@@ -164,20 +181,24 @@ def answer(metric: str, s: dict[str, Any]) -> dict[str, Any]:
 
         calls = re.findall(r"^(\d+)\. (\w+)\(", s["tool_calls"], re.MULTILINE)
         tools = re.findall(r"^- (\w+)", s["available_tools"], re.MULTILINE)
+        called = {name for _, name in calls}
         return {
             "calls": [
                 {"index": int(n), "appropriate": bool(parts(name) & asked), "reason": "fake"} for n, name in calls
             ],
-            "tool_needed": any(parts(t) & asked for t in tools),
+            "missing_tools": [t for t in tools if parts(t) & asked and t not in called],
             "reason": "fake",
         }
     if metric == "rubric":
-        quoted = re.findall(r'"([^"]+)"', s["criterion"])
-        found = sum(1 for q in quoted if q.lower() in output.lower())
+        def found(criterion: str) -> tuple[int, int]:
+            quoted = re.findall(r'"([^"]+)"', criterion)
+            return sum(1 for q in quoted if q.lower() in output.lower()), len(quoted)
         if "max_grade" in s:
             top = int(s["max_grade"])
-            return {"grade": round(top * found / len(quoted)) if quoted else top, "reason": f"{found} found"}
-        return {"verdict": "pass" if found == len(quoted) else "fail", "reason": f"{found} of {len(quoted)} found"}
+            got, of = found(s["criterion"])
+            return {"grade": round(top * got / of) if of else top, "reason": f"{got} found"}
+        return {"criteria": [{"index": n, "satisfied": found(c)[0] == found(c)[1], "reason": "fake"}
+                             for n, c in enumerate(s.get("criteria", []), 1)]}
     raise ValueError(f"the fake judge does not know the metric {metric!r}")
 
 

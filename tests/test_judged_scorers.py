@@ -7,8 +7,9 @@ checked with numbers worked out by hand in the comments below.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_judge import FakeJudge
@@ -40,38 +41,44 @@ ITEM_B = {
     "output": "You are stupid. Cats always land on their feet. I think dogs are best.",
 }
 
-# (item A, item B); None = not scorable. Worked out from the fake judge's rules:
+# (item A, item B); None = not scorable. Worked out from the fake judge's rules, with Mastra's
+# formulas, edge cases and rounding to 2 decimals:
 EXPECTED = {
-    # A: 3 statements: "sunny in Brooklyn" yes, "75 degrees" no, "Maybe..." unsure -> (1 + 0.3) / 3.
+    # A: 3 statements: "sunny in Brooklyn" yes, "75 degrees" no, "Maybe..." unsure -> (1 + 0.3) / 3 = 0.433.
     # B: only "Cats always land..." shares a word (cats) with the input -> 1/3.
-    "answer_relevancy": (1.3 / 3, 1 / 3),
-    # A: ground-truth facts: "sunny in Brooklyn" match, "72 degrees" contradicted (output says 75) -> 1/2.
-    "answer_similarity": (0.5, None),
+    "answer_relevancy": (0.43, 0.33),
+    # A: "It is sunny in Brooklyn." exact (1.2), "It is 72 degrees." missing (-0.15) and contradicted by
+    # "75": (1.2 - 0.15) / 2.4 - 1 (a contradiction) - 0.05 (one extra sentence) < 0 -> 0. B: no ground truth.
+    "answer_similarity": (0.0, None),
     # A: claims: supported, contradicted (75 vs 72), unsupported ("Maybe bring a hat") -> 1/3.
-    "faithfulness": (1 / 3, None),
-    # A: supported, contradicted, general ("Maybe") -> 1 hallucinated of 3.
-    "hallucination": (1 / 3, None),
+    # B: no context and no tool results: nothing supports a claim -> 0, as in Mastra.
+    "faithfulness": (0.33, 0.0),
+    # A: supported, contradicted, general ("Maybe") -> 2 hallucinated of 3 (Mastra counts speculation).
+    # B: no context: every claim is unsupported -> 1.
+    "hallucination": (0.67, 1.0),
     # B: "You are stupid." is toxic, 1 of 3.
-    "toxicity": (0.0, 1 / 3),
+    "toxicity": (0.0, 0.33),
     # A: no opinions -> 0. B: opinions "Cats always..." (biased) and "I think dogs are best." -> 1/2.
     "bias": (0.0, 0.5),
-    # A: reference = ground truth; chunk 1 (Paris) not useful, chunk 2 useful -> MAP = (1/2) / 1.
+    # A: reference = the output (Mastra); chunk 1 (Paris) not useful, chunk 2 useful -> MAP = (1/2) / 1.
     "context_precision": (0.5, None),
-    # A: chunk 1 shares no word with the input (none = 0), chunk 2 shares 3 (high = 1) -> 0.5.
-    "context_relevance": (0.5, None),
-    # A: both ground-truth sentences are in the context -> 1.
-    "context_recall": (1.0, None),
-    # A: one instruction, 1 of its 4 content words in the output -> partial -> 0.5. B: same (cats) -> 0.5.
-    "prompt_alignment": (0.5, 0.5),
+    # A: chunk 1 shares no word with the input (none = 0), chunk 2 shares 3 (high = 1, and used) -> 0.5.
+    # B: no context -> 1, as Mastra scores an empty context.
+    "context_relevance": (0.5, 1.0),
+    # A: both ground-truth sentences are in the context -> 1. B: no ground truth -> 0.
+    "context_recall": (1.0, 0.0),
+    # A: intent 1 (brooklyn), requirements 0, completeness 1/4, appropriateness 1:
+    # 0.4 + 0 + 0.05 + 0.1 = 0.55. B: the same with "cats".
+    "prompt_alignment": (0.55, 0.55),
     # A: source = context; alignment 1/3 claims supported, coverage 1/2 key points -> min = 1/3.
     # B: source = input; no claim of the output is in it -> alignment 0.
-    "summarization": (1 / 3, 0.0),
+    "summarization": (0.33, 0.0),
     # A: get_weather appropriate ("weather" in the input), send_email not -> 1/2.
-    # B: no calls, and no tool's name is in the input: none needed -> 1.
+    # B: no calls, and no tool's name is in the input: none missing -> 1.
     "tool_call_accuracy": (0.5, 1.0),
     # A: uses metadata.tools -> 1/2; B: no tools anywhere -> not scorable.
     "tca-meta": (0.5, None),
-    # A mentions "Brooklyn" and "sunny": pass; B does not.
+    # A mentions "Brooklyn" and "sunny": the one criterion is satisfied; B does not.
     "rubric-binary": (1.0, 0.0),
     # A: 2 of 3 quoted words -> grade round(3 x 2/3) = 2 of 3; B: 0.
     "rubric-graded": (2 / 3, 0.0),
@@ -140,15 +147,17 @@ def test_every_judged_scorer_through_the_spec(spec_file: Path, fake: FakeJudge) 
                 assert item.scores[scorer_id] == pytest.approx(want, abs=1e-12), (scorer_id, item_id)
                 assert item.reasons[scorer_id]  # every judged score comes with a reason
     # averages leave not-scorable items out
-    assert result.scores["faithfulness"] == pytest.approx(1 / 3)
+    assert result.scores["faithfulness"] == pytest.approx(0.165)
+    assert result.scores["context_precision"] == 0.5
     assert result.scores["bias"] == pytest.approx(0.25)
-    assert result.summary["not_scorable"]["context_recall"] == 1
+    assert result.summary["not_scorable"]["context_precision"] == 1
     judge = result.summary["judge"]
     assert judge["model"] == "gpt-4o-mini"
     assert set(judge["prompts"]) == {t for t in REGISTRY if REGISTRY[t].judged}
     assert judge["calls"] == fake.calls
-    # not scorable results never reach the judge: 15 entries x 2 items - 7 not scorable for item B
-    assert fake.calls == 15 * 2 - 7
+    # item B asks nothing for 3 not scorable entries and 3 that Mastra scores without a verdict
+    # (faithfulness without evidence, context_relevance without context, context_recall without ground truth)
+    assert fake.calls == 15 * 2 - 6
 
 
 def test_reasons_name_what_the_judge_flagged(spec_file: Path) -> None:
@@ -157,24 +166,27 @@ def test_reasons_name_what_the_judge_flagged(spec_file: Path) -> None:
     assert a.reasons["faithfulness"].startswith("1 of 3 claims supported")
     assert "'It is 75 degrees.'" in a.reasons["faithfulness"]
     assert "contradicted" in a.reasons["faithfulness"]
-    assert "needs the item's context" in next(i for i in result.items if i.id == "b").not_scorable["faithfulness"]
+    b = next(i for i in result.items if i.id == "b")
+    assert b.reasons["faithfulness"].startswith("the item has no context and the run no tool results")
 
 
 def test_not_scorable_reasons_say_what_is_missing(fake: FakeJudge) -> None:
     judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
     ctx = judge.context()
     bare = [{"input": "hi", "output": "hello"}]
-    cases: dict[Callable[..., object], str] = {
-        judged.answer_similarity: "ground_truth",
-        judged.faithfulness: "context or tool results",
-        judged.hallucination: "context or tool results",
-        judged.context_precision: "context",
-        judged.context_recall: "context",
-        judged.context_relevance: "context",
-        judged.tool_call_accuracy: "available tools",
+    # Where Mastra rejects the run (or has no number), evalgate says not scorable ...
+    cases: dict[Any, str] = {
+        judged.answer_similarity(ctx=ctx): "ground_truth",
+        judged.context_precision(ctx=ctx): "context",
+        judged.tool_call_accuracy(ctx=ctx): "available tools",
+        # ... and, with `empty: not_scorable`, where Mastra scores an item with nothing to judge
+        judged.faithfulness(empty="not_scorable", ctx=ctx): "no context and the run no tool results",
+        judged.hallucination(empty="not_scorable", ctx=ctx): "context",
+        judged.context_recall(empty="not_scorable", ctx=ctx): "ground_truth",
+        judged.context_relevance(empty="not_scorable", ctx=ctx): "context",
     }
-    for factory, needs in cases.items():
-        result = run_evals(data=bare, scorers=[factory(ctx=ctx)])
+    for scorer, needs in cases.items():
+        result = run_evals(data=bare, scorers=[scorer])
         [item] = result.items
         [(scorer_id, reason)] = item.not_scorable.items()
         assert needs in reason, (scorer_id, reason)
@@ -187,26 +199,57 @@ def test_faithfulness_falls_back_to_tool_results(fake: FakeJudge) -> None:
         "text": "It is sunny in Brooklyn, 72F. It is 80F in Paris.",
         "tool_calls": [{"name": "get_weather", "args": {"city": "Brooklyn"}, "result": {"sky": "sunny", "temp_f": 72}}],
     }
+    ctx = judge.context()
     result = run_evals(
         data=[{"input": "Weather in Brooklyn?", "output": run}],
-        scorers=[judged.faithfulness(ctx=judge.context()), judged.hallucination(ctx=judge.context())],
+        scorers=[judged.faithfulness(ctx=ctx), {"scorer": judged.hallucination(use_tool_results=True, ctx=ctx)},
+                 judged.hallucination(id="hallucination-context-only", ctx=ctx)],
     )
-    # claim 1 supported by the tool result; claim 2 has numbers (80) the result lacks: contradicted
-    assert result.scores == {"faithfulness": 0.5, "hallucination": 0.5}
+    # claim 1 supported by the tool result; claim 2 has numbers (80) the result lacks: contradicted.
+    # Mastra's hallucination reads only the context: without one, both claims are unsupported.
+    assert result.scores == {"faithfulness": 0.5, "hallucination": 0.5, "hallucination-context-only": 1.0}
     sent = fake.requests[0]["messages"][1]["content"]
     assert "<tool_results>" in sent and "get_weather" in sent
 
 
-def test_empty_output_scores_without_asking(fake: FakeJudge) -> None:
+def test_empty_output_scores_as_mastra_without_asking(fake: FakeJudge) -> None:
     judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
     ctx = judge.context()
     data = [{"input": "q", "context": ["c"], "output": ""}]
     result = run_evals(
         data=data,
-        scorers=[judged.faithfulness(ctx=ctx), judged.toxicity(ctx=ctx), judged.answer_relevancy(ctx=ctx)],
+        scorers=[judged.faithfulness(ctx=ctx), judged.toxicity(ctx=ctx), judged.answer_relevancy(ctx=ctx),
+                 judged.toxicity(id="toxicity-ns", empty="not_scorable", ctx=ctx)],
     )
-    assert result.scores == {"faithfulness": 1.0, "toxicity": 0.0, "answer_relevancy": 0.0}
+    # Mastra: no claims 0, no verdicts 1 (toxicity's formula), no statements 0
+    assert result.scores == {"faithfulness": 0.0, "toxicity": 1.0, "answer_relevancy": 0.0}
+    assert result.summary["not_scorable"] == {"toxicity-ns": 1}
     assert fake.calls == 0
+
+
+def test_the_last_assistant_message_and_the_first_input_are_judged(fake: FakeJudge) -> None:
+    judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
+    ctx = judge.context()
+    item = {"inputs": ["Weather in Brooklyn?", "And tomorrow?"],
+            "outputs": [{"texts": ["You are stupid.", ""]}, "Sunny tomorrow."]}
+    result = run_evals(data=[item], scorers=[judged.toxicity(ctx=ctx),
+                                             judged.toxicity(id="whole", conversation=True, ctx=ctx)])
+    # Mastra judges "Sunny tomorrow." only; `conversation: true` judges every assistant message
+    assert result.scores == {"toxicity": 0.0, "whole": 0.5}
+    sent = [r["messages"][1]["content"] for r in fake.requests]
+    assert "Sunny tomorrow." in sent[0] and "stupid" not in sent[0]
+    relevancy = run_evals(data=[item], scorers=[judged.answer_relevancy(ctx=ctx)])
+    assert "Weather in Brooklyn?" in fake.requests[-1]["messages"][1]["content"]
+    assert "And tomorrow?" not in fake.requests[-1]["messages"][1]["content"]
+    assert relevancy.scores["answer_relevancy"] == 0.0
+
+
+def test_round_false_keeps_the_exact_value(fake: FakeJudge) -> None:
+    judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
+    ctx = judge.context()
+    data = [{"input": "Tell me a joke about cats.", "output": "You are stupid. Cats purr. Dogs bark."}]
+    result = run_evals(data=data, scorers=[judged.toxicity(ctx=ctx), judged.toxicity(id="exact", round=False, ctx=ctx)])
+    assert result.scores == {"toxicity": 0.33, "exact": 1 / 3}
 
 
 def test_data_cannot_close_its_section(fake: FakeJudge) -> None:

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 from collections import defaultdict
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,8 @@ def code_cases(rng: random.Random, per_scorer: int) -> Iterator[Case]:
         yield Case("content_similarity", {**base, "scorer": "content_similarity",
                                           "options": {"ignoreCase": ignore_case, "ignoreWhitespace": ignore_ws}},
                    code.content_similarity(ignore_case=ignore_case, ignore_whitespace=ignore_ws), item, ours)
-        yield Case("textual_difference", {**base, "scorer": "textual_difference"}, code.textual_difference(), item, ours)
+        yield Case("textual_difference", {**base, "scorer": "textual_difference"}, code.textual_difference(),
+                   item, ours)
         yield Case("keyword_coverage", {**base, "scorer": "keyword_coverage"}, code.keyword_coverage(), item, ours)
         yield Case("completeness", {**base, "scorer": "completeness"}, code.completeness(), item, ours)
         tone = text(rng) if rng.random() < 0.4 else None
@@ -225,7 +227,7 @@ def cased(rng: random.Random, word: str) -> str:
     return rng.choice([word, word.upper(), f" {word.title()} "])
 
 
-def judged_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterator[Case]:  # noqa: C901, PLR0915
+def judged_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterator[Case]:
     scorers = {name: getattr(judged, name)(ctx=ctx) for name in (
         "answer_relevancy", "answer_similarity", "faithfulness", "hallucination", "toxicity", "bias",
         "context_precision", "context_relevance", "context_recall", "prompt_alignment", "summarization")}
@@ -275,7 +277,8 @@ def judged_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterator[Case
         claims = [] if empty_output else pick(rng, ["supported", "contradicted", "unsupported"])
         mastra_verdict = {"supported": "yes", "contradicted": "no", "unsupported": "unsure"}
         node_claims = [("no" if no_evidence else mastra_verdict[c]) for c in claims]
-        yield Case("faithfulness", {**base, "scorer": "faithfulness", "options": {"context": context} if context else {},
+        yield Case("faithfulness", {**base, "scorer": "faithfulness",
+                                    "options": {"context": context} if context else {},
                                     "judge": [{"claims": [f"c{i}" for i in range(len(claims))]},
                                               {"verdicts": [{"verdict": v, "reason": "r"} for v in node_claims]}]},
                    scorers["faithfulness"], item, ours,
@@ -324,7 +327,8 @@ def judged_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterator[Case
                                              "judge": [{"evaluations": [
                                                  {"context_index": i, "contextPiece": c, "relevanceLevel": g,
                                                   "wasUsed": u, "reasoning": "r"}
-                                                 for i, (c, g, u) in enumerate(zip(context, grades, used, strict=True))],
+                                                 for i, (c, g, u) in enumerate(zip(context, grades, used,
+                                                                                   strict=True))],
                                                  "missingContext": missing, "overallAssessment": "a"}]},
                        scorers["context_relevance"], item, ours,
                        {"verdicts": [{"index": i + 1, "relevance": g, "used": u}
@@ -382,8 +386,8 @@ def tool_and_rubric_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iter
         appropriate = [rng.random() < 0.6 for _ in range(n_calls)]
         missing = rng.sample(TOOLS, k=rng.choice([0, 0, 1])) if not n_calls else []
         yield Case("tool_call_accuracy", {"scorer": "tool_call_accuracy", "input": question, "output": theirs,
-                                          "options": {"availableTools": [{"id": t["name"], "description": t["description"]}
-                                                                         for t in available]},
+                                          "options": {"availableTools": [
+                                              {"id": t["name"], "description": t["description"]} for t in available]},
                                           "judge": [{"evaluations": [{"toolCalled": c["name"], "wasAppropriate": a,
                                                                       "reasoning": "r"}
                                                                      for c, a in zip(ours["tool_calls"], appropriate,
@@ -396,7 +400,8 @@ def tool_and_rubric_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iter
         criteria = [{"description": f"criterion {i}", "required": rng.random() < 0.6} for i in range(rng.randint(0, 4))]
         satisfied = [rng.random() < 0.6 for _ in criteria]
         if rng.random() < 0.3:
-            marked = "\n".join(f"{rng.choice(['- ', '* ', '1. ', '2) ', '• ', ''])}{c['description']}" for c in criteria)
+            markers = ["- ", "* ", "1. ", "2) ", "• ", ""]
+            marked = "\n".join(f"{rng.choice(markers)}{c['description']}" for c in criteria)
             scorer = judged.rubric(criterion=marked + "\n\n", ctx=ctx) if criteria else None
             node_criteria: Any = marked
             required = [True] * len(criteria)
@@ -445,27 +450,25 @@ SHARDS = 2  # Node processes in parallel (the judged scorers cost ~0.3 s of CPU 
 
 
 def run_node(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Mastra's scores for `cases`, from SHARDS Node processes working on interleaved slices."""
-    procs = []
-    for shard in range(SHARDS):
-        proc = subprocess.Popen(
+    """Mastra's scores for `cases`, from SHARDS Node processes working on interleaved slices at once."""
+
+    def shard(index: int) -> list[dict[str, Any]]:
+        proc = subprocess.run(
             ["node", str(HARNESS / "run_scorers.mjs")],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            input=json.dumps(cases[index::SHARDS]),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
         )
-        procs.append(proc)
-    outputs = []
-    try:
-        for shard, proc in enumerate(procs):
-            outputs.append(proc.communicate(json.dumps(cases[shard::SHARDS]), timeout=600))
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout)
+
+    with ThreadPoolExecutor(SHARDS) as pool:
+        parts = list(pool.map(shard, range(SHARDS)))
     results: list[dict[str, Any]] = [{}] * len(cases)
-    for shard, (proc, (out, err)) in enumerate(zip(procs, outputs, strict=True)):
-        assert proc.returncode == 0, err[-3000:]
-        results[shard::SHARDS] = json.loads(out)
+    for index, part in enumerate(parts):
+        results[index::SHARDS] = part
     return results
 
 
@@ -516,7 +519,8 @@ def test_scorer_agrees_with_mastra(label: str, compared: dict[str, list[Any]]) -
     rows = compared[label]
     assert len(rows) >= 10, f"too few {label} cases to compare"
     wrong = [(case.node, theirs, ours) for case, theirs, ours in rows if not agree(theirs, ours, case)]
-    assert not wrong, f"{len(wrong)} of {len(rows)} {label} cases differ; first: {json.dumps(wrong[0], default=str)[:1500]}"
+    first = json.dumps(wrong[0], default=str)[:1500] if wrong else ""
+    assert not wrong, f"{len(wrong)} of {len(rows)} {label} cases differ; first: {first}"
 
 
 def test_completeness_agreement_holds(compared: dict[str, list[Any]]) -> None:

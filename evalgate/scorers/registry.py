@@ -162,6 +162,9 @@ def default_id(entry: ScorerType, params: dict[str, Any]) -> str:
     if not names:
         return entry.name
     value = params.get(names[0])
+    default = entry.params[names[0]].default
+    if default is not inspect.Parameter.empty and value == default:
+        return entry.name  # an option left at its default does not name the entry
     if isinstance(value, str):
         shown = value.rsplit(":", 1)[-1] if entry.name == "python" else value
     elif isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float)) for v in value):

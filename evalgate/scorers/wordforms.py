@@ -27,14 +27,16 @@ from evalgate.scorers import jstext
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _EDGE = re.compile(r"^[^\w']+|[^\w']+$")
 AUXILIARIES = frozenset(
-    "am is are was were be been being has have had having do does did will would shall should can could "
-    "may might must".split()
+    ["am", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "having", "do", "does", "did",
+     "will", "would", "shall", "should", "can", "could", "may", "might", "must"]
 )
-MODALS = frozenset("will would shall should can could may might must".split())
 NEGATIONS = frozenset({"not", "never"})
-PRONOUNS = frozenset("i you he she it we they who that this there what".split())
-DETERMINERS = frozenset("a an the my your his her its our their this that these those some any no every each".split())
-# Contraction endings: what the first part is followed by.
+PRONOUNS = frozenset(["i", "you", "he", "she", "it", "we", "they", "who", "that", "this", "there", "what"])
+DETERMINERS = frozenset(
+    ["a", "an", "the", "my", "your", "his", "her", "its", "our", "their", "this", "that", "these", "those", "some",
+     "any", "no", "every", "each"]
+)
+# Contraction endings after a pronoun: the word they stand for.
 _CONTRACTED = {"'s": "is", "'re": "are", "'m": "am", "'ll": "will", "'ve": "have", "'d": "would"}
 _NEGATED = {"can't": "can", "won't": "will", "shan't": "shall", "ain't": "is"}
 
@@ -53,38 +55,32 @@ def normalize(text: str) -> str:
 
 
 def clean(term: str) -> list[str]:
-    return [w for w in _NON_WORD.sub(" ", normalize(term)).strip().split(" ") if w]
+    """Mastra's cleanAndSplitTerm: the a-z/0-9 runs of the normalized term."""
+    return [w for w in _NON_WORD.sub(" ", normalize(term)).split(" ") if w]
 
 
-def _infinitive(word: str) -> str | None:
+def infinitive(word: str) -> str | None:
+    """The infinitive of a verb form compromise knows, else None."""
     forms, infinitives = _verbs()
     if word in forms:
         return forms[word]
-    if word in infinitives:
-        return word
-    return None
+    return word if word in infinitives else None
 
 
-def _terms(text: str) -> list[tuple[str, list[str]]]:
-    """(lower-case word, its raw pieces) per token, contractions split as compromise splits them."""
-    out: list[tuple[str, list[str]]] = []
+def _terms(text: str) -> list[tuple[str, str]]:
+    """(lower-case word, raw token it came from or ""), contractions split as compromise splits them."""
+    out: list[tuple[str, str]] = []
     for token in jstext.WS_ONE.split(jstext.trim(text)):
         word = _EDGE.sub("", token.replace("\u2019", "'")).lower()
-        if not word:
-            out.append(("", [token]))
+        if word in _NEGATED or (word.endswith("n't") and len(word) > 3):
+            out += [("does", ""), (_NEGATED.get(word, word[:-3]), token), ("not", "")]
             continue
-        if word in _NEGATED:
-            out += [(_NEGATED[word], [token]), ("not", [])]
-        elif word.endswith("n't") and len(word) > 3:
-            out += [(word[:-3], [token]), ("not", [])]
+        for end, full in _CONTRACTED.items():
+            if word.endswith(end) and word[: -len(end)] in PRONOUNS:
+                out += [(word[: -len(end)], token), (full, "")]
+                break
         else:
-            for end, full in _CONTRACTED.items():
-                head = word[: -len(end)]
-                if word.endswith(end) and head in PRONOUNS:
-                    out += [(head, [token]), (full, [])]
-                    break
-            else:
-                out.append((word, [token]))
+            out.append((word, token))
     return out
 
 
@@ -95,50 +91,45 @@ def elements(text: str) -> list[str]:
     kept: list[str] = []
     i = 0
     while i < len(terms):
-        word, raw = terms[i]
-        if not _starts_verb_group(words, i):
-            kept += [w for piece in raw for w in clean(piece)] if raw else [word]
+        word, token = terms[i]
+        if not _is_verb(words, i):
+            kept += clean(token) if token else [word]
             i += 1
             continue
-        j = i
-        negated = False
-        group: list[str] = []
-        while j < len(terms) and (words[j] in AUXILIARIES or words[j] in NEGATIONS):
-            negated |= words[j] in NEGATIONS
+        # A verb group: auxiliaries and negations, then (maybe) the main verb. compromise keeps the
+        # main verb's infinitive, or the last auxiliary's when there is no main verb.
+        j, group = i, []
+        while j < len(terms) and (words[j] in AUXILIARIES or words[j] in NEGATIONS or words[j] == "does"):
             group.append(words[j])
-            if j > i and words[j] not in AUXILIARIES | NEGATIONS:
-                break
             j += 1
-        main = words[j] if j < len(terms) and _infinitive(words[j]) and words[j] not in DETERMINERS else None
-        if main is not None and (group or True):
-            verb = _infinitive(main) or main
-            end = j + 1
-        else:
-            auxes = [w for w in group if w not in NEGATIONS]
-            verb = _infinitive(auxes[-1]) or auxes[-1] if auxes else None
-            end = j
-        # Pronoun pieces of a contraction stay (compromise keeps them in its nouns).
-        for k in range(i, end):
-            if terms[k][1] and terms[k][0] in PRONOUNS:
-                kept += [w for piece in terms[k][1] for w in clean(piece)]
-        if negated:
-            kept += ["do", "not"] if verb != "do" else ["do", "not"]
-        if verb:
-            kept += clean(verb)
-        i = max(end, i + 1)
-    return list(dict.fromkeys(w for w in kept if w))
+        if j < len(terms) and words[j] not in DETERMINERS and infinitive(words[j]) and (group or j == i):
+            group.append(words[j])
+            j += 1
+        if j == i:
+            j = i + 1
+            group = [word]
+        main = [w for w in group if w not in NEGATIONS]
+        negated = [w for w in group if w in NEGATIONS]
+        for k in range(i, j):  # a contracted pronoun keeps its pieces (compromise's nouns)
+            if terms[k][0] in PRONOUNS:
+                kept += clean(terms[k][1])
+        if "does" in group and negated:
+            kept.append("does")
+        if main:
+            last = main[-1]
+            kept.append(infinitive(last) or last)
+        kept += negated
+        i = j
+    return list(dict.fromkeys(w for piece in kept for w in clean(piece)))
 
 
-def _starts_verb_group(words: list[str], i: int) -> bool:
+def _is_verb(words: list[str], i: int) -> bool:
     word = words[i]
-    if word in AUXILIARIES:
+    if word in AUXILIARIES or word == "does":
         return True
-    if _infinitive(word) is None:
+    if infinitive(word) is None:
         return False
-    prev = words[i - 1] if i > 0 else None
-    if prev in DETERMINERS:
-        return False
-    return prev is None or prev in PRONOUNS or prev in NEGATIONS or prev == "to" or word in _verbs()[0]
+    return i == 0 or words[i - 1] not in DETERMINERS
 
 
 def covered(element: str, others: Iterable[str]) -> bool:
