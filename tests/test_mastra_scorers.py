@@ -166,6 +166,27 @@ def code_cases(rng: random.Random, per_scorer: int) -> Iterator[Case]:
                    ours_scorer, item, ours)
 
 
+def mastra_message(rng: random.Random, tool_calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """An assistant message as a Mastra agent persists it, its calls in `parts` (and maybe `toolInvocations`)."""
+    invocations = []
+    for n, call in enumerate(tool_calls):
+        inv: dict[str, Any] = {"toolCallId": f"c{n}", "toolName": call["name"], "args": call["args"]}
+        if call.get("status") == "pending":
+            inv["state"] = "call"
+        elif "error" in call:
+            inv |= {"state": "output-error", "errorText": call["error"]}
+        else:
+            inv |= {"state": "result", "result": call.get("result", {"error": "bad"})}
+            if rng.random() < 0.2:
+                inv["isError"] = True
+        invocations.append(inv)
+    parts: list[dict[str, Any]] = [{"type": "tool-invocation", "toolInvocation": i} for i in invocations]
+    content: dict[str, Any] = {"format": 2, "parts": [*parts, {"type": "text", "text": "done"}], "content": "done"}
+    if rng.random() < 0.5:
+        content["toolInvocations"] = [i for i in invocations if i["state"] == "result"]
+    return {"id": "m1", "role": "assistant", "createdAt": "1970-01-01T00:00:00.000Z", "content": content}
+
+
 def expected_steps(rng: random.Random, actual: list[dict[str, Any]]) -> list[Any]:
     steps: list[Any] = []
     for _ in range(rng.randint(0, 4)):
@@ -189,6 +210,8 @@ def trajectory_cases(rng: random.Random, count: int) -> Iterator[Case]:
     for _ in range(count):
         tool_calls = calls(rng, most=5)
         theirs, ours = {"text": "done", "tool_calls": tool_calls}, {"text": "done", "tool_calls": tool_calls}
+        if rng.random() < 0.3:  # the same calls as Mastra messages, with isError and {error} results
+            theirs = ours = {"messages": [mastra_message(rng, tool_calls)]}
         expectation: dict[str, Any] = {}
         if rng.random() < 0.85:
             expectation["steps"] = expected_steps(rng, tool_calls)

@@ -363,8 +363,15 @@ def _actual(call: ToolCall) -> Actual:
             return value
         return {"value": value}
 
-    ok = not call.failed
+    ok = not call.failed or _returned_with_error_field(call)
     return Actual(call.name, wrap(call.args), wrap(call.result) if ok else None, ok)
+
+
+def _returned_with_error_field(call: ToolCall) -> bool:
+    """A Mastra call that returned `{error: ...}`: an error for the checks, a success for the trajectory."""
+    from evalgate.formats import _result_error  # the text message formats put in ToolCall.error
+
+    return call.status == "error" and call.error is not None and call.error == _result_error(call.result)
 
 
 def score_trajectory(

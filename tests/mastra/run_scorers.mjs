@@ -14,6 +14,7 @@
 //     "options": {...},            // passed to Mastra's factory as its options (camelCase, Mastra's names)
 //     "input": "user message",     // the agent's input message (omit for none)
 //     "output": RUN,               // as in run_mastra.mjs: "text" | {"text": "..." | [...], "tool_calls": [...]}
+//                                  //   | {"messages": [raw MastraDBMessage, ...]}
 //     "ground_truth": ...,         // optional
 //     "expected_trajectory": {...},// optional (Mastra's camelCase keys)
 //     "judge": [{...}, ...]        // LLM scorers: the judge's structured answers, one per judge step, in order
@@ -77,6 +78,7 @@ function toolInvocation(tc) {
 function runToMessages(run) {
   if (run === undefined || run === null) run = { text: '' };
   if (typeof run === 'string') run = { text: run };
+  if (Array.isArray(run.messages)) return run.messages; // raw MastraDBMessages, as a real agent persists them
   const texts = Array.isArray(run.text) && run.text.length > 0 ? run.text : [Array.isArray(run.text) ? '' : run.text ?? ''];
   const toolParts = (run.tool_calls ?? []).map((tc) => ({ type: 'tool-invocation', toolInvocation: toolInvocation(tc) }));
   const messages = texts.map((text, i) => {
