@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,15 @@ def test_lcs_matches_the_quadratic_definition() -> None:
                 same = ua[i - 1] == ub[j - 1]
                 table[i][j] = table[i - 1][j - 1] + 1 if same else max(table[i - 1][j], table[i][j - 1])
         assert jstext.lcs_length(ua, ub) == table[-1][-1], (a, b)
+
+
+def test_sentences_split_as_javascript_does_without_backtracking() -> None:
+    rng = random.Random(3)
+    for _ in range(2000):
+        text = "".join(rng.choices("ab .!?\n", k=rng.randint(0, 15)))
+        assert code._sentences(text) == re.findall(r"[^.!?]+[.!?]+", text), text
+    # a long text without punctuation: the regex would backtrack quadratically
+    assert code._sentences("word " * 200_000) == []
 
 
 def test_keyword_coverage() -> None:

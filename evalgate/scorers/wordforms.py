@@ -135,9 +135,9 @@ def _is_verb(words: list[str], i: int) -> bool:
 def covered(element: str, others: Iterable[str]) -> bool:
     """Mastra's loose match: up to 3 letters exactly; else one contains the other and is over 60% of it."""
     for other in others:
+        if element == other:
+            return True
         if len(element) <= 3:
-            if element == other:
-                return True
             continue
         longer, shorter = (element, other) if len(element) > len(other) else (other, element)
         if shorter in longer and len(shorter) / len(longer) > 0.6:
@@ -149,4 +149,6 @@ def coverage(original: list[str], simplified: list[str]) -> float:
     """Mastra's calculateCoverage: share of `original` covered by `simplified`; none: 1 if both empty, else 0."""
     if not original:
         return 1.0 if not simplified else 0.0
-    return sum(1 for e in original if covered(e, simplified)) / len(original)
+    exact = set(simplified)
+    found = sum(1 for e in original if e in exact or covered(e, simplified))
+    return found / len(original)
