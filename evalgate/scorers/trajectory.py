@@ -363,11 +363,11 @@ def _actual(call: ToolCall) -> Actual:
             return value
         return {"value": value}
 
-    ok = not call.failed or _returned_with_error_field(call)
+    ok = not call.failed or returned_with_error_field(call)
     return Actual(call.name, wrap(call.args), wrap(call.result) if ok else None, ok)
 
 
-def _returned_with_error_field(call: ToolCall) -> bool:
+def returned_with_error_field(call: ToolCall) -> bool:
     """A Mastra call that returned `{error: ...}`: an error for the checks, a success for the trajectory."""
     from evalgate.formats import _result_error  # the text message formats put in ToolCall.error
 
