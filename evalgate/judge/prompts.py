@@ -183,8 +183,8 @@ TOOL_CALL_ACCURACY = Prompt(
 1. for every call in <tool_calls>, with its index, whether calling that tool was appropriate: it
    directly serves what the input explicitly asks for (a tool that is merely related is not);
 2. "missing_tools": the available tools the agent should have called but did not. When no tool was
-   called, asking a clarifying question about a vague request needs no tool; ignoring a clear request
-   that a tool serves does.""",
+   called, judge the agent's <output>: asking a clarifying question about a vague request needs no
+   tool; a generic answer to a clear request that a tool serves misses one.""",
     '{"calls": [{"index": 1, "appropriate": true | false, "reason": "..."}], "missing_tools": ["..."], '
     '"reason": "..."}',
 )
