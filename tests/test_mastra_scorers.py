@@ -29,7 +29,6 @@ from typing import Any
 import pytest
 from fake_judge import FakeJudge
 
-import evalgate.api  # noqa: F401  (first: evalgate.judge and evalgate.scorers import each other)
 from evalgate.items import Item
 from evalgate.judge import Judge
 from evalgate.runs import Run, run_from_value

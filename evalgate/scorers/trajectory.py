@@ -369,7 +369,7 @@ def _actual(call: ToolCall) -> Actual:
 
 def returned_with_error_field(call: ToolCall) -> bool:
     """A Mastra call that returned `{error: ...}`: an error for the checks, a success for the trajectory."""
-    from evalgate.formats import _result_error  # the text message formats put in ToolCall.error
+    from evalgate.runs.messages import _result_error  # the text message formats put in ToolCall.error
 
     return call.status == "error" and call.error is not None and call.error == _result_error(call.result)
 
