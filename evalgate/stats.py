@@ -1,0 +1,402 @@
+"""Error bars and paired comparisons: pure functions, no I/O, standard library only.
+
+The methods (docs/statistics.md says why each was chosen, and what the simulations showed):
+
+- one run, K = 1: the mean of the scores with a Student t interval (mean ± t(n-1) · s/√n, clipped to
+  [0, 1]); for 0/1 scores the Wilson score interval, which behaves near 0 and 1.
+- repeats (K > 1 trials per item): trials of one item are correlated, so the standard error is clustered by
+  item (the cluster-robust form; with equal K it is sd(item means)/√items) and the t interval has items-1
+  degrees of freedom; for 0/1 scores a Wilson interval on Kish's effective sample size
+  n_eff = p(1-p)/SE², kept within [items, n].
+- two runs on the same items: paired. 0/1 scores with one trial each: exact McNemar p on the discordant pairs
+  and Newcombe's hybrid score interval (his method 10) for the difference; otherwise the paired t interval on
+  the differences of item means.
+- many entries: Holm-Bonferroni on one-sided p-values, so an unchanged agent is called regressed on any
+  entry with probability at most (1 - confidence) / 2.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from statistics import NormalDist
+
+Interval = tuple[float, float]
+_NORMAL = NormalDist()
+
+
+# ---- distributions ----
+
+
+def normal_quantile(p: float) -> float:
+    return _NORMAL.inv_cdf(p)
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularised incomplete beta (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with df degrees of freedom."""
+    if math.isinf(t):
+        return 1.0 if t > 0 else 0.0
+    tail = 0.5 * betainc(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t > 0 else tail
+
+
+@lru_cache(maxsize=4096)
+def t_quantile(p: float, df: float) -> float:
+    """The p quantile of Student's t (bisection on the CDF, to ~1e-12)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError("p must lie in (0, 1)")
+    if p == 0.5:
+        return 0.0
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    low, high = 0.0, 1.0
+    while t_cdf(high, df) < p:
+        high *= 2.0
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if t_cdf(middle, df) < p:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-12 * max(1.0, high):
+            break
+    return (low + high) / 2.0
+
+
+def binomial_cdf_half(k: int, n: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2), exactly (integer arithmetic, one rounding)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    term = total = 1
+    for i in range(k):
+        term = term * (n - i) // (i + 1)
+        total += term
+    return total / (1 << n)
+
+
+# ---- one run ----
+
+
+def wilson(p: float, n: float, confidence: float = 0.95) -> Interval:
+    """Wilson score interval for a proportion p observed on n (possibly effective, non-integer) trials."""
+    if n <= 0:
+        return (0.0, 1.0)
+    z = normal_quantile((1.0 + confidence) / 2.0)
+    z2 = z * z
+    denominator = 1.0 + z2 / n
+    centre = (p + z2 / (2.0 * n)) / denominator
+    half = z * math.sqrt(max(p * (1.0 - p) / n + z2 / (4.0 * n * n), 0.0)) / denominator
+    low = 0.0 if p <= 0.0 else max(0.0, centre - half)  # exact ends at 0 and 1, not 1 - 1e-16
+    high = 1.0 if p >= 1.0 else min(1.0, centre + half)
+    return (low, high)
+
+
+def t_interval(mean: float, stderr: float, df: float, confidence: float = 0.95,
+               low: float = 0.0, high: float = 1.0) -> Interval:
+    half = t_quantile((1.0 + confidence) / 2.0, df) * stderr
+    return (min(high, max(low, mean - half)), max(low, min(high, mean + half)))
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """An entry's average with its error bar."""
+
+    mean: float
+    n: int  # scored results (trials)
+    items: int  # items contributing (clusters)
+    stderr: float | None
+    ci: Interval | None
+    method: str  # "wilson", "t", "wilson-clustered", "t-clustered"
+    binary: bool
+    pass_at_k: float | None = None  # 0/1 with K > 1: share of items with at least one trial scoring 1
+    pass_all_k: float | None = None  # 0/1 with K > 1: share of items where every trial scored 1
+    flaky: int = 0  # 0/1 with K > 1: items whose trials disagree
+
+
+class Moments:
+    """Per-item sums folded in one item at a time: enough for a clustered standard error.
+
+    Values are shifted by the first one seen, so a constant entry has exactly zero variance and
+    nearly-constant ones lose no precision.
+    """
+
+    __slots__ = ("binary", "cross", "items", "items_all", "items_any", "n", "shift", "square", "started",
+                 "sum", "sum_n2")
+
+    def __init__(self) -> None:
+        self.shift = 0.0
+        self.started = False
+        self.items = 0
+        self.n = 0
+        self.sum = 0.0  # Σ S'_i, S'_i the item's sum of shifted values
+        self.square = 0.0  # Σ S'_i²
+        self.cross = 0.0  # Σ S'_i · n_i
+        self.sum_n2 = 0  # Σ n_i²
+        self.binary = True
+        self.items_all = 0
+        self.items_any = 0
+
+    def add_item(self, values: Sequence[float]) -> None:
+        """One item's scored values (its trials, or its one score)."""
+        count = len(values)
+        if not count:
+            return
+        if not self.started:
+            self.shift = values[0] if math.isfinite(values[0]) else 0.0
+            self.started = True
+        raw = 0.0
+        for value in values:
+            raw += value
+            if value != 0.0 and value != 1.0:
+                self.binary = False
+        shifted = raw - self.shift * count
+        self.items += 1
+        self.n += count
+        self.sum += shifted
+        self.square += shifted * shifted
+        self.cross += shifted * count
+        self.sum_n2 += count * count
+        if raw == count:
+            self.items_all += 1
+        if raw > 0:
+            self.items_any += 1
+
+    @property
+    def repeated(self) -> bool:
+        return self.n > self.items
+
+    def estimate(self, confidence: float = 0.95, mean: float | None = None) -> Estimate | None:
+        """mean: the entry's average as the verdict computed it (left-to-right sum); else from these sums."""
+        if self.n == 0:
+            return None
+        shifted_mean = self.sum / self.n
+        if mean is None:
+            mean = self.shift + shifted_mean
+        repeated = self.repeated
+        extra: dict[str, float | int] = {}
+        if self.binary and repeated:
+            extra = {"pass_at_k": self.items_any / self.items, "pass_all_k": self.items_all / self.items,
+                     "flaky": self.items_any - self.items_all}
+        if not math.isfinite(mean):
+            return Estimate(mean, self.n, self.items, None, None, "t", self.binary, **extra)  # type: ignore[arg-type]
+        stderr: float | None = None
+        if self.items >= 2:
+            residual = self.square - 2.0 * shifted_mean * self.cross + shifted_mean * shifted_mean * self.sum_n2
+            variance = self.items / (self.items - 1) * max(residual, 0.0) / (self.n * self.n)
+            stderr = math.sqrt(variance)
+        if self.binary:
+            p = min(1.0, max(0.0, mean))
+            n_eff: float = self.n
+            if repeated:
+                if stderr and 0.0 < p < 1.0:
+                    n_eff = min(float(self.n), max(float(self.items), p * (1.0 - p) / (stderr * stderr)))
+                elif 0.0 < p < 1.0:
+                    n_eff = float(self.n)  # identical item means: no sign of clustering
+                else:
+                    n_eff = float(self.items)  # all 0 or all 1: clustering unknown, assume the worst
+            method = "wilson-clustered" if repeated else "wilson"
+            return Estimate(mean, self.n, self.items, stderr, wilson(p, n_eff, confidence), method, True,
+                            **extra)  # type: ignore[arg-type]
+        method = "t-clustered" if repeated else "t"
+        if stderr is None:
+            return Estimate(mean, self.n, self.items, None, (0.0, 1.0), method, False)
+        ci = t_interval(mean, stderr, self.items - 1, confidence)
+        return Estimate(mean, self.n, self.items, stderr, ci, method, False)
+
+
+def estimate(values_by_item: Sequence[Sequence[float]], confidence: float = 0.95) -> Estimate | None:
+    """The error bar of an entry from its scored values grouped by item."""
+    moments = Moments()
+    for values in values_by_item:
+        moments.add_item(values)
+    return moments.estimate(confidence)
+
+
+# ---- two runs on the same items ----
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """head - base on matched items: the estimate, its interval, a two-sided p-value of no change, and
+    `below(bound)`, the one-sided p-value of head - base < bound (the test the interval inverts)."""
+
+    delta: float
+    ci: Interval
+    p_value: float | None
+    method: str  # "mcnemar-newcombe" or "paired-t"
+    pairs: int
+    below: Callable[[float], float]
+
+
+def mcnemar_p(regressed: int, improved: int) -> float:
+    """Exact McNemar: min(1, 2 · P(X <= min(b, c))), X ~ Binomial(b + c, 1/2)."""
+    discordant = regressed + improved
+    if discordant == 0:
+        return 1.0
+    return min(1.0, 2.0 * binomial_cdf_half(min(regressed, improved), discordant))
+
+
+def newcombe_paired(both: int, regressed: int, improved: int, neither: int, confidence: float = 0.95) -> Interval:
+    """Newcombe's hybrid score interval (1998, method 10) for head - base of paired 0/1 outcomes.
+
+    both: 1 on both runs; regressed: base 1, head 0; improved: base 0, head 1; neither: 0 on both.
+    """
+    n = both + regressed + improved + neither
+    if n == 0:
+        return (-1.0, 1.0)
+    p_head, p_base = (both + improved) / n, (both + regressed) / n
+    l_head, u_head = wilson(p_head, n, confidence)
+    l_base, u_base = wilson(p_base, n, confidence)
+    margins = (both + regressed) * (improved + neither) * (both + improved) * (regressed + neither)
+    phi = (both * neither - regressed * improved) / math.sqrt(margins) if margins else 0.0
+    delta = p_head - p_base
+    down = math.sqrt(max((p_head - l_head) ** 2 - 2.0 * phi * (p_head - l_head) * (u_base - p_base)
+                         + (u_base - p_base) ** 2, 0.0))
+    up = math.sqrt(max((u_head - p_head) ** 2 - 2.0 * phi * (u_head - p_head) * (p_base - l_base)
+                       + (p_base - l_base) ** 2, 0.0))
+    return (max(-1.0, delta - down), min(1.0, delta + up))
+
+
+def _inverted(interval: Callable[[float], Interval], delta: float) -> Callable[[float], float]:
+    """The one-sided p-value for head - base < bound implied by a family of two-sided intervals:
+    (1 - c) / 2 for the confidence c at which the upper end meets the bound."""
+
+    def below(bound: float) -> float:
+        if delta >= bound:
+            return 1.0
+        high_conf = 1.0 - 1e-12
+        if interval(high_conf)[1] < bound:
+            return (1.0 - high_conf) / 2.0
+        low, high = 0.0, high_conf  # the upper end grows with the confidence
+        for _ in range(60):
+            middle = (low + high) / 2.0
+            if interval(middle)[1] < bound:
+                low = middle
+            else:
+                high = middle
+        return (1.0 - (low + high) / 2.0) / 2.0
+
+    return below
+
+
+def paired_binary(both: int, regressed: int, improved: int, neither: int, confidence: float = 0.95) -> Difference:
+    n = both + regressed + improved + neither
+    delta = (improved - regressed) / n if n else 0.0
+
+    def interval(level: float) -> Interval:
+        return newcombe_paired(both, regressed, improved, neither, level)
+
+    return Difference(delta, interval(confidence), mcnemar_p(regressed, improved), "mcnemar-newcombe", n,
+                      _inverted(interval, delta))
+
+
+def paired_means(differences: Sequence[float], confidence: float = 0.95) -> Difference:
+    """Paired t on per-item differences (head - base of item means)."""
+    n = len(differences)
+    if n == 0:
+        return Difference(0.0, (-1.0, 1.0), None, "paired-t", 0, lambda bound: 1.0)
+    total = 0.0
+    for d in differences:
+        total += d
+    mean = total / n
+    if n < 2:
+        return Difference(mean, (-1.0, 1.0), None, "paired-t", n, lambda bound: 1.0)
+    square = 0.0
+    for d in differences:
+        square += (d - mean) ** 2
+    stderr = math.sqrt(square / (n - 1) / n)
+    df = n - 1
+    if stderr == 0.0:
+        p_value = 1.0 if mean == 0.0 else 0.0
+
+        def below(bound: float) -> float:
+            return 0.0 if mean < bound else 1.0
+
+        return Difference(mean, (mean, mean), p_value, "paired-t", n, below)
+    p_value = min(1.0, 2.0 * t_cdf(-abs(mean) / stderr, df))
+
+    def below_t(bound: float) -> float:
+        return t_cdf((mean - bound) / stderr, df)
+
+    ci = t_interval(mean, stderr, df, confidence, -1.0, 1.0)
+    return Difference(mean, ci, p_value, "paired-t", n, below_t)
+
+
+# ---- many entries ----
+
+
+def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
+    """Holm-Bonferroni: which hypotheses are rejected, family-wise error at most alpha."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    rejected = [False] * len(p_values)
+    m = len(p_values)
+    for rank, index in enumerate(order):
+        if p_values[index] <= alpha / (m - rank):
+            rejected[index] = True
+        else:
+            break
+    return rejected
+
+
+def bonferroni(p_values: Sequence[float], alpha: float) -> list[bool]:
+    m = len(p_values)
+    return [p <= alpha / m for p in p_values]
+
+
+Status = str  # "improved" | "regressed" | "unchanged" | "uncertain"
+
+
+def status(ci: Interval, max_drop: float, regressed: bool) -> Status:
+    """regressed: the (multiplicity-adjusted) test says head - base < -max_drop; improved: the interval lies
+    above 0; uncertain: a drop beyond max_drop can be neither ruled out nor shown; unchanged otherwise."""
+    if regressed:
+        return "regressed"
+    low, _ = ci
+    if low > 0.0:
+        return "improved"
+    if low < -max_drop:
+        return "uncertain"
+    return "unchanged"

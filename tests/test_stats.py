@@ -1,0 +1,232 @@
+"""evalgate.stats: cross-checked against scipy.stats, and calibrated against truth by simulation.
+
+The simulations draw agents with known pass rates from seeded generators and check what a user relies on:
+95% intervals cover the true rate 93-97% of the time, identical agents are rarely called regressed,
+many compared entries do not multiply false alarms, and a real drop is found.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sp
+
+from evalgate import stats
+
+RUNS = 1000
+
+
+# ---- against scipy ----
+
+
+@pytest.mark.parametrize("df", [1, 2, 4, 9, 29, 99, 999])
+@pytest.mark.parametrize("p", [0.6, 0.9, 0.975, 0.995, 0.99999])
+def test_t_quantile_matches_scipy(df: int, p: float) -> None:
+    assert stats.t_quantile(p, df) == pytest.approx(sp.t.ppf(p, df), rel=1e-9)
+    assert stats.t_quantile(1 - p, df) == pytest.approx(sp.t.ppf(1 - p, df), rel=1e-9)
+
+
+@pytest.mark.parametrize("t", [-30.0, -2.5, -0.3, 0.0, 0.7, 2.0, 12.0])
+@pytest.mark.parametrize("df", [1, 3, 30, 500])
+def test_t_cdf_matches_scipy(t: float, df: int) -> None:
+    assert stats.t_cdf(t, df) == pytest.approx(sp.t.cdf(t, df), abs=1e-13)
+
+
+@pytest.mark.parametrize(("regressed", "improved"), [(0, 1), (1, 0), (3, 10), (10, 3), (7, 7), (25, 40),
+                                                    (140, 100), (600, 540), (0, 30)])
+def test_mcnemar_matches_scipy_exact_binomial(regressed: int, improved: int) -> None:
+    expected = sp.binomtest(min(regressed, improved), regressed + improved, 0.5).pvalue
+    assert stats.mcnemar_p(regressed, improved) == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+def test_mcnemar_without_discordant_pairs_is_one() -> None:
+    assert stats.mcnemar_p(0, 0) == 1.0
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 1), (1, 1), (0, 10), (10, 10), (7, 30), (21, 30), (50, 100), (999, 1000)])
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_wilson_matches_scipy(k: int, n: int, confidence: float) -> None:
+    expected = sp.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    low, high = stats.wilson(k / n, n, confidence)
+    assert low == pytest.approx(expected.low, abs=1e-12)
+    assert high == pytest.approx(expected.high, abs=1e-12)
+
+
+def test_t_interval_and_paired_t_match_scipy() -> None:
+    rng = np.random.default_rng(1)
+    values = rng.beta(2, 3, size=40)
+    est = stats.estimate([[v] for v in values.tolist()])
+    assert est is not None and est.method == "t" and not est.binary
+    expected = sp.ttest_1samp(values, 0.0).confidence_interval(0.95)
+    assert est.ci == pytest.approx((expected.low, expected.high), abs=1e-10)
+    assert est.stderr == pytest.approx(sp.sem(values), rel=1e-10)
+    base, head = rng.beta(2, 2, size=35), rng.beta(2, 2, size=35)
+    diff = stats.paired_means((head - base).tolist())
+    ref = sp.ttest_rel(head, base)
+    assert diff.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    ci = ref.confidence_interval(0.95)
+    assert diff.ci == pytest.approx((ci.low, ci.high), abs=1e-10)
+    # the one-sided p behind the regression call is the t test against the shifted bound
+    one_sided = sp.ttest_1samp(head - base, -0.05, alternative="less").pvalue
+    assert diff.below(-0.05) == pytest.approx(one_sided, rel=1e-9)
+
+
+def test_clustered_stderr_is_sd_of_item_means_over_sqrt_items() -> None:
+    rng = np.random.default_rng(2)
+    values = rng.beta(2, 2, size=(30, 5))
+    est = stats.estimate(values.tolist())
+    assert est is not None and est.method == "t-clustered" and est.items == 30 and est.n == 150
+    means = values.mean(axis=1)
+    assert est.mean == pytest.approx(values.mean(), rel=1e-12)
+    assert est.stderr == pytest.approx(means.std(ddof=1) / math.sqrt(30), rel=1e-10)
+    half = sp.t.ppf(0.975, 29) * est.stderr
+    assert est.ci == pytest.approx((values.mean() - half, values.mean() + half), rel=1e-9)
+
+
+def test_constant_and_near_constant_entries() -> None:
+    ones = stats.estimate([[1.0]] * 40)
+    assert ones is not None and ones.stderr == 0.0 and ones.binary
+    assert ones.ci[1] == 1.0 and ones.ci[0] == pytest.approx(sp.binomtest(40, 40).proportion_ci(method="wilson").low)
+    steady = stats.estimate([[0.8000001], [0.8000001], [0.8000001]])
+    assert steady is not None and steady.stderr == 0.0 and steady.ci == (0.8000001, 0.8000001)
+    one = stats.estimate([[0.4]])
+    assert one is not None and one.stderr is None and one.ci == (0.0, 1.0)
+
+
+def test_pass_at_k_pass_all_k_and_flaky() -> None:
+    est = stats.estimate([[1, 1, 1], [1, 0, 1], [0, 0, 0], [1, 1, 1]])
+    assert est is not None and est.binary and est.method == "wilson-clustered"
+    assert (est.pass_at_k, est.pass_all_k, est.flaky) == (0.75, 0.5, 1)
+    assert stats.estimate([[1.0], [0.0]]).pass_at_k is None  # one trial: no pass@k to speak of
+
+
+def test_newcombe_interval_reduces_to_the_point_without_discordance_and_contains_the_estimate() -> None:
+    low, high = stats.newcombe_paired(40, 0, 0, 10)
+    assert low < 0.0 < high  # no change seen, but some could hide
+    diff = stats.paired_binary(60, 25, 5, 10)
+    assert diff.ci[0] < diff.delta == -0.2 < diff.ci[1] < 0
+    assert diff.p_value == pytest.approx(sp.binomtest(5, 30, 0.5).pvalue)
+
+
+def test_holm_against_its_definition() -> None:
+    p = [0.01, 0.04, 0.03, 0.005]
+    assert stats.holm(p, 0.05) == [True, False, False, True]  # 0.005<=.0125, 0.01<=.0167, 0.03>.025: stop
+    assert stats.holm([0.02, 0.02], 0.05) == [True, True]
+    assert stats.bonferroni([0.02, 0.02], 0.05) == [True, True]
+    assert stats.holm([0.03, 0.04], 0.05) == [False, False]
+
+
+def test_status_follows_the_interval_and_max_drop() -> None:
+    assert stats.status((-0.13, -0.03), 0.0, True) == "regressed"
+    assert stats.status((-0.13, -0.03), 0.0, False) == "uncertain"  # not significant once adjusted
+    assert stats.status((-0.04, 0.05), 0.0, False) == "uncertain"
+    assert stats.status((-0.04, 0.05), 0.05, False) == "unchanged"
+    assert stats.status((0.01, 0.05), 0.0, False) == "improved"
+
+
+# ---- calibration against truth ----
+
+
+def _coverage(draw, truth: float, runs: int = RUNS) -> float:
+    hits = 0
+    for _ in range(runs):
+        est = stats.estimate(draw())
+        assert est is not None
+        hits += est.ci[0] <= truth <= est.ci[1]
+    return hits / runs
+
+
+def _binary(rng: np.random.Generator, items: int, trials: int, rate: float, spread: float = 0.0) -> list[list[float]]:
+    """Pass/fail trials of an agent whose items have pass rates drawn around `rate` (Beta, mean `rate`)."""
+    if spread:
+        concentration = 1.0 / spread
+        p = rng.beta(rate * concentration, (1 - rate) * concentration, size=items)
+    else:
+        p = np.full(items, rate)
+    return rng.binomial(1, np.repeat(p[:, None], trials, axis=1)).astype(float).tolist()
+
+
+def _continuous(rng: np.random.Generator, items: int, trials: int, mean: float) -> list[list[float]]:
+    """Scores in [0, 1]: item means ~ Beta around `mean`, trials ~ Beta around the item's mean."""
+    mu = rng.beta(4 * mean, 4 * (1 - mean), size=items)
+    shape = np.ones((1, trials))
+    return rng.beta(10 * mu[:, None] * shape, 10 * (1 - mu[:, None]) * shape).tolist()
+
+
+CALIBRATION = [
+    # (label, generator, truth)
+    ("0/1 K=1, 30 items at 0.7", lambda rng: _binary(rng, 30, 1, 0.7), 0.7),
+    ("0/1 K=1, 60 items at 0.9", lambda rng: _binary(rng, 60, 1, 0.9), 0.9),
+    ("0/1 K=5, 40 items around 0.7", lambda rng: _binary(rng, 40, 5, 0.7, spread=0.5), 0.7),
+    ("0/1 K=5, 40 items at 0.7 (no item effect)", lambda rng: _binary(rng, 40, 5, 0.7), 0.7),
+    ("continuous K=1, 50 items", lambda rng: _continuous(rng, 50, 1, 0.4), 0.4),
+    ("continuous K=5, 40 items", lambda rng: _continuous(rng, 40, 5, 0.6), 0.6),
+]
+
+
+@pytest.mark.parametrize(("label", "draw", "truth"), CALIBRATION, ids=[c[0] for c in CALIBRATION])
+def test_95_percent_intervals_cover_the_true_rate(label: str, draw, truth: float) -> None:
+    rng = np.random.default_rng(1200 + len(label))
+    coverage = _coverage(lambda: draw(rng), truth)
+    assert 0.93 <= coverage <= 0.97, f"{label}: {coverage:.3f}"
+
+
+def _paired_counts(base: np.ndarray, head: np.ndarray) -> tuple[int, int, int, int]:
+    both = int((base & head).sum())
+    regressed = int((base & ~head).sum())
+    improved = int((~base & head).sum())
+    return both, regressed, improved, len(base) - both - regressed - improved
+
+
+def _regressed(diffs: list[stats.Difference], max_drop: float = 0.0, confidence: float = 0.95) -> list[bool]:
+    alpha = (1 - confidence) / 2
+    rejected = stats.holm([d.below(-max_drop) for d in diffs], alpha)
+    return [stats.status(d.ci, max_drop, r) == "regressed" for d, r in zip(diffs, rejected, strict=True)]
+
+
+def test_identical_agents_are_rarely_called_regressed() -> None:
+    rng = np.random.default_rng(121)
+    calls = 0
+    for _ in range(RUNS):
+        p = rng.beta(1.4, 0.6, size=50)  # items of varied difficulty, mean 0.7
+        base, head = rng.random(50) < p, rng.random(50) < p
+        calls += _regressed([stats.paired_binary(*_paired_counts(base, head))])[0]
+    assert calls / RUNS <= 0.05
+
+
+def test_ten_unchanged_entries_fail_the_verdict_at_most_five_percent() -> None:
+    rng = np.random.default_rng(122)
+    failed = 0
+    for _ in range(RUNS):
+        diffs = []
+        for entry in range(10):
+            if entry % 2:  # half 0/1 gates, half continuous scorers
+                p = rng.beta(2, 1, size=40)
+                diffs.append(stats.paired_binary(*_paired_counts(rng.random(40) < p, rng.random(40) < p)))
+            else:
+                mu = rng.beta(2, 2, size=40)
+                base, head = (np.clip(mu + rng.normal(0, 0.1, 40), 0, 1) for _ in range(2))
+                diffs.append(stats.paired_means((head - base).tolist()))
+        failed += any(_regressed(diffs))
+    assert failed / RUNS <= 0.05
+
+
+def test_a_drop_from_085_to_065_on_100_items_is_found() -> None:
+    rng = np.random.default_rng(123)
+    found = 0
+    for _ in range(RUNS):
+        base, head = rng.random(100) < 0.85, rng.random(100) < 0.65
+        found += _regressed([stats.paired_binary(*_paired_counts(base, head))])[0]
+    assert found / RUNS >= 0.80
+
+
+def test_paired_interval_covers_the_true_difference() -> None:
+    rng = np.random.default_rng(124)
+    hits = 0
+    for _ in range(RUNS):
+        base, head = rng.random(80) < 0.8, rng.random(80) < 0.7
+        diff = stats.paired_binary(*_paired_counts(base, head))
+        hits += diff.ci[0] <= -0.1 <= diff.ci[1]
+    assert 0.93 <= hits / RUNS <= 0.97
