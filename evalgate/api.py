@@ -146,12 +146,14 @@ def execute(
     on_result: OnResult | None = None,
     resume: bool = False,
     journal: Path | None = None,
+    repeats: int | None = None,
 ) -> EvalResult:
     """Run every case, journal each as it finishes, aggregate in data order, write the results.
 
     resume: items already in the journal are taken from it instead of being run again.
     journal: where the journal lives (default `<output>.items.jsonl`); removed once a complete run's
     results are written.
+    repeats: run every case that many times as independent trials (averages over every trial).
 
     On Ctrl-C the finished items are still aggregated and written before the interrupt propagates.
     """
@@ -160,13 +162,20 @@ def execute(
     result = EvalResult(name=name, outcome=aggregator.outcome(max_errors), results_path=output)
     judging = JudgeRun(c.scorer for c in (*gates, *scorers))  # LLM-judge usage for summary.judge
     errors = ErrorTally()
+    trial_counts = {"trials": 0, "errored_trials": 0}
 
     def take(item: ItemResult) -> None:
         for entry, score in item.contributions:
             aggregator.add(entry, score)
-        aggregator.add_item(item.errored, item.turn_count)
+        for trial, contributions in enumerate(item.later, 1):
+            for entry, score in contributions:
+                aggregator.add(entry, score, trial)
+        aggregator.add_item(item.errored, item.turn_count, item.id)
         if item.errored:
             errors.add(item)
+        if item.trials is not None:
+            trial_counts["trials"] += len(item.trials)
+            trial_counts["errored_trials"] += sum(t.errored for t in item.trials)
         if keep_items:
             result.items.append(item)
         if item.errored and len(result.errored) < KEEP_ERRORED:
@@ -175,9 +184,9 @@ def execute(
     reorder = _Reorder(take)
     writer = ResultsWriter(output, resume=resume, journal=journal) if output is not None else None
     if resume and writer is not None:
-        cases = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result)
+        cases = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result, repeats)
     try:
-        for item in evaluate(judging.watch(cases), target, gates, scorers, concurrency):
+        for item in evaluate(judging.watch(cases), target, gates, scorers, concurrency, repeats):
             if writer is not None:
                 writer.append({"index": item.index, **item.to_dict()})
             reorder.push(item)
@@ -199,6 +208,8 @@ def execute(
             result.extra_summary["network"] = stats()
         target.close()
         judging.finish(result.extra_summary)
+        if repeats is not None:
+            result.extra_summary.update(repeats=repeats, **trial_counts)
         result.outcome = aggregator.outcome(max_errors)
         top_error = errors.top()
         if top_error is not None:
@@ -218,6 +229,7 @@ def _skip_finished(
     reorder: _Reorder,
     on_result: OnResult | None,
     result: EvalResult,
+    repeats: int | None = None,
 ) -> Iterator[Case]:
     from evalgate.resume import finished_records, skip_finished
 
@@ -230,7 +242,7 @@ def _skip_finished(
         if on_result is not None:
             on_result(item)
 
-    return skip_finished(cases, records, gates, scorers, take)
+    return skip_finished(cases, records, gates, scorers, take, repeats)
 
 
 def prepare_target(loaded: LoadedSpec, *, concurrency: int | None = None, use_cache: bool = True) -> Target:
@@ -271,12 +283,14 @@ def run_spec(
     resume: bool = False,
     use_cache: bool = True,
     journal: str | Path | None = None,
+    repeats: int | None = None,
 ) -> EvalResult:
     """Load, validate and run a spec file; SpecError (before anything runs) on a bad spec.
 
     resume: skip items already journaled in `<output>.items.jsonl` (needs `output`).
     use_cache: False bypasses the target's and the judge's response caches (`--no-cache`).
     journal: put the journal here instead of beside `output` (the Action: under RUNNER_TEMP).
+    repeats: trials per item, overriding the spec's `repeats`.
     """
     if resume and output is None:
         raise ValueError("resume needs an output path: the journal beside it holds the finished items")
@@ -297,6 +311,7 @@ def run_spec(
         on_result=on_result,
         resume=resume,
         journal=Path(journal) if journal is not None else None,
+        repeats=repeats or loaded.spec.repeats,
     )
 
 
@@ -309,11 +324,15 @@ def run_evals(
     concurrency: int = 4,
     max_errors: int = 0,
     name: str = "evals",
+    repeats: int | None = None,
 ) -> EvalResult:
     """Mastra's runEvals in Python: `target` is a function of (input[, item]); None replays `output`s.
 
     gates: scorers that must average 1.0; scorers: a scorer, or {"scorer": s, "threshold": t}.
+    repeats: run every item that many times as independent trials (averages over every trial).
     """
+    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
+        raise ValueError(f"repeats must be a whole number >= 1, got {repeats!r}")
     gate_checks = python_checks(gates, "gate")
     scorer_checks = python_checks(scorers, "scorer")
     if target is None:
@@ -328,5 +347,6 @@ def run_evals(
     if not gate_checks and not scorer_checks and not any(any(c.turn_checks or ()) for c in cases):
         raise ValueError("pass at least one gate or scorer (top level or on a turn)")
     return execute(
-        name, cases, adapter, gate_checks, scorer_checks, concurrency=concurrency, max_errors=max_errors
+        name, cases, adapter, gate_checks, scorer_checks, concurrency=concurrency, max_errors=max_errors,
+        repeats=repeats,
     )

@@ -5,6 +5,8 @@ The loader uses it for spec files (problems carry file and line); `run_evals` fo
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -77,6 +79,19 @@ def validate_entries(
     return models, problems
 
 
+def params_hash(type_name: str, params: dict[str, Any]) -> str:
+    """A short hash of what an entry measures (its type and parameters, not its id or threshold)."""
+    data = json.dumps({"type": type_name, **params}, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode("utf-8", "backslashreplace")).hexdigest()[:12]
+
+
+def entry_hash(model: Any) -> str:
+    """`params_hash` of one validated entry (its type's model)."""
+    scorer_type = lookup(model.type)
+    assert scorer_type is not None
+    return params_hash(scorer_type.name, model.model_dump(exclude={"type", "id", "threshold"}))
+
+
 def build_entry(model: Any, ctx: BuildContext) -> Scorer:
     """The Scorer of one validated entry (its type's model); ValueError if the factory refuses its arguments."""
     scorer_type = lookup(model.type)
@@ -138,7 +153,7 @@ def build_checks(
                     f"{show_loc(where)}: lower is better for `{scorer.type}`, but this threshold has only a `min`",
                 )
             )
-        entry = Entry(scorer.id, kind, raw_threshold, scorer.higher_is_better, turn)
+        entry = Entry(scorer.id, kind, raw_threshold, scorer.higher_is_better, turn, entry_hash(model))
         checks.append(Check(scorer, entry, line))
     return checks, problems, warnings
 
@@ -350,8 +365,9 @@ def python_checks(values: Iterable[Any], kind: str, turn: int | None = None) -> 
     seen: set[str] = set()
     for value in values:
         threshold = None
+        hashed = None
         if isinstance(value, dict) and "type" in value:  # a spec-style entry
-            scorer = _python_spec_entry(value, kind)
+            scorer, hashed = _python_spec_entry(value, kind)
             threshold = value.get("threshold")
         elif isinstance(value, dict):
             unknown = value.keys() - {"scorer", "threshold"}
@@ -374,14 +390,16 @@ def python_checks(values: Iterable[Any], kind: str, turn: int | None = None) -> 
             except ValidationError as exc:
                 raise ValueError(f"invalid threshold for `{scorer.id}`: {exc.errors()[0]['msg']}") from None
             threshold = parsed if isinstance(parsed, float) else parsed.model_dump(exclude_none=True)
-        checks.append(Check(scorer, Entry(scorer.id, kind, threshold, scorer.higher_is_better, turn)))  # type: ignore[arg-type]
+        entry = Entry(scorer.id, kind, threshold, scorer.higher_is_better, turn, hashed)  # type: ignore[arg-type]
+        checks.append(Check(scorer, entry))
     return checks
 
 
-def _python_spec_entry(value: dict[str, Any], kind: str) -> Scorer:
-    """A spec-style entry ({"type": "includes", "value": "x"}) built through the registry."""
+def _python_spec_entry(value: dict[str, Any], kind: str) -> tuple[Scorer, str]:
+    """A spec-style entry ({"type": "includes", "value": "x"}) built through the registry, and its hash."""
     load_builtins()
     scorer_type = lookup(value["type"])
     if scorer_type is None:
         raise ValueError(f"unknown scorer type `{value['type']}`")
-    return build_entry(scorer_type.model("gate" if kind == "gate" else "scorer").model_validate(value), BuildContext())
+    model = scorer_type.model("gate" if kind == "gate" else "scorer").model_validate(value)
+    return build_entry(model, BuildContext()), entry_hash(model)

@@ -28,6 +28,7 @@ class Case:
     line: int | None = None
     recorded: list[Any] | None = None
     turn_checks: list[list[Check]] | None = None
+    trial: int | None = None  # with `repeats`: which trial this is (0-based); targets key their cache on it
 
     @property
     def id(self) -> str:

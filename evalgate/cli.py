@@ -64,8 +64,10 @@ def main() -> None:
 @click.option("--resume", is_flag=True, help="Skip items already in OUTPUT.items.jsonl (from an interrupted run).")
 @click.option("--no-cache", is_flag=True, help="Bypass the response cache: send every request.")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here.")
+@click.option("--repeats", "-k", type=click.IntRange(min=1, max=100),
+              help="Run every item K times as independent trials (default: the spec's `repeats`, else once).")
 def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, resume: bool, no_cache: bool,
-        junit: Path | None = None) -> None:
+        junit: Path | None = None, repeats: int | None = None) -> None:
     """Run SPEC (default evalgate.yaml) and print the verdict."""
     from evalgate.api import network_retries, run_spec
     from evalgate.report.terminal import FailingIds, Progress, render_table
@@ -100,6 +102,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             resume=resume,
             use_cache=not no_cache,  # the target's cache and the judge's
             keep_items=junit is not None and output is None,  # JUnit needs the items
+            repeats=repeats,
         )
     except SpecError as exc:
         _print_spec_error(exc)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalgate.cases import Case, Check
@@ -57,12 +57,40 @@ class ItemResult:
     contributions: list[Contribution] = field(default_factory=list)
     duration_ms: float = 0.0
     turn_count: int = 0  # turns declared by a `turns` item, whether or not it errored
+    trial: int | None = None  # with repeats: this result is one trial of the item
+    trials: list[ItemResult] | None = None  # with repeats: the item's trials, in order
+    later: list[list[Contribution]] = field(default_factory=list)  # trials 2..K's contributions
+    data_hash: str | None = None
 
     @property
     def errored(self) -> bool:
+        if self.trials is not None:
+            return any(t.errored for t in self.trials)
         return self.error is not None or bool(self.scorer_errors)
 
+    def trial_dict(self) -> dict[str, Any]:
+        """One trial's record: `run` is what the target produced (the run format)."""
+        out: dict[str, Any] = {
+            "trial": self.trial,
+            "run": self.run.to_dict() if self.run is not None else None,
+            "error": self.error,
+            "gates": self.gates,
+            "scores": self.scores,
+        }
+        if self.reasons:
+            out["reasons"] = self.reasons
+        if self.not_scorable:
+            out["not_scorable"] = self.not_scorable
+        if self.scorer_errors:
+            out["scorer_errors"] = self.scorer_errors
+        if self.turns is not None:
+            out["turns"] = [t.to_dict() for t in self.turns]
+        out["duration_ms"] = round(self.duration_ms, 3)
+        return out
+
     def to_dict(self) -> dict[str, Any]:
+        if self.trials is not None:
+            return self._repeated_dict()
         out: dict[str, Any] = {
             "id": self.id,
             "input": self.input,
@@ -79,7 +107,80 @@ class ItemResult:
         if self.turns is not None:
             out["turns"] = [t.to_dict() for t in self.turns]
         out["duration_ms"] = round(self.duration_ms, 3)
+        if self.data_hash is not None:
+            out["data_hash"] = self.data_hash
         return out
+
+    def _repeated_dict(self) -> dict[str, Any]:
+        """An item run K times: item means of every entry on top (what its error bar clusters), each trial below."""
+        assert self.trials is not None
+        out: dict[str, Any] = {
+            "id": self.id,
+            "input": self.input,
+            "output": self.run.to_dict() if self.run is not None else None,
+            "error": self.error,
+            "gates": self.gates,
+            "scores": self.scores,
+            "reasons": self.reasons,
+            "trials": [t.trial_dict() for t in self.trials],
+            "duration_ms": round(self.duration_ms, 3),
+        }
+        if self.data_hash is not None:
+            out["data_hash"] = self.data_hash
+        return out
+
+
+def _item_means(trials: list[ItemResult], kind: str) -> dict[str, float]:
+    sums: dict[str, list[float]] = {}
+    for trial in trials:
+        for key, value in (trial.gates if kind == "gate" else trial.scores).items():
+            sums.setdefault(key, []).append(value)
+    out = {}
+    for key, values in sums.items():
+        total = 0.0
+        for value in values:
+            total += value
+        out[key] = total / len(values)
+    return out
+
+
+def merge_trials(trials: list[ItemResult]) -> ItemResult:
+    """One item's K trial results as one result: contributions kept per trial, top-level scores the item means.
+
+    The item's output and reasons on top are those of its first failing trial (a gate below 1 or an
+    error), else of its first: what a reader of a failure needs to see.
+    """
+    trials = sorted(trials, key=lambda t: t.trial or 0)
+    first = trials[0]
+    shown = next((t for t in trials if t.error is not None or any(v < 1.0 for v in t.gates.values())), first)
+    merged = ItemResult(index=first.index, id=first.id, input=first.input, run=shown.run, error=shown.error,
+                        reasons=dict(shown.reasons), trials=trials, data_hash=first.data_hash)
+    merged.gates = _item_means(trials, "gate")
+    merged.scores = _item_means(trials, "scorer")
+    merged.contributions = first.contributions
+    merged.later = [t.contributions for t in trials[1:]]
+    merged.duration_ms = sum(t.duration_ms for t in trials)
+    merged.turn_count = max(t.turn_count for t in trials)
+    if merged.error is None:
+        merged.error = next((t.error for t in trials if t.error is not None), None)
+    return merged
+
+
+def data_hash(case: Case) -> str:
+    """A short hash of what an item asks and expects, so a baseline's item with the same id but other data
+    is not compared with it."""
+    import hashlib
+    import json
+
+    item = case.item
+    fields = {
+        "input": item.input, "inputs": item.inputs,
+        "turns": [t.input for t in item.turns] if item.turns is not None else None,
+        "ground_truth": item.ground_truth, "expected_trajectory": item.expected_trajectory,
+        "context": item.context,
+    }
+    data = json.dumps(fields, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8", "backslashreplace")).hexdigest()[:16]
 
 
 def _input_of(case: Case) -> Any:
@@ -128,7 +229,8 @@ def _score(
 def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[Check]) -> ItemResult:
     """Run one case through the target and every check; never raises for the target's or a scorer's sake."""
     started = time.perf_counter()
-    result = ItemResult(index=case.index, id=case.id, input=_input_of(case))
+    result = ItemResult(index=case.index, id=case.id, input=_input_of(case), trial=case.trial,
+                        data_hash=data_hash(case))
     if case.item.turns is not None:
         result.turn_count = len(case.item.turns)
     item = case.item
@@ -175,8 +277,16 @@ def evaluate(
     gates: list[Check],
     scorers: list[Check],
     concurrency: int = 1,
+    repeats: int | None = None,
 ) -> Iterator[ItemResult]:
-    """Results as items finish (completion order), at most `concurrency` in flight."""
+    """Results as items finish (completion order), at most `concurrency` in flight.
+
+    repeats: every case runs that many times as independent trials (in flight together); an item's
+    result comes when its last trial finishes, its trials merged (`merge_trials`).
+    """
+    if repeats is not None:
+        yield from _repeated(cases, target, gates, scorers, concurrency, repeats)
+        return
     # Items run inline unless something waits on I/O: the target, or a judge behind a scorer.
     waits = target.concurrent or any(c.scorer.judged for c in (*gates, *scorers))
     if concurrency <= 1 or not waits:
@@ -201,6 +311,18 @@ def evaluate(
     finally:
         # On Ctrl-C or an early close, drop what has not started; do not wait for stragglers.
         pool.shutdown(wait=not pending, cancel_futures=True)
+
+
+def _repeated(cases: Iterable[Case], target: Target, gates: list[Check], scorers: list[Check],
+              concurrency: int, repeats: int) -> Iterator[ItemResult]:
+    trials = (replace(case, trial=trial) for case in cases for trial in range(repeats))
+    waiting: dict[int, list[ItemResult]] = {}
+    for result in evaluate(trials, target, gates, scorers, concurrency):
+        done = waiting.setdefault(result.index, [])
+        done.append(result)
+        if len(done) == repeats:
+            del waiting[result.index]
+            yield merge_trials(done)
 
 
 def in_data_order(results: Iterable[ItemResult], start: int = 0) -> Iterator[ItemResult]:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalgate.verdict import GateResult, Outcome, ThresholdResult, TurnResult, Verdict
+from evalgate.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult, Verdict
 
 SCHEMA_VERSION = 1
 
@@ -48,6 +48,8 @@ class ItemRecord(BaseModel):
     not_scorable: dict[str, str] = Field(default_factory=dict)
     scorer_errors: dict[str, str] = Field(default_factory=dict)
     turns: list[dict[str, Any]] | None = None
+    trials: list[dict[str, Any]] | None = None  # with repeats: {trial, run, gates, scores, error, duration_ms}
+    data_hash: str | None = None
 
 
 class Results(BaseModel):
@@ -62,6 +64,7 @@ class Results(BaseModel):
     gate_results: list[GateResult]
     threshold_results: list[ThresholdResult]
     turn_results: list[TurnResult] | None = None
+    score_stats: dict[str, ScoreStats] = Field(default_factory=dict)
     summary: Summary
     items: list[ItemRecord] = Field(default_factory=list)
 
@@ -73,6 +76,7 @@ class Results(BaseModel):
             gate_results=self.gate_results,
             threshold_results=self.threshold_results,
             turn_results=self.turn_results,
+            score_stats=self.score_stats,
             not_scorable=self.summary.not_scorable,
             errored_items=self.summary.errored_items,
             max_errors=self.summary.max_errors,
@@ -92,6 +96,7 @@ def header(name: str, outcome: Outcome, meta: dict[str, Any] | None = None) -> d
     }
     if outcome.turn_results is not None:
         out["turn_results"] = [t.model_dump() for t in outcome.turn_results]
+    out["score_stats"] = {k: v.model_dump() for k, v in outcome.score_stats.items()}
     summary = {
         "total_items": outcome.total_items,
         "errored_items": outcome.errored_items,
@@ -113,7 +118,7 @@ def _finite(value: Any) -> Any:
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_finite(v) for v in value]
     return value
 

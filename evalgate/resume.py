@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalgate.cases import Case, Check
-from evalgate.engine import Contribution, ItemResult, TurnScores
+from evalgate.engine import Contribution, ItemResult, TurnScores, merge_trials
 from evalgate.results import read_journal
 from evalgate.runs import Run, RunFormatError, run_from_value
 
@@ -30,17 +30,37 @@ def skip_finished(
     gates: list[Check],
     scorers: list[Check],
     take: Callable[[ItemResult], None],
+    repeats: int | None = None,
 ) -> Iterator[Case]:
     """Yield the cases still to run; hand each already-finished one to `take` as an ItemResult.
 
-    A record whose id does not match the case at that index (the data changed) is run again.
+    A record whose id does not match the case at that index (the data changed), or whose trials are
+    not the `repeats` asked for now, is run again.
     """
     for case in cases:
         record = records.get(case.index)
-        if record is not None and record.get("id") == case.id:
-            take(item_from_record(record, case, gates, scorers))
+        if record is not None and record.get("id") == case.id and _same_trials(record, repeats):
+            if repeats is None:
+                take(item_from_record(record, case, gates, scorers))
+            else:
+                take(merge_trials([_trial_from_record(t, record, case, gates, scorers) for t in record["trials"]]))
         else:
             yield case
+
+
+def _same_trials(record: dict[str, Any], repeats: int | None) -> bool:
+    trials = record.get("trials")
+    if repeats is None:
+        return trials is None
+    return isinstance(trials, list) and len(trials) == repeats and all(isinstance(t, dict) for t in trials)
+
+
+def _trial_from_record(trial: dict[str, Any], record: dict[str, Any], case: Case, gates: list[Check],
+                       scorers: list[Check]) -> ItemResult:
+    item = item_from_record({**trial, "output": trial.get("run"), "input": record.get("input")}, case, gates, scorers)
+    item.trial = trial.get("trial") if isinstance(trial.get("trial"), int) else None
+    item.data_hash = record.get("data_hash")
+    return item
 
 
 def item_from_record(record: dict[str, Any], case: Case, gates: list[Check], scorers: list[Check]) -> ItemResult:
@@ -57,6 +77,7 @@ def item_from_record(record: dict[str, Any], case: Case, gates: list[Check], sco
         not_scorable=dict(record.get("not_scorable") or {}),
         scorer_errors=dict(record.get("scorer_errors") or {}),
         duration_ms=float(record.get("duration_ms") or 0.0),
+        data_hash=record.get("data_hash"),
     )
     if case.item.turns is not None:
         item.turn_count = len(case.item.turns)

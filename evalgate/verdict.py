@@ -7,15 +7,19 @@ so averages agree to the last bit (no compensated summation, no rounding).
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from evalgate.stats import Estimate, Moments
 
 Verdict = Literal["passed", "scored", "failed"]
 FailureReason = Literal["errors", "gates"]
 Kind = Literal["gate", "scorer"]
-ThresholdValue = float | dict[str, float]
+ThresholdValue = float | dict[str, float | str]
+FLAKY_IDS_KEPT = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +40,37 @@ class Range:
 def bounds_of(threshold: ThresholdValue) -> Range:
     """A number means a minimum; a mapping gives `min` and/or `max`."""
     if isinstance(threshold, dict):
-        return Range(threshold.get("min"), threshold.get("max"))
+        return Range(threshold.get("min"), threshold.get("max"))  # type: ignore[arg-type]
     return Range(min=threshold)
+
+
+def higher_is_better(threshold: ThresholdValue | None, default: bool = True) -> bool:
+    """The direction the user's bound says: only a `max` reads lower is better, only a minimum higher."""
+    if isinstance(threshold, dict):
+        has_min, has_max = threshold.get("min") is not None, threshold.get("max") is not None
+        if has_max and not has_min:
+            return False
+        if has_min and not has_max:
+            return True
+        return default
+    if threshold is not None:
+        return True
+    return default
+
+
+@dataclass(frozen=True, slots=True)
+class StatisticalRule:
+    """`threshold: {min: 0.8, confidence: 0.95, when_uncertain: pass}`: decide on the interval, not the average."""
+
+    confidence: float
+    when_uncertain: Literal["pass", "fail"] = "pass"
+
+
+def rule_of(threshold: ThresholdValue | None) -> StatisticalRule | None:
+    if isinstance(threshold, dict) and threshold.get("confidence") is not None:
+        when = "fail" if threshold.get("when_uncertain") == "fail" else "pass"
+        return StatisticalRule(float(threshold["confidence"]), when)
+    return None
 
 
 def gate_passes(average: float) -> bool:
@@ -53,6 +86,7 @@ class Entry:
     threshold: ThresholdValue | None = None
     higher_is_better: bool = True
     turn: int | None = None
+    params_hash: str | None = None  # what the entry measures, so a baseline measured differently is recognised
 
     @property
     def key(self) -> tuple[int | None, Kind, str]:
@@ -60,35 +94,111 @@ class Entry:
 
 
 class ScoreSum:
-    """One entry's scores so far: their sum (left to right), count, and not-scorable results."""
+    """An entry's running sum (data order, left to right, as Mastra) and its per-item moments.
 
-    __slots__ = ("count", "not_scorable", "total")
+    With repeats, trials after the first are kept in `later` and added at the end, trial by trial,
+    so the sum is exactly the one of the data set listed K times.
+    """
+
+    __slots__ = ("count", "flaky_ids", "later", "moments", "not_scorable", "pending", "total")
 
     def __init__(self) -> None:
         self.total = 0.0
         self.count = 0
         self.not_scorable = 0
+        self.pending: list[float] = []  # the current item's scores (all its trials)
+        self.moments = Moments()
+        self.later: dict[int, array[float]] | None = None
+        self.flaky_ids: list[str] = []
 
     @property
     def average(self) -> float | None:
-        return self.total / self.count if self.count else None
+        if not self.count:
+            return None
+        total = self.total
+        for trial in sorted(self.later or ()):
+            for value in self.later[trial]:  # type: ignore[index]
+                total += value
+        return total / self.count
+
+    def close_item(self, item_id: str | None) -> None:
+        values = self.pending
+        self.moments.add_item(values)
+        if (len(values) > 1 and item_id is not None and len(self.flaky_ids) < FLAKY_IDS_KEPT
+                and 0.0 < sum(values) < len(values) and all(v == 0.0 or v == 1.0 for v in values)):
+            self.flaky_ids.append(item_id)
+        self.pending = []
 
 
 # ---- results (also the schema of those parts of the results JSON) ----
 
+# Written only when they say something: absent from a run without repeats, statistical rules or hashes.
+_WHEN_SET = ("pass_at_k", "pass_all_k", "flaky", "flaky_items", "uncertain", "interval", "params_hash")
 
-class GateResult(BaseModel):
+
+class ErrorBar(BaseModel):
+    """How sure an average is: scored results, items behind them, standard error, 95% interval."""
+
+    n: int | None = None
+    items: int | None = None
+    stderr: float | None = None
+    ci95: tuple[float, float] | None = None
+    pass_at_k: float | None = None  # 0/1 entries with repeats: share of items with a trial scoring 1
+    pass_all_k: float | None = None  # pass^k: share of items where every trial scored 1
+    flaky: int | None = None  # items whose trials disagree
+    flaky_items: list[str] | None = None  # their ids, the first few
+    params_hash: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        for key in _WHEN_SET:
+            if data.get(key) is None:
+                data.pop(key, None)
+        # the result's own fields first (id, passed, score...), its error bar after
+        own = {k: v for k, v in data.items() if k not in _ERROR_BAR}
+        return {**own, **{k: v for k, v in data.items() if k in _ERROR_BAR}}
+
+    def set_error_bar(self, estimate: Estimate | None, flaky_ids: list[str], params_hash: str | None) -> None:
+        self.params_hash = params_hash
+        if estimate is None:
+            return
+        self.n, self.items, self.stderr, self.ci95 = estimate.n, estimate.items, estimate.stderr, estimate.ci
+        if estimate.pass_at_k is not None:
+            self.pass_at_k, self.pass_all_k = estimate.pass_at_k, estimate.pass_all_k
+            self.flaky, self.flaky_items = estimate.flaky, list(flaky_ids)
+
+
+_ERROR_BAR = frozenset(ErrorBar.model_fields)
+
+
+class GateResult(ErrorBar):
     id: str
     passed: bool
     score: float
 
 
-class ThresholdResult(BaseModel):
+class ThresholdResult(ErrorBar):
     id: str
     passed: bool
     average_score: float
     threshold: ThresholdValue
     higher_is_better: bool = True
+    uncertain: bool | None = None  # with `confidence`: the interval overlaps a bound
+    interval: tuple[float, float] | None = None  # with `confidence`: the interval at that confidence
+
+
+class ScoreStats(ErrorBar):
+    """The error bar of a tracked score (`scores` keeps Mastra's plain numbers)."""
+
+    higher_is_better: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_direction(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("higher_is_better") is None:
+            data.pop("higher_is_better", None)
+        return data
 
 
 class TurnResult(BaseModel):
@@ -96,6 +206,7 @@ class TurnResult(BaseModel):
     gate_results: list[GateResult] = Field(default_factory=list)
     threshold_results: list[ThresholdResult] = Field(default_factory=list)
     scores: dict[str, float] = Field(default_factory=dict)
+    score_stats: dict[str, ScoreStats] = Field(default_factory=dict)
 
 
 class Outcome(BaseModel):
@@ -106,6 +217,7 @@ class Outcome(BaseModel):
     gate_results: list[GateResult]
     threshold_results: list[ThresholdResult]
     turn_results: list[TurnResult] | None = None
+    score_stats: dict[str, ScoreStats] = Field(default_factory=dict)
     not_scorable: dict[str, int] = Field(default_factory=dict)
     errored_items: int = 0
     max_errors: int = 0
@@ -170,6 +282,7 @@ class Aggregator:
         self.errored_items = 0
         self._by_entry: dict[int, ScoreSum] = {}
         self._pinned: list[Entry] = []
+        self._touched: list[ScoreSum] = []  # tallies the current item has scored
         self.turn_count = 0  # Mastra lists every turn index of `turns` items, asserted or not
         for entry in entries:
             self.declare(entry)
@@ -181,8 +294,8 @@ class Aggregator:
             tally = self.tallies[entry.key] = ScoreSum()
         return tally
 
-    def add(self, entry: Entry, score: float | None) -> None:
-        """Add one item's score; None means not scorable."""
+    def add(self, entry: Entry, score: float | None, trial: int = 0) -> None:
+        """Add one item's score (of one trial, with repeats); None means not scorable."""
         tally = self._by_entry.get(id(entry))
         if tally is None:  # per-turn entries of many items share one tally by key
             tally = self.tallies.get(entry.key) or self.declare(entry)
@@ -190,17 +303,35 @@ class Aggregator:
             self._pinned.append(entry)  # keeps id(entry) from being reused while cached
         if score is None:
             tally.not_scorable += 1
+            return
+        if trial:
+            if tally.later is None:
+                tally.later = {}
+            later = tally.later.get(trial)
+            if later is None:
+                later = tally.later[trial] = array("d")
+            later.append(score)
         else:
             tally.total += score
-            tally.count += 1
+        tally.count += 1
+        if not tally.pending:
+            self._touched.append(tally)
+        tally.pending.append(score)
 
-    def add_item(self, errored: bool, turns: int = 0) -> None:
+    def add_item(self, errored: bool, turns: int = 0, item_id: str | None = None) -> None:
+        """Close an item: its scores so far form one cluster of the error bars."""
         self.total_items += 1
         self.turn_count = max(self.turn_count, turns)
         if errored:
             self.errored_items += 1
+        for tally in self._touched:
+            tally.close_item(item_id)
+        self._touched = []
 
     def outcome(self, max_errors: int = 0) -> Outcome:
+        for tally in self._touched:  # scores added without add_item form one last item
+            tally.close_item(None)
+        self._touched = []
         top = _Section()
         turns: dict[int, _Section] = {index: _Section() for index in range(self.turn_count)}
         not_scorable: dict[str, int] = {}
@@ -213,13 +344,14 @@ class Aggregator:
             average = tally.average
             if average is None:
                 continue
-            section.add(entry, average)
+            section.add(entry, average, tally)
         turn_results = [
             TurnResult(
                 index=index,
                 gate_results=section.gates,
                 threshold_results=section.thresholds,
                 scores=section.scores,
+                score_stats=section.score_stats,
             )
             for index, section in sorted(turns.items())
         ]
@@ -231,6 +363,7 @@ class Aggregator:
             gate_results=top.gates,
             threshold_results=top.thresholds,
             turn_results=turn_results or None,
+            score_stats=top.score_stats,
             not_scorable=not_scorable,
             errored_items=self.errored_items,
             max_errors=max_errors,
@@ -243,20 +376,44 @@ class _Section:
         self.gates: list[GateResult] = []
         self.thresholds: list[ThresholdResult] = []
         self.scores: dict[str, float] = {}
+        self.score_stats: dict[str, ScoreStats] = {}
 
-    def add(self, entry: Entry, average: float) -> None:
+    def add(self, entry: Entry, average: float, tally: ScoreSum) -> None:
+        estimate = tally.moments.estimate(mean=average)
+        result: ErrorBar
         if entry.kind == "gate":
-            self.gates.append(GateResult(id=entry.id, passed=gate_passes(average), score=average))
-            return
-        self.scores[entry.id] = average
-        if entry.threshold is not None:
-            self.thresholds.append(
-                ThresholdResult(
-                    id=entry.id,
-                    passed=bounds_of(entry.threshold).admits(average),
-                    average_score=average,
-                    threshold=entry.threshold,
-                    higher_is_better=entry.higher_is_better,
-                )
-            )
+            result = GateResult(id=entry.id, passed=gate_passes(average), score=average)
+            self.gates.append(result)
+        else:
+            self.scores[entry.id] = average
+            if entry.threshold is None:
+                result = ScoreStats(higher_is_better=None if entry.higher_is_better else False)
+                self.score_stats[entry.id] = result
+            else:
+                result = threshold_result(entry, average, tally)
+                self.thresholds.append(result)
+        result.set_error_bar(estimate, tally.flaky_ids, entry.params_hash)
+
+
+def threshold_result(entry: Entry, average: float, tally: ScoreSum) -> ThresholdResult:
+    """Mastra's rule on the average; with `confidence`, the rule on the interval at that confidence."""
+    assert entry.threshold is not None
+    bounds = bounds_of(entry.threshold)
+    passed = bounds.admits(average)
+    result = ThresholdResult(id=entry.id, passed=passed, average_score=average, threshold=entry.threshold,
+                             higher_is_better=entry.higher_is_better)
+    rule = rule_of(entry.threshold)
+    if rule is None:
+        return result
+    estimate = tally.moments.estimate(rule.confidence, mean=average)
+    if estimate is None or estimate.ci is None:
+        result.uncertain = False  # a non-finite average: no interval, Mastra's rule (it fails)
+        return result
+    low, high = estimate.ci
+    inside = bounds.admits(low) and bounds.admits(high)
+    outside = (bounds.min is not None and high < bounds.min) or (bounds.max is not None and low > bounds.max)
+    result.interval = (low, high)
+    result.uncertain = not inside and not outside
+    result.passed = inside or (result.uncertain and rule.when_uncertain == "pass")
+    return result
 

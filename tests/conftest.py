@@ -9,6 +9,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -69,3 +70,17 @@ def write(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return _write
+
+
+# The error bar every gate, threshold and tracked result carries beside Mastra's fields (evalgate.verdict.ErrorBar).
+ERROR_BAR_KEYS = frozenset({"n", "items", "stderr", "ci95", "pass_at_k", "pass_all_k", "flaky", "flaky_items",
+                            "params_hash", "score_stats"})
+
+
+def mastra_fields(value: Any) -> Any:
+    """A results fragment with the error bars left out: what Mastra's runEvals has, compared exactly."""
+    if isinstance(value, dict):
+        return {k: mastra_fields(v) for k, v in value.items() if k not in ERROR_BAR_KEYS}
+    if isinstance(value, list):
+        return [mastra_fields(v) for v in value]
+    return value

@@ -86,7 +86,10 @@ def test_to_dict_is_the_results_json() -> None:
     assert parsed.verdict == "failed"
     assert out["schema_version"] == 1
     assert out["name"] == "evals"
-    assert out["gate_results"] == [{"id": "called_tool:get_weather", "passed": False, "score": 2 / 3}]
+    # Mastra's fields, then the error bar: 2 of 3 items, Wilson's interval for 0/1 scores
+    assert out["gate_results"] == [{"id": "called_tool:get_weather", "passed": False, "score": 2 / 3, "n": 3,
+                                    "items": 3, "stderr": pytest.approx(1 / 3),
+                                    "ci95": [pytest.approx(0.2076596), pytest.approx(0.9385081)]}]
     assert out["threshold_results"][0]["threshold"] == 0.5
     assert out["summary"]["total_items"] == 3
     assert [i["id"] for i in out["items"]] == ["item-1", "item-2", "item-3"]

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import REPO, run_cli
+from conftest import REPO, mastra_fields, run_cli
 
 from evalgate.cli import main
 from evalgate.results import Results, journal_path, read_journal
@@ -107,7 +107,7 @@ def test_output_writes_results_json_and_journal(tmp_path: Path) -> None:
     assert results.name == "scored-demo"
     assert results.verdict == "scored"
     assert results.scores == {"includes:Brooklyn": 0.5}
-    assert [g.model_dump() for g in results.gate_results] == [
+    assert [mastra_fields(g.model_dump()) for g in results.gate_results] == [
         {"id": "called_tool:get_weather", "passed": True, "score": 1.0}
     ]
     threshold = raw["threshold_results"][0]
@@ -154,7 +154,7 @@ def test_output_for_turns_has_turn_results(tmp_path: Path) -> None:
     assert raw["verdict"] == "passed"
     turns = {t["index"]: t for t in raw["turn_results"]}
     assert turns[0]["scores"] == {"includes:hello": 1.0}
-    assert turns[1]["gate_results"] == [{"id": "called_tool:get_weather", "passed": True, "score": 1.0}]
+    assert mastra_fields(turns[1]["gate_results"]) == [{"id": "called_tool:get_weather", "passed": True, "score": 1.0}]
 
 
 def test_error_budget_is_explained(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, run_cli
+from conftest import REPO, mastra_fields, run_cli
 
 import evalgate
 from evalgate import NotScorable, checks
@@ -165,10 +165,10 @@ def test_turn_aggregation_and_verdict(
     verdict: str | None,
 ) -> None:
     results = spec([{"id": f"c{i}", "turns": turns} for i, turns in enumerate(items)], gates=gates)
-    assert with_entries(results["turn_results"]) == with_entries(turn_results)
+    assert mastra_fields(with_entries(results["turn_results"])) == with_entries(turn_results)
     assert results["verdict"] == verdict
     if gates:  # the whole conversation passes its top-level gate in both regression cases
-        assert results["gate_results"] == [gate("includes:sunny", 1.0)]
+        assert mastra_fields(results["gate_results"]) == [gate("includes:sunny", 1.0)]
 
 
 def test_turn_entries_keep_first_seen_order_and_ids(spec: Spec) -> None:
@@ -179,7 +179,7 @@ def test_turn_entries_keep_first_seen_order_and_ids(spec: Spec) -> None:
         ]
     )
     assert [g["id"] for g in results["turn_results"][0]["gate_results"]] == ["includes:a", "bee", "includes:c"]
-    assert results["turn_results"][0]["gate_results"][1] == gate("bee", 1.0)
+    assert mastra_fields(results["turn_results"][0]["gate_results"][1]) == gate("bee", 1.0)
 
 
 def test_per_turn_checks_see_only_their_turn(spec: Spec) -> None:
@@ -339,7 +339,7 @@ def test_cli_turns_results_and_exit_codes(tmp_path: Path) -> None:
     results = json.loads(out.read_text())
     assert results["verdict"] == "scored"
     assert results["scores"] == {"includes:sunny": 1.0}
-    assert results["turn_results"][1]["threshold_results"] == [thr("includes:72F", 0.5, 0.8, False)]
+    assert mastra_fields(results["turn_results"][1]["threshold_results"]) == [thr("includes:72F", 0.5, 0.8, False)]
     oslo = results["items"][0]
     assert oslo["input"] == ["Oslo?", "Tomorrow?"]
     assert [t["input"] for t in oslo["turns"]] == ["Oslo?", "Tomorrow?"]
@@ -425,7 +425,7 @@ def test_per_turn_not_scorable_counts_under_its_id(spec: Spec) -> None:
     )
     # one map keyed by id, as Mastra's summary.notScorable
     assert results["summary"]["not_scorable"] == {"trajectory_accuracy": 1}
-    assert with_entries(results["turn_results"]) == [tr(1, [gate("trajectory_accuracy", 1.0)])]
+    assert mastra_fields(with_entries(results["turn_results"])) == [tr(1, [gate("trajectory_accuracy", 1.0)])]
     assert results["verdict"] == "passed"
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import mastra_fields, run_cli
 
 import evalgate
 from evalgate.items import Item
@@ -251,7 +251,7 @@ def test_spec_gate_with_camel_case_items_and_not_scorable(write: Callable[[str, 
     result = run_cli("run", spec, "--output", out)
     assert result.code == 0, result.output
     results = json.loads(out.read_text())
-    assert results["gate_results"] == [{"id": "trajectory_accuracy", "passed": True, "score": 1.0}]
+    assert mastra_fields(results["gate_results"]) == [{"id": "trajectory_accuracy", "passed": True, "score": 1.0}]
     assert results["summary"]["not_scorable"] == {"trajectory_accuracy": 1}
     # The same gate fails when the agent skips a step.
     data[0]["output"]["tool_calls"] = [{"name": "search"}]

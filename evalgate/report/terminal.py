@@ -9,6 +9,7 @@ from typing import Any, TextIO
 import click
 
 from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, turn_label
+from evalgate.report.numbers import direction, repeats_note, with_margin
 
 PROGRESS_MIN_ITEMS = 5
 CI_PROGRESS_EVERY_S = 5.0
@@ -88,9 +89,10 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
             return "PASS" if passed else "FAIL"
         return click.style("✔", fg="green") if passed else click.style("✘", fg="red", bold=True)
 
+    repeats = repeats_note(getattr(result, "extra_summary", {}))
     lines = [
-        f"{result.name}: {outcome.total_items} items, {outcome.errored_items} errored, "
-        f"{result.duration_s:.1f}s"
+        f"{result.name}: {outcome.total_items} items{', ' + repeats if repeats else ''}, "
+        f"{outcome.errored_items} errored, {result.duration_s:.1f}s"
     ]
     network = getattr(result, "extra_summary", {}).get("network")
     if network:
@@ -102,7 +104,9 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     rows = []
     for turn, gate in all_gates:
         label = turn_label(gate.id, turn)
-        row = f"  {mark(gate.passed)} {label:<40} {gate.score:.3f}"
+        row = f"  {mark(gate.passed)} {label:<40} {with_margin(gate.score, gate):<15}"
+        if gate.pass_all_k is not None:
+            row += f"  pass^k {gate.pass_all_k:.2f}  pass@k {gate.pass_at_k:.2f}"
         if not gate.passed and failing.get(gate.id):
             row += "  failing: " + ", ".join(failing[gate.id])
         rows.append(row)
@@ -113,13 +117,17 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     ]
     for turn, th in all_thresholds:
         label = turn_label(th.id, turn)
-        direction = "higher is better" if th.higher_is_better else "lower is better"
         bound = bound_text(th.threshold)
-        rows.append(f"  {mark(th.passed)} {label:<40} {th.average_score:.3f}  {bound:<14} {direction}")
+        row = f"  {mark(th.passed)} {label:<40} {with_margin(th.average_score, th):<15}  {bound:<14} {direction(th)}"
+        if th.uncertain:
+            row += f"  uncertain (interval {th.interval[0]:.3f}-{th.interval[1]:.3f} overlaps the bound)"
+        rows.append(row)
     sections.append(("Thresholds", rows))
     with_threshold = {t.id for t in outcome.threshold_results}
-    rows = [f"       {sid:<40} {score:.3f}" for sid, score in outcome.scores.items() if sid not in with_threshold]
+    rows = [f"       {sid:<40} {with_margin(score, outcome.score_stats.get(sid))}"
+            for sid, score in outcome.scores.items() if sid not in with_threshold]
     sections.append(("Tracked scores", rows))
+    sections.append(("Flaky items (trials disagree)", flaky_rows(outcome)))
     rows = [
         f"  {item.id}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}"
         for item in result.errored
@@ -138,6 +146,18 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         lines.append(could_not_evaluate(outcome.errored_items, outcome.total_items,
                                         one_line(str(top.get("message") or ""), 200)))
     return "\n".join(lines)
+
+
+def flaky_rows(outcome: Any) -> list[str]:
+    """0/1 entries whose trials disagreed on some items, with the first few ids."""
+    rows = []
+    pairs = [(g.id, g) for g in outcome.gate_results] + [(t.id, t) for t in outcome.threshold_results]
+    for sid, r in [*pairs, *outcome.score_stats.items()]:
+        if r.flaky:
+            shown = ", ".join(r.flaky_items or [])
+            more = f" … and {r.flaky - len(r.flaky_items or [])} more" if r.flaky > len(r.flaky_items or []) else ""
+            rows.append(f"       {sid:<40} {r.flaky} items: {shown}{more}")
+    return rows
 
 
 def network_line(stats: dict[str, Any]) -> str:

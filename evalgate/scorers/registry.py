@@ -33,6 +33,14 @@ class Bounds(BaseModel):
 
     min: Unit | None = None
     max: Unit | None = None
+    confidence: float | None = Field(
+        default=None, gt=0.5, lt=1.0, allow_inf_nan=False, strict=True,
+        description="decide on the interval at this confidence, not on the average: inside the bounds passes, "
+        "outside misses, overlapping a bound is uncertain (see when_uncertain)",
+    )
+    when_uncertain: Literal["pass", "fail"] | None = Field(
+        default=None, description="with `confidence`: what an uncertain result does to the verdict (default pass)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Bounds:
@@ -40,6 +48,8 @@ class Bounds(BaseModel):
             raise ValueError("a threshold mapping needs `min` and/or `max`")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"threshold min ({self.min}) is greater than max ({self.max})")
+        if self.when_uncertain is not None and self.confidence is None:
+            raise ValueError("`when_uncertain` needs `confidence` (e.g. `confidence: 0.95`)")
         return self
 
 

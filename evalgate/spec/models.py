@@ -227,6 +227,11 @@ class Spec(_Strict):
     target: TargetSpec = Field(default_factory=lambda: RecordedTarget(type="recorded"))
     concurrency: int = Field(default=4, ge=1, le=1024, description="items in flight at once")
     max_errors: int = Field(default=0, ge=0, description="errored items tolerated before `failed`")
+    repeats: int | None = Field(
+        default=None, ge=1, le=100,
+        description="run every item this many times as independent trials; averages are over every trial, "
+        "error bars are clustered by item (see docs/statistics.md)",
+    )
     # Mappings here; the loader validates each against its type's model (`json_schema` lists them).
     gates: list[dict[str, Any]] = Field(default_factory=list, description="entries that must average 1.0")
     scorers: list[dict[str, Any]] = Field(default_factory=list, description="entries, with an optional threshold")

@@ -11,6 +11,12 @@ from evalgate.runs import Run
 History = Sequence[tuple[Any, Run]]  # (input, run) of the turns before this one
 
 
+def trial_key(key: dict[str, Any], case: Case) -> dict[str, Any]:
+    """A response-cache key for one trial: with `repeats`, each trial is its own request, never one cached
+    reply served K times; without repeats the key is unchanged, so existing caches still hit."""
+    return key if case.trial is None else {**key, "trial": case.trial}
+
+
 class TargetError(Exception):
     """The target failed for this item; the message is recorded as the item's error."""
 

@@ -34,7 +34,7 @@ from evalgate.net import (
     tls_from_settings,
 )
 from evalgate.runs import Run, RunFormatError, run_from_value
-from evalgate.targets.base import History, TargetError
+from evalgate.targets.base import History, TargetError, trial_key
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}")
 WHOLE = re.compile(r"\A\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}\Z")
@@ -344,7 +344,7 @@ class HttpTarget:
                 self.config.url,
                 json_body=payload if self.config.method != "GET" else None,
                 headers=headers,
-                cache_key={**self.key_settings, "body": payload},
+                cache_key=trial_key({**self.key_settings, "body": payload}, case),
             )
         except HttpError as exc:
             raise TargetError(str(exc)) from None

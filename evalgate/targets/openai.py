@@ -18,7 +18,7 @@ from evalgate import spec as s
 from evalgate.cases import Case
 from evalgate.net import HttpError
 from evalgate.runs import Run, ToolCall
-from evalgate.targets.base import History, TargetError
+from evalgate.targets.base import History, TargetError, trial_key
 from evalgate.targets.http import HeaderTemplates, _snippet, make_client, parse_arguments, redact_reply
 
 PER_TOKENS = 1_000_000
@@ -98,9 +98,8 @@ class OpenAITarget:
                 "(set it, or `api_key_env: null` for an endpoint without a key)"
             )
         try:
-            reply = self.client.post_json(
-                self.url, payload, self.headers.expand(), cache_key={**self.key_settings, "body": payload}
-            )
+            key = trial_key({**self.key_settings, "body": payload}, case)
+            reply = self.client.post_json(self.url, payload, self.headers.expand(), cache_key=key)
         except HttpError as exc:
             raise TargetError(str(exc)) from None
         if not reply.is_json:
