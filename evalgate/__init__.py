@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from evalgate.api import EvalResult, run_evals, run_spec
+    from evalgate.comparison import Comparison, compare
     from evalgate.judge import Judge
     from evalgate.scorers import checks
     from evalgate.scorers.base import NotScorable, Scorer
@@ -20,6 +21,8 @@ _EXPORTS = {
     "EvalResult": "evalgate.api",
     "run_evals": "evalgate.api",
     "run_spec": "evalgate.api",
+    "compare": "evalgate.comparison",
+    "Comparison": "evalgate.comparison",
     "Judge": "evalgate.judge",
     "checks": "evalgate.scorers.checks",  # the module itself
     "NotScorable": "evalgate.scorers.base",
@@ -27,7 +30,8 @@ _EXPORTS = {
     "scorer": "evalgate.scorers.custom",
 }
 
-__all__ = ["EvalResult", "Judge", "NotScorable", "Scorer", "__version__", "checks", "run_evals", "run_spec", "scorer"]
+__all__ = ["Comparison", "EvalResult", "Judge", "NotScorable", "Scorer", "__version__", "checks", "compare",
+           "run_evals", "run_spec", "scorer"]
 
 
 def __getattr__(name: str) -> object:

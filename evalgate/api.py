@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -61,6 +62,11 @@ class EvalResult:
     interrupted: bool = False
     results_path: Path | None = None
     extra_summary: dict[str, Any] = field(default_factory=dict)  # network stats, resumed items
+    created_at: str | None = None
+    git_sha: str | None = None
+    compare_settings: dict[str, Any] | None = None  # the spec's `compare:` section
+    comparison: dict[str, Any] | None = None  # with a baseline: evalgate.compare's block
+    failure_reason: str | None = None  # "regression" when a comparison failed the verdict
 
     @property
     def verdict(self) -> str | None:
@@ -87,18 +93,30 @@ class EvalResult:
         return self.header()["summary"]
 
     def header(self) -> dict[str, Any]:
-        return header(
-            self.name,
-            self.outcome,
-            {
-                "summary": {
-                    "duration_s": round(self.duration_s, 3),
-                    "interrupted": self.interrupted,
-                    **self.extra_summary,
-                },
-                "evalgate_version": __version__,
-            },
-        )
+        summary: dict[str, Any] = {
+            "duration_s": round(self.duration_s, 3),
+            "interrupted": self.interrupted,
+            **self.extra_summary,
+        }
+        if self.failure_reason is not None:
+            summary["failure_reason"] = self.failure_reason
+        meta: dict[str, Any] = {"summary": summary, "evalgate_version": __version__}
+        if self.created_at is not None:
+            meta["created_at"] = self.created_at
+        if self.git_sha is not None:
+            meta["git_sha"] = self.git_sha
+        if self.compare_settings is not None:
+            meta["compare_settings"] = self.compare_settings
+        if self.comparison is not None:
+            meta["comparison"] = self.comparison
+        return header(self.name, self.outcome, meta)
+
+    def apply_comparison(self, comparison: Any) -> None:
+        """Record a comparison; a regressed gate or threshold makes the verdict failed."""
+        self.comparison = comparison.to_dict()
+        if comparison.regressions and self.outcome.verdict != "failed":
+            self.outcome.verdict = "failed"
+            self.failure_reason = "regression"
 
     def to_dict(self) -> dict[str, Any]:
         """The results JSON (docs/results.md), items included when they were kept."""
@@ -107,6 +125,12 @@ class EvalResult:
         out = self.header()
         out["items"] = [json.loads(dumps_item({"index": r.index, **r.to_dict()})) for r in self.items]
         return out
+
+
+def _now() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 class _Reorder:
@@ -147,6 +171,8 @@ def execute(
     resume: bool = False,
     journal: Path | None = None,
     repeats: int | None = None,
+    finalize: Callable[[EvalResult], None] | None = None,
+    compare_settings: dict[str, Any] | None = None,
 ) -> EvalResult:
     """Run every case, journal each as it finishes, aggregate in data order, write the results.
 
@@ -154,12 +180,16 @@ def execute(
     journal: where the journal lives (default `<output>.items.jsonl`); removed once a complete run's
     results are written.
     repeats: run every case that many times as independent trials (averages over every trial).
+    finalize: called with the finished result before the results file is written (the comparison
+    with a baseline); not after an interruption.
 
     On Ctrl-C the finished items are still aggregated and written before the interrupt propagates.
     """
     started = time.perf_counter()
-    aggregator = Aggregator([c.entry for c in (*gates, *scorers)])
-    result = EvalResult(name=name, outcome=aggregator.outcome(max_errors), results_path=output)
+    aggregator = Aggregator([c.entry for c in (*gates, *scorers)], clustered=repeats is not None)
+    result = EvalResult(name=name, outcome=aggregator.outcome(max_errors), results_path=output,
+                        created_at=_now(), git_sha=os.environ.get("GITHUB_SHA") or None,
+                        compare_settings=compare_settings)
     judging = JudgeRun(c.scorer for c in (*gates, *scorers))  # LLM-judge usage for summary.judge
     errors = ErrorTally()
     trial_counts = {"trials": 0, "errored_trials": 0}
@@ -185,6 +215,7 @@ def execute(
     writer = ResultsWriter(output, resume=resume, journal=journal) if output is not None else None
     if resume and writer is not None:
         cases = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result, repeats)
+    finished = False
     try:
         for item in evaluate(judging.watch(cases), target, gates, scorers, concurrency, repeats):
             if writer is not None:
@@ -192,6 +223,7 @@ def execute(
             reorder.push(item)
             if on_result is not None:
                 on_result(item)
+        finished = True
     except SpecError:
         # A streamed data set had a bad item: no results for an invalid spec.
         if writer is not None:
@@ -215,6 +247,11 @@ def execute(
         if top_error is not None:
             result.extra_summary["top_error"] = top_error
         result.duration_s = time.perf_counter() - started
+        if finalize is not None and finished:
+            try:
+                finalize(result)
+            except Exception as exc:  # the run's own results are written whatever the comparison does
+                result.extra_summary["comparison_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
         if writer is not None:
             writer.finish(result.header(), complete=not result.interrupted)
             writer.close()
@@ -284,6 +321,7 @@ def run_spec(
     use_cache: bool = True,
     journal: str | Path | None = None,
     repeats: int | None = None,
+    baseline: Any = None,
 ) -> EvalResult:
     """Load, validate and run a spec file; SpecError (before anything runs) on a bad spec.
 
@@ -291,10 +329,30 @@ def run_spec(
     use_cache: False bypasses the target's and the judge's response caches (`--no-cache`).
     journal: put the journal here instead of beside `output` (the Action: under RUNNER_TEMP).
     repeats: trials per item, overriding the spec's `repeats`.
+    baseline: a results file (path) or results to compare with, as the spec's `compare:` says; a regressed
+    gate or threshold fails the verdict (`summary.failure_reason: "regression"`). BaselineError when the
+    file cannot be read, before anything runs.
     """
     if resume and output is None:
         raise ValueError("resume needs an output path: the journal beside it holds the finished items")
     loaded = load_spec(path, use_cache=use_cache)
+    base = load_baseline(baseline) if baseline is not None else None
+    compare_settings = loaded.spec.compare.model_dump() if loaded.spec.compare is not None else None
+    finalize = None
+    if base is not None:
+        from evalgate.comparison import CompareOptions, compare_results, item_views
+
+        views: list[Any] = []
+        user_on_result = on_result
+
+        def on_result(item: ItemResult) -> None:
+            views.extend(item_views([item.to_dict()]))
+            if user_on_result is not None:
+                user_on_result(item)
+
+        def finalize(result: EvalResult) -> None:
+            options = CompareOptions.from_settings(compare_settings)
+            result.apply_comparison(compare_results(base, result.header(), options, head_items=views))
     target = prepare_target(loaded, concurrency=concurrency, use_cache=use_cache)
     if on_start is not None:
         on_start(loaded)
@@ -312,7 +370,33 @@ def run_spec(
         resume=resume,
         journal=Path(journal) if journal is not None else None,
         repeats=repeats or loaded.spec.repeats,
+        finalize=finalize,
+        compare_settings=compare_settings,
     )
+
+
+class BaselineError(ValueError):
+    """The baseline results cannot be read."""
+
+
+def load_baseline(baseline: Any) -> Any:
+    """A baseline given as a path is read now, so a bad one stops the run before it starts."""
+    if not isinstance(baseline, str | Path):
+        return baseline
+    from pydantic import ValidationError as PydanticError
+
+    from evalgate.results import load_results
+
+    path = Path(baseline)
+    try:
+        return load_results(path)
+    except FileNotFoundError:
+        raise BaselineError(f"{path}: no such baseline results file") from None
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot read the baseline: {exc.strerror or exc}") from None
+    except (PydanticError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise BaselineError(f"{path}: not an evalgate results file ({first[:200]})") from None
 
 
 def run_evals(

@@ -153,7 +153,7 @@ def build_checks(
                     f"{show_loc(where)}: lower is better for `{scorer.type}`, but this threshold has only a `min`",
                 )
             )
-        entry = Entry(scorer.id, kind, raw_threshold, scorer.higher_is_better, turn, entry_hash(model))
+        entry = Entry(scorer.id, kind, raw_threshold, scorer.higher_is_better, turn, entry_hash(model), scorer.judged)
         checks.append(Check(scorer, entry, line))
     return checks, problems, warnings
 
@@ -390,7 +390,7 @@ def python_checks(values: Iterable[Any], kind: str, turn: int | None = None) -> 
             except ValidationError as exc:
                 raise ValueError(f"invalid threshold for `{scorer.id}`: {exc.errors()[0]['msg']}") from None
             threshold = parsed if isinstance(parsed, float) else parsed.model_dump(exclude_none=True)
-        entry = Entry(scorer.id, kind, threshold, scorer.higher_is_better, turn, hashed)  # type: ignore[arg-type]
+        entry = Entry(scorer.id, kind, threshold, scorer.higher_is_better, turn, hashed, scorer.judged)  # type: ignore[arg-type]
         checks.append(Check(scorer, entry))
     return checks
 

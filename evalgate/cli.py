@@ -66,10 +66,12 @@ def main() -> None:
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here.")
 @click.option("--repeats", "-k", type=click.IntRange(min=1, max=100),
               help="Run every item K times as independent trials (default: the spec's `repeats`, else once).")
+@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
+              help="Compare with this results file (the base branch's): regressions fail the verdict.")
 def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, resume: bool, no_cache: bool,
-        junit: Path | None = None, repeats: int | None = None) -> None:
+        junit: Path | None = None, repeats: int | None = None, baseline: Path | None = None) -> None:
     """Run SPEC (default evalgate.yaml) and print the verdict."""
-    from evalgate.api import network_retries, run_spec
+    from evalgate.api import BaselineError, network_retries, run_spec
     from evalgate.report.terminal import FailingIds, Progress, render_table
 
     _safe_streams()
@@ -103,9 +105,13 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             use_cache=not no_cache,  # the target's cache and the judge's
             keep_items=junit is not None and output is None,  # JUnit needs the items
             repeats=repeats,
+            baseline=baseline,
         )
     except SpecError as exc:
         _print_spec_error(exc)
+        sys.exit(2)
+    except BaselineError as exc:  # a baseline that cannot be read, before anything ran
+        click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     except OSError as exc:  # e.g. --output in a folder that cannot be created
         click.echo(f"evalgate: {exc.strerror or exc}: {exc.filename or output}", err=True)
@@ -153,6 +159,55 @@ def validate(spec: Path) -> None:
     click.echo(
         f"{loaded.file}: ok ({loaded.item_count} items, {len(loaded.gates)} gates, {len(loaded.scorers)} scorers)"
     )
+
+
+@main.command(name="compare")
+@click.argument("base", metavar="BASE.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("head", metavar="HEAD.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write HEAD's results here with the comparison added (and its verdict, when it regressed).")
+@click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+              help="Of the intervals (default: HEAD's spec `compare:`, else 0.95).")
+@click.option("--max-drop", type=click.FloatRange(0.0, 1.0), help="The drop tolerated (default 0).")
+@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
+              help="Across entries (default holm).")
+@click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default="failed", show_default=True,
+              help="Verdicts (after the comparison) that exit 1.")
+def compare_command(base: Path, head: Path, output: Path | None, confidence: float | None, max_drop: float | None,
+                    correction: str | None, fail_on: str) -> None:
+    """Compare HEAD.json with BASE.json (the base branch's results): paired, entry by entry."""
+    from pydantic import ValidationError
+
+    from evalgate.comparison import CompareOptions, compare_results
+    from evalgate.report.terminal import comparison_section
+    from evalgate.results import load_results
+
+    _safe_streams()
+    try:
+        base_results, head_raw = load_results(base), json.loads(head.read_bytes())
+        head_results = load_results(head)
+    except (ValidationError, ValueError) as exc:
+        click.echo(f"error: not an evalgate results file: {str(exc).splitlines()[0][:200]}", err=True)
+        sys.exit(2)
+    options = CompareOptions.from_settings(head_raw.get("compare_settings"), confidence=confidence,
+                                           max_drop=max_drop, correction=correction)
+    comparison = compare_results(base_results, head_results, options)
+    head_raw["comparison"] = comparison.to_dict()
+    if comparison.regressions and head_raw.get("verdict") != "failed":
+        head_raw["verdict"] = "failed"
+        head_raw.setdefault("summary", {})["failure_reason"] = "regression"
+    title, rows = comparison_section(head_raw["comparison"])
+    click.echo("\n".join([title, *rows]))
+    verdict = head_raw.get("verdict")
+    click.echo(f"verdict: {verdict.upper() if verdict else 'none'}"
+               + (f" ({len(comparison.regressions)} regressed)" if comparison.regressions else ""))
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        tmp = output.with_name(output.name + ".tmp")
+        tmp.write_text(json.dumps(head_raw, ensure_ascii=False, allow_nan=False), encoding="utf-8")
+        tmp.replace(output)
+        click.echo(f"results: {output}")
+    sys.exit(exit_code(verdict, fail_on))
 
 
 @main.command()

@@ -7,6 +7,8 @@ raising scorer errors that scorer's result, a raising gate scores 0 with the err
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -60,7 +62,18 @@ class ItemResult:
     trial: int | None = None  # with repeats: this result is one trial of the item
     trials: list[ItemResult] | None = None  # with repeats: the item's trials, in order
     later: list[list[Contribution]] = field(default_factory=list)  # trials 2..K's contributions
-    data_hash: str | None = None
+    case: Case | None = field(default=None, repr=False)  # for `data_hash`, computed when a record is written
+    _data_hash: str | None = None
+
+    @property
+    def data_hash(self) -> str | None:
+        if self._data_hash is None and self.case is not None:
+            self._data_hash = data_hash(self.case)
+        return self._data_hash
+
+    @data_hash.setter
+    def data_hash(self, value: str | None) -> None:
+        self._data_hash = value
 
     @property
     def errored(self) -> bool:
@@ -154,7 +167,7 @@ def merge_trials(trials: list[ItemResult]) -> ItemResult:
     first = trials[0]
     shown = next((t for t in trials if t.error is not None or any(v < 1.0 for v in t.gates.values())), first)
     merged = ItemResult(index=first.index, id=first.id, input=first.input, run=shown.run, error=shown.error,
-                        reasons=dict(shown.reasons), trials=trials, data_hash=first.data_hash)
+                        reasons=dict(shown.reasons), trials=trials, case=first.case, _data_hash=first._data_hash)
     merged.gates = _item_means(trials, "gate")
     merged.scores = _item_means(trials, "scorer")
     merged.contributions = first.contributions
@@ -166,12 +179,12 @@ def merge_trials(trials: list[ItemResult]) -> ItemResult:
     return merged
 
 
+_HASH_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def data_hash(case: Case) -> str:
     """A short hash of what an item asks and expects, so a baseline's item with the same id but other data
     is not compared with it."""
-    import hashlib
-    import json
-
     item = case.item
     fields = {
         "input": item.input, "inputs": item.inputs,
@@ -179,7 +192,11 @@ def data_hash(case: Case) -> str:
         "ground_truth": item.ground_truth, "expected_trajectory": item.expected_trajectory,
         "context": item.context,
     }
-    data = json.dumps(fields, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":"))
+    present = {k: v for k, v in fields.items() if v is not None}
+    if len(present) == 1 and isinstance(item.input, str):  # the common case, without a JSON encoder
+        data = "input\x00" + item.input
+    else:
+        data = _HASH_ENCODER.encode(present)
     return hashlib.sha256(data.encode("utf-8", "backslashreplace")).hexdigest()[:16]
 
 
@@ -229,8 +246,7 @@ def _score(
 def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[Check]) -> ItemResult:
     """Run one case through the target and every check; never raises for the target's or a scorer's sake."""
     started = time.perf_counter()
-    result = ItemResult(index=case.index, id=case.id, input=_input_of(case), trial=case.trial,
-                        data_hash=data_hash(case))
+    result = ItemResult(index=case.index, id=case.id, input=_input_of(case), trial=case.trial, case=case)
     if case.item.turns is not None:
         result.turn_count = len(case.item.turns)
     item = case.item

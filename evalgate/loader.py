@@ -25,6 +25,7 @@ from evalgate.errors import (
     not_utf8,
     not_utf8_line,
     problems_from_validation,
+    suggest,
 )
 from evalgate.judge.client import Judge
 from evalgate.scorers.builtins import load_builtins
@@ -134,6 +135,9 @@ def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:
     )
     problems += more
     warnings += more_warnings
+    if spec.target.type == "recorded" and spec.repeats is not None and spec.repeats > 1:
+        warnings.append(Problem(file, positions.line(("repeats",)), "repeats: the recorded target replays the "
+                                "same run every trial, so repeats change nothing but the work; they are for agents"))
     if spec.target.type == "recorded" and isinstance(spec.data, str) and (gates or scorers) and not problems:
         # Replaying recorded runs costs nothing, so a big data set is validated while it is
         # scored, one item at a time, instead of being held in memory; a bad item still
@@ -152,7 +156,20 @@ def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:
         )
     if problems:
         raise SpecError(problems[:20])
+    warnings += _unknown_compare_ids(spec, file, positions, gates + scorers, cases)
     return LoadedSpec(path, spec, positions, cases, gates, scorers, warnings)
+
+
+def _unknown_compare_ids(spec: Spec, file: str, positions: Positions, checks: list[Check],
+                         cases: list[Case]) -> list[Problem]:
+    """`compare.entries` naming no entry of the spec: a typo would silently keep the default max_drop."""
+    if spec.compare is None or not spec.compare.entries:
+        return []
+    known = {c.entry.id for c in checks}
+    known |= {c.entry.id for case in cases for turn in case.turn_checks or () for c in turn}
+    return [Problem(file, positions.line(("compare", "entries", name), key=True),
+                    f"compare.entries: `{name}` is not the id of a gate or scorer" + suggest(name, sorted(known)))
+            for name in spec.compare.entries if name not in known]
 
 
 def load_cases(

@@ -797,6 +797,26 @@ class HttpClient:
         text = raw.content.decode("utf-8", errors="replace")
         return Exchange(raw.status, raw.headers, self.redact(text), url)
 
+    def download(self, url: str, *, max_bytes: int, timeout_s: float | None = None) -> tuple[int, bytes]:
+        """GET a binary body (an artifact's zip from storage), with only the client's own headers: a
+        caller's credentials never travel to another host. HttpError when no answer came or it is too big."""
+        try:
+            scheme, host, port, path = _split(url)
+        except ValueError as exc:
+            raise HttpError(self.redact(str(exc))) from None
+        timeout = timeout_s or self.timeout_s
+        self._count(requests=1)
+        headers = {**self._headers(None, False), "Accept": "*/*"}
+        try:
+            raw = self.transport.send("GET", url, (scheme, host, port), path, None, headers, timeout)
+        except Exception as exc:
+            problem = self._problem(exc, scheme, host, port, timeout)
+            self._count(failures=1)
+            raise HttpError(f"GET {self.redact(url)}: {self.redact(problem)}") from None
+        if len(raw.content) > max_bytes:
+            raise HttpError(f"GET {self.redact(url)}: larger than {max_bytes} bytes")
+        return raw.status, raw.content
+
     def add_secrets(self, secrets: Iterable[str]) -> None:
         """More values to keep out of error messages (e.g. expanded at request time)."""
         self.redact.add(secrets)

@@ -77,7 +77,7 @@ def item_from_record(record: dict[str, Any], case: Case, gates: list[Check], sco
         not_scorable=dict(record.get("not_scorable") or {}),
         scorer_errors=dict(record.get("scorer_errors") or {}),
         duration_ms=float(record.get("duration_ms") or 0.0),
-        data_hash=record.get("data_hash"),
+        _data_hash=record.get("data_hash"),
     )
     if case.item.turns is not None:
         item.turn_count = len(case.item.turns)

@@ -87,6 +87,7 @@ class Entry:
     higher_is_better: bool = True
     turn: int | None = None
     params_hash: str | None = None  # what the entry measures, so a baseline measured differently is recognised
+    judged: bool = False  # scored by the LLM judge: a baseline judged by another model is not comparable
 
     @property
     def key(self) -> tuple[int | None, Kind, str]:
@@ -133,7 +134,7 @@ class ScoreSum:
 # ---- results (also the schema of those parts of the results JSON) ----
 
 # Written only when they say something: absent from a run without repeats, statistical rules or hashes.
-_WHEN_SET = ("pass_at_k", "pass_all_k", "flaky", "flaky_items", "uncertain", "interval", "params_hash")
+_WHEN_SET = ("pass_at_k", "pass_all_k", "flaky", "flaky_items", "uncertain", "interval", "params_hash", "judged")
 
 
 class ErrorBar(BaseModel):
@@ -143,11 +144,14 @@ class ErrorBar(BaseModel):
     items: int | None = None
     stderr: float | None = None
     ci95: tuple[float, float] | None = None
-    pass_at_k: float | None = None  # 0/1 entries with repeats: share of items with a trial scoring 1
-    pass_all_k: float | None = None  # pass^k: share of items where every trial scored 1
+    # 0/1 entries with repeats: share of items with a passing trial, and (pass^k) with every trial passing;
+    # a trial passes when it scores 1, or 0 where lower is better (a `max` bound)
+    pass_at_k: float | None = None
+    pass_all_k: float | None = None
     flaky: int | None = None  # items whose trials disagree
     flaky_items: list[str] | None = None  # their ids, the first few
     params_hash: str | None = None
+    judged: bool | None = None  # scored by the LLM judge (`summary.judge` names it)
 
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -159,13 +163,17 @@ class ErrorBar(BaseModel):
         own = {k: v for k, v in data.items() if k not in _ERROR_BAR}
         return {**own, **{k: v for k, v in data.items() if k in _ERROR_BAR}}
 
-    def set_error_bar(self, estimate: Estimate | None, flaky_ids: list[str], params_hash: str | None) -> None:
-        self.params_hash = params_hash
+    def set_error_bar(self, estimate: Estimate | None, flaky_ids: list[str], entry: Entry) -> None:
+        self.params_hash = entry.params_hash
+        self.judged = True if entry.judged else None
         if estimate is None:
             return
         self.n, self.items, self.stderr, self.ci95 = estimate.n, estimate.items, estimate.stderr, estimate.ci
         if estimate.pass_at_k is not None:
-            self.pass_at_k, self.pass_all_k = estimate.pass_at_k, estimate.pass_all_k
+            if higher_is_better(entry.threshold, entry.higher_is_better):
+                self.pass_at_k, self.pass_all_k = estimate.pass_at_k, estimate.pass_all_k
+            else:  # a pass is a 0 here (`includes: sorry` under a max): a trial passes when it scores 0
+                self.pass_at_k, self.pass_all_k = 1.0 - estimate.pass_all_k, 1.0 - estimate.pass_at_k  # type: ignore[operator]
             self.flaky, self.flaky_items = estimate.flaky, list(flaky_ids)
 
 
@@ -275,7 +283,9 @@ class Aggregator:
     as first seen, so turn results list them in the order items first used them.
     """
 
-    def __init__(self, entries: list[Entry] = ()) -> None:  # type: ignore[assignment]
+    def __init__(self, entries: list[Entry] = (), *, clustered: bool = False) -> None:  # type: ignore[assignment]
+        """clustered: items contribute several scores to an entry (repeats): error bars cluster by item."""
+        self.clustered = clustered
         self.entries: dict[tuple[int | None, Kind, str], Entry] = {}
         self.tallies: dict[tuple[int | None, Kind, str], ScoreSum] = {}
         self.total_items = 0
@@ -314,6 +324,9 @@ class Aggregator:
         else:
             tally.total += score
         tally.count += 1
+        if not self.clustered:  # one score per item and entry: each is its own cluster
+            tally.moments.add_one(score)
+            return
         if not tally.pending:
             self._touched.append(tally)
         tally.pending.append(score)
@@ -392,7 +405,7 @@ class _Section:
             else:
                 result = threshold_result(entry, average, tally)
                 self.thresholds.append(result)
-        result.set_error_bar(estimate, tally.flaky_ids, entry.params_hash)
+        result.set_error_bar(estimate, tally.flaky_ids, entry)
 
 
 def threshold_result(entry: Entry, average: float, tally: ScoreSum) -> ThresholdResult:

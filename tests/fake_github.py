@@ -17,6 +17,11 @@
   `landed=True` the request is carried out first and then answered with the fault (a POST that
   created its comment but whose answer was a 502, as GitHub's front end sometimes does).
 - 422 "Validation Failed" with "the endpoint has been spammed" via `fail_next(..., 422, message=SPAMMED)`.
+- Actions, for `baseline: auto`: `GET /repos/{o}/{r}/actions/runs/{id}` (its `workflow_id`),
+  `GET .../actions/workflows/{id}/runs?branch=&status=` (newest first), `GET .../actions/runs/{id}/artifacts`
+  (with `expired`), and `GET .../actions/artifacts/{id}/zip`: 410 when expired, else a 302 to storage on
+  another host name (`localhost`), which serves the zip and records whether a token came along. A token
+  added with `actions_read=False` gets 403 "Resource not accessible by integration" on these.
 - `link_template` and `max_per_page` vary what GitHub fixes: how `Link` URLs are spelt (order of
   the query, relative, another host name) and the largest page.
 A `prefix` serves it under a path like GitHub Enterprise Server's `/api/v3`.
@@ -46,6 +51,13 @@ class Token:
     integration: bool = False  # GITHUB_TOKEN or an App installation token: /user refused
     read_only: bool = False  # a fork PR's token
     graphql: bool = True  # may ask GraphQL who it is
+    actions_read: bool = True  # `permissions: actions: read`
+
+
+@dataclass
+class BytesBody:
+    data: bytes
+    content_type: str = "application/zip"
 
 
 @dataclass
@@ -84,6 +96,10 @@ class State:
     faults: list[Fault] = field(default_factory=list)
     log: list[Request] = field(default_factory=list)
     next_id: int = 1000
+    runs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    artifacts: dict[int, dict[str, Any]] = field(default_factory=dict)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    blob_auth: list[str] = field(default_factory=list)  # the Authorization header each blob download carried
 
 
 class FakeGitHub:
@@ -114,12 +130,31 @@ class FakeGitHub:
         self.server.server_close()
 
     def add_token(self, token: str, login: str, *, integration: bool = False, read_only: bool = False,
-                  graphql: bool = True) -> None:
+                  graphql: bool = True, actions_read: bool = True) -> None:
         """A token writing as `login`; `integration` tokens are refused `GET /user` (GITHUB_TOKEN
         writes as github-actions[bot] whatever login is given; an App token as its `slug[bot]`)."""
         if integration and not login.endswith("[bot]"):
             login = BOT
-        self.state.tokens[token] = Token(login, integration, read_only, graphql)
+        self.state.tokens[token] = Token(login, integration, read_only, graphql, actions_read)
+
+    def add_run(self, repo: str, run_id: int, *, workflow_id: int, branch: str, conclusion: str = "success",
+                created_at: str = "2026-01-01T00:00:00Z", head_sha: str = "c" * 40, event: str = "push") -> None:
+        self.state.repos.add(repo)
+        self.state.runs[run_id] = {
+            "id": run_id, "workflow_id": workflow_id, "head_branch": branch, "head_sha": head_sha,
+            "status": "completed" if conclusion else "in_progress", "conclusion": conclusion or None,
+            "created_at": created_at, "event": event, "_repo": repo,
+        }
+
+    def add_artifact(self, repo: str, run_id: int, name: str, data: bytes, *, expired: bool = False) -> int:
+        artifact_id = self.state.next_id
+        self.state.next_id += 1
+        self.state.artifacts[artifact_id] = {
+            "id": artifact_id, "name": name, "size_in_bytes": len(data), "expired": expired,
+            "archive_download_url": f"{self.url}/repos/{repo}/actions/artifacts/{artifact_id}/zip",
+            "created_at": "2026-01-01T00:00:00Z", "workflow_run": {"id": run_id}, "_data": data, "_repo": repo,
+        }
+        return artifact_id
 
     def add_pull(self, repo: str, number: int, head_sha: str = "0" * 40) -> None:
         self.state.repos.add(repo)
@@ -178,9 +213,13 @@ class FakeGitHub:
 
             def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
                 raw = isinstance(body, RawBody)
-                data = body.text.encode() if raw else json.dumps(body).encode()
+                if isinstance(body, BytesBody):
+                    data, kind = body.data, body.content_type
+                else:
+                    data = body.text.encode() if raw else json.dumps(body).encode()
+                    kind = "text/html" if raw else "application/json; charset=utf-8"
                 self.send_response(status)
-                self.send_header("Content-Type", "text/html" if raw else "application/json; charset=utf-8")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 reset = int(time.time()) + 3600
                 for key, value in {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "4999",
@@ -227,6 +266,10 @@ class FakeGitHub:
 
     def route(self, method: str, path: str, query: dict[str, list[str]], auth: str,
               body: Any) -> tuple[int, Any, dict[str, str]]:
+        if path.startswith("/_blob/"):  # artifact storage: another host, no GitHub token wanted
+            self.state.blob_auth.append(auth)
+            blob = self.state.blobs.get(path.removeprefix("/_blob/"))
+            return (200, BytesBody(blob), {}) if blob is not None else (404, {"message": "BlobNotFound"}, {})
         if path == self.graphql_path:
             path = "/graphql"
         elif path.startswith(self.prefix + "/"):
@@ -269,6 +312,10 @@ class FakeGitHub:
             if comment["user"]["login"] != token.login:
                 return 403, {"message": NOT_ACCESSIBLE}, {}
             return self._write(token, body, lambda text: self._update(comment, text), 200)
+        if "/actions/" in path and method == "GET":
+            if not token.actions_read:
+                return 403, {"message": NOT_ACCESSIBLE}, {}
+            return self._actions(path, query)
         match = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", path)
         if match and method == "GET":
             sha = self.state.pulls.get((match.group(1), int(match.group(2))))
@@ -286,6 +333,45 @@ class FakeGitHub:
         fields = set(re.findall(r"\w+", query.split("viewer", 1)[1]))
         viewer = {"login": token.login, "__typename": "Bot" if token.login.endswith("[bot]") else "User"}
         return 200, {"data": {"viewer": {k: v for k, v in viewer.items() if k in fields}}}, {}
+
+    def _actions(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]]:
+        match = re.fullmatch(r"/repos/([^/]+/[^/]+)/actions/runs/(\d+)", path)
+        if match:
+            run = self.state.runs.get(int(match.group(2)))
+            if run is None or run["_repo"] != match.group(1):
+                return 404, {"message": "Not Found"}, {}
+            return 200, self.public(run), {}
+        match = re.fullmatch(r"/repos/([^/]+/[^/]+)/actions/workflows/(\d+)/runs", path)
+        if match:
+            branch = query.get("branch", [None])[0]
+            status = query.get("status", [None])[0]
+            per_page = min(100, int(query.get("per_page", ["30"])[0]))
+            runs = [r for r in self.state.runs.values() if r["_repo"] == match.group(1)
+                    and r["workflow_id"] == int(match.group(2)) and (branch is None or r["head_branch"] == branch)
+                    and (status is None or status in (r["conclusion"], r["status"]))]
+            runs.sort(key=lambda r: (r["created_at"], r["id"]), reverse=True)
+            return 200, {"total_count": len(runs), "workflow_runs": [self.public(r) for r in runs[:per_page]]}, {}
+        match = re.fullmatch(r"/repos/([^/]+/[^/]+)/actions/runs/(\d+)/artifacts", path)
+        if match:
+            run = self.state.runs.get(int(match.group(2)))
+            if run is None or run["_repo"] != match.group(1):
+                return 404, {"message": "Not Found"}, {}
+            name = query.get("name", [None])[0]
+            found = [self.public(a) for a in self.state.artifacts.values()
+                     if a["workflow_run"]["id"] == run["id"] and (name is None or a["name"] == name)]
+            return 200, {"total_count": len(found), "artifacts": found}, {}
+        match = re.fullmatch(r"/repos/([^/]+/[^/]+)/actions/artifacts/(\d+)/zip", path)
+        if match:
+            artifact = self.state.artifacts.get(int(match.group(2)))
+            if artifact is None or artifact["_repo"] != match.group(1):
+                return 404, {"message": "Not Found"}, {}
+            if artifact["expired"]:
+                return 410, {"message": "Artifact has expired"}, {}
+            key = f"a{artifact['id']}"
+            self.state.blobs[key] = artifact["_data"]
+            port = self.server.server_address[1]
+            return 302, {"message": "Found"}, {"Location": f"http://localhost:{port}/_blob/{key}"}
+        return 404, {"message": "Not Found"}, {}
 
     def _update(self, comment: dict[str, Any], text: str) -> dict[str, Any]:
         comment["body"] = text

@@ -25,6 +25,8 @@ INPUT_DEFAULTS = {
     "concurrency": "",
     "comment-key": "",
     "comment-author": "",
+    "baseline": "",
+    "baseline-artifact": "evalgate-results",
 }
 
 

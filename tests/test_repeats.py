@@ -242,3 +242,10 @@ def test_run_evals_intervals_cover_a_seeded_agents_true_rate() -> None:
                        for item in result.items]
             assert tuple(gate.ci95) == stats.estimate(by_item).ci
     assert 0.90 <= covered / runs <= 0.99
+
+
+def test_repeats_on_recorded_runs_is_warned(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{input: x, output: x}]\nrepeats: 3\ngates:\n  - type: includes\n    value: x\n")
+    result = run_cli("validate", cwd=tmp_path)
+    assert result.code == 0 and "evalgate.yaml:3: repeats: the recorded target replays the same run" in result.stderr

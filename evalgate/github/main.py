@@ -26,7 +26,7 @@ from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, render
 from evalgate.results import Results, load_results
 
 OUTPUT_NAMES = ("verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
-                "scores", "results-path", "comment-url", "comment-file")
+                "scores", "results-path", "comment-url", "comment-file", "regressions")
 TOKEN_INPUTS = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN")
 MAX_ANNOTATIONS = 10  # of each level: the runner shows only a few per step anyway
 RETRY_COMMENT_LIMIT = 30_000
@@ -52,7 +52,45 @@ def empty_outputs() -> dict[str, str]:
 # ---- steps ----
 
 
-def run_spec_step(settings: Settings, log: Log, lines: Lines) -> None:
+def baseline_step(settings: Settings, log: Log, http: HttpClient | str,
+                  sleep: Callable[[float], None] = time.sleep) -> Path | None:
+    """The results to compare with: the `baseline` input's file, or with `auto` the base branch's artifact.
+    None, with a notice saying why, when there is none: a missing baseline never fails the job."""
+    if not settings.baseline:
+        return None
+    if settings.baseline != "auto":
+        path = (settings.base_dir / settings.baseline).resolve()
+        if path.is_file():
+            return path
+        log.annotate("notice", f"no baseline results at {settings.relative(path)}: the comparison is skipped",
+                     title="evalgate: no baseline")
+        return None
+    from evalgate.github.artifacts import NoBaseline, find_baseline
+
+    if not settings.base_ref:  # a push to the default branch: it makes the baseline, it has none
+        print("evalgate: baseline: auto compares pull requests with their base branch; not a pull request")
+        return None
+    if not settings.token or not settings.repository or isinstance(http, str):
+        why = http if isinstance(http, str) and http else "baseline: auto needs github-token and GITHUB_REPOSITORY"
+        log.annotate("notice", f"{why}; the comparison is skipped", title="evalgate: no baseline")
+        return None
+    client = GitHub(settings.api_url, settings.token, http, sleep=sleep)
+    try:
+        found = find_baseline(client, repo=settings.repository, run_id=settings.run_id, branch=settings.base_ref,
+                              artifact=settings.baseline_artifact, results_name=settings.results_file.name,
+                              server_url=settings.server_url)
+    except NoBaseline as exc:
+        log.annotate("notice", f"{exc}; the comparison is skipped", title="evalgate: no baseline")
+        return None
+    except Exception as exc:  # whatever GitHub sends back, a baseline is never worth a red job
+        log.annotate("notice", f"the baseline could not be fetched ({type(exc).__name__}); the comparison is "
+                     "skipped", title="evalgate: no baseline")
+        return None
+    print(f"evalgate: baseline from {found.run_url} (artifact {found.artifact}, {found.head_sha[:7]})")
+    return found.path
+
+
+def run_spec_step(settings: Settings, log: Log, lines: Lines, baseline: Path | None = None) -> None:
     """Run the spec, writing the results file; its log is untrusted text (model outputs, data)."""
     from evalgate.api import run_spec
     from evalgate.report.terminal import FailingIds, render_table
@@ -74,7 +112,8 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines) -> None:
 
     with log.untrusted():
         result = run_spec(settings.spec_path, output=settings.results_file, concurrency=settings.concurrency,
-                          on_start=on_start, on_result=on_result, journal=journal_location(settings))
+                          on_start=on_start, on_result=on_result, journal=journal_location(settings),
+                          baseline=baseline)
         print(render_table(result, failing.ids, color=False))
         for item, bad in shown:  # the model's own words help most when a gate fails
             text = item.run.text if item.run is not None else ""
@@ -105,6 +144,8 @@ def set_result_outputs(settings: Settings, results: Results, outputs: dict[str, 
     outputs["errored-items"] = str(results.summary.errored_items)
     outputs["scores"] = json.dumps(results.scores, separators=(",", ":"), allow_nan=False)
     outputs["results-path"] = settings.relative(settings.results_file)
+    comparison = getattr(results, "comparison", None)
+    outputs["regressions"] = str(comparison.get("regressions", 0)) if isinstance(comparison, dict) else ""
 
 
 def summary_step(settings: Settings, results: Results) -> None:
@@ -205,17 +246,23 @@ def spec_error_step(settings: Settings, exc: SpecError, log: Log) -> None:
 
 def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient | str,
         sleep: Callable[[float], None] = time.sleep) -> int:
+    from evalgate.api import BaselineError
+
     lines = Lines()
     if not settings.base_dir.is_dir():
         log.annotate("error", f"working-directory {settings.working_directory} does not exist",
                      title="evalgate: bad input")
         return EXIT_USAGE
     os.chdir(settings.base_dir)  # like a `run:` step's working-directory: command targets expect it
+    baseline = baseline_step(settings, log, http, sleep)
     try:
-        run_spec_step(settings, log, lines)
+        run_spec_step(settings, log, lines, baseline)
     except SpecError as exc:
         spec_error_step(settings, exc, log)
         return EXIT_USAGE
+    except BaselineError as exc:  # a baseline file that is not evalgate results: reported, never a red job
+        log.annotate("notice", f"{exc}; the comparison is skipped", title="evalgate: no baseline")
+        run_spec_step(settings, log, lines)
     results = load_results(settings.results_file)
     set_result_outputs(settings, results, outputs)
     summary_step(settings, results)

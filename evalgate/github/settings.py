@@ -27,6 +27,7 @@ DEFAULTS = {
     "summary": "true",
     "results-path": "evalgate-results.json",
     "working-directory": ".",
+    "baseline-artifact": "evalgate-results",
 }
 
 
@@ -98,6 +99,8 @@ class Settings:
     graphql_url: str = ""
     event: dict[str, Any] = field(default_factory=dict, repr=False)
     token: str = field(default="", repr=False)  # never printed: repr=False keeps it out of tracebacks
+    baseline: str = ""  # a results file, `auto` (the base branch's artifact), or empty: no comparison
+    baseline_artifact: str = "evalgate-results"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -127,6 +130,8 @@ class Settings:
             graphql_url=env.get("GITHUB_GRAPHQL_URL", "").rstrip("/"),
             event=load_event(env.get("GITHUB_EVENT_PATH", "")),
             token=read_input(env, "github-token"),
+            baseline=read_input(env, "baseline"),
+            baseline_artifact=read_input(env, "baseline-artifact"),
         )
 
     @property
@@ -167,6 +172,13 @@ class Settings:
             return None
         number = (self.event.get("pull_request") or {}).get("number") or self.event.get("number")
         return number if isinstance(number, int) and number > 0 else None
+
+    @property
+    def base_ref(self) -> str:
+        """The pull request's base branch; empty on other events."""
+        base = (self.event.get("pull_request") or {}).get("base") or {}
+        ref = base.get("ref") if isinstance(base, dict) else None
+        return ref if isinstance(ref, str) else ""
 
     @property
     def run_url(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from string import Template
 from typing import Any
 
 from evalgate.report.labels import Row, bound_text, could_not_evaluate, num, result_rows
+from evalgate.report.numbers import delta_text, direction, margin, repeats_note, significance
 from evalgate.results import ItemRecord, Results
 from evalgate.verdict import bounds_of
 
@@ -85,6 +87,25 @@ def excerpt(value: Any, limit: int = EXCERPT_CHARS, lines: int = EXCERPT_LINES) 
     return f"<pre>{body}</pre>"
 
 
+# ---- numbers ----
+
+
+def num_pm(value: float | None, result: Any) -> str:
+    """`0.820 ± 0.041`: the average and half its 95% interval (the bare number without one)."""
+    text = num(value)
+    half = margin(result)
+    if text != "–" and half is not None and math.isfinite(half):
+        text += f" ± {half:.3f}"
+    return text
+
+
+def reliability(result: Any) -> str:
+    """` · pass^k 0.53 · pass@k 1.00` for 0/1 entries run with repeats."""
+    if getattr(result, "pass_all_k", None) is None:
+        return ""
+    return f" · pass^k {result.pass_all_k:.2f} · pass@k {result.pass_at_k:.2f}"
+
+
 # ---- sections ----
 
 
@@ -123,8 +144,17 @@ def status(results: Results) -> str:
         parts.append(f"{sum(e.result.passed for e in gates)}/{len(gates)} gates passed")
     if thresholds:
         parts.append(f"{sum(e.result.passed for e in thresholds)}/{len(thresholds)} thresholds met")
-    parts.append(f"{summary.total_items} items, {summary.errored_items} errored")
+    comparison = _comparison(results)
+    if comparison is not None:
+        regressed = sum(1 for e in comparison.get("entries") or [] if e.get("status") == "regressed"
+                        and e.get("kind") != "tracked")
+        parts.append(f"{regressed} regressed against the baseline")
+    repeats = repeats_note(summary.model_extra or {})
+    parts.append(f"{summary.total_items} items{' × ' + repeats if repeats else ''}, {summary.errored_items} errored")
     text = " · ".join(parts)
+    if getattr(summary, "failure_reason", None) == "regression":
+        text += ("\n\n> **Failed because it regressed against the baseline**: the interval of head − base lies "
+                 "below −max_drop, beyond what noise explains. See *Regressions* below.")
     if results.verdict is None:
         text += "\n\nNo gates or thresholds produced a score: this run only reports scores."
     if summary.error_budget_exceeded:
@@ -146,7 +176,8 @@ def gate_table(results: Results, max_rows: int | None) -> str:
     if not rows:
         return ""
     lines = ["### Gates", "", "| Gate | Score | Pass |", "|---|---:|:---:|"]
-    lines += [f"| {code(label)} | {num(g.score)} | {mark(g.passed)} |" for label, g in _cap(rows, max_rows)]
+    lines += [f"| {code(label)} | {num_pm(g.score, g)}{reliability(g)} | {mark(g.passed)} |"
+              for label, g in _cap(rows, max_rows)]
     return "\n".join(lines + _more(rows, max_rows))
 
 
@@ -156,24 +187,27 @@ def threshold_table(results: Results, max_rows: int | None) -> str:
         return ""
     lines = ["### Thresholds", "", "| Scorer | Average | Bound | Pass | Direction |", "|---|---:|---|:---:|---|"]
     for label, t in _cap(rows, max_rows):
-        direction = "higher is better" if getattr(t, "higher_is_better", True) else "lower is better"
         bound = bound_text(t.threshold)
-        lines.append(f"| {code(label)} | {num(t.average_score)} | {bound} | {mark(t.passed)} | {direction} |")
+        passed = mark(t.passed) + (" uncertain" if getattr(t, "uncertain", None) else "")
+        lines.append(f"| {code(label)} | {num_pm(t.average_score, t)}{reliability(t)} | {bound} | {passed} "
+                     f"| {direction(t)} |")
     return "\n".join(lines + _more(rows, max_rows))
 
 
 def tracked_table(results: Results, max_rows: int | None) -> str:
     with_threshold = {t.id for t in results.threshold_results}
-    rows = [(sid, score) for sid, score in results.scores.items() if sid not in with_threshold]
+    rows = [(sid, score, results.score_stats.get(sid)) for sid, score in results.scores.items()
+            if sid not in with_threshold]
     for turn in results.turn_results or []:
         turn_thresholds = {t.id for t in turn.threshold_results}
-        rows += [(f"turn {turn.index + 1}: {sid}", s) for sid, s in turn.scores.items() if sid not in turn_thresholds]
+        rows += [(f"turn {turn.index + 1}: {sid}", s, turn.score_stats.get(sid)) for sid, s in turn.scores.items()
+                 if sid not in turn_thresholds]
     if not rows and not results.summary.not_scorable:
         return ""
     lines = []
     if rows:
         lines += ["### Tracked scores", "", "| Scorer | Average |", "|---|---:|"]
-        lines += [f"| {code(sid)} | {num(score)} |" for sid, score in _cap(rows, max_rows)]
+        lines += [f"| {code(sid)} | {num_pm(score, bar)} |" for sid, score, bar in _cap(rows, max_rows)]
         lines += _more(rows, max_rows)
     if results.summary.not_scorable:
         counts = ", ".join(f"{code(k, table=False)}: {v}" for k, v in results.summary.not_scorable.items())
@@ -288,15 +322,145 @@ def errored_block(results: Results, max_items: int) -> str:
     return "\n\n".join(parts)
 
 
-def failure_blocks(results: Results, max_items: int) -> list[str]:
-    blocks = []
+REGRESSIONS = "### Regressions"
+FAILURES = "### Failures"
+Block = tuple[str, str]  # (the section it belongs to, its text)
+
+
+def failure_blocks(results: Results, max_items: int) -> list[Block]:
+    """Regressions against the baseline first (they are what a pull request changed), then failures."""
+    blocks: list[Block] = [(REGRESSIONS, b) for b in regression_blocks(results, max_items)]
     failing = [e for e in result_rows(results) if not e.result.passed]
     for entry in sorted(failing, key=lambda e: e.kind != "gate"):  # gate failures first
-        blocks.append(detail_block(results, entry, max_items))
+        blocks.append((FAILURES, detail_block(results, entry, max_items)))
     errored = errored_block(results, min(max_items * 2, ERRORED_SHOWN))
     if errored:
-        blocks.append(errored)
+        blocks.append((FAILURES, errored))
     return blocks
+
+
+# ---- the baseline: comparison, regressions, flaky items ----
+
+STATUS_ICON = {"regressed": "❌", "improved": "✅", "unchanged": "➖", "uncertain": "❔", "incomparable": "⚪"}
+
+
+def _comparison(results: Results) -> dict[str, Any] | None:
+    comparison = getattr(results, "comparison", None)
+    return comparison if isinstance(comparison, dict) else None
+
+
+def _label(entry: dict[str, Any]) -> str:
+    turn = entry.get("turn")
+    return str(entry.get("id")) if turn is None else f"turn {turn + 1}: {entry.get('id')}"
+
+
+def _head_results(results: Results) -> dict[tuple[Any, str], Any]:
+    found: dict[tuple[Any, str], Any] = {(e.turn, e.id): e.result for e in result_rows(results)}
+    for sid, bar in results.score_stats.items():
+        found.setdefault((None, sid), bar)
+    for turn in results.turn_results or []:
+        for sid, bar in turn.score_stats.items():
+            found.setdefault((turn.index, sid), bar)
+    return found
+
+
+def comparison_table(results: Results, max_rows: int | None) -> str:
+    comparison = _comparison(results)
+    if comparison is None:
+        return ""
+    base = comparison.get("baseline") or {}
+    sha = f" @ <code>{cell(str(base.get('git_sha'))[:7], 10)}</code>" if base.get("git_sha") else ""
+    intro = (f"Baseline {cell(base.get('name') or '?', 100)}{sha} ({cell(base.get('verdict') or 'no verdict', 20)}): "
+             f"{comparison.get('matched_items', 0)} items matched, {comparison.get('new_items', 0)} new, "
+             f"{comparison.get('missing_items', 0)} missing.")
+    if comparison.get("changed_items"):
+        intro += f" {comparison['changed_items']} changed their data and are not compared."
+    settings = comparison.get("settings") or {}
+    correction = settings.get("correction", "holm")
+    intro += (f" Δ is head − base on the matched items with its 95% interval; an entry regresses when the interval "
+              f"lies below −max_drop ({correction} correction across entries).")
+    head = _head_results(results)
+    rows = comparison.get("entries") or []
+    lines = ["### Compared with the baseline", "", intro, "",
+             "| Entry | Head | Baseline · Δ [95% interval] | Status |", "|---|---:|---|---|"]
+    for entry in _cap(rows, max_rows):
+        result = head.get((entry.get("turn"), entry.get("id")))
+        value = num_pm(entry.get("head_average"), result)
+        icon = STATUS_ICON.get(entry.get("status", ""), "")
+        tracked = entry.get("kind") == "tracked" and entry.get("status") == "regressed"
+        words = cell(significance(entry), 300) + (" (tracked: never fails)" if tracked else "")
+        lines.append(f"| {code(_label(entry))} | {value} | {delta_text(entry)} | {icon} {words} |")
+    lines += _more(rows, max_rows)
+    for warning in (comparison.get("warnings") or [])[:5]:
+        lines += ["", f"> {cell(warning, 300)}"]
+    return "\n".join(lines)
+
+
+def _item_by_id(results: Results) -> dict[str, ItemRecord]:
+    found: dict[str, ItemRecord] = {}
+    for item in results.items:
+        found.setdefault(item.id, item)
+    return found
+
+
+def regression_blocks(results: Results, max_items: int) -> list[str]:
+    """Per regressed entry, the items that went from pass to fail, with their input and output."""
+    comparison = _comparison(results)
+    if comparison is None:
+        return []
+    regressed = [e for e in comparison.get("entries") or [] if e.get("status") == "regressed"]
+    if not regressed:
+        return []
+    items = _item_by_id(results)
+    flipped = comparison.get("flipped") or []
+    blocks = []
+    for entry in sorted(regressed, key=lambda e: e.get("kind") == "tracked"):
+        worse = [f for f in flipped if f.get("entry") == entry.get("id") and f.get("turn") == entry.get("turn")
+                 and f.get("direction") == "pass->fail"]
+        title = (f"{STATUS_ICON['regressed']} {code(_label(entry), table=False)}: {delta_text(entry)}, "
+                 f"{len(worse)} item{'s' if len(worse) != 1 else ''} pass → fail")
+        if entry.get("kind") == "tracked":
+            title += " (tracked: reported, never failing)"
+        parts = [f"<details><summary>{title}</summary>"]
+        for flip in worse[:max_items]:
+            record = items.get(str(flip.get("item")))
+            head = (f"**{code(flip.get('item'), table=False)}** · base {num(flip.get('base_score'))} → "
+                    f"head {num(flip.get('head_score'))}")
+            if record is None:
+                parts.append(head)
+                continue
+            given, output = record.input, record.output
+            if entry.get("turn") is not None:
+                turn = next((t for t in record.turns or [] if t.get("index") == entry.get("turn")), {})
+                given, output = turn.get("input"), turn.get("output")
+            parts.append("\n\n".join([head, "Input:", excerpt(given), "Output:", excerpt(output_text(output))]))
+        if len(worse) > max_items:
+            parts.append(f"*… and {len(worse) - max_items} more items.*")
+        if not worse:
+            parts.append("*No single item flipped: the scores moved across many items.*")
+        parts.append("</details>")
+        blocks.append("\n\n".join(parts))
+    return blocks
+
+
+def flaky_table(results: Results, max_rows: int | None) -> str:
+    """0/1 entries run with repeats whose trials disagreed on some items."""
+    rows = []
+    for entry in result_rows(results):
+        if getattr(entry.result, "flaky", None):
+            rows.append((entry.label, entry.result))
+    for sid, bar in results.score_stats.items():
+        if bar.flaky:
+            rows.append((sid, bar))
+    if not rows:
+        return ""
+    lines = ["### Flaky items", "", "Items whose trials disagreed: sometimes passed, sometimes failed.", "",
+             "| Entry | Flaky | Items |", "|---|---:|---|"]
+    for label, result in _cap(rows, max_rows):
+        shown = ", ".join(code(i) for i in (result.flaky_items or [])[:10])
+        more = f" … and {result.flaky - min(10, len(result.flaky_items or []))} more" if result.flaky > 10 else ""
+        lines.append(f"| {code(label)} | {result.flaky} | {shown}{more} |")
+    return "\n".join(lines + _more(rows, max_rows))
 
 
 def judge_note(judge: Any) -> str:
@@ -345,14 +509,17 @@ def _template() -> Template:
     return Template(resources.files("evalgate.report").joinpath("templates/report.md").read_text("utf-8"))
 
 
-def assemble(results: Results, ctx: ReportContext, *, blocks: Iterable[str], max_rows: int | None,
+def assemble(results: Results, ctx: ReportContext, *, blocks: Iterable[Block], max_rows: int | None,
              truncated: bool) -> str:
     tables = [t for t in (gate_table(results, max_rows), threshold_table(results, max_rows),
-                          tracked_table(results, max_rows)) if t]
-    block_list = list(blocks)
+                          tracked_table(results, max_rows), comparison_table(results, max_rows),
+                          flaky_table(results, max_rows)) if t]
     details = ""
-    if block_list:
-        details = "### Failures\n\n" + "\n\n".join(block_list) + "\n\n"
+    block_list = list(blocks)
+    for section in (REGRESSIONS, FAILURES):
+        texts = [text for where, text in block_list if where == section]
+        if texts:
+            details += section + "\n\n" + "\n\n".join(texts) + "\n\n"
     text = _template().substitute(
         marker=(ctx.marker + "\n") if ctx.marker else "",
         headline=headline(results),
@@ -371,7 +538,7 @@ def render(results: Results, ctx: ReportContext | None = None, *, limit: int | N
     text = assemble(results, ctx, blocks=failure_blocks(results, ITEMS_PER_ENTRY), max_rows=None, truncated=False)
     if limit is None or size(text) <= limit:
         return text
-    blocks: list[str] = []
+    blocks: list[Block] = []
     for per_entry in (3, 1):  # fewer items per failure
         blocks = failure_blocks(results, per_entry)
         text = assemble(results, ctx, blocks=blocks, max_rows=None, truncated=True)

@@ -38,3 +38,60 @@ def repeats_note(summary: Any) -> str:
     """`5 trials per item` when the run had repeats."""
     repeats = getattr(summary, "repeats", None) if not isinstance(summary, dict) else summary.get("repeats")
     return f"{repeats} trials per item" if isinstance(repeats, int) and repeats > 1 else ""
+
+
+def signed(value: float | None, digits: int = 2) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    text = f"{value:+.{digits}f}"
+    return text[1:] if float(text) == 0.0 else text  # no sign on a zero
+
+
+def arrow(entry: dict[str, Any]) -> str:
+    """▲ or ▼ when the interval of head - base excludes 0 (a change the data shows), ≈ otherwise."""
+    ci = entry.get("ci95")
+    if not ci:
+        return ""
+    if ci[0] > 0:
+        return "▲"
+    if ci[1] < 0:
+        return "▼"
+    return "≈"
+
+
+def delta_text(entry: dict[str, Any], digits: int = 2) -> str:
+    """`base 0.90 · Δ -0.08 [-0.13, -0.03] ▼`."""
+    base = entry.get("base_average")
+    text = f"base {base:.{digits}f}" if isinstance(base, int | float) else "base –"
+    if entry.get("delta") is None:
+        return text
+    text += f" · Δ {signed(entry['delta'], digits)}"
+    ci = entry.get("ci95")
+    if ci:
+        text += f" [{signed(ci[0], digits)}, {signed(ci[1], digits)}]"
+    mark = arrow(entry)
+    return f"{text} {mark}" if mark else text
+
+
+STATUS_WORDS = {
+    "regressed": "regressed: worse than the baseline beyond max_drop, significant",
+    "improved": "improved: better than the baseline, significant",
+    "unchanged": "unchanged: no drop beyond max_drop",
+    "uncertain": "uncertain: a drop beyond max_drop can be neither ruled out nor shown",
+    "incomparable": "not compared",
+}
+
+
+def significance(entry: dict[str, Any]) -> str:
+    """The status in words, with the p-value and the method, or why the entry was not compared."""
+    status = entry.get("status", "")
+    words = STATUS_WORDS.get(status, status)
+    if status == "incomparable":
+        return f"{words}: {entry.get('reason') or 'no data'}"
+    p = entry.get("p_value")
+    parts = [words]
+    if isinstance(p, int | float):
+        parts.append(f"p = {p:.3g}" if p >= 0.001 else "p < 0.001")
+    if entry.get("reason"):
+        parts.append(str(entry["reason"]))
+    return "; ".join(parts)

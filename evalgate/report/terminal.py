@@ -9,7 +9,7 @@ from typing import Any, TextIO
 import click
 
 from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, turn_label
-from evalgate.report.numbers import direction, repeats_note, with_margin
+from evalgate.report.numbers import delta_text, direction, repeats_note, significance, with_margin
 
 PROGRESS_MIN_ITEMS = 5
 CI_PROGRESS_EVERY_S = 5.0
@@ -137,15 +137,43 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     sections.append(("Errored items", rows))
     if outcome.not_scorable:
         sections.append(("Not scorable", [f"       {k:<40} {v} items" for k, v in outcome.not_scorable.items()]))
+    comparison = getattr(result, "comparison", None)
+    if comparison:
+        sections.append(comparison_section(comparison))
+    failed_comparison = getattr(result, "extra_summary", {}).get("comparison_error")
+    if failed_comparison:
+        sections.append(("Comparison with the baseline", [f"  not made: {one_line(failed_comparison)}"]))
     for title, rows in sections:
         if rows:
             lines += ["", title, *rows]
     lines += ["", verdict_line(outcome, color=color)]
+    if getattr(result, "failure_reason", None) == "regression":
+        lines[-1] += " (regressed against the baseline)"
     if outcome.failure_reason == "errors":
         top = getattr(result, "extra_summary", {}).get("top_error") or {}
         lines.append(could_not_evaluate(outcome.errored_items, outcome.total_items,
                                         one_line(str(top.get("message") or ""), 200)))
     return "\n".join(lines)
+
+
+def comparison_section(comparison: dict[str, Any]) -> tuple[str, list[str]]:
+    """Per entry: `base 0.90 · Δ -0.08 [-0.13, -0.03] ▼` and the status in words; then the flipped items."""
+    base = comparison.get("baseline") or {}
+    sha = f" @ {str(base.get('git_sha'))[:7]}" if base.get("git_sha") else ""
+    title = (f"Compared with baseline {base.get('name')}{sha}: {comparison.get('matched_items', 0)} items matched, "
+             f"{comparison.get('new_items', 0)} new, {comparison.get('missing_items', 0)} missing")
+    rows = []
+    for entry in comparison.get("entries") or []:
+        label = turn_label(entry["id"], entry.get("turn"))
+        rows.append(f"  {label:<40} {delta_text(entry):<38} {significance(entry)}")
+    flipped = comparison.get("flipped") or []
+    worse = [f for f in flipped if f.get("direction") == "pass->fail"]
+    if worse:
+        shown = ", ".join(f"{f['item']} ({f['entry']})" for f in worse[:FAILING_IDS_SHOWN])
+        more = f" … and {len(worse) - FAILING_IDS_SHOWN} more" if len(worse) > FAILING_IDS_SHOWN else ""
+        rows.append(f"  pass -> fail: {shown}{more}")
+    rows += [f"  warning: {w}" for w in comparison.get("warnings") or []]
+    return title, rows
 
 
 def flaky_rows(outcome: Any) -> list[str]:

@@ -216,6 +216,23 @@ _DATA_SCHEMA = {
 }
 
 
+class CompareEntrySpec(_Strict):
+    max_drop: float = Field(ge=0.0, le=1.0, allow_inf_nan=False, description="the drop this entry tolerates")
+
+
+class CompareSpec(_Strict):
+    """How a run is compared with a baseline (`--baseline`, the Action's `baseline` input)."""
+
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0, allow_inf_nan=False,
+                              description="of the intervals of head - base")
+    max_drop: float = Field(default=0.0, ge=0.0, le=1.0, allow_inf_nan=False,
+                            description="an entry regresses when head - base lies entirely below -max_drop")
+    correction: Literal["holm", "bonferroni", "none"] = Field(
+        default="holm", description="keeps the chance an unchanged agent fails on any entry to 1 - confidence"
+    )
+    entries: dict[str, CompareEntrySpec] = Field(default_factory=dict, description="per entry id: {max_drop}")
+
+
 class Spec(_Strict):
     """An evalgate spec: a data set, a target, gates and scorers."""
 
@@ -236,3 +253,6 @@ class Spec(_Strict):
     gates: list[dict[str, Any]] = Field(default_factory=list, description="entries that must average 1.0")
     scorers: list[dict[str, Any]] = Field(default_factory=list, description="entries, with an optional threshold")
     judge: JudgeSpec | None = None
+    compare: CompareSpec | None = Field(
+        default=None, description="comparison with a baseline: regressions of gates and thresholds fail the verdict"
+    )

@@ -1,0 +1,316 @@
+"""Comparison with a baseline: paired per entry, regressions fail the verdict, incomparable entries and changed
+items are left out, and the error rates hold in simulation through `compare_results` itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import REPO, run_cli
+from scipy import stats as sp
+
+import evalgate
+from evalgate import checks, run_evals
+from evalgate.comparison import CompareOptions, compare_results
+
+RUNS = 1000
+
+
+def coin_results(rates: dict[str, float] | float, items: int = 100, seed: int = 0, repeats: int | None = None,
+                 **kwargs: Any) -> Any:
+    """A run of an agent that calls its tool with probability `rate` (per item id when a mapping)."""
+    rng = np.random.default_rng(seed)
+
+    def agent(question: str) -> dict[str, Any]:
+        rate = rates if isinstance(rates, float) else rates.get(question, 0.9)
+        calls = [{"name": "get_weather", "args": {}}] if rng.random() < rate else []
+        return {"text": "ok", "tool_calls": calls}
+
+    return run_evals(data=[{"id": f"q{i}", "input": f"q{i}"} for i in range(items)], target=agent,
+                     concurrency=1, repeats=repeats,
+                     scorers=[{"scorer": checks.called_tool("get_weather"), "threshold": 0.5}], **kwargs)
+
+
+def test_a_real_drop_is_regressed_and_fails_the_verdict() -> None:
+    base, head = coin_results(0.95, seed=1), coin_results(0.6, seed=2)
+    comparison = evalgate.compare(base, head)
+    entry = comparison.to_dict()["entries"][0]
+    assert entry["status"] == "regressed" and entry["method"] == "mcnemar-newcombe"
+    key = "called_tool:get_weather"
+    assert entry["delta"] == pytest.approx(head.scores[key] - base.scores[key])
+    assert entry["ci95"][1] < 0 and entry["pairs"] == 100
+    regressed = sum(f["direction"] == "pass->fail" for f in comparison.flipped)
+    improved = sum(f["direction"] == "fail->pass" for f in comparison.flipped)
+    assert entry["p_value"] == pytest.approx(sp.binomtest(min(regressed, improved), regressed + improved).pvalue)
+    assert comparison.flipped[0]["direction"] == "pass->fail"  # pass -> fail first
+    assert [f["direction"] for f in comparison.flipped] == sorted(f["direction"] for f in comparison.flipped)[::-1]
+    assert len(comparison.regressions) == 1
+
+
+def test_the_same_run_twice_is_not_a_regression() -> None:
+    base = coin_results(0.8, seed=3)
+    comparison = evalgate.compare(base, base)
+    entry = comparison.entries[0]
+    # nothing changed on any item: unchanged, though Newcombe's interval still allows a small change either way
+    assert entry.status == "unchanged" and entry.delta == 0 and entry.ci95[0] < 0 < entry.ci95[1]
+    assert comparison.matched_items == 100 and not comparison.flipped and not comparison.regressions
+
+
+def test_run_with_baseline_fails_with_reason_regression(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(
+        "import os, random\nrng = random.Random(int(os.environ['SEED']))\nRATE = float(os.environ['RATE'])\n\n"
+        "def answer(q):\n    return 'yes' if rng.random() < RATE else 'no'\n")
+    spec = {"version": 1, "data": [{"id": f"q{i}", "input": str(i)} for i in range(120)],
+            "target": {"type": "python", "function": "agent:answer"}, "concurrency": 1,
+            "scorers": [{"type": "includes", "value": "yes", "threshold": 0.3}]}
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+
+    def run(rate: float, seed: int, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "RATE": str(rate), "SEED": str(seed), "GITHUB_SHA": f"{seed:040d}"}
+        return subprocess.run([sys.executable, "-m", "evalgate.cli", "run", *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    assert run(0.9, 1, "-o", "base.json").returncode == 0
+    same = run(0.9, 2, "-o", "same.json", "--baseline", "base.json")
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "Compared with baseline" in same.stdout
+    worse = run(0.5, 3, "-o", "head.json", "--baseline", "base.json")
+    assert worse.returncode == 1, worse.stdout + worse.stderr
+    head = json.loads((tmp_path / "head.json").read_text())
+    assert head["verdict"] == "failed" and head["summary"]["failure_reason"] == "regression"
+    assert head["threshold_results"][0]["passed"]  # 0.5 >= 0.3: only the comparison failed it
+    assert head["comparison"]["baseline"]["git_sha"] == f"{1:040d}"
+    assert head["comparison"]["regressions"] == 1 and head["comparison"]["entries"][0]["status"] == "regressed"
+    assert "▼" in worse.stdout and "regressed" in worse.stdout
+    # `evalgate compare` reaches the same result from the two files
+    result = run_cli("compare", "base.json", "same.json", "-o", "cmp.json", cwd=tmp_path)
+    assert result.code == 0, result.output
+    result = run_cli("compare", "base.json", "head.json", "-o", "cmp.json", cwd=tmp_path)
+    assert result.code == 1
+    written = json.loads((tmp_path / "cmp.json").read_text())
+    assert written["comparison"]["entries"] == head["comparison"]["entries"]
+    assert len(written["items"]) == 120
+    missing = run_cli("run", "--baseline", "nope.json", cwd=tmp_path)
+    assert missing.code == 2 and "nope.json" in missing.stderr and "Traceback" not in missing.output
+    (tmp_path / "bad.json").write_text("{\"not\": \"results\"}")
+    bad = run_cli("run", "--baseline", "bad.json", cwd=tmp_path)
+    assert bad.code == 2 and "not an evalgate results file" in bad.stderr
+
+
+def test_tracked_scorers_are_compared_but_never_fail() -> None:
+    def run(rate: float, seed: int) -> Any:
+        rng = np.random.default_rng(seed)
+        return run_evals(data=[{"id": f"q{i}", "input": "x"} for i in range(100)], concurrency=1,
+                         target=lambda q: "yes" if rng.random() < rate else "no",
+                         gates=[checks.excludes("never")], scorers=[checks.includes("yes")])
+
+    comparison = evalgate.compare(run(0.9, 1), run(0.4, 2))
+    by_id = {e.id: e for e in comparison.entries}
+    assert by_id["includes:yes"].kind == "tracked" and by_id["includes:yes"].status == "regressed"
+    assert by_id["excludes:never"].status == "unchanged"
+    assert comparison.regressions == []
+
+
+def test_max_drop_per_entry_and_lower_is_better() -> None:
+    def run(rate: float, seed: int) -> Any:
+        rng = np.random.default_rng(seed)
+        return run_evals(data=[{"id": f"q{i}", "input": "x"} for i in range(200)], concurrency=1,
+                         target=lambda q: "sorry" if rng.random() < rate else "sunny",
+                         scorers=[{"scorer": checks.includes("sorry"), "threshold": {"max": 0.5}}])
+
+    base, head = run(0.1, 1), run(0.3, 2)
+    worse = evalgate.compare(base, head)
+    entry = worse.entries[0]
+    assert not entry.higher_is_better and entry.delta > 0 and entry.status == "regressed"
+    assert entry.ci95[0] > 0  # head - base, as the numbers go: more "sorry"
+    assert worse.flipped[0]["direction"] == "pass->fail" and worse.flipped[0]["head_score"] == 1.0
+    tolerant = evalgate.compare(base, head, entries={"includes:sorry": {"max_drop": 0.5}})
+    assert tolerant.entries[0].status == "unchanged" and tolerant.entries[0].max_drop == 0.5
+    better = evalgate.compare(head, base)
+    assert better.entries[0].status == "improved"
+
+
+def test_repeats_compare_item_means_with_a_paired_t() -> None:
+    base = coin_results(0.9, items=60, seed=4, repeats=3)
+    head = coin_results(0.5, items=60, seed=5, repeats=3)
+    entry = evalgate.compare(base, head).entries[0]
+    assert entry.method == "paired-t" and entry.status == "regressed" and entry.pairs == 60
+
+
+def _results(values: dict[str, list[float]], **entry_fields: Any) -> dict[str, Any]:
+    """A hand-made results dict: one threshold entry `e` with these per-item scores."""
+    scores = [v[0] for v in values.values()]
+    return {
+        "schema_version": 1, "name": "s", "verdict": "passed", "scores": {"e": sum(scores) / len(scores)},
+        "gate_results": [], "summary": {"total_items": len(values), "errored_items": 0},
+        "threshold_results": [{"id": "e", "passed": True, "average_score": sum(scores) / len(scores),
+                               "threshold": 0.1, **entry_fields}],
+        "items": [{"id": k, "scores": {"e": v[0]}, "data_hash": f"h-{k}"} for k, v in values.items()],
+    }
+
+
+def test_changed_parameters_and_judges_make_an_entry_incomparable() -> None:
+    base = _results({f"i{n}": [1.0] for n in range(30)}, params_hash="aaa")
+    head = _results({f"i{n}": [0.0] for n in range(30)}, params_hash="bbb")
+    entry = compare_results(base, head).entries[0]
+    assert entry.status == "incomparable" and entry.reason == "its parameters changed"
+    assert compare_results(base, head).regressions == []
+    judged_base = _results({f"i{n}": [1.0] for n in range(30)}, judged=True)
+    judged_head = _results({f"i{n}": [0.0] for n in range(30)}, judged=True)
+    judged_base["summary"]["judge"] = {"model": "gpt-4o-mini", "prompts": {"faithfulness": "111"}}
+    judged_head["summary"]["judge"] = {"model": "gpt-4o", "prompts": {"faithfulness": "111"}}
+    entry = compare_results(judged_base, judged_head).entries[0]
+    assert entry.status == "incomparable" and "another model" in entry.reason
+    judged_head["summary"]["judge"] = {"model": "gpt-4o-mini", "prompts": {"faithfulness": "222"}}
+    entry = compare_results(judged_base, judged_head).entries[0]
+    assert entry.status == "incomparable" and "prompts changed (faithfulness)" in entry.reason
+    judged_head["summary"]["judge"] = judged_base["summary"]["judge"]
+    assert compare_results(judged_base, judged_head).entries[0].status == "regressed"
+
+
+def test_items_match_by_id_and_changed_data_is_unmatched() -> None:
+    base = _results({"a": [1.0], "b": [1.0], "c": [0.0], "gone": [1.0]})
+    head = _results({"a": [1.0], "b": [0.0], "c": [0.0], "new": [1.0]})
+    head["items"][2]["data_hash"] = "other"  # c asks something else now
+    comparison = compare_results(base, head)
+    assert (comparison.matched_items, comparison.new_items, comparison.missing_items,
+            comparison.changed_items) == (2, 1, 1, 1)
+    assert comparison.entries[0].pairs == 2
+    assert [(f["item"], f["direction"]) for f in comparison.flipped] == [("b", "pass->fail")]
+    assert any("other data" in w for w in comparison.warnings)
+
+
+def test_options_are_validated_and_recorded() -> None:
+    with pytest.raises(ValueError, match="confidence"):
+        CompareOptions(confidence=1.2).check()
+    with pytest.raises(ValueError, match="max_drop"):
+        CompareOptions.from_settings({"entries": {"x": {"max_drop": 2}}})
+    options = CompareOptions.from_settings({"confidence": 0.9, "entries": {"x": {"max_drop": 0.1}}}, max_drop=0.02)
+    assert options.to_dict() == {"confidence": 0.9, "max_drop": 0.02, "correction": "holm",
+                                 "entries": {"x": {"max_drop": 0.1}}}
+
+
+def test_compare_spec_section_is_validated(tmp_path: Path) -> None:
+    spec = {"version": 1, "data": [{"input": "x", "output": "x"}], "gates": [{"type": "includes", "value": "x"}],
+            "compare": {"max_drop": 1.5}}
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+    result = run_cli("validate", cwd=tmp_path)
+    assert result.code == 2 and "max_drop" in result.stderr
+
+
+# ---- calibration through compare_results ----
+
+
+def _binary_results(outcomes: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Results of several 0/1 threshold entries, one trial per item."""
+    names = list(outcomes)
+    count = len(outcomes[names[0]])
+    return {
+        "schema_version": 1, "name": "sim", "verdict": "passed", "gate_results": [],
+        "scores": {n: float(outcomes[n].mean()) for n in names}, "summary": {"total_items": count, "errored_items": 0},
+        "threshold_results": [{"id": n, "passed": True, "average_score": float(outcomes[n].mean()), "threshold": 0.0}
+                              for n in names],
+        "items": [{"id": f"i{i}", "scores": {n: float(outcomes[n][i]) for n in names}} for i in range(count)],
+    }
+
+
+def test_identical_agents_are_called_regressed_at_most_5_percent() -> None:
+    rng = np.random.default_rng(2101)
+    regressed = 0
+    for _ in range(RUNS):
+        p = rng.beta(2.8, 1.2, size=60)  # items of varied difficulty, mean 0.7
+        base = _binary_results({"g": (rng.random(60) < p).astype(float)})
+        head = _binary_results({"g": (rng.random(60) < p).astype(float)})
+        regressed += bool(compare_results(base, head).regressions)
+    assert regressed / RUNS <= 0.05
+
+
+def test_ten_entries_of_an_unchanged_agent_fail_at_most_5_percent() -> None:
+    rng = np.random.default_rng(2102)
+    failed = 0
+    for _ in range(RUNS):
+        p = rng.beta(3, 1, size=(10, 50))
+        base = _binary_results({f"e{k}": (rng.random(50) < p[k]).astype(float) for k in range(10)})
+        head = _binary_results({f"e{k}": (rng.random(50) < p[k]).astype(float) for k in range(10)})
+        failed += bool(compare_results(base, head).regressions)
+    assert failed / RUNS <= 0.05
+
+
+def test_a_drop_from_085_to_065_on_100_items_is_regressed_at_least_80_percent() -> None:
+    rng = np.random.default_rng(2103)
+    found = 0
+    for _ in range(RUNS):
+        base = _binary_results({"g": (rng.random(100) < 0.85).astype(float)})
+        head = _binary_results({"g": (rng.random(100) < 0.65).astype(float)})
+        found += bool(compare_results(base, head).regressions)
+    assert found / RUNS >= 0.80
+
+
+def test_the_flaky_demo_passes_on_noise_and_fails_on_a_real_drop(tmp_path: Path) -> None:
+    """examples/flaky, as the README runs it: the base branch, the same agent with new noise, a regression."""
+    folder = REPO / "examples" / "flaky"
+
+    def run(rate: str, seed: str, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "FLAKY_FAILURE_RATE": rate, "FLAKY_SEED": seed}
+        return subprocess.run([sys.executable, "-m", "evalgate.cli", "run", *args], cwd=folder, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    base = tmp_path / "base.json"
+    assert run("0.1", "7", "-o", str(base)).returncode == 0
+    same = run("0.1", "8", "--baseline", str(base), "-o", str(tmp_path / "same.json"))
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert json.loads((tmp_path / "same.json").read_text())["comparison"]["regressions"] == 0
+    worse = run("0.35", "7", "--baseline", str(base), "-o", str(tmp_path / "head.json"))
+    assert worse.returncode == 1, worse.stdout + worse.stderr
+    head = json.loads((tmp_path / "head.json").read_text())
+    assert head["summary"]["failure_reason"] == "regression" and head["summary"]["repeats"] == 5
+    assert {e["id"]: e["status"] for e in head["comparison"]["entries"]} == {
+        "called_tool:get_weather": "regressed", "apologies": "regressed", "brooklyn-answer": "regressed"}
+
+
+def test_per_turn_entries_carry_error_bars_and_are_compared_by_turn() -> None:
+    def run(good: int) -> Any:
+        data = [{"id": f"c{i}", "turns": [
+            {"input": "hi", "output": "hello", "gates": [{"type": "includes", "value": "hello"}]},
+            {"input": "weather?", "output": "sunny" if i < good else "no idea",
+             "gates": [{"type": "includes", "value": "sunny"}]},
+        ]} for i in range(80)]
+        return run_evals(data=data, scorers=[checks.includes("hello")])
+
+    base, head = run(78), run(40)
+    turn = head.turn_results[1].gate_results[0]
+    assert turn.n == 80 and turn.items == 80 and turn.ci95[0] < 0.5 < turn.ci95[1]
+    comparison = evalgate.compare(base, head)
+    by_turn = {(e.turn, e.id): e for e in comparison.entries}
+    assert by_turn[(1, "includes:sunny")].status == "regressed"
+    assert by_turn[(0, "includes:hello")].status == "unchanged"
+    assert by_turn[(None, "includes:hello")].kind == "tracked"
+    assert {f["turn"] for f in comparison.flipped} == {1}
+
+
+def test_a_compare_entry_naming_no_entry_is_warned_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{input: x, output: x}]\nscorers:\n  - type: includes\n    value: x\n"
+        "compare:\n  entries:\n    includes:y: {max_drop: 0.1}\n    includes:x: {max_drop: 0.1}\n")
+    result = run_cli("validate", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "evalgate.yaml:8: compare.entries: `includes:y` is not the id of a gate or scorer" in result.stderr
+    assert result.stderr.count("is not the id") == 1
+
+
+def test_entries_only_on_one_side_are_said() -> None:
+    base = _results({f"i{n}": [1.0] for n in range(10)})
+    head = _results({f"i{n}": [1.0] for n in range(10)})
+    head["threshold_results"][0]["id"] = "renamed"
+    head["scores"] = {"renamed": 1.0}
+    for item in head["items"]:
+        item["scores"] = {"renamed": 1.0}
+    comparison = compare_results(base, head)
+    assert comparison.entries[0].status == "incomparable" and comparison.entries[0].reason == "not in the baseline"
+    assert "1 entries of the baseline are not in this run: e" in comparison.warnings

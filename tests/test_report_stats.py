@@ -1,0 +1,115 @@
+"""Reports read at a glance: `0.82 ± 0.04`, the baseline's `base 0.90 · Δ -0.08 [-0.13, -0.03] ▼` with its
+significance in words, Regressions (pass -> fail first, with excerpts), Flaky items, the user's direction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalgate import checks, run_evals
+from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, render, utf8_size
+from evalgate.report.terminal import render_table
+from evalgate.results import Results
+
+
+def _results(**extra: Any) -> Results:
+    data: dict[str, Any] = {
+        "schema_version": 1, "name": "demo", "verdict": "failed",
+        "scores": {"includes:sunny": 0.82, "includes:sorry": 0.1},
+        "gate_results": [{"id": "called_tool:t", "passed": True, "score": 1.0, "n": 50, "items": 50,
+                          "stderr": 0.0, "ci95": [0.93, 1.0]}],
+        "threshold_results": [
+            {"id": "includes:sunny", "passed": True, "average_score": 0.82, "threshold": 0.7, "n": 50, "items": 50,
+             "stderr": 0.05, "ci95": [0.78, 0.86]},
+            {"id": "includes:sorry", "passed": True, "average_score": 0.1, "threshold": {"max": 0.2},
+             "higher_is_better": True, "n": 50, "items": 50, "stderr": 0.04, "ci95": [0.04, 0.21],
+             "uncertain": True, "interval": [0.04, 0.21]},
+        ],
+        "summary": {"total_items": 50, "errored_items": 0, "failure_reason": "regression"},
+        "items": [{"id": "q1", "input": "weather @octocat?", "output": {"text": "<b>no</b> idea, ask @octocat"},
+                   "scores": {"includes:sunny": 0.0}},
+                  {"id": "q2", "input": "weather?", "output": {"text": "sunny"}, "scores": {"includes:sunny": 1.0}}],
+        "comparison": {
+            "baseline": {"name": "demo", "verdict": "passed", "created_at": "2026-01-01T00:00:00Z",
+                         "git_sha": "abcdef1234567890"},
+            "settings": {"confidence": 0.95, "max_drop": 0.0, "correction": "holm"},
+            "entries": [
+                {"id": "includes:sunny", "turn": None, "kind": "threshold", "base_average": 0.9,
+                 "head_average": 0.82, "delta": -0.08, "ci95": [-0.13, -0.03], "p_value": 0.0021,
+                 "method": "mcnemar-newcombe", "status": "regressed", "pairs": 50, "max_drop": 0.0},
+                {"id": "called_tool:t", "turn": None, "kind": "gate", "base_average": 1.0, "head_average": 1.0,
+                 "delta": 0.0, "ci95": [-0.07, 0.07], "p_value": 1.0, "method": "mcnemar-newcombe",
+                 "status": "unchanged", "pairs": 50, "max_drop": 0.0},
+                {"id": "judged", "turn": None, "kind": "tracked", "base_average": 0.5, "head_average": 0.4,
+                 "status": "incomparable", "reason": "judged by another model"},
+            ],
+            "flipped": [
+                {"item": "q2", "entry": "includes:sunny", "turn": None, "base_score": 0.0, "head_score": 1.0,
+                 "direction": "fail->pass"},
+                {"item": "q1", "entry": "includes:sunny", "turn": None, "base_score": 1.0, "head_score": 0.0,
+                 "direction": "pass->fail"},
+            ],
+            "matched_items": 50, "new_items": 0, "missing_items": 0, "changed_items": 0, "regressions": 1,
+            "warnings": [],
+        },
+    }
+    data.update(extra)
+    return Results.model_validate(data)
+
+
+def test_error_bars_direction_and_uncertain_in_the_tables() -> None:
+    text = render(_results())
+    assert "| <code>called_tool:t</code> | 1.000 ± 0.035 | ✅ |" in text
+    assert "| <code>includes:sunny</code> | 0.820 ± 0.040 | ≥ 0.7 | ✅ | higher is better |" in text
+    # the user's `max` bound says lower is better, whatever the scorer's default
+    assert "| <code>includes:sorry</code> | 0.100 ± 0.085 | ≤ 0.2 | ✅ uncertain | lower is better |" in text
+
+
+def test_the_comparison_reads_base_delta_interval_arrow_and_significance() -> None:
+    text = render(_results())
+    assert "Baseline demo @ <code>abcdef1</code> (passed): 50 items matched" in text
+    assert ("| <code>includes:sunny</code> | 0.820 ± 0.040 | base 0.90 · Δ -0.08 [-0.13, -0.03] ▼ | ❌ regressed: "
+            "worse than the baseline beyond max\\_drop, significant; p = 0.0021 |") in text
+    assert "base 1.00 · Δ 0.00 [-0.07, +0.07] ≈ | ➖ unchanged" in text
+    assert "⚪ not compared: judged by another model" in text
+    assert "**Failed because it regressed against the baseline**" in text
+    assert "1 regressed against the baseline" in text
+
+
+def test_regressions_list_pass_to_fail_items_with_escaped_excerpts() -> None:
+    text = render(_results())
+    section = text.split("### Regressions")[1]
+    assert "1 item pass → fail" in section
+    assert "**<code>q1</code>** · base 1.000 → head 0.000" in section
+    assert "q2" not in section.split("</details>")[0]  # fail -> pass is not a regression
+    assert "&lt;b&gt;no&lt;/b&gt; idea, ask @&#8203;octocat" in section  # no HTML, nobody pinged
+
+
+def test_flaky_items_and_pass_k_from_a_run_with_repeats() -> None:
+    calls: dict[str, int] = {}
+
+    def agent(q: str) -> str:
+        calls[q] = calls.get(q, 0) + 1
+        return "sunny" if q != "flip" or calls[q] % 2 else "rain"
+
+    result = run_evals(data=[{"id": "steady", "input": "steady"}, {"id": "flip", "input": "flip"}], target=agent,
+                       gates=[checks.includes("sunny")], repeats=4, concurrency=1)
+    results = Results.model_validate(result.to_dict())
+    text = render(results)
+    assert "### Flaky items" in text and "| <code>includes:sunny</code> | 1 | <code>flip</code> |" in text
+    assert "0.750 ± " in text and "pass^k 0.50 · pass@k 1.00" in text
+    assert "2 items × 4 trials per item" in text
+    table = render_table(result, {}, color=False)
+    assert "Flaky items (trials disagree)" in table and "flip" in table and "pass^k 0.50" in table
+
+
+def test_a_huge_comparison_still_fits_a_comment() -> None:
+    entries = [{"id": f"scorer-{n}-" + "x" * 100, "turn": None, "kind": "threshold", "base_average": 0.9,
+                "head_average": 0.5, "delta": -0.4, "ci95": [-0.5, -0.3], "p_value": 0.0001,
+                "method": "paired-t", "status": "regressed", "pairs": 100, "max_drop": 0.0} for n in range(300)]
+    flipped = [{"item": f"i{k}", "entry": e["id"], "turn": None, "base_score": 1.0, "head_score": 0.0,
+                "direction": "pass->fail"} for e in entries[:50] for k in range(20)]
+    items = [{"id": f"i{k}", "input": "q" * 3000, "output": {"text": "a" * 3000}} for k in range(20)]
+    big = _results(items=items, comparison={**_results().comparison, "entries": entries, "flipped": flipped})  # type: ignore[attr-defined]
+    text = render(big, ReportContext(comment=True, marker="<!-- evalgate:x -->"), limit=COMMENT_LIMIT)
+    assert utf8_size(text) <= COMMENT_LIMIT
+    assert "### Compared with the baseline" in text and "Shortened to fit" in text
