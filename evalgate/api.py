@@ -197,6 +197,9 @@ def execute(
         stats = getattr(target, "stats", None)
         if stats is not None:
             result.extra_summary["network"] = stats()
+        warnings = getattr(target, "warnings", None)
+        if warnings is not None and warnings():
+            result.extra_summary["warnings"] = warnings()
         target.close()
         judging.finish(result.extra_summary)
         result.outcome = aggregator.outcome(max_errors)

@@ -118,6 +118,8 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             progress.close()
     color = sys.stdout.isatty()
     click.echo(render_table(result, failing.ids, color=color), color=color)
+    for warning in getattr(result, "extra_summary", {}).get("warnings", ()):
+        click.echo(f"warning: {warning}", err=True)
     if output is not None:
         click.echo(f"results: {output}")
     if junit is not None:

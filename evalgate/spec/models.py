@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 # ---- targets ----
 
@@ -89,26 +89,57 @@ class CacheSettings(_Strict):
         return value
 
 
-class ResponseMapping(_Strict):
-    """Where the run is in the agent's JSON reply: JMESPath expressions."""
+TOOL_STATUS = Literal["ok", "error", "pending"]
 
+
+class StatusMapping(_Strict):
+    """A tool call's status read from the agent's own states, e.g. Mastra's `result`, `output-error`, `call`."""
+
+    path: str = Field(description="JMESPath to the call's state, e.g. `state`")
+    map: dict[str, TOOL_STATUS] = Field(
+        description="the agent's states to evalgate's: {result: ok, output-error: error, call: pending}"
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _expression(cls, value: str) -> str:
+        return _jmespath(value)
+
+
+class ResponseMapping(_Strict):
+    """Where the run is in the agent's JSON reply: a known format, and/or JMESPath expressions."""
+
+    format: Literal["mastra", "openai", "ai-sdk", "messages"] | None = Field(
+        default=None,
+        description="read a whole reply or message list in this shape (docs/targets.md); "
+        "the JMESPath fields you set still override their part",
+    )
     text: str | None = Field(default="text", description="JMESPath to the reply's text")
     tool_calls: str | None = Field(default="tool_calls", description="JMESPath to the list of tool calls")
     usage: str | None = Field(default="usage", description="JMESPath to token usage")
     cost_usd: str | None = Field(default="cost_usd", description="JMESPath to the cost in USD")
-    tool_call_fields: dict[Literal["name", "args", "result", "error", "status"], str] = Field(
-        default_factory=dict, description="JMESPath per tool-call field, e.g. {name: tool, args: input}"
+    latency_ms: str | None = Field(
+        default=None, description="JMESPath to a latency the agent reports; default: the measured round trip"
+    )
+    tool_call_fields: dict[Literal["name", "args", "result", "error", "status"], str | StatusMapping] = Field(
+        default_factory=dict,
+        description="JMESPath per tool-call field, e.g. {name: tool, args: input}; "
+        "`status` may be {path: state, map: {result: ok, output-error: error, call: pending}}",
     )
 
-    @field_validator("text", "tool_calls", "usage", "cost_usd")
+    @field_validator("text", "tool_calls", "usage", "cost_usd", "latency_ms")
     @classmethod
     def _expression(cls, value: str | None) -> str | None:
         return _jmespath(value) if value is not None else None
 
     @field_validator("tool_call_fields")
     @classmethod
-    def _fields(cls, value: dict[str, str]) -> dict[str, str]:
-        for expression in value.values():
+    def _fields(cls, value: dict[str, str | StatusMapping]) -> dict[str, str | StatusMapping]:
+        for name, expression in value.items():
+            if isinstance(expression, StatusMapping):
+                if name != "status":
+                    raise ValueError(f"`{name}` takes a JMESPath expression; only `status` takes {{path, map}}")
+                continue
             _jmespath(expression)
         return value
 
@@ -175,11 +206,56 @@ class OpenAITarget(_Strict):
     tls: TlsSettings | None = None
 
 
+class MastraMemory(_Strict):
+    """Mastra memory threads: the server keeps each conversation's history."""
+
+    thread: str = Field(
+        default="{{item.id}}",
+        description="thread id template (`{{item.<field>}}`); a fresh suffix makes it new per item and repeat",
+    )
+    resource: str | None = Field(
+        default=None, description="resource id template; default: the thread id (as Mastra's runEvals)"
+    )
+
+
+class MastraTarget(_Strict):
+    """A Mastra server (`mastra dev`, or deployed): an agent's generate(), or a workflow run, read with no mapping."""
+
+    type: Literal["mastra"]
+    url: str = Field(default="http://localhost:4111", description="the server's base URL (routes are under /api)")
+    agent: str | None = Field(default=None, description="the agent's id: POST /api/agents/{agent}/generate")
+    workflow: str | None = Field(
+        default=None, description="a workflow's id: POST /api/workflows/{workflow}/start-async with the input"
+    )
+    memory: MastraMemory | None = Field(
+        default=None, description="conversations on Mastra memory threads instead of sending the history"
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="extra generate() options sent with each request, e.g. {maxSteps: 5}",
+    )
+    headers: dict[str, str] = Field(default_factory=dict, description="values may use `${ENV_VAR}`; never logged")
+    timeout_s: float = Field(default=60.0, gt=0)
+    retries: RetrySettings = Field(default_factory=RetrySettings)
+    cache: CacheSettings | None = None
+
+    @model_validator(mode="after")
+    def _one_entity(self) -> MastraTarget:
+        if (self.agent is None) == (self.workflow is None):
+            raise ValueError("give exactly one of `agent: <agent id>` or `workflow: <workflow id>`")
+        if self.workflow is not None and (self.memory is not None or self.options):
+            raise ValueError("`memory` and `options` are for agents; a workflow takes only its input")
+        reserved = {"messages", "memory"} & set(self.options)
+        if reserved:
+            raise ValueError(f"options: {sorted(reserved)} are set by evalgate; use `memory:` for threads")
+        return self
+
+
 TargetSpec = Annotated[
-    RecordedTarget | PythonTarget | CommandTarget | HttpTarget | OpenAITarget,
+    RecordedTarget | PythonTarget | CommandTarget | HttpTarget | OpenAITarget | MastraTarget,
     Field(discriminator="type"),
 ]
-TARGET_TYPES = ("recorded", "python", "command", "http", "openai")
+TARGET_TYPES = ("recorded", "python", "command", "http", "openai", "mastra")
 
 
 class JudgeSpec(_Strict):
