@@ -305,3 +305,20 @@ def test_header_secrets_are_written_nowhere(tmp_path: Path, mastra: MastraServer
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert SECRET not in path.read_text(errors="replace"), path
+
+
+def test_memory_conversations_replay_from_the_cache(tmp_path: Path, mastra: MastraServer) -> None:
+    # The thread's random suffix stays out of the cache key; the earlier inputs are in it.
+    target = {"type": "mastra", "url": mastra.url, "agent": "memoryAgent", "memory": {"thread": "{{item.id}}"},
+              "cache": {"dir": "cache"}}
+    spec = write_spec(tmp_path, target, CONVERSATIONS, [], MEMORY_SCORERS)
+    first = run_spec(spec, output=tmp_path / "first.json")
+    second = run_spec(spec, output=tmp_path / "second.json")
+    assert second.summary["network"]["cache_hits"] == 6 and second.summary["network"]["requests"] == 0
+    assert first.scores == second.scores
+    assert [i["output"]["texts"] if "texts" in i["output"] else i["output"]["text"]
+            for i in json.loads((tmp_path / "second.json").read_text())["items"]] == [
+        ["Nice to meet you, Ada.", "Your name is Ada."],
+        ["Nice to meet you, Bob.", "Sorry, I could not get the weather.", "Your name is Bob."],
+        "I do not know your name.",
+    ]
