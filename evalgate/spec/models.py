@@ -238,6 +238,7 @@ class MastraTarget(_Strict):
     timeout_s: float = Field(default=60.0, gt=0)
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = None
+    tls: TlsSettings | None = None
 
     @model_validator(mode="after")
     def _one_entity(self) -> MastraTarget:
