@@ -243,7 +243,7 @@ def test_a_failed_workflow_errors_its_item_naming_the_step(tmp_path: Path, mastr
     data = [{"id": "paris", "input": {"city": "Paris"}}, {"id": "atlantis", "input": {"city": "Atlantis"}}]
     spec = write_spec(tmp_path, {"type": "mastra", "url": mastra.url, "workflow": "forecastWorkflow"}, data, [],
                       [{"type": "includes", "value": "Paris"}])
-    assert run_cli("run", spec, "-o", "out.json", cwd=tmp_path).code == 1  # max_errors: 0
+    assert run_cli("run", spec, "-o", "out.json", cwd=tmp_path).code == 4  # failed by errors (max_errors: 0)
     error = items(tmp_path / "out.json")["atlantis"]["error"]
     assert error == "workflow `forecastWorkflow` failed at step `fetch-weather`: no weather station in Atlantis"
 
@@ -283,7 +283,7 @@ def test_http_obvious_mappings_of_mastra_warn_instead_of_passing_silently(
 def test_unknown_agent_says_which_id_and_server(tmp_path: Path, mastra: MastraServer) -> None:
     spec = write_spec(tmp_path, {"type": "mastra", "url": mastra.url, "agent": "wetherAgent",
                                  "retries": {"attempts": 1}}, WEATHER[:1], GATES, [])
-    assert run_cli("run", spec, "-o", "out.json", cwd=tmp_path).code == 1
+    assert run_cli("run", spec, "-o", "out.json", cwd=tmp_path).code == 4
     error = items(tmp_path / "out.json")["paris"]["error"]
     assert "HTTP 404" in error and "`wetherAgent` the agent's id" in error
 
@@ -295,7 +295,7 @@ def test_header_secrets_are_written_nowhere(tmp_path: Path, mastra: MastraServer
     env = {k: v for k, v in os.environ.items() if k != "MASTRA_TEST_TOKEN"}
     unset = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", str(spec), "-o", "out.json"], cwd=tmp_path,
                            capture_output=True, text=True, timeout=60, env=env, check=False)
-    assert unset.returncode == 1
+    assert unset.returncode == 4
     assert "MASTRA_TEST_TOKEN is not set" in items(tmp_path / "out.json")["paris"]["error"]
     proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", str(spec), "-o", "out.json"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60, env={**env, "MASTRA_TEST_TOKEN": SECRET},

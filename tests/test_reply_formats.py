@@ -366,7 +366,7 @@ def test_text_pointing_at_messages_errors_every_item_instead_of_scoring_json(tmp
     (tmp_path / "evalgate.yaml").write_text(spec(agent.url, {"text": "[0]", "tool_calls": None}, ["ui"]))
     result = run_cli("run", "-o", "out.json", cwd=tmp_path)
     item = json.loads((tmp_path / "out.json").read_text())["items"][0]
-    assert result.code == 1 and item["output"] is None
+    assert result.code == 4 and item["output"] is None
     assert "not text" in item["error"] and "format: " in item["error"]
 
 
