@@ -179,7 +179,7 @@ def execute(
     try:
         for item in evaluate(judging.watch(cases), target, gates, scorers, concurrency):
             if writer is not None:
-                writer.append({"index": item.index, **item.to_dict()})
+                writer.append(item.record())
             reorder.push(item)
             if on_result is not None:
                 on_result(item)

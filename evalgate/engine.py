@@ -63,7 +63,14 @@ class ItemResult:
         return self.error is not None or bool(self.scorer_errors)
 
     def to_dict(self) -> dict[str, Any]:
+        out = self.record()
+        del out["index"]
+        return out
+
+    def record(self) -> dict[str, Any]:
+        """The item as the journal and the results file hold it: `to_dict` led by its data index."""
         out: dict[str, Any] = {
+            "index": self.index,
             "id": self.id,
             "input": self.input,
             "output": self.run.to_dict() if self.run is not None else None,
