@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalgate import __version__
 from evalgate.verdict import GateResult, Outcome, ThresholdResult, TurnResult, Verdict
 
 SCHEMA_VERSION = 1
@@ -149,6 +151,66 @@ def _utf8(text: str) -> bytes:
     Every string in the results is a JSON string literal, so the backslash escape is valid JSON.
     """
     return text.encode("utf-8", "backslashreplace")
+
+
+@dataclass
+class EvalResult:
+    """What a run produced: the outcome (verdict, averages) and, when kept, every item."""
+
+    name: str
+    outcome: Outcome
+    items: list[Any] = field(default_factory=list)
+    errored: list[Any] = field(default_factory=list)
+    duration_s: float = 0.0
+    interrupted: bool = False
+    results_path: Path | None = None
+    extra_summary: dict[str, Any] = field(default_factory=dict)  # network stats, resumed items
+    extra: dict[str, Any] = field(default_factory=dict)  # top-level keys: `shard`, `merged`
+
+    @property
+    def verdict(self) -> str | None:
+        return self.outcome.verdict
+
+    @property
+    def gate_results(self) -> list[GateResult]:
+        return self.outcome.gate_results
+
+    @property
+    def threshold_results(self) -> list[ThresholdResult]:
+        return self.outcome.threshold_results
+
+    @property
+    def turn_results(self) -> list[TurnResult] | None:
+        return self.outcome.turn_results
+
+    @property
+    def scores(self) -> dict[str, float]:
+        return self.outcome.scores
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.header()["summary"]
+
+    def header(self) -> dict[str, Any]:
+        return header(
+            self.name,
+            self.outcome,
+            {
+                "summary": {
+                    "duration_s": round(self.duration_s, 3),
+                    "interrupted": self.interrupted,
+                    **self.extra_summary,
+                },
+                "evalgate_version": __version__,
+                **self.extra,
+            },
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The results JSON (docs/results.md), items included when they were kept."""
+        out = self.header()
+        out["items"] = [json.loads(dumps_item(r.record())) for r in self.items]
+        return out
 
 
 class ResultsWriter:
