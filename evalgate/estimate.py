@@ -97,8 +97,8 @@ class Estimate:
 
 def estimate(loaded: Any) -> Estimate:
     """The calls, tokens and cost of running a loaded spec, from its data and settings alone."""
-    from evalgate.judge import DEFAULT_PRICES
-    from evalgate.scorers import prompts
+    from evalgate.judge import prompts
+    from evalgate.judge.accounting import DEFAULT_PRICES
 
     spec = loaded.spec
     target_spec = spec.target

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from evalgate.verdict import Entry
 
 if TYPE_CHECKING:  # the merge imports this module: it must not pay for the spec's models
-    from evalgate.spec import Case, LoadedSpec
+    from evalgate.cases import Case
+    from evalgate.loader import LoadedSpec
 
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 MAX_SHARDS = 1024

@@ -11,7 +11,7 @@ import pytest
 from conftest import run_cli
 from fake_agent import FakeServer
 
-from evalgate.scorers import prompts
+from evalgate.judge import prompts
 
 SYSTEM = "You are brief."
 PRICES = {"prompt": 0.15, "completion": 0.6}

@@ -231,7 +231,7 @@ def merge_step(settings: Settings, log: Log) -> bool:
 
 def spec_lines(settings: Settings, lines: Lines) -> None:
     """The spec's entry lines for annotations, when the merge job has the spec checked out."""
-    from evalgate.spec import load_spec
+    from evalgate.loader import load_spec
 
     try:
         loaded = load_spec(settings.spec_path)
