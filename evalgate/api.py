@@ -15,7 +15,7 @@ from evalgate.engine import ItemResult, evaluate, input_of
 from evalgate.errors import Problem, SpecError
 from evalgate.judge.accounting import JudgeRun
 from evalgate.loader import LoadedSpec, load_spec
-from evalgate.results import EvalResult, ResultsWriter
+from evalgate.results import ErrorTally, EvalResult, ResultsWriter
 from evalgate.shards import Shard, fingerprints, parse_shard, select
 from evalgate.targets import Target, build_target
 from evalgate.targets.python import PythonTarget
@@ -25,29 +25,6 @@ from evalgate.verdict import Aggregator, Entry
 OnResult = Callable[[ItemResult], None]
 NETWORK_TARGETS = frozenset({"http", "openai"})
 KEEP_ERRORED = 20
-ERROR_KINDS = 100  # distinct error messages counted for summary.top_error: a bound on memory
-ERROR_CHARS = 300
-
-
-class ErrorTally:
-    """The most common item error (target error, else the first scorer error), for "could not evaluate"."""
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-
-    def add(self, item: ItemResult) -> None:
-        message = item.error or next(iter(item.scorer_errors.values()), None)
-        if message is None:
-            return
-        message = message[:ERROR_CHARS]
-        if message in self.counts or len(self.counts) < ERROR_KINDS:
-            self.counts[message] = self.counts.get(message, 0) + 1
-
-    def top(self) -> dict[str, Any] | None:
-        if not self.counts:
-            return None
-        message = max(self.counts, key=lambda m: self.counts[m])  # the first seen wins a tie
-        return {"message": message, "items": self.counts[message]}
 
 
 class _Reorder:

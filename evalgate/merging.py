@@ -22,7 +22,7 @@ import orjson
 from evalgate import __version__
 from evalgate.budget import CostTotals
 from evalgate.errors import display_path
-from evalgate.results import EvalResult, _utf8, dumps_item, header
+from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, header
 from evalgate.shards import entry_from_record
 from evalgate.verdict import Aggregator, Entry
 
@@ -299,6 +299,7 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> Eval
         out.write(b"[")  # the items array; the header goes in front once the outcome is known
     ids: dict[str, str] = {}
     costs = CostTotals()
+    errors = ErrorTally()  # summary.top_error, counted in data order as one run counts it
     previous = -1
     previous_name = ""
     try:
@@ -326,9 +327,12 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> Eval
                 costs.add(run_cost, judge_cost if isinstance(judge_cost, dict) else {})
             errored = _errored(record)
             aggregator.add_item(errored)
-            if errored and len(result.errored) < KEEP_ERRORED:
-                result.errored.append(ErroredItem(index, item_id, record.get("input"), record.get("error"),
-                                                  dict(record.get("scorer_errors") or {})))
+            if errored:
+                shown = ErroredItem(index, item_id, record.get("input"), record.get("error"),
+                                    dict(record.get("scorer_errors") or {}))
+                errors.add(shown)
+                if len(result.errored) < KEEP_ERRORED:
+                    result.errored.append(shown)
             if out is not None:
                 if count:
                     out.write(b",\n")
@@ -340,6 +344,9 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> Eval
         raise
     result.outcome = aggregator.outcome(max_errors)
     result.extra_summary.update(_summary_extras(files))
+    top_error = errors.top()
+    if top_error is not None:
+        result.extra_summary["top_error"] = top_error
     if costs.items:
         result.extra_summary["cost"] = costs.summary()
     result.duration_s = result.extra_summary.pop("duration_s")

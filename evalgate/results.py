@@ -213,6 +213,32 @@ class EvalResult:
         return out
 
 
+ERROR_KINDS = 100  # distinct error messages counted for summary.top_error: a bound on memory
+ERROR_CHARS = 300
+
+
+class ErrorTally:
+    """The most common item error (target error, else the first scorer error), for "could not evaluate"."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def add(self, item: Any) -> None:
+        """An errored item (an ItemResult, or the merge's record of one)."""
+        message = item.error or next(iter(item.scorer_errors.values()), None)
+        if message is None:
+            return
+        message = message[:ERROR_CHARS]
+        if message in self.counts or len(self.counts) < ERROR_KINDS:
+            self.counts[message] = self.counts.get(message, 0) + 1
+
+    def top(self) -> dict[str, Any] | None:
+        if not self.counts:
+            return None
+        message = max(self.counts, key=lambda m: self.counts[m])  # the first seen wins a tie
+        return {"message": message, "items": self.counts[message]}
+
+
 class ResultsWriter:
     """Journal each item as it finishes; write the results JSON at the end."""
 
