@@ -10,6 +10,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from evalgate.api import EvalResult, run_evals, run_spec
     from evalgate.judge import Judge
+    from evalgate.merging import MergeError, merge
     from evalgate.scorers import checks
     from evalgate.scorers.base import NotScorable, Scorer
     from evalgate.scorers.custom import scorer
@@ -21,13 +22,16 @@ _EXPORTS = {
     "run_evals": "evalgate.api",
     "run_spec": "evalgate.api",
     "Judge": "evalgate.judge",
+    "merge": "evalgate.merging",
+    "MergeError": "evalgate.merging",
     "checks": "evalgate.scorers.checks",  # the module itself
     "NotScorable": "evalgate.scorers.base",
     "Scorer": "evalgate.scorers.base",
     "scorer": "evalgate.scorers.custom",
 }
 
-__all__ = ["EvalResult", "Judge", "NotScorable", "Scorer", "__version__", "checks", "run_evals", "run_spec", "scorer"]
+__all__ = ["EvalResult", "Judge", "MergeError", "NotScorable", "Scorer", "__version__", "checks", "merge", "run_evals",
+           "run_spec", "scorer"]
 
 
 def __getattr__(name: str) -> object:

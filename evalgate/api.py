@@ -3,129 +3,56 @@
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalgate import __version__
+from evalgate.budget import Budget, CostTotals
 from evalgate.build import python_cases, python_checks
 from evalgate.cases import Case, Check
-from evalgate.engine import ItemResult, evaluate
+from evalgate.engine import ItemResult, evaluate, input_of
 from evalgate.errors import Problem, SpecError
 from evalgate.judge.accounting import JudgeRun
 from evalgate.loader import LoadedSpec, load_spec
-from evalgate.results import ResultsWriter, dumps_item, header
+from evalgate.results import ErrorTally, EvalResult, ResultsWriter
+from evalgate.shards import Shard, fingerprints, parse_shard, select
 from evalgate.targets import Target, build_target
 from evalgate.targets.python import PythonTarget
 from evalgate.targets.recorded import RecordedTarget
-from evalgate.verdict import Aggregator, GateResult, Outcome, ThresholdResult, TurnResult
+from evalgate.verdict import Aggregator, Entry
 
 OnResult = Callable[[ItemResult], None]
 NETWORK_TARGETS = frozenset({"http", "openai"})
 KEEP_ERRORED = 20
-ERROR_KINDS = 100  # distinct error messages counted for summary.top_error: a bound on memory
-ERROR_CHARS = 300
-
-
-class ErrorTally:
-    """The most common item error (target error, else the first scorer error), for "could not evaluate"."""
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-
-    def add(self, item: ItemResult) -> None:
-        message = item.error or next(iter(item.scorer_errors.values()), None)
-        if message is None:
-            return
-        message = message[:ERROR_CHARS]
-        if message in self.counts or len(self.counts) < ERROR_KINDS:
-            self.counts[message] = self.counts.get(message, 0) + 1
-
-    def top(self) -> dict[str, Any] | None:
-        if not self.counts:
-            return None
-        message = max(self.counts, key=lambda m: self.counts[m])  # the first seen wins a tie
-        return {"message": message, "items": self.counts[message]}
-
-
-@dataclass
-class EvalResult:
-    """What a run produced: the outcome (verdict, averages) and, when kept, every item."""
-
-    name: str
-    outcome: Outcome
-    items: list[ItemResult] = field(default_factory=list)
-    errored: list[ItemResult] = field(default_factory=list)
-    duration_s: float = 0.0
-    interrupted: bool = False
-    results_path: Path | None = None
-    extra_summary: dict[str, Any] = field(default_factory=dict)  # network stats, resumed items
-
-    @property
-    def verdict(self) -> str | None:
-        return self.outcome.verdict
-
-    @property
-    def gate_results(self) -> list[GateResult]:
-        return self.outcome.gate_results
-
-    @property
-    def threshold_results(self) -> list[ThresholdResult]:
-        return self.outcome.threshold_results
-
-    @property
-    def turn_results(self) -> list[TurnResult] | None:
-        return self.outcome.turn_results
-
-    @property
-    def scores(self) -> dict[str, float]:
-        return self.outcome.scores
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        return self.header()["summary"]
-
-    def header(self) -> dict[str, Any]:
-        return header(
-            self.name,
-            self.outcome,
-            {
-                "summary": {
-                    "duration_s": round(self.duration_s, 3),
-                    "interrupted": self.interrupted,
-                    **self.extra_summary,
-                },
-                "evalgate_version": __version__,
-            },
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The results JSON (docs/results.md), items included when they were kept."""
-        import json
-
-        out = self.header()
-        out["items"] = [json.loads(dumps_item({"index": r.index, **r.to_dict()})) for r in self.items]
-        return out
 
 
 class _Reorder:
-    """Feeds results to the aggregator in data order, whatever order they finish in."""
+    """Feeds results to the aggregator in data order, whatever order they finish in.
+
+    `order` holds the indices of the cases handed out, in data order (a shard's have gaps).
+    """
 
     def __init__(self, sink: Callable[[ItemResult], None]) -> None:
         self.sink = sink
         self.waiting: dict[int, ItemResult] = {}
-        self.expected = 0
+        self.order: deque[int] = deque()
+
+    def track(self, cases: Iterable[Case]) -> Iterator[Case]:
+        order = self.order
+        for case in cases:
+            order.append(case.index)
+            yield case
 
     def push(self, result: ItemResult) -> None:
-        if result.index == self.expected and not self.waiting:
+        order = self.order
+        if not self.waiting and order and order[0] == result.index:
+            order.popleft()
             self.sink(result)
-            self.expected += 1
             return
         self.waiting[result.index] = result
-        while self.expected in self.waiting:
-            self.sink(self.waiting.pop(self.expected))
-            self.expected += 1
+        while order and order[0] in self.waiting:
+            self.sink(self.waiting.pop(order.popleft()))
 
     def drain(self) -> None:
         for index in sorted(self.waiting):
@@ -146,12 +73,16 @@ def execute(
     on_result: OnResult | None = None,
     resume: bool = False,
     journal: Path | None = None,
+    shard: dict[str, Any] | None = None,
+    budget: Budget | None = None,
 ) -> EvalResult:
     """Run every case, journal each as it finishes, aggregate in data order, write the results.
 
     resume: items already in the journal are taken from it instead of being run again.
     journal: where the journal lives (default `<output>.items.jsonl`); removed once a complete run's
     results are written.
+    shard: the run is one shard (`index`, `count`, fingerprints): the results record what the merge needs.
+    budget: once the spend reaches it, no new item starts; the rest are errored as `budget exceeded`.
 
     On Ctrl-C the finished items are still aggregated and written before the interrupt propagates.
     """
@@ -160,29 +91,54 @@ def execute(
     result = EvalResult(name=name, outcome=aggregator.outcome(max_errors), results_path=output)
     judging = JudgeRun(c.scorer for c in (*gates, *scorers))  # LLM-judge usage for summary.judge
     errors = ErrorTally()
+    first_seen: dict[Any, tuple[Entry, int, int]] | None = {} if shard is not None else None
+    costs = CostTotals()
 
     def take(item: ItemResult) -> None:
+        if first_seen is not None:  # per-turn entries: where each was first seen, for the merge's order
+            for position, (entry, _) in enumerate(item.contributions):
+                if entry.turn is not None and entry.key not in first_seen:
+                    first_seen[entry.key] = (entry, item.index, position)
         for entry, score in item.contributions:
             aggregator.add(entry, score)
         aggregator.add_item(item.errored, item.turn_count)
         if item.errored:
             errors.add(item)
+        if item.judge_cost or (item.run is not None and item.run.cost_usd is not None):
+            costs.add(item.run.cost_usd if item.run is not None else None, item.judge_cost)
         if keep_items:
             result.items.append(item)
         if item.errored and len(result.errored) < KEEP_ERRORED:
             result.errored.append(item)
 
     reorder = _Reorder(take)
+    cases = reorder.track(cases)
     writer = ResultsWriter(output, resume=resume, journal=journal) if output is not None else None
     if resume and writer is not None:
         cases = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result)
+
+    def finished(item: ItemResult) -> None:
+        if writer is not None:
+            writer.append(item.record())
+        reorder.push(item)
+        if on_result is not None:
+            on_result(item)
+        if budget is not None:
+            budget.add(item)
+
+    if budget is not None:
+        budget.judging = judging
+
+        def skip(case: Case, reason: str) -> None:
+            item = ItemResult(index=case.index, id=case.id, input=input_of(case), error=reason)
+            if case.item.turns is not None:
+                item.turn_count = len(case.item.turns)
+            finished(item)
+
+        cases = budget.gate(cases, skip)
     try:
         for item in evaluate(judging.watch(cases), target, gates, scorers, concurrency):
-            if writer is not None:
-                writer.append({"index": item.index, **item.to_dict()})
-            reorder.push(item)
-            if on_result is not None:
-                on_result(item)
+            finished(item)
     except SpecError:
         # A streamed data set had a bad item: no results for an invalid spec.
         if writer is not None:
@@ -207,10 +163,25 @@ def execute(
         if top_error is not None:
             result.extra_summary["top_error"] = top_error
         result.duration_s = time.perf_counter() - started
+        if costs.items:
+            result.extra_summary["cost"] = costs.summary()
+        if budget is not None:
+            result.extra_summary["budget"] = budget.summary()
+        if shard is not None and first_seen is not None:
+            result.extra["shard"] = _shard_record(shard, aggregator, first_seen)
         if writer is not None:
             writer.finish(result.header(), complete=not result.interrupted)
             writer.close()
     return result
+
+
+def _shard_record(shard: dict[str, Any], aggregator: Aggregator,
+                  first_seen: dict[Any, tuple[Entry, int, int]]) -> dict[str, Any]:
+    from evalgate.shards import entry_record
+
+    top = [entry_record(e, None) for e in aggregator.entries.values() if e.turn is None]
+    turns = [entry_record(e, (index, position)) for e, index, position in first_seen.values()]
+    return {**shard, "turn_count": aggregator.turn_count, "entries": top + turns}
 
 
 def _skip_finished(
@@ -274,22 +245,37 @@ def run_spec(
     resume: bool = False,
     use_cache: bool = True,
     journal: str | Path | None = None,
+    shard: Shard | str | None = None,
+    max_cost: float | None = None,
 ) -> EvalResult:
     """Load, validate and run a spec file; SpecError (before anything runs) on a bad spec.
 
     resume: skip items already journaled in `<output>.items.jsonl` (needs `output`).
     use_cache: False bypasses the target's and the judge's response caches (`--no-cache`).
     journal: put the journal here instead of beside `output` (the Action: under RUNNER_TEMP).
+    shard: run only the items of shard I of N (`"2/4"` or a Shard); `evalgate merge` joins the shards' results.
+    max_cost: a USD cap for this run (`--max-cost`), instead of the spec's `budget.max_usd`; a shard takes 1/N.
     """
+    if isinstance(shard, str):
+        shard = parse_shard(shard)
     if resume and output is None:
         raise ValueError("resume needs an output path: the journal beside it holds the finished items")
     loaded = load_spec(path, use_cache=use_cache)
     target = prepare_target(loaded, concurrency=concurrency, use_cache=use_cache)
     if on_start is not None:
         on_start(loaded)
+    cases = loaded.iter_cases()
+    shard_info = None
+    if shard is not None:
+        spec_hash, data_hash = fingerprints(loaded)
+        shard_info = {"index": shard.index, "count": shard.count, "spec_sha256": spec_hash, "data_sha256": data_hash}
+        if loaded.stream is not None:  # a big recorded set: skip the other shards' items before validating them
+            loaded.stream.keep = shard.holds
+        else:
+            cases = select(cases, shard)
     return execute(
         loaded.name,
-        loaded.iter_cases(),
+        cases,
         target,
         loaded.gates,
         loaded.scorers,
@@ -300,6 +286,8 @@ def run_spec(
         on_result=on_result,
         resume=resume,
         journal=Path(journal) if journal is not None else None,
+        shard=shard_info,
+        budget=Budget.of(loaded.spec.budget, max_cost, shard),
     )
 
 

@@ -64,13 +64,27 @@ def main() -> None:
 @click.option("--resume", is_flag=True, help="Skip items already in OUTPUT.items.jsonl (from an interrupted run).")
 @click.option("--no-cache", is_flag=True, help="Bypass the response cache: send every request.")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here.")
+@click.option("--shard", metavar="I/N", help="Run only shard I of N (1-based), e.g. 2/4; join them with `merge`.")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), metavar="USD",
+              help="Stop starting items once the spend reaches this (instead of the spec's budget.max_usd).")
 def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, resume: bool, no_cache: bool,
-        junit: Path | None = None) -> None:
+        junit: Path | None = None, shard: str | None = None, max_cost: float | None = None) -> None:
     """Run SPEC (default evalgate.yaml) and print the verdict."""
     from evalgate.api import network_retries, run_spec
     from evalgate.report.terminal import FailingIds, Progress, render_table
+    from evalgate.shards import parse_shard
 
     _safe_streams()
+    picked = None
+    if shard is not None:
+        try:
+            picked = parse_shard(shard)
+        except ValueError as exc:
+            click.echo(f"error: --shard: {exc}", err=True)
+            sys.exit(2)
+        if output is None:
+            click.echo("error: --shard needs --output PATH: `evalgate merge` joins the shards' results files", err=True)
+            sys.exit(2)
     if resume and output is None:
         click.echo("error: --resume needs --output PATH (the run to resume)", err=True)
         sys.exit(2)
@@ -83,7 +97,15 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         nonlocal progress
         for warning in loaded.warnings:
             click.echo(f"warning: {warning}", err=True)
-        progress = Progress(loaded.item_count, sys.stderr, tty, retries=network_retries(loaded))
+        total = loaded.item_count
+        if picked is not None:
+            from evalgate.shards import missing_ids
+
+            total = -(-total // picked.count)  # about this many: ids hash evenly
+            if missing_ids(loaded):
+                click.echo("warning: items without an `id` are sharded by their position (item-N): "
+                           "give every item an id so reordering the data keeps each in its shard", err=True)
+        progress = Progress(total, sys.stderr, tty, retries=network_retries(loaded))
 
     def on_result(item: Any) -> None:
         failing.add(item)
@@ -100,6 +122,8 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             resume=resume,
             use_cache=not no_cache,  # the target's cache and the judge's
             keep_items=junit is not None and output is None,  # JUnit needs the items
+            shard=picked,
+            max_cost=max_cost,
         )
     except SpecError as exc:
         _print_spec_error(exc)
@@ -120,6 +144,8 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     click.echo(render_table(result, failing.ids, color=color), color=color)
     for warning in getattr(result, "extra_summary", {}).get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
+    if picked is not None:
+        click.echo(f"shard {picked}: this verdict is the shard's own; `evalgate merge` gives the run's")
     if output is not None:
         click.echo(f"results: {output}")
     if junit is not None:
@@ -152,6 +178,53 @@ def validate(spec: Path) -> None:
     click.echo(
         f"{loaded.file}: ok ({loaded.item_count} items, {len(loaded.gates)} gates, {len(loaded.scorers)} scorers)"
     )
+
+
+@main.command()
+@click.argument("results_files", metavar="SHARD.json...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the merged results here.")
+@click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default="failed", show_default=True,
+              help="Verdicts that exit 1: failed; scored (failed or scored); never.")
+def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str) -> None:
+    """Join the shards' results files (from `run --shard I/N`) into the results of one run."""
+    from evalgate.merging import MergeError
+    from evalgate.merging import merge as merge_files
+    from evalgate.report.terminal import render_table
+
+    _safe_streams()
+    try:
+        result = merge_files(results_files, output)
+    except MergeError as exc:
+        click.echo(f"error: {exc}", err=True)
+        click.echo("evalgate: nothing was merged (exit 2)", err=True)
+        sys.exit(2)
+    except OSError as exc:
+        click.echo(f"evalgate: {exc.strerror or exc}: {exc.filename or output}", err=True)
+        sys.exit(2)
+    color = sys.stdout.isatty()
+    click.echo(render_table(result, {}, color=color), color=color)
+    if output is not None:
+        click.echo(f"results: {output}")
+    sys.exit(exit_code(result.verdict, fail_on))
+
+
+@main.command()
+@click.argument("spec", default="evalgate.yaml", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the estimate as JSON.")
+def estimate(spec: Path, as_json: bool) -> None:
+    """Estimate SPEC's calls, tokens and cost from its data and price tables, without running anything."""
+    from evalgate.estimate import estimate as estimate_spec
+    from evalgate.estimate import render
+    from evalgate.loader import load_spec
+
+    _safe_streams()
+    try:
+        result = estimate_spec(load_spec(spec))
+    except SpecError as exc:
+        _print_spec_error(exc)
+        sys.exit(2)
+    click.echo(json.dumps(result.to_dict(), indent=2) if as_json else render(result))
 
 
 @main.command()

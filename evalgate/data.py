@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from evalgate.errors import TOO_DEEP, display_path, not_utf8, not_utf8_line
 from evalgate.items import ITEM_FIELDS
@@ -67,11 +70,22 @@ class _Line(Positions):
 
 
 _line_positions = _Line
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_MANY_BRACKETS = 256
 
 
 def _read_jsonl(path: Path) -> Iterator[Located]:
     with path.open("rb") as handle:  # bytes: a line that is not UTF-8 is named by its number
         for number, data in enumerate(handle, 1):
+            # orjson reads an integer beyond 64 bits as a float, and nests deeper than json refuses to
+            if not _LONG_DIGITS.search(data) and data.count(b"[") + data.count(b"{") < _MANY_BRACKETS:
+                try:
+                    raw = orjson.loads(data)  # the common case, about twice as fast as json
+                except orjson.JSONDecodeError:
+                    pass  # a BOM, a blank line, NaN, a lone surrogate, or bad JSON: json decides, as before
+                else:
+                    yield raw, _line_positions(number), ()
+                    continue
             try:
                 line = data.decode("utf-8-sig" if number == 1 else "utf-8")  # a BOM is fine
             except UnicodeDecodeError as exc:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalgate.cases import Case, Check
+from evalgate.ledger import Ledger, close_ledger, open_ledger
 from evalgate.runs import Run, conversation
 from evalgate.scorers.base import NotScorable, normalize
 from evalgate.targets.base import Target, TargetError
@@ -57,13 +58,32 @@ class ItemResult:
     contributions: list[Contribution] = field(default_factory=list)
     duration_ms: float = 0.0
     turn_count: int = 0  # turns declared by a `turns` item, whether or not it errored
+    judge_cost: dict[str, float] = field(default_factory=dict)  # USD of judge calls, by check label
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What the item cost: its run's reported cost plus its judge calls; None when nothing was priced."""
+        run_cost = self.run.cost_usd if self.run is not None else None
+        if run_cost is None and not self.judge_cost:
+            return None
+        total = run_cost or 0.0
+        for usd in self.judge_cost.values():
+            total += usd
+        return total
 
     @property
     def errored(self) -> bool:
         return self.error is not None or bool(self.scorer_errors)
 
     def to_dict(self) -> dict[str, Any]:
+        out = self.record()
+        del out["index"]
+        return out
+
+    def record(self) -> dict[str, Any]:
+        """The item as the journal and the results file hold it: `to_dict` led by its data index."""
         out: dict[str, Any] = {
+            "index": self.index,
             "id": self.id,
             "input": self.input,
             "output": self.run.to_dict() if self.run is not None else None,
@@ -78,11 +98,15 @@ class ItemResult:
             out["scorer_errors"] = self.scorer_errors
         if self.turns is not None:
             out["turns"] = [t.to_dict() for t in self.turns]
+        if self.judge_cost:
+            out["judge_cost_usd"] = self.judge_cost
+            out["cost_usd"] = self.cost_usd
         out["duration_ms"] = round(self.duration_ms, 3)
         return out
 
 
-def _input_of(case: Case) -> Any:
+def input_of(case: Case) -> Any:
+    """What the item's record shows as its input: the input, the inputs, or each turn's input."""
     item = case.item
     if item.turns is not None:
         return [t.input for t in item.turns]
@@ -99,8 +123,11 @@ def _score(
     into: dict[str, float],
     reasons: dict[str, str],
     label: str,
+    ledger: Ledger | None = None,
 ) -> None:
     scorer_id = check.entry.id
+    if ledger is not None and check.scorer.judged:
+        ledger.check = label
     try:
         raw = check.scorer.fn(item, run)
         if raw.__class__ is float and 0.0 <= raw <= 1.0:
@@ -125,10 +152,14 @@ def _score(
     result.contributions.append((check.entry, value))
 
 
-def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[Check]) -> ItemResult:
-    """Run one case through the target and every check; never raises for the target's or a scorer's sake."""
+def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[Check],
+                  top_judged: bool | None = None) -> ItemResult:
+    """Run one case through the target and every check; never raises for the target's or a scorer's sake.
+
+    top_judged: whether a top-level check asks a judge (`evaluate` works it out once for all items).
+    """
     started = time.perf_counter()
-    result = ItemResult(index=case.index, id=case.id, input=_input_of(case))
+    result = ItemResult(index=case.index, id=case.id, input=input_of(case))
     if case.item.turns is not None:
         result.turn_count = len(case.item.turns)
     item = case.item
@@ -151,20 +182,31 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
     run = result.run = runs[0] if single else conversation(runs)
     if not single:  # top-level checks see the conversation, and its first input (as Mastra)
         item = item.model_copy(update={"input": item.first_input})
-    for check in gates:
-        _score(check, item, run, result, result.gates, result.reasons, check.entry.id)
-    for check in scorers:
-        _score(check, item, run, result, result.scores, result.reasons, check.entry.id)
-    if case.turn_checks is not None:
-        result.turns = []
-        for index, checks in enumerate(case.turn_checks):
-            turn_input = inputs[index]
-            view = case.item.model_copy(update={"input": turn_input, "inputs": None, "turns": None})
-            scores = TurnScores(index, turn_input, runs[index])
-            for check in checks:
-                into = scores.gates if check.entry.kind == "gate" else scores.scores
-                _score(check, view, runs[index], result, into, scores.reasons, f"turn-{index}:{check.entry.id}")
-            result.turns.append(scores)
+    if top_judged is None:
+        top_judged = any(c.scorer.judged for c in (*gates, *scorers))
+    judged = top_judged or (case.turn_checks is not None and any(
+        c.scorer.judged for checks in case.turn_checks for c in checks))
+    ledger = open_ledger() if judged else None  # judge calls are charged to this item, by check
+    try:
+        for check in gates:
+            _score(check, item, run, result, result.gates, result.reasons, check.entry.id, ledger)
+        for check in scorers:
+            _score(check, item, run, result, result.scores, result.reasons, check.entry.id, ledger)
+        if case.turn_checks is not None:
+            result.turns = []
+            for index, checks in enumerate(case.turn_checks):
+                turn_input = inputs[index]
+                view = case.item.model_copy(update={"input": turn_input, "inputs": None, "turns": None})
+                scores = TurnScores(index, turn_input, runs[index])
+                for check in checks:
+                    into = scores.gates if check.entry.kind == "gate" else scores.scores
+                    label = f"turn-{index}:{check.entry.id}"
+                    _score(check, view, runs[index], result, into, scores.reasons, label, ledger)
+                result.turns.append(scores)
+    finally:
+        if ledger is not None:
+            close_ledger()
+            result.judge_cost = ledger.by_check
     result.duration_ms = (time.perf_counter() - started) * 1000.0
     return result
 
@@ -178,17 +220,18 @@ def evaluate(
 ) -> Iterator[ItemResult]:
     """Results as items finish (completion order), at most `concurrency` in flight."""
     # Items run inline unless something waits on I/O: the target, or a judge behind a scorer.
-    waits = target.concurrent or any(c.scorer.judged for c in (*gates, *scorers))
+    judged = any(c.scorer.judged for c in (*gates, *scorers))
+    waits = target.concurrent or judged
     if concurrency <= 1 or not waits:
         for case in cases:
-            yield evaluate_case(case, target, gates, scorers)
+            yield evaluate_case(case, target, gates, scorers, judged)
         return
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalgate")
     pending: set[Future[ItemResult]] = set()
     source = iter(cases)
     try:
         for case in source:
-            pending.add(pool.submit(evaluate_case, case, target, gates, scorers))
+            pending.add(pool.submit(evaluate_case, case, target, gates, scorers, judged))
             if len(pending) >= concurrency:
                 break
         while pending:
@@ -197,7 +240,7 @@ def evaluate(
                 yield future.result()
                 next_case = next(source, None)
                 if next_case is not None:
-                    pending.add(pool.submit(evaluate_case, next_case, target, gates, scorers))
+                    pending.add(pool.submit(evaluate_case, next_case, target, gates, scorers, judged))
     finally:
         # On Ctrl-C or an early close, drop what has not started; do not wait for stragglers.
         pool.shutdown(wait=not pending, cancel_futures=True)

@@ -6,7 +6,7 @@ change (docs/spec.md). Building goes through `evalgate.build`, which `run_evals`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,6 +177,9 @@ class CaseStream:
         self.ctx = ctx
         self.problems: list[Problem] = []
         self.count = len(spec.data) if isinstance(spec.data, list) else count_lines(spec_path.parent / spec.data)
+        # A shard's filter on item ids: the other shards' items are counted (indices stay the whole
+        # data set's) but neither validated nor converted; their own shard's job checks them.
+        self.keep: Callable[[str], bool] | None = None
 
     def iterate(self) -> Iterator[Case]:
         spec, spec_path = self.spec, self.spec_path
@@ -200,6 +203,7 @@ class CaseStream:
                 self.problems = [Problem(exc.file or file, exc.line, str(exc))]
                 return
         builder = CaseBuilder(file, self.ctx, recorded=spec.target.type == "recorded")
+        builder.keep = self.keep
         self.problems = builder.problems
         try:
             for raw, positions, prefix in located:

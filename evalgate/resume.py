@@ -57,6 +57,7 @@ def item_from_record(record: dict[str, Any], case: Case, gates: list[Check], sco
         not_scorable=dict(record.get("not_scorable") or {}),
         scorer_errors=dict(record.get("scorer_errors") or {}),
         duration_ms=float(record.get("duration_ms") or 0.0),
+        judge_cost=dict(record.get("judge_cost_usd") or {}),
     )
     if case.item.turns is not None:
         item.turn_count = len(case.item.turns)

@@ -74,7 +74,8 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines) -> None:
 
     with log.untrusted():
         result = run_spec(settings.spec_path, output=settings.results_file, concurrency=settings.concurrency,
-                          on_start=on_start, on_result=on_result, journal=journal_location(settings))
+                          on_start=on_start, on_result=on_result, journal=journal_location(settings),
+                          shard=settings.shard, max_cost=settings.max_cost)
         print(render_table(result, failing.ids, color=False))
         for item, bad in shown:  # the model's own words help most when a gate fails
             text = item.run.text if item.run is not None else ""
@@ -110,6 +111,9 @@ def set_result_outputs(settings: Settings, results: Results, outputs: dict[str, 
 def summary_step(settings: Settings, results: Results) -> None:
     if not (settings.summary and settings.summary_file):
         return
+    if settings.shard is not None:
+        append_summary(settings.summary_file, f"> **evalgate shard {settings.shard}**: this job's items only; "
+                       "the merge job gives the run's verdict and the PR comment.\n")
     room = summary_room(settings.summary_file)
     append_summary(settings.summary_file, render(results, ReportContext(run_url=settings.run_url), limit=room))
 
@@ -124,9 +128,10 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
     """On pull requests: write the body to a file, then upsert the sticky comment; failures only warn.
 
     http: the client to reach GitHub through, or why there is none (e.g. an unreadable CA bundle);
-    sleep: how rate-limit waits are waited (tests record them instead)."""
+    sleep: how rate-limit waits are waited (tests record them instead).
+    A shard job never comments: the merge job posts the one comment for the whole run."""
     number = settings.pr_number
-    if number is None:
+    if number is None or settings.shard is not None:
         return
     key = settings.comment_key or results.name
     body = comment_body(settings, results, key)
@@ -200,6 +205,43 @@ def spec_error_step(settings: Settings, exc: SpecError, log: Log) -> None:
         log.annotate("error", problem.message, file=file, line=problem.line, title="evalgate: spec error")
 
 
+def merge_step(settings: Settings, log: Log) -> bool:
+    """Merge mode: the shards' results files into the results file; False (annotated) when they do not merge."""
+    from evalgate.merging import MergeError, merge
+    from evalgate.report.terminal import render_table
+    from evalgate.shards import shard_files
+
+    files = shard_files(settings.results, settings.base_dir)
+    if not files:
+        log.annotate("error", f"no files match `results`: {', '.join(settings.results)} (in "
+                     f"{settings.working_directory}); download the shards' artifacts there first",
+                     title="evalgate: nothing to merge")
+        return False
+    print(f"evalgate: merging {len(files)} shards: " + ", ".join(settings.relative(f) for f in files))
+    try:
+        with log.untrusted():
+            result = merge(files, settings.results_file)
+            print(render_table(result, {}, color=False))
+            print(f"results: {settings.relative(settings.results_file)}")
+    except MergeError as exc:
+        log.annotate("error", str(exc), title="evalgate: cannot merge the shards")
+        return False
+    return True
+
+
+def spec_lines(settings: Settings, lines: Lines) -> None:
+    """The spec's entry lines for annotations, when the merge job has the spec checked out."""
+    from evalgate.loader import load_spec
+
+    try:
+        loaded = load_spec(settings.spec_path)
+    except SpecError:
+        return
+    lines.spec_file = settings.relative(loaded.path)
+    lines.gates = {c.entry.id: c.line for c in loaded.gates}
+    lines.scorers = {c.entry.id: c.line for c in loaded.scorers}
+
+
 # ---- orchestration ----
 
 
@@ -211,15 +253,24 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
                      title="evalgate: bad input")
         return EXIT_USAGE
     os.chdir(settings.base_dir)  # like a `run:` step's working-directory: command targets expect it
-    try:
-        run_spec_step(settings, log, lines)
-    except SpecError as exc:
-        spec_error_step(settings, exc, log)
-        return EXIT_USAGE
+    if settings.mode == "merge":
+        if not merge_step(settings, log):
+            return EXIT_USAGE
+        if settings.spec_path.is_file():
+            spec_lines(settings, lines)
+    else:
+        try:
+            run_spec_step(settings, log, lines)
+        except SpecError as exc:
+            spec_error_step(settings, exc, log)
+            return EXIT_USAGE
     results = load_results(settings.results_file)
     set_result_outputs(settings, results, outputs)
     summary_step(settings, results)
     comment_step(settings, results, log, outputs, http, sleep)
+    if settings.shard is not None:
+        outputs["passed"] = "true"  # a shard never fails on its verdict: the merge job decides
+        return 0
     annotate_step(results, lines, log)
     if results.verdict not in settings.fail_verdicts:
         return 0

@@ -26,6 +26,7 @@ from evalgate.judge.accounting import DEFAULT_PRICES, Tally, cost_usd
 from evalgate.judge.errors import JudgeError, excerpt
 from evalgate.judge.prompts import Prompt
 from evalgate.judge.served import Server
+from evalgate.ledger import charge
 from evalgate.net import (
     HttpClient,
     HttpError,
@@ -230,6 +231,7 @@ class Judge:
                 t.unpriced_calls += 1
             else:
                 t.cost_usd += cost
+        charge(cost)  # to the item and check being scored on this thread (cost per entry and item)
 
     def tally(self) -> Tally:
         with self._lock:

@@ -124,6 +124,10 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         f"  {item.id}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}"
         for item in result.errored
     ]
+    budget = getattr(result, "extra_summary", {}).get("budget")
+    if budget and budget.get("items_not_run"):
+        rows.insert(0, f"  {budget['items_not_run']} items not run: budget exceeded "
+                       f"(spent ${budget['spent_usd']:.4f}, {budget['spent_tokens']} tokens)")
     if outcome.errored_items > len(result.errored):
         rows.append(f"  … and {outcome.errored_items - len(result.errored)} more")
     sections.append(("Errored items", rows))

@@ -104,6 +104,8 @@ def _end_anchors(pattern: str) -> str:
 
 def _prepare(text: str) -> str:
     text = _WS.sub("", text)
+    if text.isascii():
+        return text
     return _utf16(text) if _ASTRAL.search(text) else text  # JavaScript counts UTF-16 code units
 
 
@@ -121,11 +123,13 @@ def _dice_prepared(a: str, b: str, b_bigrams: dict[str, int]) -> float:
     if len(a) < 2 or len(b) < 2:
         return 0.0
     left = b_bigrams.copy()
+    get = left.get
     shared = 0
     for i in range(len(a) - 1):
         bigram = a[i : i + 2]
-        if left.get(bigram, 0) > 0:
-            left[bigram] -= 1
+        count = get(bigram)
+        if count:
+            left[bigram] = count - 1
             shared += 1
     return 2.0 * shared / (len(a) + len(b) - 2)
 

@@ -6,6 +6,7 @@ Imports nothing of evalgate above the item model: no scorer, target or loader.
 from evalgate.spec.context import BuildContext
 from evalgate.spec.models import (
     TARGET_TYPES,
+    BudgetSpec,
     CacheSettings,
     CommandTarget,
     HttpTarget,
@@ -25,6 +26,7 @@ from evalgate.spec.models import (
 
 __all__ = [
     "TARGET_TYPES",
+    "BudgetSpec",
     "BuildContext",
     "CacheSettings",
     "CommandTarget",

@@ -293,6 +293,16 @@ _DATA_SCHEMA = {
 }
 
 
+class BudgetSpec(_Strict):
+    """A spending cap: when the spend reaches it, no new item starts; the rest error as `budget exceeded`."""
+
+    max_usd: float | None = Field(default=None, gt=0, description="USD: the target's and the judge's cost so far")
+    max_tokens: int | None = Field(default=None, ge=1, description="tokens: the target's and the judge's so far")
+    split_across_shards: bool = Field(
+        default=True, description="with `--shard I/N`, each shard enforces 1/N of the caps; false: the whole caps"
+    )
+
+
 class Spec(_Strict):
     """An evalgate spec: a data set, a target, gates and scorers."""
 
@@ -308,3 +318,4 @@ class Spec(_Strict):
     gates: list[dict[str, Any]] = Field(default_factory=list, description="entries that must average 1.0")
     scorers: list[dict[str, Any]] = Field(default_factory=list, description="entries, with an optional threshold")
     judge: JudgeSpec | None = None
+    budget: BudgetSpec | None = None
