@@ -22,6 +22,7 @@ from evalgate.errors import (
     Problem,
     SpecError,
     display_path,
+    not_a_file,
     not_utf8,
     not_utf8_line,
     problems_from_validation,
@@ -32,7 +33,7 @@ from evalgate.scorers.registry import REGISTRY
 from evalgate.spec.context import BuildContext
 from evalgate.spec.models import TARGET_TYPES, Spec
 from evalgate.spec.schema import json_schema as spec_schema
-from evalgate.yamlpos import Positions, YAMLSyntaxError, load
+from evalgate.yamlpos import MAX_YAML_CHARS, Positions, YAMLSyntaxError, load
 
 
 @dataclass
@@ -75,6 +76,9 @@ class LoadedSpec:
 def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     """Read and validate the spec file itself (not its data)."""
     file = display_path(path)
+    unusable = not_a_file(path, limit=MAX_YAML_CHARS, what="spec file")
+    if unusable is not None:
+        raise SpecError([Problem(file, None, unusable)])
     try:
         text = path.read_text(encoding="utf-8-sig")  # a leading BOM is not part of the YAML
     except FileNotFoundError:

@@ -18,6 +18,25 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+MAX_TIMEOUT_S = 86_400.0  # a day: a longer wait is a typo, and `.inf` would overflow the clocks
+MAX_BACKOFF_S = 3_600.0
+MAX_COMMAND_CHARS = 16 * 1024  # shlex slows quadratically on long tokens; argv strings are capped anyway
+Timeout = Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)]
+Backoff = Annotated[float, Field(ge=0, le=MAX_BACKOFF_S, allow_inf_nan=False)]
+
+
+def _env_name(name: str) -> str:
+    if not name or "=" in name or "\0" in name:
+        raise ValueError(f"{name!r} is not an environment variable name (no `=`, no NUL, not empty)")
+    return name
+
+
+def _env_value(name: str, value: str) -> str:
+    if "\0" in value:
+        raise ValueError(f"the value of {name} holds a NUL character, which an environment cannot carry")
+    return value
+
+
 class RecordedTarget(_Strict):
     """The run is each item's recorded `output` (or `outputs`, or each turn's `output`)."""
 
@@ -29,7 +48,7 @@ class PythonTarget(_Strict):
 
     type: Literal["python"]
     function: str = Field(description="`package.module:callable`, imported from the spec's folder")
-    timeout_s: float | None = Field(default=None, gt=0, description="per call; none by default")
+    timeout_s: Timeout = Field(default=60.0, description="per call: an overrunning call errors its item")
 
 
 class CommandTarget(_Strict):
@@ -37,12 +56,23 @@ class CommandTarget(_Strict):
 
     type: Literal["command"]
     run: str | list[str] = Field(description="the command, e.g. `python agent.py`")
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: Timeout = 60.0
     env: dict[str, str] = Field(default_factory=dict, description="extra environment variables")
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        return {_env_name(k): _env_value(k, v) for k, v in value.items()}
 
     @field_validator("run")
     @classmethod
     def _command(cls, value: str | list[str]) -> str | list[str]:
+        size = len(value) if isinstance(value, str) else sum(len(part) for part in value)
+        if size > MAX_COMMAND_CHARS:
+            raise ValueError(f"the command is {size:,} characters; over {MAX_COMMAND_CHARS // 1024} KiB, put it in a "
+                             "script and run that")
+        if any("\0" in part for part in ([value] if isinstance(value, str) else value)):
+            raise ValueError("the command holds a NUL character, which no command line can carry")
         try:
             argv = shlex.split(value) if isinstance(value, str) else value
         except ValueError as exc:  # e.g. an unclosed quote
@@ -56,10 +86,10 @@ class RetrySettings(_Strict):
     """Retries of network calls: connection errors, timeouts, 5xx, 408 and 429 only; `Retry-After` honoured."""
 
     attempts: int = Field(default=3, ge=1, le=20, description="tries per request, the first included")
-    backoff_s: float = Field(default=0.5, ge=0, description="base delay, doubled per retry, jittered")
-    max_backoff_s: float = Field(default=30.0, ge=0, description="cap on any one computed backoff")
-    max_retry_after_s: float = Field(
-        default=60.0, ge=0, description="longest Retry-After honoured; a server asking for more errors the item"
+    backoff_s: Backoff = Field(default=0.5, description="base delay, doubled per retry, jittered")
+    max_backoff_s: Backoff = Field(default=30.0, description="cap on any one computed backoff")
+    max_retry_after_s: Backoff = Field(
+        default=60.0, description="longest Retry-After honoured; a server asking for more errors the item"
     )
 
 
@@ -168,7 +198,7 @@ class HttpTarget(_Strict):
         description="JSON template (default `{input: '{{input}}'}`); `{{input}}`, `{{item.<field>}}`, "
         "`{{messages}}`, `{{history}}`, `{{session}}`, `{{turn}}` become JSON values",
     )
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: Timeout = 60.0
     response: ResponseMapping = Field(default_factory=ResponseMapping)
     conversation: Literal["messages", "session"] | None = Field(
         default=None, description="multi-turn: send the whole history, or carry a session id between turns"
@@ -200,7 +230,7 @@ class OpenAITarget(_Strict):
         default_factory=dict,
         description="USD per 1M tokens by model: {model: {prompt: 0.15, completion: 0.6}}",
     )
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: Timeout = 60.0
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = None
     tls: TlsSettings | None = None
@@ -269,7 +299,7 @@ class JudgeSpec(_Strict):
     )
     temperature: float = Field(default=0.0, ge=0)
     max_tokens: int | None = Field(default=None, ge=1)
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: Timeout = 60.0
     concurrency: int | None = Field(default=None, ge=1, description="judge calls in flight; default: 8")
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = Field(default=None, description="replay identical judge calls from disk")
@@ -319,3 +349,13 @@ class Spec(_Strict):
     scorers: list[dict[str, Any]] = Field(default_factory=list, description="entries, with an optional threshold")
     judge: JudgeSpec | None = None
     budget: BudgetSpec | None = None
+    pass_env: list[str] = Field(
+        default_factory=list,
+        description="runner credentials (GITHUB_TOKEN, ACTIONS_*, INPUT_*) the code under test may see; "
+        "by default targets, served judges and python code get none of them",
+    )
+
+    @field_validator("pass_env")
+    @classmethod
+    def _pass_env(cls, value: list[str]) -> list[str]:
+        return [_env_name(name) for name in value]
