@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalgate.cases import Case, Check
+from evalgate.isolation import user_interrupt
 from evalgate.ledger import Ledger, close_ledger, open_ledger
 from evalgate.runs import Run, conversation
 from evalgate.scorers.base import NotScorable, normalize
@@ -136,7 +137,9 @@ def _score(
             value, reason = normalize(raw)
     except NotScorable as exc:
         value, reason = None, exc.reason
-    except Exception as exc:
+    except BaseException as exc:  # sys.exit or GeneratorExit in a scorer too: that result's error only
+        if user_interrupt(exc):
+            raise
         message = f"{type(exc).__name__}: {exc}"
         if check.entry.kind == "gate":
             value, reason = 0.0, message  # as Mastra: a raising gate scores 0
@@ -174,7 +177,9 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
                 runs.append(target.run(case, turn, list(zip(inputs, runs, strict=False))))
     except TargetError as exc:
         result.error = str(exc) or type(exc).__name__
-    except Exception as exc:
+    except BaseException as exc:
+        if user_interrupt(exc):
+            raise  # the user's Ctrl-C, not the target's own
         result.error = f"{type(exc).__name__}: {exc}"
     if result.error is not None:
         result.duration_ms = (time.perf_counter() - started) * 1000.0

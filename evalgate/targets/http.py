@@ -20,6 +20,7 @@ from typing import Any
 
 import jmespath
 
+from evalgate import isolation, redaction
 from evalgate import spec as s
 from evalgate.cases import Case
 from evalgate.net import (
@@ -367,7 +368,9 @@ class HeaderTemplates:
         self.secrets: list[str] = []
         self._lock = threading.Lock()
         # literal values of auth-like headers are secrets too
-        client.add_secrets(v for k, v in self.templates.items() if SECRET_HEADER.search(k) and "${" not in v)
+        literal = [v for k, v in self.templates.items() if SECRET_HEADER.search(k) and "${" not in v]
+        client.add_secrets(literal)
+        redaction.register(literal)
 
     def expand(self) -> dict[str, str]:
         if not self.dynamic:
@@ -376,7 +379,7 @@ class HeaderTemplates:
         found: list[str] = []
         for name, template in self.templates.items():
             try:
-                value, used = expand_env(template)
+                value, used = expand_env(template, isolation.evalgate_env())
             except KeyError as missing:
                 raise TargetError(f"header {name}: environment variable {missing.args[0]} is not set") from None
             if used:
@@ -391,6 +394,7 @@ class HeaderTemplates:
             if new:
                 self.secrets += new
                 self.client.add_secrets(new)
+                redaction.register(new)
         return out
 
     def for_cache_key(self) -> dict[str, str]:

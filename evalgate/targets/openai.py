@@ -9,11 +9,11 @@ from the spec's price table.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalgate import isolation
 from evalgate import spec as s
 from evalgate.cases import Case
 from evalgate.net import HttpError
@@ -93,7 +93,7 @@ class OpenAITarget:
 
     def run(self, case: Case, turn: int, history: History) -> Run:
         payload = self.payload(case, turn, history)
-        if self.config.api_key_env and self.config.api_key_env not in os.environ:
+        if self.config.api_key_env and isolation.getenv(self.config.api_key_env) is None:
             raise TargetError(
                 f"environment variable {self.config.api_key_env} is not set "
                 "(set it, or `api_key_env: null` for an endpoint without a key)"
