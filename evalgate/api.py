@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from evalgate import isolation
 from evalgate.budget import Budget, CostTotals
 from evalgate.build import python_cases, python_checks
 from evalgate.cases import Case, Check
@@ -94,11 +95,14 @@ def execute(
     first_seen: dict[Any, tuple[Entry, int, int]] | None = {} if shard is not None else None
     costs = CostTotals()
 
+    taken: set[int] = set()
+
     def take(item: ItemResult) -> None:
         if first_seen is not None:  # per-turn entries: where each was first seen, for the merge's order
             for position, (entry, _) in enumerate(item.contributions):
                 if entry.turn is not None and entry.key not in first_seen:
                     first_seen[entry.key] = (entry, item.index, position)
+        taken.add(item.index)
         for entry, score in item.contributions:
             aggregator.add(entry, score)
         aggregator.add_item(item.errored, item.turn_count)
@@ -114,8 +118,9 @@ def execute(
     reorder = _Reorder(take)
     cases = reorder.track(cases)
     writer = ResultsWriter(output, resume=resume, journal=journal) if output is not None else None
+    changes = None
     if resume and writer is not None:
-        cases = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result)
+        cases, changes = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result)
 
     def finished(item: ItemResult) -> None:
         if writer is not None:
@@ -169,8 +174,11 @@ def execute(
             result.extra_summary["budget"] = budget.summary()
         if shard is not None and first_seen is not None:
             result.extra["shard"] = _shard_record(shard, aggregator, first_seen)
+        if changes is not None:
+            result.notes += changes.notes()
         if writer is not None:
-            writer.finish(result.header(), complete=not result.interrupted)
+            # Only this run's items: a journal of a longer data set keeps its extra lines out.
+            writer.finish(result.header(), complete=not result.interrupted, keep=taken if resume else None)
             writer.close()
     return result
 
@@ -192,11 +200,13 @@ def _skip_finished(
     reorder: _Reorder,
     on_result: OnResult | None,
     result: EvalResult,
-) -> Iterator[Case]:
-    from evalgate.resume import finished_records, skip_finished
+) -> tuple[Iterator[Case], Any]:
+    from evalgate.engine import evaluate_case
+    from evalgate.resume import Changes, finished_records, skip_finished
 
     records = finished_records(writer.journal_path)
     result.extra_summary["resumed_items"] = 0
+    changes = Changes(records)
 
     def take(item: ItemResult) -> None:
         result.extra_summary["resumed_items"] += 1
@@ -204,7 +214,14 @@ def _skip_finished(
         if on_result is not None:
             on_result(item)
 
-    return skip_finished(cases, records, gates, scorers, take)
+    def rescore(case: Case, runs: list[Any]) -> None:
+        # Checks added since the journal: score the recorded runs, the target is not asked again.
+        case.recorded = runs
+        item = evaluate_case(case, RecordedTarget(), gates, scorers)
+        writer.append(item.record())
+        take(item)
+
+    return skip_finished(cases, records, gates, scorers, take, rescore, changes), changes
 
 
 def prepare_target(loaded: LoadedSpec, *, concurrency: int | None = None, use_cache: bool = True) -> Target:
@@ -234,6 +251,21 @@ def network_retries(loaded: LoadedSpec) -> Callable[[], int]:
     return lambda: global_stats()["retries"]
 
 
+def refuse_clobber(loaded: LoadedSpec, path: Path, flag: str) -> None:
+    """A SpecError when writing `path` (or the journal beside it) would overwrite the spec or its data."""
+    from evalgate.results import journal_path
+
+    mine = {loaded.path.resolve(): "the spec file"}
+    if isinstance(loaded.spec.data, str):
+        mine[(loaded.base_dir / loaded.spec.data).resolve()] = "the data file"
+    written = [path, journal_path(path), path.with_name(path.name + ".tmp")] if flag == "--output" else [path]
+    for candidate in written:
+        what = mine.get(candidate.resolve())
+        if what is not None:
+            raise SpecError([Problem(loaded.file, None, f"{flag} {path} would overwrite {what} "
+                                     f"({candidate}); write the results somewhere else")])
+
+
 def run_spec(
     path: str | Path,
     *,
@@ -261,6 +293,10 @@ def run_spec(
     if resume and output is None:
         raise ValueError("resume needs an output path: the journal beside it holds the finished items")
     loaded = load_spec(path, use_cache=use_cache)
+    isolation.register_spec_secrets(loaded.spec)
+    isolation.pass_env(loaded.spec.pass_env)
+    if output is not None:
+        refuse_clobber(loaded, Path(output), "--output")
     target = prepare_target(loaded, concurrency=concurrency, use_cache=use_cache)
     if on_start is not None:
         on_start(loaded)

@@ -22,6 +22,8 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalgate import __version__
+from evalgate.redaction import redact
+from evalgate.textsafe import plain
 from evalgate.verdict import GateResult, Outcome, ThresholdResult, TurnResult, Verdict
 
 SCHEMA_VERSION = 1
@@ -133,8 +135,8 @@ FLUSH_AFTER_MS = 5.0
 def dumps_item(record: dict[str, Any]) -> str:
     try:
         return _ENCODER.encode(record)
-    except ValueError:  # a NaN score from a user's scorer
-        return _ENCODER.encode(_finite(record))
+    except (ValueError, TypeError, RecursionError):  # NaN, a cycle, or nesting too deep from user code
+        return _ENCODER.encode(plain(record))
 
 
 def item_bytes(record: dict[str, Any]) -> bytes:
@@ -146,11 +148,11 @@ def item_bytes(record: dict[str, Any]) -> bytes:
 
 
 def _utf8(text: str) -> bytes:
-    """UTF-8, with a lone surrogate (valid in JSON data, not in UTF-8) kept as its JSON escape `\\udXXX`.
+    """Redacted UTF-8, a lone surrogate (valid in JSON data, not in UTF-8) kept as its JSON escape `\\udXXX`.
 
     Every string in the results is a JSON string literal, so the backslash escape is valid JSON.
     """
-    return text.encode("utf-8", "backslashreplace")
+    return redact(text).encode("utf-8", "backslashreplace")
 
 
 @dataclass
@@ -165,6 +167,7 @@ class EvalResult:
     interrupted: bool = False
     results_path: Path | None = None
     extra_summary: dict[str, Any] = field(default_factory=dict)  # network stats, resumed items
+    notes: list[str] = field(default_factory=list)  # what --resume found changed, for the user
     extra: dict[str, Any] = field(default_factory=dict)  # top-level keys: `shard`, `merged`
 
     @property
@@ -251,7 +254,8 @@ class ResultsWriter:
         self.unflushed_ms = 0.0
         if resume and not self.journal_path.exists():
             self._journal_from_results()  # a finished run's journal is gone: its results hold the items
-        if resume and self.journal_path.exists():
+        self.created = not (resume and self.journal_path.exists())
+        if not self.created:
             self._index_journal()
             self.handle = self.journal_path.open("ab")
         else:
@@ -301,13 +305,13 @@ class ResultsWriter:
             handle.flush()
             self.unflushed_ms = 0.0
 
-    def finish(self, head: dict[str, Any], *, complete: bool = True) -> None:
+    def finish(self, head: dict[str, Any], *, complete: bool = True, keep: set[int] | None = None) -> None:
         """Write the results JSON; a complete run's journal is then removed (an interrupted run keeps
-        it for `--resume`)."""
+        it for `--resume`). `keep`: only these items (a resumed journal may hold others)."""
         self.handle.flush()
         tmp = self.path.with_name(self.path.name + ".tmp")
         opening = json.dumps(head, ensure_ascii=False, indent=None)[:-1]
-        order = sorted(self.offsets)
+        order = sorted(self.offsets if keep is None else keep & self.offsets.keys())
         with self.journal_path.open("rb") as journal, tmp.open("wb") as out:
             out.write(_utf8(opening))
             out.write(b', "items": [')
@@ -348,9 +352,10 @@ class ResultsWriter:
         self.handle.close()
 
     def discard(self) -> None:
-        """Remove the journal: the run was not valid."""
+        """Remove the journal this run created: the run was not valid. A resumed journal is kept."""
         self.handle.close()
-        self.journal_path.unlink(missing_ok=True)
+        if self.created:
+            self.journal_path.unlink(missing_ok=True)
 
 
 def _copy_lines(journal: Any, out: Any, size: int) -> None:
@@ -387,4 +392,41 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 
 
 def load_results(path: Path) -> Results:
-    return Results.model_validate_json(path.read_bytes())
+    """A results file back; whatever a run writes (lone surrogates, nulls for NaN) reads back."""
+    data = path.read_bytes()
+    try:
+        return Results.model_validate_json(data)
+    except ValueError:
+        # pydantic's JSON parser refuses a lone surrogate escape, which Python's accepts
+        try:
+            raw = json.loads(data)
+        except RecursionError:
+            raise ValueError("nested too deeply to read") from None
+        return Results.model_validate(_nan_for_null(raw))
+
+
+def _nan_for_null(raw: Any) -> Any:
+    """A NaN average was written as null (strict JSON has no NaN): read it back as NaN."""
+    if not isinstance(raw, dict):
+        return raw
+    nan = float("nan")
+
+    def scores(value: Any) -> Any:
+        return {k: nan if v is None else v for k, v in value.items()} if isinstance(value, dict) else value
+
+    def results(value: Any, key: str) -> Any:
+        if not isinstance(value, list):
+            return value
+        return [{**r, key: nan} if isinstance(r, dict) and r.get(key, 0) is None else r for r in value]
+
+    out = {**raw, "scores": scores(raw.get("scores"))}
+    out["gate_results"] = results(raw.get("gate_results"), "score")
+    out["threshold_results"] = results(raw.get("threshold_results"), "average_score")
+    if isinstance(raw.get("turn_results"), list):
+        out["turn_results"] = [
+            {**t, "scores": scores(t.get("scores")), "gate_results": results(t.get("gate_results"), "score"),
+             "threshold_results": results(t.get("threshold_results"), "average_score")}
+            if isinstance(t, dict) else t
+            for t in raw["turn_results"]
+        ]
+    return out
