@@ -1,20 +1,23 @@
 """The `evalgate` command: a thin click shell over the API and the renderers (docs/results.md).
 
 Exit codes: 0 ok; 1 the verdict is in --fail-on; 2 a spec or usage error (no traceback);
-3 an internal error; 4 the verdict is in --fail-on because more items errored than `max_errors`
-allows (an outage, not a regression); 130 interrupted (finished items are still written).
+3 an internal error (one line and a hint to report it); 4 the verdict is in --fail-on because more
+items errored than `max_errors` allows (an outage, not a regression); 130 interrupted (finished
+items are still written). `entry` guarantees no other code and no traceback ever leaves the process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from evalgate import __version__
+from evalgate import __version__, redaction
 from evalgate.errors import SpecError
 from evalgate.report.labels import FAIL_ON, fails
 
@@ -29,11 +32,55 @@ def exit_code(verdict: str | None, fail_on: str, failure_reason: str | None = No
     return EXIT_ERRORS if failure_reason == "errors" else EXIT_FAILED
 
 
+EXIT_CODES = frozenset({0, 1, 2, 3, 4, 130})
+EXIT_INTERNAL = 3
+REPORT_HINT = "this is a bug in evalgate: please report it with the command you ran and this line"
+
+
 def _safe_streams() -> None:
-    """Print what data and agents hold (a lone surrogate, a character the terminal lacks) as escapes, never crash."""
+    """Streams that redact known secrets, neutralise control characters and never crash on encoding."""
+    from evalgate import safeio
+
+    safeio.install()
+
+
+def entry(argv: list[str] | None = None) -> None:
+    """The `evalgate` command: one of the documented exit codes, never a traceback."""
+    from evalgate import isolation
+
+    if argv is None:  # this process is the command: start it again without the runner's credentials
+        isolation.reexec_without_credentials()
+        isolation.receive_credentials()
+    _safe_streams()
+    isolation.install_interrupt_handler()
+    try:
+        returned = main.main(args=argv, prog_name="evalgate", standalone_mode=False)
+        code = returned if isinstance(returned, int) else 0
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("evalgate: interrupted", err=True)
+        code = 130
+    except click.exceptions.ClickException as exc:  # bad options or arguments
+        exc.show()
+        code = 2
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_INTERNAL)
+        if code not in EXIT_CODES:
+            click.echo(f"evalgate: internal error: exit code {exc.code!r} from inside the run; {REPORT_HINT}",
+                       err=True)
+            code = EXIT_INTERNAL
+    except BaseException as exc:
+        if isinstance(exc, RecursionError | MemoryError):
+            what = f"{type(exc).__name__} (an input too deeply nested or too large?)"
+        else:
+            what = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        click.echo(f"evalgate: internal error: {what}; {REPORT_HINT}", err=True)
+        code = EXIT_INTERNAL
     for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
+        with contextlib.suppress(Exception):
+            stream.flush()
+    if code == 130 or isolation.INTERRUPTED.is_set():
+        os._exit(code)  # do not wait for a hung agent's thread at interpreter exit
+    sys.exit(code)
 
 
 def _print_spec_error(exc: SpecError) -> None:
@@ -70,6 +117,7 @@ def main() -> None:
 def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, resume: bool, no_cache: bool,
         junit: Path | None = None, shard: str | None = None, max_cost: float | None = None) -> None:
     """Run SPEC (default evalgate.yaml) and print the verdict."""
+    from evalgate import isolation
     from evalgate.api import network_retries, run_spec
     from evalgate.report.terminal import FailingIds, Progress, render_table
     from evalgate.shards import parse_shard
@@ -85,8 +133,12 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         if output is None:
             click.echo("error: --shard needs --output PATH: `evalgate merge` joins the shards' results files", err=True)
             sys.exit(2)
+    isolation.scrub_process_env()  # before any user code is imported; `pass_env:` puts names back
     if resume and output is None:
         click.echo("error: --resume needs --output PATH (the run to resume)", err=True)
+        sys.exit(2)
+    if junit is not None and output is not None and junit.resolve() == output.resolve():
+        click.echo("error: --junit and --output are the same file; give each its own path", err=True)
         sys.exit(2)
 
     tty = sys.stderr.isatty()
@@ -95,6 +147,10 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
 
     def on_start(loaded: Any) -> None:
         nonlocal progress
+        if junit is not None:
+            from evalgate.api import refuse_clobber
+
+            refuse_clobber(loaded, junit, "--junit")
         for warning in loaded.warnings:
             click.echo(f"warning: {warning}", err=True)
         total = loaded.item_count
@@ -140,6 +196,8 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     finally:
         if progress is not None:
             progress.close()
+    for note in result.notes:
+        click.echo(f"warning: {note}", err=True)
     color = sys.stdout.isatty()
     click.echo(render_table(result, failing.ids, color=color), color=color)
     for warning in getattr(result, "extra_summary", {}).get("warnings", ()):
@@ -161,14 +219,16 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
 @click.argument("spec", default="evalgate.yaml", type=click.Path(dir_okay=False, path_type=Path))
 def validate(spec: Path) -> None:
     """Check SPEC and its data without running anything."""
+    from evalgate import isolation
     from evalgate.api import prepare_target
     from evalgate.loader import load_spec
 
     _safe_streams()
+    isolation.scrub_process_env()
     try:
         loaded = load_spec(spec)
-        for _ in loaded.iter_cases():  # a streamed data set is validated by reading it
-            pass
+        isolation.pass_env(loaded.spec.pass_env)
+        count = sum(1 for _ in loaded.iter_cases())  # a streamed data set is validated by reading it
         prepare_target(loaded).close()
     except SpecError as exc:
         _print_spec_error(exc)
@@ -176,7 +236,7 @@ def validate(spec: Path) -> None:
     for warning in loaded.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(
-        f"{loaded.file}: ok ({loaded.item_count} items, {len(loaded.gates)} gates, {len(loaded.scorers)} scorers)"
+        f"{loaded.file}: ok ({count} items, {len(loaded.gates)} gates, {len(loaded.scorers)} scorers)"
     )
 
 
@@ -261,10 +321,15 @@ def report(results_file: Path, fmt: str, run_url: str) -> None:
     """Render a results file as the Markdown report (job summary, PR comment) or JUnit XML."""
     from pydantic import ValidationError
 
+    from evalgate.errors import not_a_file
     from evalgate.report.junit import render_junit
     from evalgate.report.markdown import ReportContext, render
     from evalgate.results import load_results
 
+    unusable = not_a_file(results_file, what="results file")
+    if unusable is not None:
+        click.echo(f"error: {results_file}: {unusable}", err=True)
+        sys.exit(2)
     try:
         results = load_results(results_file)
     except (ValidationError, ValueError) as exc:
@@ -296,7 +361,9 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
         click.echo(f"error: --repo must be owner/name, got {repo!r}", err=True)
         sys.exit(2)
-    token = os.environ.get(token_env, "")
+    from evalgate.isolation import getenv
+
+    token = getenv(token_env) or ""  # the CLI started again without it in its environment
     if not token:
         click.echo(f"error: ${token_env} is empty: a token with pull-requests: write is needed", err=True)
         sys.exit(2)
@@ -305,7 +372,7 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
         click.echo(f"error: {problem}", err=True)
         sys.exit(2)
     token = token.strip()
-    body = body_file.read_text(encoding="utf-8")
+    body = body_file.read_text(encoding="utf-8", errors="replace")
     found = marker_in(body)
     key = comment_key(key or found or "default")
     rest = body.split("\n", 1)[1] if found and "\n" in body else ("" if found else body)
@@ -314,6 +381,7 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
     body = marker(key) + "\n" + rest.replace("<!-- evalgate:", "&lt;!-- evalgate:")
     if utf8_size(body) > COMMENT_LIMIT:
         body = hard_cut(body, COMMENT_LIMIT, utf8_size)
+    redaction.register([token])
     try:  # proxies and the CA bundle come from the environment, as for every other request
         http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=30.0)
     except ValueError as exc:
@@ -336,4 +404,4 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
 
 
 if __name__ == "__main__":
-    main()
+    entry()

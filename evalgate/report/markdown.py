@@ -17,8 +17,10 @@ from importlib import resources
 from string import Template
 from typing import Any
 
+from evalgate.redaction import redact
 from evalgate.report.labels import Row, bound_text, could_not_evaluate, num, result_rows
 from evalgate.results import ItemRecord, Results
+from evalgate.textsafe import visible
 from evalgate.verdict import bounds_of
 
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
@@ -396,6 +398,8 @@ def assemble(results: Results, ctx: ReportContext, *, blocks: Iterable[str], max
         details=details,
         footer=footer(results, ctx, truncated),
     )
+    # The last line of defence for everything above: no known secret, no control or bidi character.
+    text = visible(redact(text))
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 

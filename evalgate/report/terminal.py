@@ -9,6 +9,7 @@ from typing import Any, TextIO
 import click
 
 from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, turn_label
+from evalgate.textsafe import visible
 
 PROGRESS_MIN_ITEMS = 5
 CI_PROGRESS_EVERY_S = 5.0
@@ -104,7 +105,7 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         label = turn_label(gate.id, turn)
         row = f"  {mark(gate.passed)} {label:<40} {gate.score:.3f}"
         if not gate.passed and failing.get(gate.id):
-            row += "  failing: " + ", ".join(failing[gate.id])
+            row += "  failing: " + ", ".join(one_line(i, 80) for i in failing[gate.id])
         rows.append(row)
     sections.append(("Gates (must average 1.0)", rows))
     rows = []
@@ -121,7 +122,7 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     rows = [f"       {sid:<40} {score:.3f}" for sid, score in outcome.scores.items() if sid not in with_threshold]
     sections.append(("Tracked scores", rows))
     rows = [
-        f"  {item.id}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}"
+        f"  {one_line(item.id, 80)}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}"
         for item in result.errored
     ]
     budget = getattr(result, "extra_summary", {}).get("budget")
@@ -158,7 +159,8 @@ def network_line(stats: dict[str, Any]) -> str:
 
 
 def one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
+    """Untrusted text on one bounded line, control and bidi characters shown as escapes."""
+    flat = visible(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
