@@ -47,6 +47,7 @@ UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 @dataclass
 class Tally:
     inputs: int = 0
+    runs: int = 0  # evalgate commands run over those inputs
     tracebacks: list[str] = field(default_factory=list)
     hangs: list[str] = field(default_factory=list)
     over_memory: list[str] = field(default_factory=list)
@@ -55,7 +56,8 @@ class Tally:
     other: list[str] = field(default_factory=list)
 
     def table(self) -> str:
-        rows = [("inputs tried", self.inputs), ("tracebacks", len(self.tracebacks)), ("hangs", len(self.hangs)),
+        rows = [("inputs tried", self.inputs), ("evalgate commands run", self.runs),
+                ("tracebacks", len(self.tracebacks)), ("hangs", len(self.hangs)),
                 ("over memory", len(self.over_memory)), ("wrong exit codes", len(self.wrong_codes)),
                 ("secrets leaked", len(self.leaks)), ("other failures", len(self.other))]
         return "\n".join(f"| {name} | {count} |" for name, count in rows)
@@ -150,6 +152,7 @@ def check_records(cases: list[corpus.Case], results: list[tuple[list[dict[str, A
         for record in records:
             case = by_id[record["id"]]
             label = f"{case.id} step {record['step']} {' '.join(record['argv'][:1])}"
+            tally.runs += 1
             seen.add((case.id, record["step"]))
             if record.get("hang"):
                 tally.hangs.append(label)
@@ -202,6 +205,7 @@ def test_generated_specs_data_and_behaviours(root: Path) -> None:
     tally = Tally()
     check_records(cases, results, root, tally)
     TALLY.inputs += tally.inputs
+    TALLY.runs += tally.runs
     for name in ("tracebacks", "hangs", "over_memory", "wrong_codes", "leaks", "other"):
         getattr(TALLY, name).extend(getattr(tally, name))
     assert not tally.problems(), "\n".join(tally.problems()[:40])
@@ -230,6 +234,7 @@ def finish(proc: subprocess.Popen[bytes], timeout_s: float, label: str, tally: T
     out = out_box.get("out", b"").decode("utf-8", "replace")
     err = out_box.get("err", b"").decode("utf-8", "replace")
     tally.inputs += 1
+    tally.runs += 1
     if code is None:
         tally.hangs.append(label)
     elif code not in codes:
@@ -478,6 +483,7 @@ def test_the_action_always_publishes_and_leaks_nothing(tmp_path: Path, agent: st
 
 def _merge(tally: Tally) -> None:
     TALLY.inputs += tally.inputs
+    TALLY.runs += tally.runs
     for name in ("tracebacks", "hangs", "over_memory", "wrong_codes", "leaks", "other"):
         getattr(TALLY, name).extend(getattr(tally, name))
 
