@@ -117,7 +117,11 @@ def execute(
 
     reorder = _Reorder(take)
     cases = reorder.track(cases)
-    writer = ResultsWriter(output, resume=resume, journal=journal) if output is not None else None
+    try:
+        writer = ResultsWriter(output, resume=resume, journal=journal) if output is not None else None
+    except BaseException:
+        target.close()  # nothing ran: release what the target holds (a served agent, a pool)
+        raise
     changes = None
     if resume and writer is not None:
         cases, changes = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result)

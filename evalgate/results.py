@@ -11,6 +11,7 @@ surrogate, an integer beyond 64 bits, a non-string key) goes through `json` as b
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -255,6 +256,9 @@ class ResultsWriter:
         if resume and not self.journal_path.exists():
             self._journal_from_results()  # a finished run's journal is gone: its results hold the items
         self.created = not (resume and self.journal_path.exists())
+        if self.created and not _replaceable(self.journal_path):
+            raise FileExistsError(errno.EEXIST, "is in the way of the journal and is not one; move it or choose "
+                                  "another --output", str(self.journal_path))
         if not self.created:
             self._index_journal()
             self.handle = self.journal_path.open("ab")
@@ -369,6 +373,24 @@ def _copy_lines(journal: Any, out: Any, size: int) -> None:
         if remaining == 0:
             block = block[:-1]  # the last line's newline ends the array, not an item
         out.write(block.replace(b"\n", b",\n"))
+
+
+def _replaceable(journal: Path) -> bool:
+    """Whether a file at the journal's path may be started over: absent, empty, or an evalgate journal."""
+    try:
+        with journal.open("rb") as handle:
+            first = handle.readline(1 << 20)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False  # a directory or unreadable: not ours to replace
+    if not first.strip():
+        return True
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and isinstance(record.get("index"), int) and "id" in record
 
 
 def journal_path(path: Path) -> Path:

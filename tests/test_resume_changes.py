@@ -101,3 +101,15 @@ def test_output_that_would_overwrite_the_spec_or_the_data_is_refused(tmp_path: P
         run_spec(spec, output=output)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
     assert calls(tmp_path) == []
+
+
+def test_a_file_of_the_users_at_the_journals_path_is_never_overwritten(tmp_path: Path) -> None:
+    spec = project(tmp_path, 1, [{"type": "includes", "value": "answer"}])
+    theirs = journal_path(tmp_path / "r.json")
+    theirs.write_text("my notes, not a journal\n")
+    with pytest.raises(FileExistsError, match="not one"):
+        run_spec(spec, output=tmp_path / "r.json")
+    assert theirs.read_text() == "my notes, not a journal\n"
+    theirs.write_text('{"index": 0, "id": "q0"}\n')  # an earlier run's journal is started over
+    run_spec(spec, output=tmp_path / "r.json")
+    assert load_results(tmp_path / "r.json").summary.total_items == 1
