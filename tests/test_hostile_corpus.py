@@ -334,7 +334,7 @@ def test_targets_and_served_judges_get_no_runner_credentials(tmp_path: Path) -> 
             f"version: 1\ndata: data.jsonl\ntarget:\n{target}scorers:\n  - type: includes\n    value: clean\n")
         env = {**secret_env(), "INPUT_GITHUB-TOKEN": corpus.SECRET}
         proc = start_cli(["run", f"{kind}.yaml", "-o", f"out/{kind}.json"], tmp_path, env)
-        finish(proc, 60, f"credentials {kind}", tally, {0, 1})
+        finish(proc, 60, f"credentials {kind}", tally, {0, 1, 4})
         results[kind] = json.loads((tmp_path / f"out/{kind}.json").read_text())["items"][0]["output"]["text"]
     assert results["command"] == "clean", results
     assert results["python"] == "clean inproc-clean", results
@@ -387,6 +387,8 @@ class EchoServer:
             return 200, json.dumps({"error": {"message": f"bad key {auth}"}})
         if mode == "unauthorized":
             return 401, json.dumps({"error": f"invalid {auth}"})
+        if mode == "unauthorized-padded":  # the key just past where an error body is cut
+            return 401, json.dumps({"error": "x" * 270 + f" invalid {auth}"})
         if mode == "agent":
             return 200, json.dumps({"text": f"hello, your header was {auth} \x1b]0;x\x07", "usage": {"auth": auth}})
         return 404, "{}"
@@ -396,7 +398,7 @@ class EchoServer:
         self.server.server_close()
 
 
-@pytest.mark.parametrize("mode", ["text-reply", "wrong-shape", "not-completion", "unauthorized"])
+@pytest.mark.parametrize("mode", ["text-reply", "wrong-shape", "not-completion", "unauthorized", "unauthorized-padded"])
 def test_judges_and_agents_that_echo_the_key_leak_nothing(tmp_path: Path, mode: str) -> None:
     server = EchoServer()
     try:
@@ -408,7 +410,7 @@ def test_judges_and_agents_that_echo_the_key_leak_nothing(tmp_path: Path, mode: 
             "  retries: {attempts: 1}\nscorers:\n  - type: answer_relevancy\n  - type: includes\n    value: hello\n")
         tally = Tally()
         proc = start_cli(["run", "evalgate.yaml", "-o", "out/r.json", "--junit", "out/j.xml"], tmp_path)
-        finish(proc, 60, f"echo {mode} run", tally, {0, 1})
+        finish(proc, 60, f"echo {mode} run", tally, {0, 1, 4})
         for fmt in ("markdown", "junit"):
             finish(start_cli(["report", "out/r.json", "--format", fmt], tmp_path), 60, f"echo {mode} {fmt}",
                    tally, {0})
@@ -446,7 +448,7 @@ def test_the_action_always_publishes_and_leaks_nothing(tmp_path: Path, agent: st
             proc = subprocess.Popen([sys.executable, str(REPO / "entrypoint.py")], cwd=files.workspace,
                                     env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     start_new_session=True)
-            out, _ = finish(proc, 90, f"action {agent}", tally, {0, 1, 3})
+            out, _ = finish(proc, 90, f"action {agent}", tally, {0, 1, 3, 4})
             return proc.returncode, out
 
         workspace = tmp_path / "ws"
