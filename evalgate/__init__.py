@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from evalgate.api import EvalResult, run_evals, run_spec
     from evalgate.comparison import Comparison, compare
     from evalgate.judge import Judge
+    from evalgate.merging import MergeError, merge
     from evalgate.scorers import checks
     from evalgate.scorers.base import NotScorable, Scorer
     from evalgate.scorers.custom import scorer
@@ -24,14 +25,16 @@ _EXPORTS = {
     "compare": "evalgate.comparison",
     "Comparison": "evalgate.comparison",
     "Judge": "evalgate.judge",
+    "merge": "evalgate.merging",
+    "MergeError": "evalgate.merging",
     "checks": "evalgate.scorers.checks",  # the module itself
     "NotScorable": "evalgate.scorers.base",
     "Scorer": "evalgate.scorers.base",
     "scorer": "evalgate.scorers.custom",
 }
 
-__all__ = ["Comparison", "EvalResult", "Judge", "NotScorable", "Scorer", "__version__", "checks", "compare",
-           "run_evals", "run_spec", "scorer"]
+__all__ = ["Comparison", "EvalResult", "Judge", "MergeError", "NotScorable", "Scorer", "__version__", "checks",
+           "compare", "merge", "run_evals", "run_spec", "scorer"]
 
 
 def __getattr__(name: str) -> object:

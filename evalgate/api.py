@@ -4,127 +4,29 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalgate import __version__
+from evalgate import isolation
+from evalgate.budget import Budget, CostTotals
 from evalgate.build import python_cases, python_checks
 from evalgate.cases import Case, Check
-from evalgate.engine import ItemResult, evaluate
+from evalgate.engine import ItemResult, evaluate, input_of
 from evalgate.errors import Problem, SpecError
 from evalgate.judge.accounting import JudgeRun
 from evalgate.loader import LoadedSpec, load_spec
-from evalgate.results import ResultsWriter, dumps_item, header
+from evalgate.results import ErrorTally, EvalResult, ResultsWriter
+from evalgate.shards import Shard, fingerprints, parse_shard, select
 from evalgate.targets import Target, build_target
 from evalgate.targets.python import PythonTarget
 from evalgate.targets.recorded import RecordedTarget
-from evalgate.verdict import Aggregator, GateResult, Outcome, ThresholdResult, TurnResult
+from evalgate.verdict import Aggregator, Entry
 
 OnResult = Callable[[ItemResult], None]
 NETWORK_TARGETS = frozenset({"http", "openai"})
 KEEP_ERRORED = 20
-ERROR_KINDS = 100  # distinct error messages counted for summary.top_error: a bound on memory
-ERROR_CHARS = 300
-
-
-class ErrorTally:
-    """The most common item error (target error, else the first scorer error), for "could not evaluate"."""
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-
-    def add(self, item: ItemResult) -> None:
-        message = item.error or next(iter(item.scorer_errors.values()), None)
-        if message is None:
-            return
-        message = message[:ERROR_CHARS]
-        if message in self.counts or len(self.counts) < ERROR_KINDS:
-            self.counts[message] = self.counts.get(message, 0) + 1
-
-    def top(self) -> dict[str, Any] | None:
-        if not self.counts:
-            return None
-        message = max(self.counts, key=lambda m: self.counts[m])  # the first seen wins a tie
-        return {"message": message, "items": self.counts[message]}
-
-
-@dataclass
-class EvalResult:
-    """What a run produced: the outcome (verdict, averages) and, when kept, every item."""
-
-    name: str
-    outcome: Outcome
-    items: list[ItemResult] = field(default_factory=list)
-    errored: list[ItemResult] = field(default_factory=list)
-    duration_s: float = 0.0
-    interrupted: bool = False
-    results_path: Path | None = None
-    extra_summary: dict[str, Any] = field(default_factory=dict)  # network stats, resumed items
-    created_at: str | None = None
-    git_sha: str | None = None
-    compare_settings: dict[str, Any] | None = None  # the spec's `compare:` section
-    comparison: dict[str, Any] | None = None  # with a baseline: evalgate.compare's block
-    failure_reason: str | None = None  # "regression" when a comparison failed the verdict
-
-    @property
-    def verdict(self) -> str | None:
-        return self.outcome.verdict
-
-    @property
-    def gate_results(self) -> list[GateResult]:
-        return self.outcome.gate_results
-
-    @property
-    def threshold_results(self) -> list[ThresholdResult]:
-        return self.outcome.threshold_results
-
-    @property
-    def turn_results(self) -> list[TurnResult] | None:
-        return self.outcome.turn_results
-
-    @property
-    def scores(self) -> dict[str, float]:
-        return self.outcome.scores
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        return self.header()["summary"]
-
-    def header(self) -> dict[str, Any]:
-        summary: dict[str, Any] = {
-            "duration_s": round(self.duration_s, 3),
-            "interrupted": self.interrupted,
-            **self.extra_summary,
-        }
-        if self.failure_reason is not None:
-            summary["failure_reason"] = self.failure_reason
-        meta: dict[str, Any] = {"summary": summary, "evalgate_version": __version__}
-        if self.created_at is not None:
-            meta["created_at"] = self.created_at
-        if self.git_sha is not None:
-            meta["git_sha"] = self.git_sha
-        if self.compare_settings is not None:
-            meta["compare_settings"] = self.compare_settings
-        if self.comparison is not None:
-            meta["comparison"] = self.comparison
-        return header(self.name, self.outcome, meta)
-
-    def apply_comparison(self, comparison: Any) -> None:
-        """Record a comparison; a regressed gate or threshold makes the verdict failed."""
-        self.comparison = comparison.to_dict()
-        if comparison.regressions and self.outcome.verdict != "failed":
-            self.outcome.verdict = "failed"
-            self.failure_reason = "regression"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The results JSON (docs/results.md), items included when they were kept."""
-        import json
-
-        out = self.header()
-        out["items"] = [json.loads(dumps_item({"index": r.index, **r.to_dict()})) for r in self.items]
-        return out
 
 
 def _now() -> str:
@@ -134,22 +36,31 @@ def _now() -> str:
 
 
 class _Reorder:
-    """Feeds results to the aggregator in data order, whatever order they finish in."""
+    """Feeds results to the aggregator in data order, whatever order they finish in.
+
+    `order` holds the indices of the cases handed out, in data order (a shard's have gaps).
+    """
 
     def __init__(self, sink: Callable[[ItemResult], None]) -> None:
         self.sink = sink
         self.waiting: dict[int, ItemResult] = {}
-        self.expected = 0
+        self.order: deque[int] = deque()
+
+    def track(self, cases: Iterable[Case]) -> Iterator[Case]:
+        order = self.order
+        for case in cases:
+            order.append(case.index)
+            yield case
 
     def push(self, result: ItemResult) -> None:
-        if result.index == self.expected and not self.waiting:
+        order = self.order
+        if not self.waiting and order and order[0] == result.index:
+            order.popleft()
             self.sink(result)
-            self.expected += 1
             return
         self.waiting[result.index] = result
-        while self.expected in self.waiting:
-            self.sink(self.waiting.pop(self.expected))
-            self.expected += 1
+        while order and order[0] in self.waiting:
+            self.sink(self.waiting.pop(order.popleft()))
 
     def drain(self) -> None:
         for index in sorted(self.waiting):
@@ -173,6 +84,8 @@ def execute(
     repeats: int | None = None,
     finalize: Callable[[EvalResult], None] | None = None,
     compare_settings: dict[str, Any] | None = None,
+    shard: dict[str, Any] | None = None,
+    budget: Budget | None = None,
 ) -> EvalResult:
     """Run every case, journal each as it finishes, aggregate in data order, write the results.
 
@@ -182,6 +95,8 @@ def execute(
     repeats: run every case that many times as independent trials (averages over every trial).
     finalize: called with the finished result before the results file is written (the comparison
     with a baseline); not after an interruption.
+    shard: the run is one shard (`index`, `count`, fingerprints): the results record what the merge needs.
+    budget: once the spend reaches it, no new item starts; the rest are errored as `budget exceeded`.
 
     On Ctrl-C the finished items are still aggregated and written before the interrupt propagates.
     """
@@ -193,8 +108,17 @@ def execute(
     judging = JudgeRun(c.scorer for c in (*gates, *scorers))  # LLM-judge usage for summary.judge
     errors = ErrorTally()
     trial_counts = {"trials": 0, "errored_trials": 0}
+    first_seen: dict[Any, tuple[Entry, int, int]] | None = {} if shard is not None else None
+    costs = CostTotals()
+
+    taken: set[int] = set()
 
     def take(item: ItemResult) -> None:
+        if first_seen is not None:  # per-turn entries: where each was first seen, for the merge's order
+            for position, (entry, _) in enumerate(item.contributions):
+                if entry.turn is not None and entry.key not in first_seen:
+                    first_seen[entry.key] = (entry, item.index, position)
+        taken.add(item.index)
         for entry, score in item.contributions:
             aggregator.add(entry, score)
         for trial, contributions in enumerate(item.later, 1):
@@ -206,24 +130,50 @@ def execute(
         if item.trials is not None:
             trial_counts["trials"] += len(item.trials)
             trial_counts["errored_trials"] += sum(t.errored for t in item.trials)
+        for part in item.trials or (item,):  # with repeats: every trial's spend
+            if part.judge_cost or (part.run is not None and part.run.cost_usd is not None):
+                costs.add(part.run.cost_usd if part.run is not None else None, part.judge_cost)
         if keep_items:
             result.items.append(item)
         if item.errored and len(result.errored) < KEEP_ERRORED:
             result.errored.append(item)
 
     reorder = _Reorder(take)
-    writer = ResultsWriter(output, resume=resume, journal=journal) if output is not None else None
+    cases = reorder.track(cases)
+    try:
+        writer = ResultsWriter(output, resume=resume, journal=journal) if output is not None else None
+    except BaseException:
+        target.close()  # nothing ran: release what the target holds (a served agent, a pool)
+        raise
+    changes = None
     if resume and writer is not None:
-        cases = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result, repeats)
-    finished = False
+        cases, changes = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result, repeats)
+    completed = False
+
+    def finished(item: ItemResult) -> None:
+        if writer is not None:
+            writer.append(item.record())
+        reorder.push(item)
+        if on_result is not None:
+            on_result(item)
+        if budget is not None:
+            for part in item.trials or (item,):  # with repeats: every trial's spend
+                budget.add(part)
+
+    if budget is not None:
+        budget.judging = judging
+
+        def skip(case: Case, reason: str) -> None:
+            item = ItemResult(index=case.index, id=case.id, input=input_of(case), error=reason, case=case)
+            if case.item.turns is not None:
+                item.turn_count = len(case.item.turns)
+            finished(item)
+
+        cases = budget.gate(cases, skip)
     try:
         for item in evaluate(judging.watch(cases), target, gates, scorers, concurrency, repeats):
-            if writer is not None:
-                writer.append({"index": item.index, **item.to_dict()})
-            reorder.push(item)
-            if on_result is not None:
-                on_result(item)
-        finished = True
+            finished(item)
+        completed = True
     except SpecError:
         # A streamed data set had a bad item: no results for an invalid spec.
         if writer is not None:
@@ -238,6 +188,9 @@ def execute(
         stats = getattr(target, "stats", None)
         if stats is not None:
             result.extra_summary["network"] = stats()
+        warnings = getattr(target, "warnings", None)
+        if warnings is not None and warnings():
+            result.extra_summary["warnings"] = warnings()
         target.close()
         judging.finish(result.extra_summary)
         if repeats is not None:
@@ -247,15 +200,33 @@ def execute(
         if top_error is not None:
             result.extra_summary["top_error"] = top_error
         result.duration_s = time.perf_counter() - started
-        if finalize is not None and finished:
+        if costs.items:
+            result.extra_summary["cost"] = costs.summary()
+        if budget is not None:
+            result.extra_summary["budget"] = budget.summary()
+        if shard is not None and first_seen is not None:
+            result.extra["shard"] = _shard_record(shard, aggregator, first_seen)
+        if changes is not None:
+            result.notes += changes.notes()
+        if finalize is not None and completed:
             try:
                 finalize(result)
             except Exception as exc:  # the run's own results are written whatever the comparison does
                 result.extra_summary["comparison_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
         if writer is not None:
-            writer.finish(result.header(), complete=not result.interrupted)
+            # Only this run's items: a journal of a longer data set keeps its extra lines out.
+            writer.finish(result.header(), complete=not result.interrupted, keep=taken if resume else None)
             writer.close()
     return result
+
+
+def _shard_record(shard: dict[str, Any], aggregator: Aggregator,
+                  first_seen: dict[Any, tuple[Entry, int, int]]) -> dict[str, Any]:
+    from evalgate.shards import entry_record
+
+    top = [entry_record(e, None) for e in aggregator.entries.values() if e.turn is None]
+    turns = [entry_record(e, (index, position)) for e, index, position in first_seen.values()]
+    return {**shard, "turn_count": aggregator.turn_count, "entries": top + turns}
 
 
 def _skip_finished(
@@ -267,11 +238,13 @@ def _skip_finished(
     on_result: OnResult | None,
     result: EvalResult,
     repeats: int | None = None,
-) -> Iterator[Case]:
-    from evalgate.resume import finished_records, skip_finished
+) -> tuple[Iterator[Case], Any]:
+    from evalgate.engine import evaluate_case
+    from evalgate.resume import Changes, finished_records, skip_finished
 
     records = finished_records(writer.journal_path)
     result.extra_summary["resumed_items"] = 0
+    changes = Changes(records)
 
     def take(item: ItemResult) -> None:
         result.extra_summary["resumed_items"] += 1
@@ -279,7 +252,14 @@ def _skip_finished(
         if on_result is not None:
             on_result(item)
 
-    return skip_finished(cases, records, gates, scorers, take, repeats)
+    def rescore(case: Case, runs: list[Any]) -> None:
+        # Checks added since the journal: score the recorded runs, the target is not asked again.
+        case.recorded = runs
+        item = evaluate_case(case, RecordedTarget(), gates, scorers)
+        writer.append(item.record())
+        take(item)
+
+    return skip_finished(cases, records, gates, scorers, take, repeats, rescore, changes), changes
 
 
 def prepare_target(loaded: LoadedSpec, *, concurrency: int | None = None, use_cache: bool = True) -> Target:
@@ -309,6 +289,21 @@ def network_retries(loaded: LoadedSpec) -> Callable[[], int]:
     return lambda: global_stats()["retries"]
 
 
+def refuse_clobber(loaded: LoadedSpec, path: Path, flag: str) -> None:
+    """A SpecError when writing `path` (or the journal beside it) would overwrite the spec or its data."""
+    from evalgate.results import journal_path
+
+    mine = {loaded.path.resolve(): "the spec file"}
+    if isinstance(loaded.spec.data, str):
+        mine[(loaded.base_dir / loaded.spec.data).resolve()] = "the data file"
+    written = [path, journal_path(path), path.with_name(path.name + ".tmp")] if flag == "--output" else [path]
+    for candidate in written:
+        what = mine.get(candidate.resolve())
+        if what is not None:
+            raise SpecError([Problem(loaded.file, None, f"{flag} {path} would overwrite {what} "
+                                     f"({candidate}); write the results somewhere else")])
+
+
 def run_spec(
     path: str | Path,
     *,
@@ -322,6 +317,8 @@ def run_spec(
     journal: str | Path | None = None,
     repeats: int | None = None,
     baseline: Any = None,
+    shard: Shard | str | None = None,
+    max_cost: float | None = None,
 ) -> EvalResult:
     """Load, validate and run a spec file; SpecError (before anything runs) on a bad spec.
 
@@ -332,7 +329,11 @@ def run_spec(
     baseline: a results file (path) or results to compare with, as the spec's `compare:` says; a regressed
     gate or threshold fails the verdict (`summary.failure_reason: "regression"`). BaselineError when the
     file cannot be read, before anything runs.
+    shard: run only the items of shard I of N (`"2/4"` or a Shard); `evalgate merge` joins the shards' results.
+    max_cost: a USD cap for this run (`--max-cost`), instead of the spec's `budget.max_usd`; a shard takes 1/N.
     """
+    if isinstance(shard, str):
+        shard = parse_shard(shard)
     if resume and output is None:
         raise ValueError("resume needs an output path: the journal beside it holds the finished items")
     loaded = load_spec(path, use_cache=use_cache)
@@ -353,12 +354,25 @@ def run_spec(
         def finalize(result: EvalResult) -> None:
             options = CompareOptions.from_settings(compare_settings)
             result.apply_comparison(compare_results(base, result.header(), options, head_items=views))
+    isolation.register_spec_secrets(loaded.spec)
+    isolation.pass_env(loaded.spec.pass_env)
+    if output is not None:
+        refuse_clobber(loaded, Path(output), "--output")
     target = prepare_target(loaded, concurrency=concurrency, use_cache=use_cache)
     if on_start is not None:
         on_start(loaded)
+    cases = loaded.iter_cases()
+    shard_info = None
+    if shard is not None:
+        spec_hash, data_hash = fingerprints(loaded)
+        shard_info = {"index": shard.index, "count": shard.count, "spec_sha256": spec_hash, "data_sha256": data_hash}
+        if loaded.stream is not None:  # a big recorded set: skip the other shards' items before validating them
+            loaded.stream.keep = shard.holds
+        else:
+            cases = select(cases, shard)
     return execute(
         loaded.name,
-        loaded.iter_cases(),
+        cases,
         target,
         loaded.gates,
         loaded.scorers,
@@ -372,6 +386,8 @@ def run_spec(
         repeats=repeats or loaded.spec.repeats,
         finalize=finalize,
         compare_settings=compare_settings,
+        shard=shard_info,
+        budget=Budget.of(loaded.spec.budget, max_cost, shard),
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -173,6 +173,7 @@ class CaseBuilder:
         self.ids: dict[str, int | None] = {}
         self.seen = 0
         self.turn_thresholds: dict[tuple[int, str], tuple[Any, int | None]] = {}
+        self.keep: Callable[[str], bool] | None = None  # a shard's filter on item ids (see loader.CaseStream)
 
     def problem(self, positions: Positions, path: tuple[str | int, ...], message: str) -> None:
         self.problems.append(Problem(self.file, positions.line(path), message))
@@ -181,6 +182,13 @@ class CaseBuilder:
 
     def add(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...]) -> Case | None:
         self.seen += 1
+        if self.keep is not None and raw.__class__ is dict:
+            item_id = raw.get("id")
+            if item_id is None:
+                item_id = f"item-{self.count + 1}"  # Case.id of an item without one
+            if item_id.__class__ is str and not self.keep(item_id):
+                self.count += 1  # another shard's: its index is taken all the same
+                return None
         where = _where(prefix, self.seen - 1)
         item = self._item(raw, positions, prefix, where)
         if item is None:

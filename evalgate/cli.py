@@ -1,20 +1,23 @@
 """The `evalgate` command: a thin click shell over the API and the renderers (docs/results.md).
 
 Exit codes: 0 ok; 1 the verdict is in --fail-on; 2 a spec or usage error (no traceback);
-3 an internal error; 4 the verdict is in --fail-on because more items errored than `max_errors`
-allows (an outage, not a regression); 130 interrupted (finished items are still written).
+3 an internal error (one line and a hint to report it); 4 the verdict is in --fail-on because more
+items errored than `max_errors` allows (an outage, not a regression); 130 interrupted (finished
+items are still written). `entry` guarantees no other code and no traceback ever leaves the process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from evalgate import __version__
+from evalgate import __version__, redaction
 from evalgate.errors import SpecError
 from evalgate.report.labels import FAIL_ON, fails
 
@@ -29,11 +32,55 @@ def exit_code(verdict: str | None, fail_on: str, failure_reason: str | None = No
     return EXIT_ERRORS if failure_reason == "errors" else EXIT_FAILED
 
 
+EXIT_CODES = frozenset({0, 1, 2, 3, 4, 130})
+EXIT_INTERNAL = 3
+REPORT_HINT = "this is a bug in evalgate: please report it with the command you ran and this line"
+
+
 def _safe_streams() -> None:
-    """Print what data and agents hold (a lone surrogate, a character the terminal lacks) as escapes, never crash."""
+    """Streams that redact known secrets, neutralise control characters and never crash on encoding."""
+    from evalgate import safeio
+
+    safeio.install()
+
+
+def entry(argv: list[str] | None = None) -> None:
+    """The `evalgate` command: one of the documented exit codes, never a traceback."""
+    from evalgate import isolation
+
+    if argv is None:  # this process is the command: start it again without the runner's credentials
+        isolation.reexec_without_credentials()
+        isolation.receive_credentials()
+    _safe_streams()
+    isolation.install_interrupt_handler()
+    try:
+        returned = main.main(args=argv, prog_name="evalgate", standalone_mode=False)
+        code = returned if isinstance(returned, int) else 0
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("evalgate: interrupted", err=True)
+        code = 130
+    except click.exceptions.ClickException as exc:  # bad options or arguments
+        exc.show()
+        code = 2
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_INTERNAL)
+        if code not in EXIT_CODES:
+            click.echo(f"evalgate: internal error: exit code {exc.code!r} from inside the run; {REPORT_HINT}",
+                       err=True)
+            code = EXIT_INTERNAL
+    except BaseException as exc:
+        if isinstance(exc, RecursionError | MemoryError):
+            what = f"{type(exc).__name__} (an input too deeply nested or too large?)"
+        else:
+            what = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        click.echo(f"evalgate: internal error: {what}; {REPORT_HINT}", err=True)
+        code = EXIT_INTERNAL
     for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
+        with contextlib.suppress(Exception):
+            stream.flush()
+    if code == 130 or isolation.INTERRUPTED.is_set():
+        os._exit(code)  # do not wait for a hung agent's thread at interpreter exit
+    sys.exit(code)
 
 
 def _print_spec_error(exc: SpecError) -> None:
@@ -68,15 +115,39 @@ def main() -> None:
               help="Run every item K times as independent trials (default: the spec's `repeats`, else once).")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Compare with this results file (the base branch's): regressions fail the verdict.")
+@click.option("--shard", metavar="I/N", help="Run only shard I of N (1-based), e.g. 2/4; join them with `merge`.")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), metavar="USD",
+              help="Stop starting items once the spend reaches this (instead of the spec's budget.max_usd).")
 def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, resume: bool, no_cache: bool,
-        junit: Path | None = None, repeats: int | None = None, baseline: Path | None = None) -> None:
+        junit: Path | None = None, repeats: int | None = None, baseline: Path | None = None,
+        shard: str | None = None, max_cost: float | None = None) -> None:
     """Run SPEC (default evalgate.yaml) and print the verdict."""
+    from evalgate import isolation
     from evalgate.api import BaselineError, network_retries, run_spec
     from evalgate.report.terminal import FailingIds, Progress, render_table
+    from evalgate.shards import parse_shard
 
     _safe_streams()
+    picked = None
+    if shard is not None:
+        try:
+            picked = parse_shard(shard)
+        except ValueError as exc:
+            click.echo(f"error: --shard: {exc}", err=True)
+            sys.exit(2)
+        if output is None:
+            click.echo("error: --shard needs --output PATH: `evalgate merge` joins the shards' results files", err=True)
+            sys.exit(2)
+        if baseline is not None:  # a shard holds part of the items: only the merged run is comparable
+            click.echo("error: --baseline compares a whole run, not a shard: `evalgate merge` the shards, then "
+                       "`evalgate compare BASE.json MERGED.json`", err=True)
+            sys.exit(2)
+    isolation.scrub_process_env()  # before any user code is imported; `pass_env:` puts names back
     if resume and output is None:
         click.echo("error: --resume needs --output PATH (the run to resume)", err=True)
+        sys.exit(2)
+    if junit is not None and output is not None and junit.resolve() == output.resolve():
+        click.echo("error: --junit and --output are the same file; give each its own path", err=True)
         sys.exit(2)
 
     tty = sys.stderr.isatty()
@@ -85,9 +156,21 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
 
     def on_start(loaded: Any) -> None:
         nonlocal progress
+        if junit is not None:
+            from evalgate.api import refuse_clobber
+
+            refuse_clobber(loaded, junit, "--junit")
         for warning in loaded.warnings:
             click.echo(f"warning: {warning}", err=True)
-        progress = Progress(loaded.item_count, sys.stderr, tty, retries=network_retries(loaded))
+        total = loaded.item_count
+        if picked is not None:
+            from evalgate.shards import missing_ids
+
+            total = -(-total // picked.count)  # about this many: ids hash evenly
+            if missing_ids(loaded):
+                click.echo("warning: items without an `id` are sharded by their position (item-N): "
+                           "give every item an id so reordering the data keeps each in its shard", err=True)
+        progress = Progress(total, sys.stderr, tty, retries=network_retries(loaded))
 
     def on_result(item: Any) -> None:
         failing.add(item)
@@ -106,6 +189,8 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             keep_items=junit is not None and output is None,  # JUnit needs the items
             repeats=repeats,
             baseline=baseline,
+            shard=picked,
+            max_cost=max_cost,
         )
     except SpecError as exc:
         _print_spec_error(exc)
@@ -125,8 +210,14 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     finally:
         if progress is not None:
             progress.close()
+    for note in result.notes:
+        click.echo(f"warning: {note}", err=True)
     color = sys.stdout.isatty()
     click.echo(render_table(result, failing.ids, color=color), color=color)
+    for warning in getattr(result, "extra_summary", {}).get("warnings", ()):
+        click.echo(f"warning: {warning}", err=True)
+    if picked is not None:
+        click.echo(f"shard {picked}: this verdict is the shard's own; `evalgate merge` gives the run's")
     if output is not None:
         click.echo(f"results: {output}")
     if junit is not None:
@@ -142,14 +233,16 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
 @click.argument("spec", default="evalgate.yaml", type=click.Path(dir_okay=False, path_type=Path))
 def validate(spec: Path) -> None:
     """Check SPEC and its data without running anything."""
+    from evalgate import isolation
     from evalgate.api import prepare_target
     from evalgate.loader import load_spec
 
     _safe_streams()
+    isolation.scrub_process_env()
     try:
         loaded = load_spec(spec)
-        for _ in loaded.iter_cases():  # a streamed data set is validated by reading it
-            pass
+        isolation.pass_env(loaded.spec.pass_env)
+        count = sum(1 for _ in loaded.iter_cases())  # a streamed data set is validated by reading it
         prepare_target(loaded).close()
     except SpecError as exc:
         _print_spec_error(exc)
@@ -157,7 +250,7 @@ def validate(spec: Path) -> None:
     for warning in loaded.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(
-        f"{loaded.file}: ok ({loaded.item_count} items, {len(loaded.gates)} gates, {len(loaded.scorers)} scorers)"
+        f"{loaded.file}: ok ({count} items, {len(loaded.gates)} gates, {len(loaded.scorers)} scorers)"
     )
 
 
@@ -211,6 +304,53 @@ def compare_command(base: Path, head: Path, output: Path | None, confidence: flo
 
 
 @main.command()
+@click.argument("results_files", metavar="SHARD.json...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the merged results here.")
+@click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default="failed", show_default=True,
+              help="Verdicts that exit 1: failed; scored (failed or scored); never.")
+def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str) -> None:
+    """Join the shards' results files (from `run --shard I/N`) into the results of one run."""
+    from evalgate.merging import MergeError
+    from evalgate.merging import merge as merge_files
+    from evalgate.report.terminal import render_table
+
+    _safe_streams()
+    try:
+        result = merge_files(results_files, output)
+    except MergeError as exc:
+        click.echo(f"error: {exc}", err=True)
+        click.echo("evalgate: nothing was merged (exit 2)", err=True)
+        sys.exit(2)
+    except OSError as exc:
+        click.echo(f"evalgate: {exc.strerror or exc}: {exc.filename or output}", err=True)
+        sys.exit(2)
+    color = sys.stdout.isatty()
+    click.echo(render_table(result, {}, color=color), color=color)
+    if output is not None:
+        click.echo(f"results: {output}")
+    sys.exit(exit_code(result.verdict, fail_on))
+
+
+@main.command()
+@click.argument("spec", default="evalgate.yaml", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the estimate as JSON.")
+def estimate(spec: Path, as_json: bool) -> None:
+    """Estimate SPEC's calls, tokens and cost from its data and price tables, without running anything."""
+    from evalgate.estimate import estimate as estimate_spec
+    from evalgate.estimate import render
+    from evalgate.loader import load_spec
+
+    _safe_streams()
+    try:
+        result = estimate_spec(load_spec(spec))
+    except SpecError as exc:
+        _print_spec_error(exc)
+        sys.exit(2)
+    click.echo(json.dumps(result.to_dict(), indent=2) if as_json else render(result))
+
+
+@main.command()
 def schema() -> None:
     """Print the JSON Schema of spec files (for editors' YAML completion)."""
     from evalgate.loader import json_schema
@@ -244,10 +384,15 @@ def report(results_file: Path, fmt: str, run_url: str) -> None:
     """Render a results file as the Markdown report (job summary, PR comment) or JUnit XML."""
     from pydantic import ValidationError
 
+    from evalgate.errors import not_a_file
     from evalgate.report.junit import render_junit
     from evalgate.report.markdown import ReportContext, render
     from evalgate.results import load_results
 
+    unusable = not_a_file(results_file, what="results file")
+    if unusable is not None:
+        click.echo(f"error: {results_file}: {unusable}", err=True)
+        sys.exit(2)
     try:
         results = load_results(results_file)
     except (ValidationError, ValueError) as exc:
@@ -279,7 +424,9 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
         click.echo(f"error: --repo must be owner/name, got {repo!r}", err=True)
         sys.exit(2)
-    token = os.environ.get(token_env, "")
+    from evalgate.isolation import getenv
+
+    token = getenv(token_env) or ""  # the CLI started again without it in its environment
     if not token:
         click.echo(f"error: ${token_env} is empty: a token with pull-requests: write is needed", err=True)
         sys.exit(2)
@@ -288,7 +435,7 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
         click.echo(f"error: {problem}", err=True)
         sys.exit(2)
     token = token.strip()
-    body = body_file.read_text(encoding="utf-8")
+    body = body_file.read_text(encoding="utf-8", errors="replace")
     found = marker_in(body)
     key = comment_key(key or found or "default")
     rest = body.split("\n", 1)[1] if found and "\n" in body else ("" if found else body)
@@ -297,6 +444,7 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
     body = marker(key) + "\n" + rest.replace("<!-- evalgate:", "&lt;!-- evalgate:")
     if utf8_size(body) > COMMENT_LIMIT:
         body = hard_cut(body, COMMENT_LIMIT, utf8_size)
+    redaction.register([token])
     try:  # proxies and the CA bundle come from the environment, as for every other request
         http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=30.0)
     except ValueError as exc:
@@ -319,4 +467,4 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
 
 
 if __name__ == "__main__":
-    main()
+    entry()

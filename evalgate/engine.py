@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalgate.cases import Case, Check
+from evalgate.isolation import user_interrupt
+from evalgate.ledger import Ledger, close_ledger, open_ledger
 from evalgate.runs import Run, conversation
 from evalgate.scorers.base import NotScorable, normalize
 from evalgate.targets.base import Target, TargetError
@@ -64,6 +66,7 @@ class ItemResult:
     later: list[list[Contribution]] = field(default_factory=list)  # trials 2..K's contributions
     case: Case | None = field(default=None, repr=False)  # for `data_hash`, computed when a record is written
     _data_hash: str | None = None
+    judge_cost: dict[str, float] = field(default_factory=dict)  # USD of judge calls, by check label
 
     @property
     def data_hash(self) -> str | None:
@@ -74,6 +77,26 @@ class ItemResult:
     @data_hash.setter
     def data_hash(self, value: str | None) -> None:
         self._data_hash = value
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What the item cost: its run's reported cost plus its judge calls (with repeats: every trial's);
+        None when nothing was priced."""
+        if self.trials is not None:
+            costs = [c for c in (t.cost_usd for t in self.trials) if c is not None]
+            if not costs:
+                return None
+            total = 0.0
+            for usd in costs:
+                total += usd
+            return total
+        run_cost = self.run.cost_usd if self.run is not None else None
+        if run_cost is None and not self.judge_cost:
+            return None
+        total = run_cost or 0.0
+        for usd in self.judge_cost.values():
+            total += usd
+        return total
 
     @property
     def errored(self) -> bool:
@@ -98,13 +121,22 @@ class ItemResult:
             out["scorer_errors"] = self.scorer_errors
         if self.turns is not None:
             out["turns"] = [t.to_dict() for t in self.turns]
+        if self.judge_cost:
+            out["judge_cost_usd"] = self.judge_cost
         out["duration_ms"] = round(self.duration_ms, 3)
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        out = self.record()
+        del out["index"]
+        return out
+
+    def record(self) -> dict[str, Any]:
+        """The item as the journal and the results file hold it: `to_dict` led by its data index."""
         if self.trials is not None:
             return self._repeated_dict()
         out: dict[str, Any] = {
+            "index": self.index,
             "id": self.id,
             "input": self.input,
             "output": self.run.to_dict() if self.run is not None else None,
@@ -119,6 +151,9 @@ class ItemResult:
             out["scorer_errors"] = self.scorer_errors
         if self.turns is not None:
             out["turns"] = [t.to_dict() for t in self.turns]
+        if self.judge_cost:
+            out["judge_cost_usd"] = self.judge_cost
+            out["cost_usd"] = self.cost_usd
         out["duration_ms"] = round(self.duration_ms, 3)
         if self.data_hash is not None:
             out["data_hash"] = self.data_hash
@@ -128,6 +163,7 @@ class ItemResult:
         """An item run K times: item means of every entry on top (what its error bar clusters), each trial below."""
         assert self.trials is not None
         out: dict[str, Any] = {
+            "index": self.index,
             "id": self.id,
             "input": self.input,
             "output": self.run.to_dict() if self.run is not None else None,
@@ -136,8 +172,11 @@ class ItemResult:
             "scores": self.scores,
             "reasons": self.reasons,
             "trials": [t.trial_dict() for t in self.trials],
-            "duration_ms": round(self.duration_ms, 3),
         }
+        cost = self.cost_usd
+        if cost is not None and any(t.judge_cost for t in self.trials):
+            out["cost_usd"] = cost
+        out["duration_ms"] = round(self.duration_ms, 3)
         if self.data_hash is not None:
             out["data_hash"] = self.data_hash
         return out
@@ -200,7 +239,8 @@ def data_hash(case: Case) -> str:
     return hashlib.sha256(data.encode("utf-8", "backslashreplace")).hexdigest()[:16]
 
 
-def _input_of(case: Case) -> Any:
+def input_of(case: Case) -> Any:
+    """What the item's record shows as its input: the input, the inputs, or each turn's input."""
     item = case.item
     if item.turns is not None:
         return [t.input for t in item.turns]
@@ -217,8 +257,11 @@ def _score(
     into: dict[str, float],
     reasons: dict[str, str],
     label: str,
+    ledger: Ledger | None = None,
 ) -> None:
     scorer_id = check.entry.id
+    if ledger is not None and check.scorer.judged:
+        ledger.check = label
     try:
         raw = check.scorer.fn(item, run)
         if raw.__class__ is float and 0.0 <= raw <= 1.0:
@@ -227,7 +270,9 @@ def _score(
             value, reason = normalize(raw)
     except NotScorable as exc:
         value, reason = None, exc.reason
-    except Exception as exc:
+    except BaseException as exc:  # sys.exit or GeneratorExit in a scorer too: that result's error only
+        if user_interrupt(exc):
+            raise
         message = f"{type(exc).__name__}: {exc}"
         if check.entry.kind == "gate":
             value, reason = 0.0, message  # as Mastra: a raising gate scores 0
@@ -243,10 +288,14 @@ def _score(
     result.contributions.append((check.entry, value))
 
 
-def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[Check]) -> ItemResult:
-    """Run one case through the target and every check; never raises for the target's or a scorer's sake."""
+def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[Check],
+                  top_judged: bool | None = None) -> ItemResult:
+    """Run one case through the target and every check; never raises for the target's or a scorer's sake.
+
+    top_judged: whether a top-level check asks a judge (`evaluate` works it out once for all items).
+    """
     started = time.perf_counter()
-    result = ItemResult(index=case.index, id=case.id, input=_input_of(case), trial=case.trial, case=case)
+    result = ItemResult(index=case.index, id=case.id, input=input_of(case), trial=case.trial, case=case)
     if case.item.turns is not None:
         result.turn_count = len(case.item.turns)
     item = case.item
@@ -261,7 +310,9 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
                 runs.append(target.run(case, turn, list(zip(inputs, runs, strict=False))))
     except TargetError as exc:
         result.error = str(exc) or type(exc).__name__
-    except Exception as exc:
+    except BaseException as exc:
+        if user_interrupt(exc):
+            raise  # the user's Ctrl-C, not the target's own
         result.error = f"{type(exc).__name__}: {exc}"
     if result.error is not None:
         result.duration_ms = (time.perf_counter() - started) * 1000.0
@@ -269,20 +320,31 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
     run = result.run = runs[0] if single else conversation(runs)
     if not single:  # top-level checks see the conversation, and its first input (as Mastra)
         item = item.model_copy(update={"input": item.first_input})
-    for check in gates:
-        _score(check, item, run, result, result.gates, result.reasons, check.entry.id)
-    for check in scorers:
-        _score(check, item, run, result, result.scores, result.reasons, check.entry.id)
-    if case.turn_checks is not None:
-        result.turns = []
-        for index, checks in enumerate(case.turn_checks):
-            turn_input = inputs[index]
-            view = case.item.model_copy(update={"input": turn_input, "inputs": None, "turns": None})
-            scores = TurnScores(index, turn_input, runs[index])
-            for check in checks:
-                into = scores.gates if check.entry.kind == "gate" else scores.scores
-                _score(check, view, runs[index], result, into, scores.reasons, f"turn-{index}:{check.entry.id}")
-            result.turns.append(scores)
+    if top_judged is None:
+        top_judged = any(c.scorer.judged for c in (*gates, *scorers))
+    judged = top_judged or (case.turn_checks is not None and any(
+        c.scorer.judged for checks in case.turn_checks for c in checks))
+    ledger = open_ledger() if judged else None  # judge calls are charged to this item, by check
+    try:
+        for check in gates:
+            _score(check, item, run, result, result.gates, result.reasons, check.entry.id, ledger)
+        for check in scorers:
+            _score(check, item, run, result, result.scores, result.reasons, check.entry.id, ledger)
+        if case.turn_checks is not None:
+            result.turns = []
+            for index, checks in enumerate(case.turn_checks):
+                turn_input = inputs[index]
+                view = case.item.model_copy(update={"input": turn_input, "inputs": None, "turns": None})
+                scores = TurnScores(index, turn_input, runs[index])
+                for check in checks:
+                    into = scores.gates if check.entry.kind == "gate" else scores.scores
+                    label = f"turn-{index}:{check.entry.id}"
+                    _score(check, view, runs[index], result, into, scores.reasons, label, ledger)
+                result.turns.append(scores)
+    finally:
+        if ledger is not None:
+            close_ledger()
+            result.judge_cost = ledger.by_check
     result.duration_ms = (time.perf_counter() - started) * 1000.0
     return result
 
@@ -304,17 +366,18 @@ def evaluate(
         yield from _repeated(cases, target, gates, scorers, concurrency, repeats)
         return
     # Items run inline unless something waits on I/O: the target, or a judge behind a scorer.
-    waits = target.concurrent or any(c.scorer.judged for c in (*gates, *scorers))
+    judged = any(c.scorer.judged for c in (*gates, *scorers))
+    waits = target.concurrent or judged
     if concurrency <= 1 or not waits:
         for case in cases:
-            yield evaluate_case(case, target, gates, scorers)
+            yield evaluate_case(case, target, gates, scorers, judged)
         return
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalgate")
     pending: set[Future[ItemResult]] = set()
     source = iter(cases)
     try:
         for case in source:
-            pending.add(pool.submit(evaluate_case, case, target, gates, scorers))
+            pending.add(pool.submit(evaluate_case, case, target, gates, scorers, judged))
             if len(pending) >= concurrency:
                 break
         while pending:
@@ -323,7 +386,7 @@ def evaluate(
                 yield future.result()
                 next_case = next(source, None)
                 if next_case is not None:
-                    pending.add(pool.submit(evaluate_case, next_case, target, gates, scorers))
+                    pending.add(pool.submit(evaluate_case, next_case, target, gates, scorers, judged))
     finally:
         # On Ctrl-C or an early close, drop what has not started; do not wait for stragglers.
         pool.shutdown(wait=not pending, cancel_futures=True)

@@ -262,3 +262,29 @@ def _descend(tp: Any, part: str | int, node: Any) -> Any:
             if isinstance(inner, type) and issubclass(inner, BaseModel) and part in inner.model_fields:
                 return inner.model_fields[part].annotation
     return None
+
+
+def not_a_file(path: Path, *, limit: int | None = None, what: str = "file") -> str | None:
+    """What is wrong with reading `path` as a regular file (None: nothing), without opening it.
+
+    A directory, a FIFO (reading would block), a device (endless) or a file over `limit` bytes
+    is named for what it is, never reported as missing.
+    """
+    import stat
+
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None  # the caller's own "no such file" message says what to pass
+    except OSError as exc:
+        return f"cannot read the {what}: {exc.strerror}"
+    mode = info.st_mode
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    for test, kind in kinds:
+        if test(mode):
+            return f"the {what} is {kind}, not a regular file; point at a file"
+    if limit is not None and info.st_size > limit:
+        return (f"the {what} is {info.st_size / 2**20:,.0f} MiB; evalgate reads up to {limit // 2**20:,} MiB "
+                "of this kind of file (split it, or use .jsonl, which is streamed)")
+    return None

@@ -6,7 +6,7 @@ change (docs/spec.md). Building goes through `evalgate.build`, which `run_evals`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from evalgate.errors import (
     Problem,
     SpecError,
     display_path,
+    not_a_file,
     not_utf8,
     not_utf8_line,
     problems_from_validation,
@@ -33,7 +34,7 @@ from evalgate.scorers.registry import REGISTRY
 from evalgate.spec.context import BuildContext
 from evalgate.spec.models import TARGET_TYPES, Spec
 from evalgate.spec.schema import json_schema as spec_schema
-from evalgate.yamlpos import Positions, YAMLSyntaxError, load
+from evalgate.yamlpos import MAX_YAML_CHARS, Positions, YAMLSyntaxError, load
 
 
 @dataclass
@@ -76,6 +77,9 @@ class LoadedSpec:
 def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     """Read and validate the spec file itself (not its data)."""
     file = display_path(path)
+    unusable = not_a_file(path, limit=MAX_YAML_CHARS, what="spec file")
+    if unusable is not None:
+        raise SpecError([Problem(file, None, unusable)])
     try:
         text = path.read_text(encoding="utf-8-sig")  # a leading BOM is not part of the YAML
     except FileNotFoundError:
@@ -194,6 +198,9 @@ class CaseStream:
         self.ctx = ctx
         self.problems: list[Problem] = []
         self.count = len(spec.data) if isinstance(spec.data, list) else count_lines(spec_path.parent / spec.data)
+        # A shard's filter on item ids: the other shards' items are counted (indices stay the whole
+        # data set's) but neither validated nor converted; their own shard's job checks them.
+        self.keep: Callable[[str], bool] | None = None
 
     def iterate(self) -> Iterator[Case]:
         spec, spec_path = self.spec, self.spec_path
@@ -217,6 +224,7 @@ class CaseStream:
                 self.problems = [Problem(exc.file or file, exc.line, str(exc))]
                 return
         builder = CaseBuilder(file, self.ctx, recorded=spec.target.type == "recorded")
+        builder.keep = self.keep
         self.problems = builder.problems
         try:
             for raw, positions, prefix in located:

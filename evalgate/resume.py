@@ -24,6 +24,42 @@ def finished_records(journal: Path) -> dict[int, dict[str, Any]]:
     return {r["index"]: r for r in read_journal(journal) if isinstance(r.get("index"), int)}
 
 
+class Changes:
+    """What differs between the journal and the spec now, said to the user after the run."""
+
+    def __init__(self, records: dict[int, dict[str, Any]]) -> None:
+        self.journaled = len(records)
+        self.matched = 0
+        self.changed_ids = 0
+        self.rescored: dict[str, int] = {}  # new check id -> items re-scored for it
+        self.rerun_for_checks = 0
+        self.rerun_for_repeats = 0
+        self.dropped_checks: set[str] = set()
+        self.last_index = -1
+
+    def notes(self) -> list[str]:
+        out = []
+        if self.changed_ids:
+            out.append(f"resume: {self.changed_ids} journaled items have a different id at their position now "
+                       "(the data changed); they were run again")
+        if self.rerun_for_repeats:
+            out.append(f"resume: {self.rerun_for_repeats} journaled items ran a different number of trials than "
+                       "`repeats` asks now; they were run again")
+        dropped = self.journaled - self.matched - self.changed_ids
+        if dropped > 0:
+            out.append(f"resume: {dropped} journaled items are no longer in the data set; they are left out")
+        for check_id, count in sorted(self.rescored.items()):
+            out.append(f"resume: `{check_id}` is new since the journal; it was scored on {count} resumed items "
+                       "from their recorded output")
+        if self.rerun_for_checks:
+            out.append(f"resume: {self.rerun_for_checks} resumed items were run again to score checks added "
+                       "since the journal")
+        if self.dropped_checks:
+            shown = ", ".join(f"`{c}`" for c in sorted(self.dropped_checks)[:10])
+            out.append(f"resume: no longer in the spec, ignored in the verdict: {shown}")
+        return out
+
+
 def skip_finished(
     cases: Iterable[Case],
     records: dict[int, dict[str, Any]],
@@ -31,20 +67,56 @@ def skip_finished(
     scorers: list[Check],
     take: Callable[[ItemResult], None],
     repeats: int | None = None,
+    rescore: Callable[[Case, list[Run]], None] | None = None,
+    changes: Changes | None = None,
 ) -> Iterator[Case]:
     """Yield the cases still to run; hand each already-finished one to `take` as an ItemResult.
 
     A record whose id does not match the case at that index (the data changed), or whose trials are
     not the `repeats` asked for now, is run again.
+    A record scored before a check was added is scored again from its recorded runs (`rescore`),
+    or run again when those runs were not recorded per turn (an item with trials: always run again).
     """
+    changes = changes or Changes(records)
     for case in cases:
         record = records.get(case.index)
-        if record is not None and record.get("id") == case.id and _same_trials(record, repeats):
-            if repeats is None:
-                take(item_from_record(record, case, gates, scorers))
-            else:
-                take(merge_trials([_trial_from_record(t, record, case, gates, scorers) for t in record["trials"]]))
+        if record is None:
+            yield case
+            continue
+        if record.get("id") != case.id:
+            changes.changed_ids += 1
+            yield case
+            continue
+        changes.matched += 1
+        if not _same_trials(record, repeats):
+            changes.rerun_for_repeats += 1
+            yield case
+            continue
+        if repeats is not None:
+            trials = record["trials"]
+            missing = set()
+            for trial in trials:
+                trial_missing, extra = _check_ids(trial, case, gates, scorers)
+                missing |= trial_missing
+                changes.dropped_checks |= extra
+            if not missing or any(t.get("error") is not None for t in trials):
+                take(merge_trials([_trial_from_record(t, record, case, gates, scorers) for t in trials]))
+                continue
+            changes.rerun_for_checks += 1
+            yield case
+            continue
+        missing, extra = _check_ids(record, case, gates, scorers)
+        changes.dropped_checks |= extra
+        if not missing or record.get("error") is not None:
+            take(item_from_record(record, case, gates, scorers))
+            continue
+        runs = _recorded_runs(record, case)
+        if runs is not None and rescore is not None:
+            for check_id in missing:
+                changes.rescored[check_id] = changes.rescored.get(check_id, 0) + 1
+            rescore(case, runs)
         else:
+            changes.rerun_for_checks += 1
             yield case
 
 
@@ -63,6 +135,43 @@ def _trial_from_record(trial: dict[str, Any], record: dict[str, Any], case: Case
     return item
 
 
+def _check_ids(
+    record: dict[str, Any], case: Case, gates: list[Check], scorers: list[Check]
+) -> tuple[set[str], set[str]]:
+    """(ids of checks the record was not scored with, ids it has that no check has now)."""
+    have: set[str] = set()
+    for key in ("gates", "scores", "not_scorable", "scorer_errors", "reasons"):
+        value = record.get(key)
+        if isinstance(value, dict):
+            have |= set(map(str, value))
+    turns = record.get("turns")
+    for index, turn in enumerate(turns if isinstance(turns, list) else []):
+        if isinstance(turn, dict):
+            for key in ("gates", "scores", "reasons"):
+                value = turn.get(key)
+                if isinstance(value, dict):
+                    have |= {f"turn-{index}:{k}" for k in value}
+    top = {c.entry.id for c in (*gates, *scorers)}
+    wanted = set(top)
+    for index, checks in enumerate(case.turn_checks or []):
+        wanted |= {f"turn-{index}:{c.entry.id}" for c in checks}
+    recorded_top = {h for h in have if not h.startswith("turn-")}
+    return wanted - have, recorded_top - top
+
+
+def _recorded_runs(record: dict[str, Any], case: Case) -> list[Run] | None:
+    """The runs a journal record holds, one per turn, when it holds them all."""
+    item = case.item
+    if item.turns is None and item.inputs is None:
+        run = _run(record.get("output"))
+        return [run] if run is not None else None
+    turns = record.get("turns")
+    if item.turns is not None and isinstance(turns, list) and len(turns) == len(item.turns):
+        runs = [_run(t.get("output")) if isinstance(t, dict) else None for t in turns]
+        return runs if all(r is not None for r in runs) else None  # type: ignore[return-value]
+    return None
+
+
 def item_from_record(record: dict[str, Any], case: Case, gates: list[Check], scorers: list[Check]) -> ItemResult:
     """The ItemResult a journal record came from, contributions included."""
     item = ItemResult(
@@ -78,6 +187,7 @@ def item_from_record(record: dict[str, Any], case: Case, gates: list[Check], sco
         scorer_errors=dict(record.get("scorer_errors") or {}),
         duration_ms=float(record.get("duration_ms") or 0.0),
         _data_hash=record.get("data_hash"),
+        judge_cost=dict(record.get("judge_cost_usd") or {}),
     )
     if case.item.turns is not None:
         item.turn_count = len(case.item.turns)

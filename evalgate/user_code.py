@@ -11,6 +11,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from evalgate import isolation
+
 _lock = threading.Lock()
 
 
@@ -29,9 +31,16 @@ def import_callable(reference: str, base_dir: Path) -> Callable[..., Any]:
             raise ValueError(
                 f"cannot import `{module_name}` ({exc.msg}); it is looked up from {folder}"
             ) from None
-        except Exception as exc:  # the user's module raised while importing
+        except SystemExit as exc:  # a script, not a module: it exits when imported
             raise ValueError(
-                f"importing `{module_name}` raised {type(exc).__name__}: {exc}"
+                f"importing `{module_name}` called sys.exit({exc.code!r}); guard its script part with "
+                "`if __name__ == \"__main__\":`"
+            ) from None
+        except BaseException as exc:  # the user's module raised while importing
+            if isolation.user_interrupt(exc):
+                raise
+            raise ValueError(
+                f"importing `{module_name}` raised {type(exc).__name__}: {str(exc)[:300]}"
             ) from None
     target: Any = module
     for part in attr_path.split("."):

@@ -285,3 +285,36 @@ def exit_codes(action: Action) -> None:
     assert bad.code == 2
     assert set(bad.outputs) == OUTPUT_NAMES and bad.outputs["passed"] == "false"
     assert re.search(r"fail-on", bad.commands[0].data)
+
+
+def sharded_matrix(action: Action) -> None:
+    """Two shard jobs (no comment, exit 0 on a failed verdict), then the merge job: one comment, the exit code."""
+    folder = action.root / "ws"
+    write_project(folder, "failed")
+    rows = [{**GOOD, "id": f"good-{n}"} for n in range(12)] + cases("failed")[1:]
+    (folder / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for index in (1, 2):
+        run = action.run({"shard": f"{index}/2", "results-path": f"shards/shard-{index}.json"})
+        assert run.code == 0, run.log
+        assert (folder / f"shards/shard-{index}.json").is_file()
+        assert run.outputs["passed"] == "true" and run.outputs["comment-url"] == ""
+        assert f"evalgate shard {index}/2" in run.summary
+        assert action.github.comments_on(REPO, PR) == []
+    missing = action.run({"mode": "merge", "results": "shards/shard-1.json", "results-path": "merged.json"})
+    assert missing.code == 2, missing.log
+    [error] = [c for c in missing.commands if c.name == "error"]
+    assert "shard 2/2 missing" in error.data and "shards/shard-1.json" in error.data
+    assert missing.outputs["passed"] == "false" and not (folder / "merged.json").exists()
+    merged = action.run({"mode": "merge", "results": "shards/*.json", "results-path": "merged.json"})
+    assert merged.code == 1, merged.log
+    outputs = assert_outputs_complete(merged)
+    assert outputs["verdict"] == "failed" and outputs["errored-items"] == "0"
+    assert outputs["results-path"] == "merged.json"
+    results = json.loads((folder / "merged.json").read_text())
+    assert results["summary"]["total_items"] == 13 and results["merged"]["shards"] == 2
+    [comment] = action.github.comments_on(REPO, PR)
+    assert comment["body"].startswith("<!-- evalgate:weather -->\n") and "13 items" in comment["body"]
+    assert [c.properties["title"] for c in merged.commands if c.name == "error"] == ["evalgate: gate failed"]
+    [gate_error] = [c for c in merged.commands if c.name == "error"]
+    assert gate_error.properties.get("file") == "evalgate.yaml"  # the spec is checked out: lines for annotations
+    assert_no_injection(merged, printed=False)  # the merge prints no model output

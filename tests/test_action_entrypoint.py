@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -261,3 +262,38 @@ def test_a_spammed_endpoint_gets_one_post_and_a_warning(action: scenarios.Action
     assert posts.count(f"/repos/{scenarios.REPO}/issues/{scenarios.PR}/comments") == 1
     [warning] = [c for c in run.commands if c.name == "warning"]
     assert "not sent again" in warning.data
+
+
+def test_a_sharded_matrix_then_a_merge_job_gives_one_comment_and_the_exit_code(action: scenarios.Action) -> None:
+    scenarios.sharded_matrix(action)
+
+
+def test_bad_shard_and_merge_inputs_are_refused(action: scenarios.Action) -> None:
+    scenarios.write_project(action.root / "ws", "passed")
+    for inputs, message in (({"shard": "5/4"}, "input `shard`"), ({"mode": "merge"}, "input `results` is needed"),
+                            ({"mode": "fan-out"}, "input `mode` must be run or merge")):
+        run = action.run(inputs)
+        assert run.code == 2, run.log
+        [error] = [c for c in run.commands if c.name == "error"]
+        assert message in error.data
+    nothing = action.run({"mode": "merge", "results": "shards/*.json"})
+    assert nothing.code == 2
+    [error] = [c for c in nothing.commands if c.name == "error"]
+    assert "no files match `results`: shards/*.json" in error.data
+
+
+def test_the_merge_job_compares_the_merged_run_with_the_baseline_and_shards_do_not(action: scenarios.Action) -> None:
+    folder = action.root / "ws"
+    scenarios.write_project(folder, "passed")
+    base = action.run({"results-path": "base.json"})
+    assert base.code == 0, base.log
+    for index in (1, 2):
+        run = action.run({"shard": f"{index}/2", "results-path": f"shards/shard-{index}.json", "baseline": "base.json"})
+        assert run.code == 0, run.log
+        assert "comparison" not in json.loads((folder / f"shards/shard-{index}.json").read_text())
+    merged = action.run({"mode": "merge", "results": "shards/*.json", "results-path": "merged.json",
+                         "baseline": "base.json"})
+    assert merged.code == 0, merged.log
+    results = json.loads((folder / "merged.json").read_text())
+    assert results["comparison"]["regressions"] == 0 and results["verdict"] == "passed"
+    assert merged.outputs["regressions"] == "0"

@@ -47,3 +47,15 @@ def test_pull_request_number_only_on_pull_request_events(tmp_path: Path) -> None
     assert Settings.from_env(values).pr_number == 12
     assert Settings.from_env({**values, "GITHUB_EVENT_NAME": "push"}).pr_number is None
     assert Settings.from_env({**values, "GITHUB_EVENT_PATH": str(tmp_path / "missing")}).pr_number is None
+
+
+def test_shard_mode_results_and_max_cost_inputs(tmp_path: Path) -> None:
+    settings = Settings.from_env(env(tmp_path, shard="2/4", **{"max-cost": "$1.50"}))
+    assert str(settings.shard) == "2/4" and settings.max_cost == 1.5 and settings.mode == "run"
+    merge = Settings.from_env(env(tmp_path, mode="merge", results="shards/*.json\nmore/*.json, x.json"))
+    assert merge.results == ("shards/*.json", "more/*.json", "x.json")
+    for inputs, message in (({"shard": "0/4"}, "input `shard`"), ({"max-cost": "lots"}, "input `max-cost`"),
+                            ({"max-cost": "0"}, "more than 0"), ({"mode": "merge", "shard": "1/2", "results": "a"},
+                                                                  "exclude each other")):
+        with pytest.raises(SettingsError, match=message):
+            Settings.from_env(env(tmp_path, **inputs))

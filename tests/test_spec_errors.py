@@ -609,3 +609,12 @@ def test_errors_name_the_path_relative_to_cwd(tmp_path: Path) -> None:
     result = run_cli("validate", "evals/spec.yaml", cwd=tmp_path)
     assert result.code == 2
     assert "evals/spec.yaml:6" in result.stderr
+
+
+def test_spec_needs_exactly_one_of_agent_or_workflow(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{input: hi}]\ntarget:\n  type: mastra\n  url: http://127.0.0.1:9\n"
+        "gates: [{type: used_no_tools}]\n")
+    result = run_cli("validate", cwd=tmp_path)
+    assert result.code == 2 and "evalgate.yaml:4" in result.stderr
+    assert "exactly one of `agent" in result.stderr and "Traceback" not in result.stderr

@@ -6,23 +6,24 @@ annotations → exit code from `fail-on`. Every output is written whatever happe
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalgate import isolation, redaction, safeio
 from evalgate.errors import SpecError
 from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import Settings, SettingsError
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
 from evalgate.net import HttpClient, RetryPolicy
-from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, render
+from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, cell, render
 from evalgate.results import Results, load_results
 
 OUTPUT_NAMES = ("verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
@@ -31,6 +32,7 @@ TOKEN_INPUTS = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN")
 MAX_ANNOTATIONS = 10  # of each level: the runner shows only a few per step anyway
 RETRY_COMMENT_LIMIT = 30_000
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3
 EXIT_ERRORS = 4  # the verdict failed because too many items errored: an outage, not a regression
 LOGGED_OUTPUTS = 3  # failing items whose output is printed to the log
 LOGGED_CHARS = 2000
@@ -113,7 +115,7 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines, baseline: Path | N
     with log.untrusted():
         result = run_spec(settings.spec_path, output=settings.results_file, concurrency=settings.concurrency,
                           on_start=on_start, on_result=on_result, journal=journal_location(settings),
-                          baseline=baseline)
+                          baseline=baseline, shard=settings.shard, max_cost=settings.max_cost)
         print(render_table(result, failing.ids, color=False))
         for item, bad in shown:  # the model's own words help most when a gate fails
             text = item.run.text if item.run is not None else ""
@@ -151,6 +153,9 @@ def set_result_outputs(settings: Settings, results: Results, outputs: dict[str, 
 def summary_step(settings: Settings, results: Results) -> None:
     if not (settings.summary and settings.summary_file):
         return
+    if settings.shard is not None:
+        append_summary(settings.summary_file, f"> **evalgate shard {settings.shard}**: this job's items only; "
+                       "the merge job gives the run's verdict and the PR comment.\n")
     room = summary_room(settings.summary_file)
     append_summary(settings.summary_file, render(results, ReportContext(run_url=settings.run_url), limit=room))
 
@@ -165,9 +170,10 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
     """On pull requests: write the body to a file, then upsert the sticky comment; failures only warn.
 
     http: the client to reach GitHub through, or why there is none (e.g. an unreadable CA bundle);
-    sleep: how rate-limit waits are waited (tests record them instead)."""
+    sleep: how rate-limit waits are waited (tests record them instead).
+    A shard job never comments: the merge job posts the one comment for the whole run."""
     number = settings.pr_number
-    if number is None:
+    if number is None or settings.shard is not None:
         return
     key = settings.comment_key or results.name
     body = comment_body(settings, results, key)
@@ -235,10 +241,80 @@ def annotate_step(results: Results, lines: Lines, log: Log) -> None:
                      file=lines.spec_file or None, title="evalgate: could not evaluate")
 
 
+def failure_summary(settings: Settings, message: str, details: list[str] | None = None) -> None:
+    """A short job summary when there are no results to render (a spec error, a crash)."""
+    if not (settings.summary and settings.summary_file):
+        return
+    lines = [f"### ❌ evalgate: {cell(message, 500)}", ""] + [f"- {cell(d, 500)}" for d in details or []]
+    with contextlib.suppress(OSError):
+        append_summary(settings.summary_file, "\n".join(lines) + "\n")
+
+
 def spec_error_step(settings: Settings, exc: SpecError, log: Log) -> None:
+    failure_summary(settings, "the spec has errors; nothing was run", [str(p) for p in exc.problems])
     for problem in exc.problems:
         file = settings.relative(settings.base_dir / problem.file) if problem.file else None
         log.annotate("error", problem.message, file=file, line=problem.line, title="evalgate: spec error")
+
+
+def merge_step(settings: Settings, log: Log) -> bool:
+    """Merge mode: the shards' results files into the results file; False (annotated) when they do not merge."""
+    from evalgate.merging import MergeError, merge
+    from evalgate.report.terminal import render_table
+    from evalgate.shards import shard_files
+
+    files = shard_files(settings.results, settings.base_dir)
+    if not files:
+        log.annotate("error", f"no files match `results`: {', '.join(settings.results)} (in "
+                     f"{settings.working_directory}); download the shards' artifacts there first",
+                     title="evalgate: nothing to merge")
+        return False
+    print(f"evalgate: merging {len(files)} shards: " + ", ".join(settings.relative(f) for f in files))
+    try:
+        with log.untrusted():
+            result = merge(files, settings.results_file)
+            print(render_table(result, {}, color=False))
+            print(f"results: {settings.relative(settings.results_file)}")
+    except MergeError as exc:
+        log.annotate("error", str(exc), title="evalgate: cannot merge the shards")
+        return False
+    return True
+
+
+def compare_merged_step(settings: Settings, log: Log, baseline: Path) -> None:
+    """Merge mode with a baseline: the merged run is compared (shards never are), as `evalgate compare` does.
+    A baseline that cannot be compared is a notice, never a red job."""
+    from evalgate.comparison import CompareOptions, compare_results
+
+    path = settings.results_file
+    try:
+        head = json.loads(path.read_bytes())
+        comparison = compare_results(load_results(baseline), load_results(path),
+                                     CompareOptions.from_settings(head.get("compare_settings")))
+    except Exception as exc:
+        log.annotate("notice", f"the baseline could not be compared ({type(exc).__name__}); the comparison is "
+                     "skipped", title="evalgate: no baseline")
+        return
+    head["comparison"] = comparison.to_dict()
+    if comparison.regressions and head.get("verdict") != "failed":
+        head["verdict"] = "failed"
+        head.setdefault("summary", {})["failure_reason"] = "regression"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(head, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def spec_lines(settings: Settings, lines: Lines) -> None:
+    """The spec's entry lines for annotations, when the merge job has the spec checked out."""
+    from evalgate.loader import load_spec
+
+    try:
+        loaded = load_spec(settings.spec_path)
+    except SpecError:
+        return
+    lines.spec_file = settings.relative(loaded.path)
+    lines.gates = {c.entry.id: c.line for c in loaded.gates}
+    lines.scorers = {c.entry.id: c.line for c in loaded.scorers}
 
 
 # ---- orchestration ----
@@ -246,31 +322,70 @@ def spec_error_step(settings: Settings, exc: SpecError, log: Log) -> None:
 
 def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient | str,
         sleep: Callable[[float], None] = time.sleep) -> int:
+    """Run, then report whatever finished: outputs, summary and comment even when the run was cut short."""
     from evalgate.api import BaselineError
-
     lines = Lines()
     if not settings.base_dir.is_dir():
         log.annotate("error", f"working-directory {settings.working_directory} does not exist",
                      title="evalgate: bad input")
         return EXIT_USAGE
     os.chdir(settings.base_dir)  # like a `run:` step's working-directory: command targets expect it
-    baseline = baseline_step(settings, log, http, sleep)
-    try:
-        run_spec_step(settings, log, lines, baseline)
-    except SpecError as exc:
-        spec_error_step(settings, exc, log)
-        return EXIT_USAGE
-    except BaselineError as exc:  # a baseline file that is not evalgate results: reported, never a red job
-        log.annotate("notice", f"{exc}; the comparison is skipped", title="evalgate: no baseline")
-        run_spec_step(settings, log, lines)
-    results = load_results(settings.results_file)
-    set_result_outputs(settings, results, outputs)
-    summary_step(settings, results)
-    comment_step(settings, results, log, outputs, http, sleep)
+    started = time.time()
+    failure: BaseException | None = None
+    if settings.mode == "merge":
+        if not merge_step(settings, log):
+            return EXIT_USAGE
+        baseline = baseline_step(settings, log, http, sleep)
+        if baseline is not None:
+            compare_merged_step(settings, log, baseline)
+        if settings.spec_path.is_file():
+            spec_lines(settings, lines)
+    else:
+        # A shard holds part of the data: only the merged run is compared with the baseline.
+        baseline = baseline_step(settings, log, http, sleep) if settings.shard is None else None
+        try:
+            try:
+                run_spec_step(settings, log, lines, baseline)
+            except BaselineError as exc:  # a baseline file that is not evalgate results: never a red job
+                log.annotate("notice", f"{exc}; the comparison is skipped", title="evalgate: no baseline")
+                run_spec_step(settings, log, lines)
+        except SpecError as exc:
+            spec_error_step(settings, exc, log)
+            return EXIT_USAGE
+        except BaseException as exc:  # reported below, after what finished is published
+            failure = exc
+    results = finished_results(settings, started)
+    if results is not None:
+        steps = (lambda: set_result_outputs(settings, results, outputs), lambda: summary_step(settings, results),
+                 lambda: comment_step(settings, results, log, outputs, http, sleep))
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:  # one failing step must not cost the others
+                failure = failure or exc
+    elif failure is None:
+        failure = RuntimeError("the run wrote no results file")
+    if failure is not None:
+        raise failure
+    assert results is not None
+    if settings.shard is not None:
+        outputs["passed"] = "true"  # a shard never fails on its verdict: the merge job decides
+        return 0
     annotate_step(results, lines, log)
     if results.verdict not in settings.fail_verdicts:
         return 0
     return EXIT_ERRORS if results.summary.failure_reason == "errors" else 1
+
+
+def finished_results(settings: Settings, started: float) -> Results | None:
+    """The results file this run wrote (None if it wrote none: an older file is not this run's)."""
+    path = settings.results_file
+    try:
+        if path.stat().st_mtime < started - 2:
+            return None
+        return load_results(path)
+    except (OSError, ValueError):
+        return None
 
 
 def github_http(env: dict[str, str]) -> HttpClient | str:
@@ -289,7 +404,9 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
     http: the client for GitHub's API, built by the caller (`github_http`), or why there is none;
     sleep: how GitHub's rate-limit waits are waited."""
     env_is_process = env is None
-    env = dict(os.environ if env is None else env)
+    env = dict({**isolation.withheld(), **os.environ} if env is None else env)
+    if env_is_process:
+        safeio.install()  # redacted, terminal-safe log
     log = log or Log()
     outputs = empty_outputs()
     try:
@@ -299,21 +416,25 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
         outputs["passed"] = "false"
         write_outputs(env.get("GITHUB_OUTPUT", ""), outputs)
         return EXIT_USAGE
+    redaction.register([settings.token])
     if env_is_process:
         hide_token()
-    code = EXIT_USAGE
+    code = EXIT_INTERNAL
     try:
         code = run(settings, log, outputs, http or "no HTTP client was given for GitHub", sleep)
     except KeyboardInterrupt:
         log.annotate("error", "evalgate was cancelled; finished items are in the results file",
                      title="evalgate: cancelled")
         code = 130
-    except Exception as exc:  # a crash must still set the outputs; its text is untrusted
-        with log.untrusted():
-            traceback.print_exc(file=sys.stdout)
-        log.annotate("error", f"evalgate failed: {type(exc).__name__}: {str(exc)[:500]}",
-                     title="evalgate: internal error")
-        code = EXIT_USAGE
+    except BaseException as exc:  # a crash must still set the outputs; one line, no traceback
+        what = "an input too deeply nested or too large" if isinstance(exc, RecursionError | MemoryError) else \
+            f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        log.annotate("error", f"evalgate failed: {what}. This is a bug in evalgate: please report it with this "
+                     "line and your spec", title="evalgate: internal error")
+        code = EXIT_INTERNAL
+        if not outputs["verdict"]:  # nothing was published: the summary still says what happened
+            failure_summary(settings, f"evalgate failed: {what}; no results were published. This is a bug in "
+                            "evalgate: please report it.")
     finally:
         if code != 0 and not outputs["passed"]:
             outputs["passed"] = "false"  # a spec error or crash fails the step too
@@ -322,26 +443,37 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
 
 
 def hide_token() -> None:
-    """The spec may run the pull request's own code (`command` targets inherit the environment):
-    it must not find the comment token there. Settings keep their own copy."""
+    """The spec may run the pull request's own code: it must not find the comment token or the
+    runner's credentials in the environment. Settings keep their own copy of the token."""
     for name in TOKEN_INPUTS:
-        os.environ.pop(name, None)
+        value = os.environ.pop(name, None)
+        if value is not None:
+            isolation.withhold({name: value})
+    isolation.scrub_process_env()
 
 
 def _sigterm(signum: int, frame: Any) -> None:
+    isolation.INTERRUPTED.set()
+    isolation.kill_all_groups()
     raise KeyboardInterrupt  # a cancelled job: write what finished, set outputs, then stop
 
 
 def main() -> None:
     """The container's entrypoint: one log stream, so stop-commands covers stderr too."""
+    isolation.reexec_without_credentials(TOKEN_INPUTS)
+    isolation.receive_credentials()
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(sys.stdout.fileno(), sys.stderr.fileno())
     signal.signal(signal.SIGTERM, _sigterm)
+    isolation.install_interrupt_handler()
     http = github_http(dict(os.environ))  # proxies and CA bundle from the job's environment
     try:
         code = action(http=http)
     finally:
         if isinstance(http, HttpClient):
             http.close()
+    sys.stdout.flush()
+    if isolation.INTERRUPTED.is_set():
+        os._exit(code)  # do not wait for a hung agent's thread at interpreter exit
     sys.exit(code)

@@ -28,7 +28,9 @@ DEFAULTS = {
     "results-path": "evalgate-results.json",
     "working-directory": ".",
     "baseline-artifact": "evalgate-results",
+    "mode": "run",
 }
+MODES = ("run", "merge")
 
 
 class SettingsError(ValueError):
@@ -63,6 +65,34 @@ def parse_concurrency(value: str) -> int | None:
     if not 1 <= number <= 1024:
         raise SettingsError(f"input `concurrency` must be between 1 and 1024, got {number}")
     return number
+
+
+def parse_shard_input(value: str) -> Any:
+    if not value:
+        return None
+    from evalgate.shards import parse_shard
+
+    try:
+        return parse_shard(value)
+    except ValueError as exc:
+        raise SettingsError(f"input `shard`: {exc}") from None
+
+
+def parse_max_cost(value: str) -> float | None:
+    if not value:
+        return None
+    try:
+        number = float(value.lstrip("$"))
+    except ValueError:
+        raise SettingsError(f"input `max-cost` must be a number of US dollars, got {value!r}") from None
+    if not number > 0 or number == float("inf"):
+        raise SettingsError(f"input `max-cost` must be more than 0, got {value!r}")
+    return number
+
+
+def parse_patterns(value: str) -> tuple[str, ...]:
+    """Glob patterns, one per line or separated by commas."""
+    return tuple(p.strip() for line in value.splitlines() for p in line.split(",") if p.strip())
 
 
 def load_event(path: str) -> dict[str, Any]:
@@ -101,6 +131,10 @@ class Settings:
     token: str = field(default="", repr=False)  # never printed: repr=False keeps it out of tracebacks
     baseline: str = ""  # a results file, `auto` (the base branch's artifact), or empty: no comparison
     baseline_artifact: str = "evalgate-results"
+    mode: str = "run"
+    shard: Any = None  # evalgate.shards.Shard: this job runs one shard of a matrix
+    results: tuple[str, ...] = ()  # merge mode: the shards' results files (glob patterns)
+    max_cost: float | None = None  # USD cap, instead of the spec's budget.max_usd
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -108,6 +142,15 @@ class Settings:
         fail_on = read_input(env, "fail-on")
         if fail_on not in FAIL_ON:
             raise SettingsError(f"input `fail-on` must be one of failed, scored, never; got {fail_on!r}")
+        mode = read_input(env, "mode")
+        if mode not in MODES:
+            raise SettingsError(f"input `mode` must be run or merge, got {mode!r}")
+        shard = parse_shard_input(read_input(env, "shard"))
+        results = parse_patterns(read_input(env, "results"))
+        if mode == "merge" and not results:
+            raise SettingsError("input `results` is needed with `mode: merge`: the shards' files, e.g. shards/*.json")
+        if mode == "merge" and shard is not None:
+            raise SettingsError("inputs `shard` and `mode: merge` exclude each other: shards run, one job merges")
         return cls(
             spec=read_input(env, "spec"),
             fail_on=fail_on,
@@ -132,6 +175,10 @@ class Settings:
             token=read_input(env, "github-token"),
             baseline=read_input(env, "baseline"),
             baseline_artifact=read_input(env, "baseline-artifact"),
+            mode=mode,
+            shard=shard,
+            results=results,
+            max_cost=parse_max_cost(read_input(env, "max-cost")),
         )
 
     @property

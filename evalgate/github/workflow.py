@@ -16,6 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from evalgate.redaction import redact
+from evalgate.textsafe import no_surrogates, terminal
+
 SUMMARY_LIMIT_BYTES = 1024 * 1024  # the runner refuses a step summary over 1 MiB
 MAX_DELIMITER_TRIES = 10
 
@@ -57,8 +60,8 @@ def write_outputs(path: str, outputs: Mapping[str, str]) -> None:
     for name in outputs:
         if not name or "<<" in name or "=" in name or "\n" in name:
             raise ValueError(f"bad output name {name!r}")
-    text = "".join(output_block(name, str(value)) for name, value in outputs.items())
-    with open(path, "a", encoding="utf-8", newline="\n") as handle:
+    text = redact("".join(output_block(name, str(value)) for name, value in outputs.items()))
+    with open(path, "a", encoding="utf-8", errors="backslashreplace", newline="\n") as handle:
         handle.write(text)
 
 
@@ -74,6 +77,7 @@ def summary_room(path: str) -> int:
 def append_summary(path: str, markdown: str) -> None:
     if not path:
         return
+    markdown = no_surrogates(redact(markdown))
     with open(path, "a", encoding="utf-8", newline="\n") as handle:
         handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
 
@@ -87,7 +91,7 @@ class Log:
 
     def emit(self, line: str) -> None:
         """Print one command line we built (escaped), resuming processing if stopped."""
-        self.stream.write(line + "\n")
+        self.stream.write(terminal(redact(line)) + "\n")
         self.stream.flush()
 
     def stop(self) -> None:

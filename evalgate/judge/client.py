@@ -12,7 +12,6 @@ environment at first use, sent only in the Authorization header, and redacted fr
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 from collections.abc import Callable
@@ -22,10 +21,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from evalgate import isolation, redaction
 from evalgate.judge.accounting import DEFAULT_PRICES, Tally, cost_usd
 from evalgate.judge.errors import JudgeError, excerpt
 from evalgate.judge.prompts import Prompt
 from evalgate.judge.served import Server
+from evalgate.ledger import charge
 from evalgate.net import (
     HttpClient,
     HttpError,
@@ -230,6 +231,7 @@ class Judge:
                 t.unpriced_calls += 1
             else:
                 t.cost_usd += cost
+        charge(cost)  # to the item and check being scored on this thread (cost per entry and item)
 
     def tally(self) -> Tally:
         with self._lock:
@@ -245,7 +247,8 @@ class Judge:
             if self._http is None:
                 s = self.settings
                 env = s.api_key_env
-                key = (os.environ.get(env) or None) if env else None
+                key = (isolation.getenv(env) or None) if env else None
+                redaction.register([key])
                 problem = header_problem("Authorization", key, env) if key else None
                 if problem is not None:
                     raise JudgeError(f"judge: {problem}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from evalgate.redaction import redact
+
 REPLY_SHOWN = 200
 
 
@@ -10,6 +12,9 @@ class JudgeError(RuntimeError):
 
 
 def excerpt(text: str) -> str:
-    """A reply flattened to one line and cut to REPLY_SHOWN characters, for error messages."""
-    flat = " ".join(text.split())
+    """A reply flattened to one line and cut to REPLY_SHOWN characters, for error messages.
+
+    Redacted before it is cut: a reply may echo the key, and a cut secret would no longer match.
+    """
+    flat = " ".join(redact(text).split())
     return flat if len(flat) <= REPLY_SHOWN else flat[: REPLY_SHOWN - 1] + "…"

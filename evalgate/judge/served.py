@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from evalgate import isolation
 from evalgate.judge.errors import JudgeError, excerpt
 
 SERVE_START_TIMEOUT_S = 20.0
@@ -37,7 +38,8 @@ class Server:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
         try:
             self.proc = subprocess.Popen(
-                self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr
+                self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                env=isolation.child_env(),  # the code a spec serves gets no runner credential
             )
         except OSError as exc:
             raise JudgeError(f"judge.serve could not start {self.argv[0]!r}: {exc.strerror}") from None

@@ -11,15 +11,17 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from evalgate.redaction import redact
 from evalgate.report.labels import bound_text, num, result_rows
 from evalgate.results import ItemRecord, Results
+from evalgate.textsafe import visible
 
 INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 TEXT_LIMIT = 4000
 
 
 def clean(text: Any, limit: int = TEXT_LIMIT) -> str:
-    value = INVALID_XML.sub("\ufffd", str(text))
+    value = visible(INVALID_XML.sub("\ufffd", redact(str(text))))  # redacted before it is cut
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 

@@ -12,15 +12,17 @@ import html
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
 from typing import Any
 
+from evalgate.redaction import redact
 from evalgate.report.labels import Row, bound_text, could_not_evaluate, num, result_rows
 from evalgate.report.numbers import delta_text, direction, margin, repeats_note, significance
 from evalgate.results import ItemRecord, Results
+from evalgate.textsafe import visible
 from evalgate.verdict import bounds_of
 
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
@@ -164,6 +166,13 @@ def status(results: Results) -> str:
         )
     if getattr(summary, "interrupted", False):
         text += "\n\n> The run was interrupted: these results cover only the items that finished."
+    budget = getattr(summary, "budget", None)
+    if isinstance(budget, dict) and budget.get("items_not_run"):
+        caps = " and ".join(c for c in (f"${budget['max_usd']:g}" if budget.get("max_usd") else "",
+                                         f"{budget['max_tokens']} tokens" if budget.get("max_tokens") else "") if c)
+        text += (f"\n\n> **Budget exceeded**: {budget['items_not_run']} items were not run (the cap is {caps}; "
+                 f"spent ${float(budget.get('spent_usd') or 0):.4f}, {budget.get('spent_tokens', 0)} tokens). "
+                 "They count as errored items.")
     return text
 
 
@@ -482,6 +491,31 @@ def judge_note(judge: Any) -> str:
     return note
 
 
+def priciest(results: Results, shown: int = 3) -> list[tuple[str, float]]:
+    """The items that cost most (their `cost_usd`: run and judge), most first."""
+    costs = [(str(i.id), float(c)) for i in results.items
+             if isinstance(c := getattr(i, "cost_usd", None), (int, float)) and not isinstance(c, bool)]
+    return sorted(costs, key=lambda pair: -pair[1])[:shown]
+
+
+def cost_note(cost: Any, top: Sequence[tuple[str, float]] = (), shown: int = 5) -> str:
+    """`cost $0.0123 (target $0.01; judge: faithfulness $0.002; most: q7 $0.004)`: the run's cost, by check."""
+    if not isinstance(cost, dict) or not isinstance(cost.get("usd"), (int, float)):
+        return ""
+    text = f"cost ${cost['usd']:.4f}"
+    parts = []
+    if cost.get("target_usd"):
+        parts.append(f"target ${cost['target_usd']:.4f}")
+    checks = [(k, v) for k, v in (cost.get("by_check") or {}).items() if isinstance(v, (int, float))]
+    if checks:
+        named = ", ".join(f"{cell(str(k), 40)} ${v:.4f}" for k, v in checks[:shown])
+        more = f", … {len(checks) - shown} more" if len(checks) > shown else ""
+        parts.append(f"judge: {named}{more}")
+    if top:
+        parts.append("most: " + ", ".join(f"{cell(k, 40)} ${v:.4f}" for k, v in top))
+    return text + (f" ({'; '.join(parts)})" if parts else "")
+
+
 def footer(results: Results, ctx: ReportContext, truncated: bool) -> str:
     parts = []
     if ctx.run_url:
@@ -495,6 +529,9 @@ def footer(results: Results, ctx: ReportContext, truncated: bool) -> str:
     judge = judge_note(getattr(results.summary, "judge", None))
     if judge:
         parts.append(judge)
+    cost = cost_note(getattr(results.summary, "cost", None), priciest(results))
+    if cost:
+        parts.append(cost)
     text = f"<sub>{' · '.join(parts)}</sub>" if parts else ""
     if truncated:
         where = f"the [job summary]({ctx.run_url})" if ctx.run_url else "the job summary"
@@ -528,6 +565,8 @@ def assemble(results: Results, ctx: ReportContext, *, blocks: Iterable[Block], m
         details=details,
         footer=footer(results, ctx, truncated),
     )
+    # The last line of defence for everything above: no known secret, no control or bidi character.
+    text = visible(redact(text))
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 

@@ -10,6 +10,7 @@ import click
 
 from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, turn_label
 from evalgate.report.numbers import delta_text, direction, repeats_note, significance, with_margin
+from evalgate.textsafe import visible
 
 PROGRESS_MIN_ITEMS = 5
 CI_PROGRESS_EVERY_S = 5.0
@@ -108,7 +109,7 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         if gate.pass_all_k is not None:
             row += f"  pass^k {gate.pass_all_k:.2f}  pass@k {gate.pass_at_k:.2f}"
         if not gate.passed and failing.get(gate.id):
-            row += "  failing: " + ", ".join(failing[gate.id])
+            row += "  failing: " + ", ".join(one_line(i, 80) for i in failing[gate.id])
         rows.append(row)
     sections.append(("Gates (must average 1.0)", rows))
     rows = []
@@ -129,9 +130,13 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     sections.append(("Tracked scores", rows))
     sections.append(("Flaky items (trials disagree)", flaky_rows(outcome)))
     rows = [
-        f"  {item.id}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}"
+        f"  {one_line(item.id, 80)}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}"
         for item in result.errored
     ]
+    budget = getattr(result, "extra_summary", {}).get("budget")
+    if budget and budget.get("items_not_run"):
+        rows.insert(0, f"  {budget['items_not_run']} items not run: budget exceeded "
+                       f"(spent ${budget['spent_usd']:.4f}, {budget['spent_tokens']} tokens)")
     if outcome.errored_items > len(result.errored):
         rows.append(f"  … and {outcome.errored_items - len(result.errored)} more")
     sections.append(("Errored items", rows))
@@ -202,7 +207,8 @@ def network_line(stats: dict[str, Any]) -> str:
 
 
 def one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
+    """Untrusted text on one bounded line, control and bidi characters shown as escapes."""
+    flat = visible(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

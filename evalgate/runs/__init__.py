@@ -32,7 +32,7 @@ def run_from_value(value: Any) -> Run:
     )
 
 
-_RUN_KEYS = frozenset({"text", "texts", "tool_calls", "latency_ms", "usage", "cost_usd"})
+_RUN_KEYS = frozenset({"text", "texts", "tool_calls", "latency_ms", "usage", "cost_usd", "result", "steps"})
 
 
 def _run_from_mapping(value: Mapping[str, Any]) -> Run:
@@ -59,15 +59,20 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
         calls = [_tool_call(c, i) for i, c in enumerate(raw_calls)]
     else:
         calls = []
-    # The common case: text and tool_calls only (a measurement may be one of two keys).
-    if len(value) <= 2 and "latency_ms" not in value and "usage" not in value and "cost_usd" not in value:
+    # The common case: text and tool_calls only, built without the optional keys.
+    if len(value) <= 2 and ("text" in value or "texts" in value) and ("tool_calls" in value or len(value) == 1):
         return Run(texts, calls)
+    steps = value.get("steps")
+    if steps is not None and not isinstance(steps, Mapping):
+        raise RunFormatError(f"`steps` must be a mapping of step id to its outcome, got {_kind(steps)}")
     return Run(
         texts=texts,
         tool_calls=calls,
         latency_ms=_number(value.get("latency_ms"), "latency_ms"),
         usage=_usage(value.get("usage")),
         cost_usd=_number(value.get("cost_usd"), "cost_usd"),
+        result=value.get("result"),
+        steps=dict(steps) if steps is not None else None,
     )
 
 

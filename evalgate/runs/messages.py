@@ -52,11 +52,7 @@ def run_from_messages(value: Any) -> Run:
                 f"unknown key(s) {sorted(unknown)} next to `messages`; allowed: {sorted(_ENVELOPE_KEYS)}"
             )
         messages, extras = value.get("messages"), value
-    if not isinstance(messages, list):
-        raise RunFormatError("`messages` must be a list of messages")
-    for index, message in enumerate(messages):
-        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
-            raise RunFormatError(f"messages[{index}] must be a mapping with a string `role`")
+    messages = _checked(messages)
     run = _from_openai(messages) if _is_openai(messages) else _from_mastra(messages)
     run.latency_ms = _number(extras.get("latency_ms"), "latency_ms")
     run.cost_usd = _number(extras.get("cost_usd"), "cost_usd")
@@ -65,6 +61,25 @@ def run_from_messages(value: Any) -> Run:
         raise RunFormatError("`usage` must be a mapping")
     run.usage = dict(usage) if usage is not None else None
     return run
+
+
+def run_from_mastra_messages(messages: Sequence[Any]) -> Run:
+    """A Run from Mastra messages (`MastraDBMessage`s), whatever they contain."""
+    return _from_mastra(_checked(messages))
+
+
+def run_from_openai_messages(messages: Sequence[Any]) -> Run:
+    """A Run from OpenAI chat messages, whatever they contain."""
+    return _from_openai(_checked(messages))
+
+
+def _checked(messages: Any) -> Sequence[Mapping[str, Any]]:
+    if not isinstance(messages, list):
+        raise RunFormatError("`messages` must be a list of messages")
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise RunFormatError(f"messages[{index}] must be a mapping with a string `role`")
+    return messages
 
 
 def _number(value: Any, key: str) -> float | None:
@@ -261,3 +276,9 @@ def _error_text(value: Any) -> str | None:
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):
         return str(value)
+
+
+# Shared with evalgate.runs.replies, which reads whole agent replies in these and the AI SDK's shapes.
+error_text = _error_text
+result_error = _result_error
+parse_json = _parse_json

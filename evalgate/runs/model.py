@@ -39,13 +39,19 @@ class ToolCall:
 
 @dataclass(slots=True)
 class Run:
-    """One target reply. `texts` holds each assistant message's text, in order."""
+    """One target reply. `texts` holds each assistant message's text, in order.
+
+    `result` and `steps` are a workflow's structured result and its steps' outcomes
+    (`{step_id: {status, output?, error?}}`), for scorers that read more than text.
+    """
 
     texts: list[str] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)
     latency_ms: float | None = None
     usage: dict[str, Any] | None = None
     cost_usd: float | None = None
+    result: Any = None
+    steps: dict[str, Any] | None = None
 
     @property
     def text(self) -> str:
@@ -72,6 +78,10 @@ class Run:
             out["usage"] = self.usage
         if self.cost_usd is not None:
             out["cost_usd"] = self.cost_usd
+        if self.result is not None:
+            out["result"] = self.result
+        if self.steps is not None:
+            out["steps"] = self.steps
         return out
 
 
@@ -90,6 +100,8 @@ def conversation(runs: list[Run]) -> Run:
         latency_ms=_total(r.latency_ms for r in runs),
         usage=_merge_usage([r.usage for r in runs]),
         cost_usd=_total(r.cost_usd for r in runs),
+        result=next((r.result for r in reversed(runs) if r.result is not None), None),
+        steps=next((r.steps for r in reversed(runs) if r.steps is not None), None),
     )
 
 

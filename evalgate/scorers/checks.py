@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
+import regex
 from pydantic import Field
 
 from evalgate.items import Item
@@ -21,7 +22,8 @@ ScoreFn = Any
 # JavaScript's \s, not Python's: Mastra strips these before comparing.
 _WS = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-_REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "u": 0, "g": 0}
+_REGEX_FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "u": 0, "g": 0}
+REGEX_TIMEOUT_S = 1.0  # per output: a pattern that backtracks catastrophically errors that result
 
 
 @scorer_type("includes")
@@ -65,13 +67,22 @@ def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
     for letter in flags:
         bits |= _REGEX_FLAGS[letter]
     try:
-        regex = re.compile(pattern, bits)
-        if not regex.flags & re.MULTILINE:
-            regex = re.compile(_end_anchors(pattern), bits)
-    except re.error as exc:
-        raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
-    find = regex.fullmatch if exact else regex.search
-    return lambda item, run: 1.0 if find(run.joined_text) else 0.0
+        compiled = regex.compile(pattern, bits | regex.VERSION0)
+        if not compiled.flags & regex.MULTILINE:
+            compiled = regex.compile(_end_anchors(pattern), bits | regex.VERSION0)
+    except (regex.error, re.error, OverflowError, RecursionError, ValueError) as exc:
+        raise ValueError(f"invalid regex {pattern[:200]!r}: {str(exc)[:200] or type(exc).__name__}") from None
+    find = compiled.fullmatch if exact else compiled.search
+
+    def score(item: Any, run: Any) -> float:
+        # `regex` (not `re`) because it can stop: `^(a+)+$` on a long output would never end.
+        try:
+            return 1.0 if find(run.joined_text, timeout=REGEX_TIMEOUT_S) else 0.0
+        except TimeoutError:
+            raise ValueError(f"the regex ran over {REGEX_TIMEOUT_S:g}s on this output (catastrophic "
+                             "backtracking?); simplify the pattern") from None
+
+    return score
 
 
 def _end_anchors(pattern: str) -> str:
@@ -104,6 +115,8 @@ def _end_anchors(pattern: str) -> str:
 
 def _prepare(text: str) -> str:
     text = _WS.sub("", text)
+    if text.isascii():
+        return text
     return _utf16(text) if _ASTRAL.search(text) else text  # JavaScript counts UTF-16 code units
 
 
@@ -121,11 +134,13 @@ def _dice_prepared(a: str, b: str, b_bigrams: dict[str, int]) -> float:
     if len(a) < 2 or len(b) < 2:
         return 0.0
     left = b_bigrams.copy()
+    get = left.get
     shared = 0
     for i in range(len(a) - 1):
         bigram = a[i : i + 2]
-        if left.get(bigram, 0) > 0:
-            left[bigram] -= 1
+        count = get(bigram)
+        if count:
+            left[bigram] = count - 1
             shared += 1
     return 2.0 * shared / (len(a) + len(b) - 2)
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from evalgate.scorers.base import Scorer
 from evalgate.scorers.registry import BuildContext, scorer_type
@@ -27,10 +30,51 @@ def _two_args(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @scorer_type("python")
-def python(function: str, higher_is_better: bool = True, *, ctx: BuildContext) -> Scorer:
-    """The score your function returns: fn(item, run) -> number in [0, 1], (number, reason) or NotScorable."""
+def python(
+    function: str,
+    higher_is_better: bool = True,
+    timeout_s: Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False)] = 30.0,
+    *,
+    ctx: BuildContext,
+) -> Scorer:
+    """The score your function returns: fn(item, run) -> number in [0, 1], (number, reason) or NotScorable.
+
+    A call that runs over `timeout_s` errors that result (the call is left to finish in the background).
+    """
     fn = import_callable(function, ctx.base_dir)
-    return Scorer(id="", fn=_two_args(fn), higher_is_better=higher_is_better)
+    return Scorer(id="", fn=_bounded(_two_args(fn), timeout_s), higher_is_better=higher_is_better)
+
+
+class ScorerTimeout(Exception):
+    pass
+
+
+def _bounded(fn: Callable[..., Any], timeout_s: float) -> Callable[..., Any]:
+    """fn(item, run) on a helper thread, waited for at most `timeout_s`; sys.exit and the like become errors."""
+
+    def call(item: Any, run: Any) -> Any:
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["value"] = fn(item, run)
+            except BaseException as exc:  # re-raised below as an ordinary error
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="evalgate-scorer", daemon=True).start()
+        if not done.wait(timeout_s):
+            raise ScorerTimeout(f"the scorer ran over {timeout_s:g}s")
+        error = box.get("error")
+        if error is not None:
+            if isinstance(error, Exception):
+                raise error
+            raise RuntimeError(f"the scorer raised {type(error).__name__}: {error}")
+        return box["value"]
+
+    return call
 
 
 def scorer(

@@ -9,13 +9,32 @@ from __future__ import annotations
 import shlex
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 # ---- targets ----
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+MAX_TIMEOUT_S = 86_400.0  # a day: a longer wait is a typo, and `.inf` would overflow the clocks
+MAX_BACKOFF_S = 3_600.0
+MAX_COMMAND_CHARS = 16 * 1024  # shlex slows quadratically on long tokens; argv strings are capped anyway
+Timeout = Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)]
+Backoff = Annotated[float, Field(ge=0, le=MAX_BACKOFF_S, allow_inf_nan=False)]
+
+
+def _env_name(name: str) -> str:
+    if not name or "=" in name or "\0" in name:
+        raise ValueError(f"{name!r} is not an environment variable name (no `=`, no NUL, not empty)")
+    return name
+
+
+def _env_value(name: str, value: str) -> str:
+    if "\0" in value:
+        raise ValueError(f"the value of {name} holds a NUL character, which an environment cannot carry")
+    return value
 
 
 class RecordedTarget(_Strict):
@@ -29,7 +48,7 @@ class PythonTarget(_Strict):
 
     type: Literal["python"]
     function: str = Field(description="`package.module:callable`, imported from the spec's folder")
-    timeout_s: float | None = Field(default=None, gt=0, description="per call; none by default")
+    timeout_s: Timeout = Field(default=60.0, description="per call: an overrunning call errors its item")
 
 
 class CommandTarget(_Strict):
@@ -37,12 +56,23 @@ class CommandTarget(_Strict):
 
     type: Literal["command"]
     run: str | list[str] = Field(description="the command, e.g. `python agent.py`")
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: Timeout = 60.0
     env: dict[str, str] = Field(default_factory=dict, description="extra environment variables")
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        return {_env_name(k): _env_value(k, v) for k, v in value.items()}
 
     @field_validator("run")
     @classmethod
     def _command(cls, value: str | list[str]) -> str | list[str]:
+        size = len(value) if isinstance(value, str) else sum(len(part) for part in value)
+        if size > MAX_COMMAND_CHARS:
+            raise ValueError(f"the command is {size:,} characters; over {MAX_COMMAND_CHARS // 1024} KiB, put it in a "
+                             "script and run that")
+        if any("\0" in part for part in ([value] if isinstance(value, str) else value)):
+            raise ValueError("the command holds a NUL character, which no command line can carry")
         try:
             argv = shlex.split(value) if isinstance(value, str) else value
         except ValueError as exc:  # e.g. an unclosed quote
@@ -56,10 +86,10 @@ class RetrySettings(_Strict):
     """Retries of network calls: connection errors, timeouts, 5xx, 408 and 429 only; `Retry-After` honoured."""
 
     attempts: int = Field(default=3, ge=1, le=20, description="tries per request, the first included")
-    backoff_s: float = Field(default=0.5, ge=0, description="base delay, doubled per retry, jittered")
-    max_backoff_s: float = Field(default=30.0, ge=0, description="cap on any one computed backoff")
-    max_retry_after_s: float = Field(
-        default=60.0, ge=0, description="longest Retry-After honoured; a server asking for more errors the item"
+    backoff_s: Backoff = Field(default=0.5, description="base delay, doubled per retry, jittered")
+    max_backoff_s: Backoff = Field(default=30.0, description="cap on any one computed backoff")
+    max_retry_after_s: Backoff = Field(
+        default=60.0, description="longest Retry-After honoured; a server asking for more errors the item"
     )
 
 
@@ -89,26 +119,57 @@ class CacheSettings(_Strict):
         return value
 
 
-class ResponseMapping(_Strict):
-    """Where the run is in the agent's JSON reply: JMESPath expressions."""
+TOOL_STATUS = Literal["ok", "error", "pending"]
 
+
+class StatusMapping(_Strict):
+    """A tool call's status read from the agent's own states, e.g. Mastra's `result`, `output-error`, `call`."""
+
+    path: str = Field(description="JMESPath to the call's state, e.g. `state`")
+    map: dict[str, TOOL_STATUS] = Field(
+        description="the agent's states to evalgate's: {result: ok, output-error: error, call: pending}"
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _expression(cls, value: str) -> str:
+        return _jmespath(value)
+
+
+class ResponseMapping(_Strict):
+    """Where the run is in the agent's JSON reply: a known format, and/or JMESPath expressions."""
+
+    format: Literal["mastra", "openai", "ai-sdk", "messages"] | None = Field(
+        default=None,
+        description="read a whole reply or message list in this shape (docs/targets.md); "
+        "the JMESPath fields you set still override their part",
+    )
     text: str | None = Field(default="text", description="JMESPath to the reply's text")
     tool_calls: str | None = Field(default="tool_calls", description="JMESPath to the list of tool calls")
     usage: str | None = Field(default="usage", description="JMESPath to token usage")
     cost_usd: str | None = Field(default="cost_usd", description="JMESPath to the cost in USD")
-    tool_call_fields: dict[Literal["name", "args", "result", "error", "status"], str] = Field(
-        default_factory=dict, description="JMESPath per tool-call field, e.g. {name: tool, args: input}"
+    latency_ms: str | None = Field(
+        default=None, description="JMESPath to a latency the agent reports; default: the measured round trip"
+    )
+    tool_call_fields: dict[Literal["name", "args", "result", "error", "status"], str | StatusMapping] = Field(
+        default_factory=dict,
+        description="JMESPath per tool-call field, e.g. {name: tool, args: input}; "
+        "`status` may be {path: state, map: {result: ok, output-error: error, call: pending}}",
     )
 
-    @field_validator("text", "tool_calls", "usage", "cost_usd")
+    @field_validator("text", "tool_calls", "usage", "cost_usd", "latency_ms")
     @classmethod
     def _expression(cls, value: str | None) -> str | None:
         return _jmespath(value) if value is not None else None
 
     @field_validator("tool_call_fields")
     @classmethod
-    def _fields(cls, value: dict[str, str]) -> dict[str, str]:
-        for expression in value.values():
+    def _fields(cls, value: dict[str, str | StatusMapping]) -> dict[str, str | StatusMapping]:
+        for name, expression in value.items():
+            if isinstance(expression, StatusMapping):
+                if name != "status":
+                    raise ValueError(f"`{name}` takes a JMESPath expression; only `status` takes {{path, map}}")
+                continue
             _jmespath(expression)
         return value
 
@@ -137,7 +198,7 @@ class HttpTarget(_Strict):
         description="JSON template (default `{input: '{{input}}'}`); `{{input}}`, `{{item.<field>}}`, "
         "`{{messages}}`, `{{history}}`, `{{session}}`, `{{turn}}` become JSON values",
     )
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: Timeout = 60.0
     response: ResponseMapping = Field(default_factory=ResponseMapping)
     conversation: Literal["messages", "session"] | None = Field(
         default=None, description="multi-turn: send the whole history, or carry a session id between turns"
@@ -169,17 +230,63 @@ class OpenAITarget(_Strict):
         default_factory=dict,
         description="USD per 1M tokens by model: {model: {prompt: 0.15, completion: 0.6}}",
     )
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: Timeout = 60.0
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = None
     tls: TlsSettings | None = None
 
 
+class MastraMemory(_Strict):
+    """Mastra memory threads: the server keeps each conversation's history."""
+
+    thread: str = Field(
+        default="{{item.id}}",
+        description="thread id template (`{{item.<field>}}`); a fresh suffix makes it new per item and repeat",
+    )
+    resource: str | None = Field(
+        default=None, description="resource id template; default: the thread id (as Mastra's runEvals)"
+    )
+
+
+class MastraTarget(_Strict):
+    """A Mastra server (`mastra dev`, or deployed): an agent's generate(), or a workflow run, read with no mapping."""
+
+    type: Literal["mastra"]
+    url: str = Field(default="http://localhost:4111", description="the server's base URL (routes are under /api)")
+    agent: str | None = Field(default=None, description="the agent's id: POST /api/agents/{agent}/generate")
+    workflow: str | None = Field(
+        default=None, description="a workflow's id: POST /api/workflows/{workflow}/start-async with the input"
+    )
+    memory: MastraMemory | None = Field(
+        default=None, description="conversations on Mastra memory threads instead of sending the history"
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="extra generate() options sent with each request, e.g. {maxSteps: 5}",
+    )
+    headers: dict[str, str] = Field(default_factory=dict, description="values may use `${ENV_VAR}`; never logged")
+    timeout_s: float = Field(default=60.0, gt=0)
+    retries: RetrySettings = Field(default_factory=RetrySettings)
+    cache: CacheSettings | None = None
+    tls: TlsSettings | None = None
+
+    @model_validator(mode="after")
+    def _one_entity(self) -> MastraTarget:
+        if (self.agent is None) == (self.workflow is None):
+            raise ValueError("give exactly one of `agent: <agent id>` or `workflow: <workflow id>`")
+        if self.workflow is not None and (self.memory is not None or self.options):
+            raise ValueError("`memory` and `options` are for agents; a workflow takes only its input")
+        reserved = {"messages", "memory"} & set(self.options)
+        if reserved:
+            raise ValueError(f"options: {sorted(reserved)} are set by evalgate; use `memory:` for threads")
+        return self
+
+
 TargetSpec = Annotated[
-    RecordedTarget | PythonTarget | CommandTarget | HttpTarget | OpenAITarget,
+    RecordedTarget | PythonTarget | CommandTarget | HttpTarget | OpenAITarget | MastraTarget,
     Field(discriminator="type"),
 ]
-TARGET_TYPES = ("recorded", "python", "command", "http", "openai")
+TARGET_TYPES = ("recorded", "python", "command", "http", "openai", "mastra")
 
 
 class JudgeSpec(_Strict):
@@ -192,7 +299,7 @@ class JudgeSpec(_Strict):
     )
     temperature: float = Field(default=0.0, ge=0)
     max_tokens: int | None = Field(default=None, ge=1)
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: Timeout = 60.0
     concurrency: int | None = Field(default=None, ge=1, description="judge calls in flight; default: 8")
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = Field(default=None, description="replay identical judge calls from disk")
@@ -233,6 +340,16 @@ class CompareSpec(_Strict):
     entries: dict[str, CompareEntrySpec] = Field(default_factory=dict, description="per entry id: {max_drop}")
 
 
+class BudgetSpec(_Strict):
+    """A spending cap: when the spend reaches it, no new item starts; the rest error as `budget exceeded`."""
+
+    max_usd: float | None = Field(default=None, gt=0, description="USD: the target's and the judge's cost so far")
+    max_tokens: int | None = Field(default=None, ge=1, description="tokens: the target's and the judge's so far")
+    split_across_shards: bool = Field(
+        default=True, description="with `--shard I/N`, each shard enforces 1/N of the caps; false: the whole caps"
+    )
+
+
 class Spec(_Strict):
     """An evalgate spec: a data set, a target, gates and scorers."""
 
@@ -256,3 +373,14 @@ class Spec(_Strict):
     compare: CompareSpec | None = Field(
         default=None, description="comparison with a baseline: regressions of gates and thresholds fail the verdict"
     )
+    budget: BudgetSpec | None = None
+    pass_env: list[str] = Field(
+        default_factory=list,
+        description="runner credentials (GITHUB_TOKEN, ACTIONS_*, INPUT_*) the code under test may see; "
+        "by default targets, served judges and python code get none of them",
+    )
+
+    @field_validator("pass_env")
+    @classmethod
+    def _pass_env(cls, value: list[str]) -> list[str]:
+        return [_env_name(name) for name in value]

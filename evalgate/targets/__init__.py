@@ -37,6 +37,10 @@ def build_target(
         from evalgate.targets.openai import OpenAITarget
 
         return OpenAITarget(config, base_dir, concurrency, use_cache)
+    if isinstance(config, s.MastraTarget):
+        from evalgate.targets.mastra import MastraTarget
+
+        return MastraTarget(config, base_dir, concurrency, use_cache)
     raise ValueError(f"unsupported target type {config.type!r}")
 
 

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shlex
-import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from evalgate import isolation
 from evalgate.cases import Case
+from evalgate.redaction import redact_cut
 from evalgate.runs import Run, RunFormatError, run_from_value
 from evalgate.targets.base import History, TargetError
+from evalgate.textsafe import plain
 
 STDERR_TAIL = 500
+STDERR_KEPT_BYTES = 64 * 1024
+MAX_STDOUT_BYTES = 32 * 2**20  # a run bigger than this is a runaway agent (`yes`), not an answer
 
 
 class CommandTarget:
@@ -28,7 +32,7 @@ class CommandTarget:
         self.argv = shlex.split(run) if isinstance(run, str) else list(run)
         self.cwd = cwd
         self.timeout_s = timeout_s
-        self.env = {**os.environ, **(env or {})}
+        self.env = isolation.child_env(env)  # the runner's credentials only if `pass_env` names them
 
     def payload(self, case: Case, turn: int, history: History) -> dict[str, Any]:
         item = case.item.model_dump(mode="json", exclude_none=True, exclude={"output", "outputs"})
@@ -40,26 +44,30 @@ class CommandTarget:
         return item
 
     def run(self, case: Case, turn: int, history: History) -> Run:
-        stdin = json.dumps(self.payload(case, turn, history), ensure_ascii=False)
+        stdin = json.dumps(plain(self.payload(case, turn, history)), ensure_ascii=False)
         started = time.perf_counter()
         try:
-            proc = subprocess.Popen(
+            proc = isolation.popen_group(  # its own process group: a timeout or Ctrl-C kills it all
                 self.argv,
                 cwd=self.cwd,
                 env=self.env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                start_new_session=True,  # so a timeout kills the whole process group
             )
         except OSError as exc:
             raise TargetError(f"cannot start `{self.argv[0]}`: {exc.strerror}") from None
         try:
-            out, err = proc.communicate(stdin.encode(), timeout=self.timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            _, err = proc.communicate()
-            raise TargetError(f"timed out after {self.timeout_s:g}s{_tail(err)}") from None
+            out, err, problem = _communicate(proc, stdin.encode("utf-8", "surrogatepass"), self.timeout_s)
+        finally:
+            isolation.kill_group(proc.pid)  # whatever it left running in its group
+            isolation.untrack_group(proc.pid)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=1)
+        if problem is not None:
+            raise TargetError(f"{problem}{_tail(err)}")
+        if proc.returncode is not None and proc.returncode < 0:
+            raise TargetError(f"was killed by signal {-proc.returncode}{_tail(err)}")
         if proc.returncode != 0:
             raise TargetError(f"exited with code {proc.returncode}{_tail(err)}")
         run = _parse_stdout(out.decode("utf-8", errors="replace"))
@@ -69,6 +77,56 @@ class CommandTarget:
 
     def close(self) -> None:
         pass
+
+
+def _communicate(proc: subprocess.Popen[bytes], data: bytes, timeout_s: float) -> tuple[bytes, bytes, str | None]:
+    """(stdout, the tail of stderr, a problem or None): stdout bounded, the whole exchange by `timeout_s`.
+
+    When the process exits, its group is killed so a background child holding the pipe cannot keep
+    the item waiting; a child that left the group (setsid) is abandoned at the deadline.
+    """
+    deadline = time.monotonic() + timeout_s
+    out = bytearray()
+    err = bytearray()
+    problem: list[str] = []
+
+    def feed() -> None:
+        with contextlib.suppress(OSError):  # it may exit without reading its input
+            assert proc.stdin is not None
+            proc.stdin.write(data)
+        with contextlib.suppress(OSError):
+            proc.stdin.close()  # type: ignore[union-attr]
+
+    def read_out() -> None:
+        assert proc.stdout is not None
+        for chunk in iter(lambda: proc.stdout.read1(1 << 16), b""):  # type: ignore[union-attr]
+            if len(out) + len(chunk) > MAX_STDOUT_BYTES:
+                problem.append(f"wrote more than {MAX_STDOUT_BYTES // 2**20} MiB to stdout; it was stopped")
+                isolation.kill_group(proc.pid)
+                return
+            out.extend(chunk)
+
+    def read_err() -> None:
+        assert proc.stderr is not None
+        for chunk in iter(lambda: proc.stderr.read1(1 << 16), b""):  # type: ignore[union-attr]
+            err.extend(chunk)
+            if len(err) > 2 * STDERR_KEPT_BYTES:
+                del err[:-STDERR_KEPT_BYTES]
+
+    threads = [threading.Thread(target=f, daemon=True, name="evalgate-command") for f in (feed, read_out, read_err)]
+    for thread in threads:
+        thread.start()
+    try:
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        problem.append(f"timed out after {timeout_s:g}s")
+    isolation.kill_group(proc.pid)
+    for thread in threads[1:]:
+        thread.join(max(0.05, deadline - time.monotonic()) if not problem else 1.0)
+    if any(t.is_alive() for t in threads[1:]) and not problem:
+        problem.append(f"timed out after {timeout_s:g}s: a process it started (outside its process group) "
+                       "still holds its output open")
+    return bytes(out), bytes(err[-STDERR_KEPT_BYTES:]), (problem[0] if problem else None)
 
 
 def _parse_stdout(text: str) -> Run:
@@ -86,15 +144,8 @@ def _parse_stdout(text: str) -> Run:
     return Run(texts=[text.removesuffix("\n")])
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):  # it may have exited on its own
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
 def _tail(err: bytes | None) -> str:
     text = (err or b"").decode("utf-8", errors="replace").strip()
     if not text:
         return ""
-    if len(text) > STDERR_TAIL:
-        text = "…" + text[-STDERR_TAIL:]
-    return f": {text}"
+    return f": {redact_cut(text, STDERR_TAIL, tail=True)}"  # redacted before it is cut

@@ -20,6 +20,7 @@ from typing import Any
 
 import jmespath
 
+from evalgate import isolation, redaction
 from evalgate import spec as s
 from evalgate.cases import Case
 from evalgate.net import (
@@ -33,7 +34,8 @@ from evalgate.net import (
     policy_from_settings,
     tls_from_settings,
 )
-from evalgate.runs import Run, RunFormatError, run_from_value
+from evalgate.runs import TOOL_STATUSES, Run, RunFormatError, run_from_value
+from evalgate.runs.replies import guess_format, parse_arguments, read_reply, tool_call_paths
 from evalgate.targets.base import History, TargetError, trial_key
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}")
@@ -125,21 +127,43 @@ def _as_text(value: Any) -> str:
 
 
 class ReplyMapping:
-    """JMESPath expressions from `response:`, compiled once."""
+    """`response:`: a reply format and/or JMESPath expressions, compiled once.
+
+    Without a format the expressions (defaults included) are the mapping. With one, the format
+    reads the reply and only the expressions the spec sets override their part.
+    """
 
     def __init__(self, config: s.ResponseMapping) -> None:
         def comp(expression: str | None) -> Any:
             return jmespath.compile(expression) if expression else None
 
-        self.text = comp(config.text)
-        self.tool_calls = comp(config.tool_calls)
-        self.usage = comp(config.usage)
+        self.format = config.format
+        given = config.model_fields_set
+        use = (lambda name: True) if self.format is None else (lambda name: name in given)
+        self.text = comp(config.text) if use("text") else None
+        self.tool_calls = comp(config.tool_calls) if use("tool_calls") else None
+        self.usage = comp(config.usage) if use("usage") else None
         self.cost_usd = comp(config.cost_usd)
-        self.call_fields = {name: jmespath.compile(expr) for name, expr in config.tool_call_fields.items()}
+        self.latency_ms = comp(config.latency_ms)
+        self.call_fields: dict[str, Any] = {}
+        self.status_map: dict[str, str] | None = None
+        for name, field in config.tool_call_fields.items():
+            if isinstance(field, s.StatusMapping):
+                self.call_fields[name] = jmespath.compile(field.path)
+                self.status_map = dict(field.map)
+            else:
+                self.call_fields[name] = jmespath.compile(field)
         self.text_expression = config.text
+        self.calls_expression = config.tool_calls
+        # for the one warning about tool calls the mapping misses
+        self._found_calls = False
+        self._lookalike: tuple[str, str | None] | None = None
+        self._hidden: str | None = None  # a format that sees failed calls this mapping reads as fine
 
     def run(self, body: Any) -> Run:
         """The run in a parsed reply; TargetError naming what did not fit."""
+        if self.format is not None:
+            return self._formatted(body)
         if isinstance(body, str):
             return Run(texts=[body])
         if not isinstance(body, (Mapping, list)):
@@ -147,26 +171,100 @@ class ReplyMapping:
         text = self.text.search(body) if self.text else None
         calls = self.tool_calls.search(body) if self.tool_calls else None
         if text is None and not calls:
+            hint = _format_hint(body)
             raise TargetError(
-                f"nothing at response.text `{self.text_expression}` in the reply: {_snippet(json.dumps(body))}"
+                f"nothing at response.text `{self.text_expression}` in the reply{hint}: {_snippet(json.dumps(body))}"
             )
-        value: dict[str, Any] = {"text": text if isinstance(text, str) or text is None else _as_text(text)}
+        value: dict[str, Any] = {"text": self._text(text, body)}
         if calls:
             if not isinstance(calls, list):
                 raise TargetError(f"response.tool_calls must find a list, found {type(calls).__name__}")
             value["tool_calls"] = [self._call(c) for c in calls]
+            self._found_calls = True
+        elif not self._found_calls and self._lookalike is None:
+            paths = tool_call_paths(body)
+            if paths:
+                self._lookalike = (paths[0], guess_format(body))
         if self.usage is not None:
             usage = self.usage.search(body)
             if isinstance(usage, Mapping):
                 value["usage"] = dict(usage)
+        try:
+            run = run_from_value(value)
+        except RunFormatError as exc:
+            raise TargetError(f"the reply does not map to a run: {exc}") from None
+        if run.tool_calls and self._hidden is None:
+            self._check_hidden_failures(run, body)
+        self._measurements(run, body)
+        return run
+
+    def _check_hidden_failures(self, run: Run, body: Any) -> None:
+        """Note a known reply shape whose failed tool calls the mapping reads as successes."""
+        guess = guess_format(body)
+        if guess not in ("mastra", "ai-sdk"):
+            return
+        try:
+            formatted = read_reply(guess, body)
+        except RunFormatError:
+            return
+        if sum(c.failed for c in formatted.tool_calls) > sum(c.failed for c in run.tool_calls):
+            self._hidden = guess
+
+    def _formatted(self, body: Any) -> Run:
+        try:
+            run = read_reply(self.format, body)
+        except RunFormatError as exc:
+            raise TargetError(f"the reply is not in the `{self.format}` format: {exc}") from None
+        if not isinstance(body, (Mapping, list)):
+            return run
+        if self.text is not None:
+            text = self._text(self.text.search(body), body)
+            if text is not None:  # nothing there: the format's text stands
+                run.texts = [text]
+        if self.tool_calls is not None:
+            calls = self.tool_calls.search(body)
+            if calls is not None and not isinstance(calls, list):
+                raise TargetError(f"response.tool_calls must find a list, found {type(calls).__name__}")
+            try:
+                run.tool_calls = run_from_value({"tool_calls": [self._call(c) for c in calls or []]}).tool_calls
+            except RunFormatError as exc:
+                raise TargetError(f"the reply does not map to a run: {exc}") from None
+        if self.usage is not None:
+            usage = self.usage.search(body)
+            run.usage = dict(usage) if isinstance(usage, Mapping) else None
+        self._measurements(run, body)
+        return run
+
+    def _measurements(self, run: Run, body: Any) -> None:
+        if not isinstance(body, (Mapping, list)):
+            return
         if self.cost_usd is not None:
             cost = self.cost_usd.search(body)
             if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-                value["cost_usd"] = cost
-        try:
-            return run_from_value(value)
-        except RunFormatError as exc:
-            raise TargetError(f"the reply does not map to a run: {exc}") from None
+                run.cost_usd = cost
+        if self.latency_ms is not None:
+            latency = self.latency_ms.search(body)
+            if isinstance(latency, (int, float)) and not isinstance(latency, bool):
+                run.latency_ms = float(latency)
+
+    def _text(self, text: Any, body: Any) -> str | None:
+        """A string, a number as text, or None; a list or object is a mapping mistake, said so."""
+        if text is None or isinstance(text, str):
+            return text
+        if isinstance(text, (list, Mapping)):
+            found = f"a list of {len(text)}" if isinstance(text, list) else "an object with keys " + ", ".join(
+                f"`{k}`" for k in list(text)[:6]
+            )
+            guess = guess_format(text) or guess_format(body)
+            advice = (
+                f"to read it as {_SHAPES[guess]}, set "
+                f"`response: {{format: {guess}}}`"
+                if guess
+                else "point `text` at a string, or set `response.format` (mastra, openai, ai-sdk or messages) "
+                "to read a whole reply or message list"
+            )
+            raise TargetError(f"response.text `{self.text_expression}` found {found}, not text; {advice}")
+        return _as_text(text)
 
     def _call(self, raw: Any) -> dict[str, Any]:
         if not isinstance(raw, Mapping):
@@ -184,17 +282,59 @@ class ReplyMapping:
         call = {k: v for k, v in call.items() if v is not None}
         if "name" in call and not isinstance(call["name"], str):
             call["name"] = _as_text(call["name"])
+        if "status" in call:
+            call["status"] = self._status(call["status"])
+            if call["status"] is None:
+                del call["status"]
         return call
 
+    def _status(self, state: Any) -> str | None:
+        if self.status_map is not None:
+            key = state if isinstance(state, str) else _as_text(state)
+            if key not in self.status_map:
+                known = ", ".join(f"`{k}`" for k in self.status_map)
+                raise TargetError(
+                    f"a tool call's state `{_snippet(key)}` is not in tool_call_fields.status.map ({known}); "
+                    "add it, mapped to ok, error or pending"
+                )
+            return self.status_map[key]
+        if state in TOOL_STATUSES:
+            return state
+        raise TargetError(
+            f"a tool call's status `{_snippet(_as_text(state))}` is not ok, error or pending; map the agent's "
+            "states with `tool_call_fields: {status: {path: <where the state is>, map: {<state>: ok|error|pending}}}`"
+        )
 
-def parse_arguments(arguments: Any) -> Any:
-    """OpenAI sends tool arguments as a JSON string; keep the string if it is not JSON."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            return arguments
-    return arguments
+    def warnings(self) -> list[str]:
+        """Once per run: replies held tool calls the mapping never found, or failures it cannot see."""
+        if self._hidden is not None:
+            return [
+                f"response.tool_calls `{self.calls_expression}` reads tool calls that failed (a tool threw, or "
+                f"no result came back) as successful: these replies are {_SHAPES[self._hidden]}, whose errors "
+                f"are elsewhere; set `response: {{format: {self._hidden}}}` to read them"
+            ]
+        if self._found_calls or self._lookalike is None:
+            return []
+        path, guess = self._lookalike
+        advice = (
+            f"set `response: {{format: {guess}}}` to read them with their results and errors "
+            f"(or `response.tool_calls: \"{path}\"` with `tool_call_fields`)"
+            if guess
+            else f"set `response.tool_calls: \"{path}\"` and map their fields with `tool_call_fields`"
+        )
+        return [
+            f"no tool calls were found in any reply at response.tool_calls `{self.calls_expression}`, "
+            f"but the replies hold what looks like tool calls at `{path}`; {advice}"
+        ]
+
+
+_SHAPES = {"mastra": "a Mastra reply", "openai": "an OpenAI reply", "ai-sdk": "an AI SDK reply",
+           "messages": "a message list"}
+
+
+def _format_hint(body: Any) -> str:
+    guess = guess_format(body)
+    return f" (it looks like {_SHAPES[guess]}: try `response: {{format: {guess}}}`)" if guess else ""
 
 
 def _snippet(text: str) -> str:
@@ -228,7 +368,9 @@ class HeaderTemplates:
         self.secrets: list[str] = []
         self._lock = threading.Lock()
         # literal values of auth-like headers are secrets too
-        client.add_secrets(v for k, v in self.templates.items() if SECRET_HEADER.search(k) and "${" not in v)
+        literal = [v for k, v in self.templates.items() if SECRET_HEADER.search(k) and "${" not in v]
+        client.add_secrets(literal)
+        redaction.register(literal)
 
     def expand(self) -> dict[str, str]:
         if not self.dynamic:
@@ -237,7 +379,7 @@ class HeaderTemplates:
         found: list[str] = []
         for name, template in self.templates.items():
             try:
-                value, used = expand_env(template)
+                value, used = expand_env(template, isolation.evalgate_env())
             except KeyError as missing:
                 raise TargetError(f"header {name}: environment variable {missing.args[0]} is not set") from None
             if used:
@@ -252,6 +394,7 @@ class HeaderTemplates:
             if new:
                 self.secrets += new
                 self.client.add_secrets(new)
+                redaction.register(new)
         return out
 
     def for_cache_key(self) -> dict[str, str]:
@@ -367,6 +510,9 @@ class HttpTarget:
 
     def stats(self) -> dict[str, Any]:
         return self.client.stats()
+
+    def warnings(self) -> list[str]:
+        return self.mapping.warnings()
 
     def close(self) -> None:
         self.client.close()

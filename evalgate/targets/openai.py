@@ -9,17 +9,18 @@ from the spec's price table.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalgate import isolation
 from evalgate import spec as s
 from evalgate.cases import Case
 from evalgate.net import HttpError
-from evalgate.runs import Run, ToolCall
+from evalgate.runs import Run, RunFormatError
+from evalgate.runs.replies import run_from_chat_completion
 from evalgate.targets.base import History, TargetError, trial_key
-from evalgate.targets.http import HeaderTemplates, _snippet, make_client, parse_arguments, redact_reply
+from evalgate.targets.http import HeaderTemplates, _snippet, make_client, redact_reply
 
 PER_TOKENS = 1_000_000
 PROMPT_KEYS = ("prompt", "input")
@@ -92,7 +93,7 @@ class OpenAITarget:
 
     def run(self, case: Case, turn: int, history: History) -> Run:
         payload = self.payload(case, turn, history)
-        if self.config.api_key_env and self.config.api_key_env not in os.environ:
+        if self.config.api_key_env and isolation.getenv(self.config.api_key_env) is None:
             raise TargetError(
                 f"environment variable {self.config.api_key_env} is not set "
                 "(set it, or `api_key_env: null` for an endpoint without a key)"
@@ -112,24 +113,13 @@ class OpenAITarget:
         """A chat-completions reply as a run; TargetError if it is not one."""
         if not isinstance(body, Mapping):
             raise TargetError(f"the reply is not a chat completion: {_snippet(json.dumps(body))}")
-        if body.get("error"):
-            raise TargetError(f"the endpoint answered with an error: {_snippet(json.dumps(body['error']))}")
-        choices = body.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-            raise TargetError(f"the reply has no choices: {_snippet(json.dumps(body))}")
-        message = choices[0].get("message") or {}
-        content = message.get("content")
-        if isinstance(content, list):  # content parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
-        calls = [_tool_call(c) for c in message.get("tool_calls") or [] if isinstance(c, Mapping)]
-        usage = body.get("usage") if isinstance(body.get("usage"), Mapping) else None
+        try:
+            run = run_from_chat_completion(body)
+        except RunFormatError as exc:
+            raise TargetError(f"{exc}: {_snippet(json.dumps(body))}") from None
         prices = self.config.prices.get(self.config.model) or self.config.prices.get(str(body.get("model")))
-        return Run(
-            texts=[content if isinstance(content, str) else ""],
-            tool_calls=calls,
-            usage=dict(usage) if usage else None,
-            cost_usd=cost_of(usage, prices),
-        )
+        run.cost_usd = cost_of(run.usage, prices)
+        return run
 
     def stats(self) -> dict[str, Any]:
         return self.client.stats()
@@ -143,9 +133,3 @@ def _user(value: Any) -> list[dict[str, Any]]:
     if isinstance(value, list) and value and all(isinstance(m, Mapping) and "role" in m for m in value):
         return [dict(m) for m in value]
     return [{"role": "user", "content": as_content(value)}]
-
-
-def _tool_call(raw: Mapping[str, Any]) -> ToolCall:
-    function = raw.get("function") or {}
-    name = function.get("name") or raw.get("name") or "?"
-    return ToolCall(name=str(name), args=parse_arguments(function.get("arguments", raw.get("arguments"))))

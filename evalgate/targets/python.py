@@ -9,9 +9,11 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from evalgate import isolation
 from evalgate.cases import Case
 from evalgate.runs import Run, RunFormatError, run_from_value
 from evalgate.targets.base import History, TargetError
+from evalgate.textsafe import plain
 
 
 class PythonTarget:
@@ -34,13 +36,22 @@ class PythonTarget:
 
     def run(self, case: Case, turn: int, history: History) -> Run:
         started = time.perf_counter()
-        result = self._call(self._call_args(case, turn, history))
-        if inspect.isawaitable(result):
-            result = self._await(result)
         try:
-            run = run_from_value(result)
+            result = self._call(self._call_args(case, turn, history))
+            if inspect.isawaitable(result):
+                result = self._await(result)
+        except TargetError:
+            raise
+        except BaseException as exc:  # sys.exit, KeyboardInterrupt, GeneratorExit: this item's error only
+            if isolation.user_interrupt(exc):
+                raise  # the user's Ctrl-C stops the run
+            raise TargetError(_describe(exc)) from None
+        try:
+            run = run_from_value(plain(result) if isinstance(result, (dict, list)) else result)
         except RunFormatError as exc:
             raise TargetError(f"the function returned something that is not a run: {exc}") from None
+        except RecursionError:
+            raise TargetError("the function returned a value nested too deeply to record") from None
         if run.latency_ms is None:
             run.latency_ms = (time.perf_counter() - started) * 1000.0
         return run
@@ -52,6 +63,9 @@ class PythonTarget:
         """
         if self.timeout_s is None or inspect.iscoroutinefunction(self.fn):
             return self.fn(*args)
+        return self._in_thread(args)
+
+    def _in_thread(self, args: list[Any]) -> Any:
         box: dict[str, Any] = {}
         done = threading.Event()
 
@@ -76,20 +90,54 @@ class PythonTarget:
             if self._loop is None:
                 self._loop = asyncio.new_event_loop()
                 threading.Thread(target=self._loop.run_forever, name="evalgate-async", daemon=True).start()
-        future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), self._loop)
+        loop = self._loop
+        future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), loop)
         try:
             return future.result(self.timeout_s)
         except TimeoutError:
             future.cancel()
+            if not _responsive(loop):  # blocking code in a coroutine stalled the loop: next calls get a new one
+                with self._loop_lock:
+                    if self._loop is loop:
+                        self._loop = None
             raise TargetError(f"timed out after {self.timeout_s:g}s") from None
+        except _Escaped as escaped:
+            raise TargetError(_describe(escaped.inner)) from None
 
     def close(self) -> None:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
 
 
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"the function called sys.exit({exc.code!r}); the item errored, the run goes on"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class _Escaped(Exception):
+    """sys.exit, KeyboardInterrupt or GeneratorExit in a coroutine, carried out of the loop without stopping it."""
+
+    def __init__(self, inner: BaseException) -> None:
+        super().__init__(type(inner).__name__)
+        self.inner = inner
+
+
 async def _as_coroutine(awaitable: Any) -> Coroutine[Any, Any, Any]:
-    return await awaitable
+    try:
+        return await awaitable
+    except (SystemExit, KeyboardInterrupt, GeneratorExit) as exc:  # would end the loop's thread
+        raise _Escaped(exc) from None
+
+
+def _responsive(loop: asyncio.AbstractEventLoop, wait_s: float = 0.2) -> bool:
+    pong = threading.Event()
+    try:
+        loop.call_soon_threadsafe(pong.set)
+    except RuntimeError:  # closed
+        return False
+    return pong.wait(wait_s)
 
 
 def _positional_arity(fn: Callable[..., Any]) -> int:

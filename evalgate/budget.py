@@ -1,0 +1,118 @@
+"""A spending cap: once the run's spend reaches `budget.max_usd` or `budget.max_tokens`, no new item starts.
+
+Spend is what finished items' runs report (`cost_usd`, `usage`) plus what the judge was billed so
+far. Items already in flight when the cap is reached still finish (at most one concurrency
+window); every item not started is errored as `budget exceeded`: not scored, counted against
+`max_errors`, listed among the errored items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+BUDGET_EXCEEDED = "budget exceeded"
+
+
+class CostTotals:
+    """The run's cost from its items, added in data order (so a merge of shards adds up the same)."""
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.target_usd = 0.0
+        self.by_check: dict[str, float] = {}
+
+    def add(self, run_cost: float | None, judge_cost: dict[str, float]) -> None:
+        self.items += 1
+        if isinstance(run_cost, (int, float)):
+            self.target_usd += run_cost
+        for check, usd in judge_cost.items():
+            self.by_check[check] = self.by_check.get(check, 0.0) + usd
+
+    def summary(self) -> dict[str, Any]:
+        judge = 0.0
+        for usd in self.by_check.values():
+            judge += usd
+        return {"usd": round(self.target_usd + judge, 8), "target_usd": round(self.target_usd, 8),
+                "judge_usd": round(judge, 8), "by_check": {k: round(v, 8) for k, v in self.by_check.items()}}
+
+
+@dataclass
+class Budget:
+    max_usd: float | None = None
+    max_tokens: int | None = None
+    share: str = ""  # e.g. "1/4 of $2 (shard 1/4)": how the cap was derived, for the summary
+    target_usd: float = 0.0
+    target_tokens: int = 0
+    skipped: int = 0
+    reason: str | None = None
+    judging: Any = None  # the run's JudgeRun: judge calls count as spend
+
+    @classmethod
+    def of(cls, settings: Any, max_cost: float | None = None, shard: Any = None) -> Budget | None:
+        """The run's budget from the spec's `budget:` and `--max-cost` (which wins); a shard's share is cap/N."""
+        max_usd = max_cost if max_cost is not None else getattr(settings, "max_usd", None)
+        max_tokens = getattr(settings, "max_tokens", None)
+        if max_usd is None and max_tokens is None:
+            return None
+        share = ""
+        if shard is not None and shard.count > 1 and getattr(settings, "split_across_shards", True):
+            share = f"shard {shard}: 1/{shard.count} of the run's budget"
+            max_usd = max_usd / shard.count if max_usd is not None else None
+            max_tokens = max(1, max_tokens // shard.count) if max_tokens is not None else None
+        return cls(max_usd=max_usd, max_tokens=max_tokens, share=share)
+
+    def add(self, item: Any) -> None:
+        """Count a finished item's run: its cost and tokens."""
+        run = getattr(item, "run", None)
+        if run is None:
+            return
+        if isinstance(run.cost_usd, (int, float)):
+            self.target_usd += run.cost_usd
+        usage = run.usage or {}
+        total = usage.get("total_tokens")
+        if not isinstance(total, int):
+            total = sum(v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens", "input_tokens",
+                                                              "output_tokens") and isinstance(v, int))
+        self.target_tokens += total
+
+    def spent(self) -> tuple[float, int]:
+        """(USD, tokens) so far: the target's finished items and every judge call billed."""
+        usd, tokens = self.target_usd, self.target_tokens
+        judging = self.judging
+        if judging is not None:
+            for judge, (start, _) in zip(judging.judges, judging.start, strict=True):
+                used = judge.tally().minus(start)
+                usd += used.cost_usd
+                tokens += used.prompt_tokens + used.completion_tokens
+        return usd, tokens
+
+    def exhausted(self) -> str | None:
+        """Why no new item may start, or None."""
+        if self.reason is not None:
+            return self.reason
+        usd, tokens = self.spent()
+        if self.max_usd is not None and usd >= self.max_usd:
+            self.reason = f"{BUDGET_EXCEEDED}: ${usd:.4f} spent of max_usd ${self.max_usd:g}; not run"
+        elif self.max_tokens is not None and tokens >= self.max_tokens:
+            self.reason = f"{BUDGET_EXCEEDED}: {tokens} tokens spent of max_tokens {self.max_tokens}; not run"
+        return self.reason
+
+    def gate(self, cases: Iterable[Any], skip: Callable[[Any, str], None]) -> Iterator[Any]:
+        """Pass cases on while the budget lasts; hand each later one to `skip` with the reason."""
+        for case in cases:
+            reason = self.exhausted()
+            if reason is None:
+                yield case
+            else:
+                self.skipped += 1
+                skip(case, reason)
+
+    def summary(self) -> dict[str, Any]:
+        usd, tokens = self.spent()
+        out: dict[str, Any] = {"max_usd": self.max_usd, "max_tokens": self.max_tokens,
+                               "spent_usd": round(usd, 8), "spent_tokens": tokens, "items_not_run": self.skipped}
+        if self.share:
+            out["share"] = self.share
+        return out

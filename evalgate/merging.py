@@ -1,0 +1,414 @@
+"""`evalgate merge`: the shards' results files joined into exactly the results of one unsharded run.
+
+Averages are not averaged again: every item's scores are replayed into one Aggregator in data
+order (the shards' items carry their index in the whole data set), so the sums, and so every
+average, threshold, gate and the verdict, are the very floats one run computes. Items are copied
+as their bytes, never encoded again. Refuses, naming the file, shards of another spec or data,
+a shard missing or given twice, an item in two shards, an interrupted shard.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from evalgate.budget import CostTotals
+from evalgate.errors import display_path
+from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item
+from evalgate.shards import entry_from_record
+from evalgate.verdict import Aggregator, Entry
+
+ITEMS_MARK = b', "items": ['
+KEEP_ERRORED = 20
+NAN = float("nan")
+_ABSENT = object()
+
+
+class MergeError(ValueError):
+    """The files cannot be merged into one run; the message names the file and what to do."""
+
+
+@dataclass
+class ShardFile:
+    path: Path
+    head: dict[str, Any]
+    shard: dict[str, Any]
+    items: Iterator[tuple[int, bytes, dict[str, Any]]] = field(default=iter(()))
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.name = display_path(self.path)
+
+
+@dataclass
+class ErroredItem:
+    """What the report shows of an errored item (the CLI's table, the Action's log)."""
+
+    index: int
+    id: str
+    input: Any
+    error: str | None
+    scorer_errors: dict[str, str]
+
+
+def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
+    """(index, bytes, record) of every item, streamed: one line each as evalgate writes them."""
+    if lines_from is None:  # not evalgate's layout (e.g. reformatted): parse it whole
+        items = json.loads(path.read_bytes()).get("items")
+        if not isinstance(items, list):
+            raise ValueError("`items` is not a list")
+        for record in items:
+            index = record.get("index") if isinstance(record, dict) else None
+            yield index, _utf8(dumps_item(record)), record
+        return
+    with path.open("rb") as handle:
+        handle.seek(lines_from)
+        for line in handle:
+            text = line.rstrip(b"\n")
+            if text.endswith(b"]}"):
+                text = text[:-2]
+            elif text.endswith(b","):
+                text = text[:-1]
+            if not text:
+                continue
+            record = _loads(text)
+            yield (record.get("index") if isinstance(record, dict) else None), text, record
+
+
+def _loads(text: bytes) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:  # NaN, a lone surrogate: json reads what it wrote
+        return json.loads(text)
+
+
+def read_shard(path: Path) -> ShardFile:
+    """The header of a shard's results file (items are streamed later); MergeError if it is not one."""
+    name = display_path(path)
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline()
+        mark = first.find(ITEMS_MARK)
+        head: Any = None
+        lines_from: int | None = None
+        if first.startswith(b"{") and mark > 0:
+            try:
+                head = json.loads(first[:mark] + b"}")
+                lines_from = mark + len(ITEMS_MARK)
+            except ValueError:
+                head = None  # the mark was somewhere else: read the file as a whole below
+        if head is None:
+            head = json.loads(path.read_bytes())
+            if isinstance(head, dict):
+                head.pop("items", None)
+    except OSError as exc:
+        raise MergeError(f"{name}: cannot read it ({exc.strerror or exc})") from None
+    except (ValueError, RecursionError) as exc:
+        raise MergeError(f"{name}: not an evalgate results file ({str(exc).splitlines()[0]})") from None
+    if not isinstance(head, dict) or head.get("schema_version") != 1:
+        raise MergeError(f"{name}: not an evalgate results file (no schema_version 1)")
+    shard = head.get("shard")
+    if not isinstance(shard, dict) or not {"index", "count", "spec_sha256", "data_sha256", "entries"} <= shard.keys():
+        raise MergeError(f"{name}: not a shard's results; write each with `evalgate run SPEC --shard I/N --output ...`")
+    if not _well_formed(shard):
+        raise MergeError(f"{name}: its `shard` record is malformed (edited?); run the shard again")
+    if (head.get("summary") or {}).get("interrupted"):
+        raise MergeError(f"{name}: shard {shard['index']}/{shard['count']} was interrupted; "
+                         "finish it (`evalgate run ... --resume`) before merging")
+    return ShardFile(path, head, shard, _items_of(path, lines_from))
+
+
+def _well_formed(shard: dict[str, Any]) -> bool:
+    def whole(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    entries = shard["entries"]
+    return (whole(shard["count"]) and whole(shard["index"]) and 1 <= shard["index"] <= shard["count"]
+            and isinstance(entries, list) and whole(shard.get("turn_count", 0))
+            and all(isinstance(e, dict) and isinstance(e.get("id"), str) and e.get("kind") in ("gate", "scorer")
+                    and (e.get("turn") is None or whole(e["turn"]))
+                    and (e.get("first") is None or (isinstance(e["first"], list) and len(e["first"]) == 2
+                                                    and all(whole(v) for v in e["first"])))
+                    for e in entries))
+
+
+def check_shards(files: list[ShardFile]) -> None:
+    """Same spec, same data, same N, every shard once; MergeError naming the files otherwise."""
+    if not files:
+        raise MergeError("no results files to merge; pass each shard's results file (e.g. shards/*.json)")
+    first = files[0]
+    for other in files[1:]:
+        for key, what in (("spec_sha256", "spec"), ("data_sha256", "data"), ("count", "shard count")):
+            if other.shard[key] != first.shard[key]:
+                raise MergeError(
+                    f"{other.name}: from another {what} than {first.name} ({key} {str(other.shard[key])[:12]} vs "
+                    f"{str(first.shard[key])[:12]}); merge only the shards of one run"
+                )
+    count = first.shard["count"]
+    seen: dict[int, ShardFile] = {}
+    for file in files:
+        index = file.shard["index"]
+        if index in seen:
+            raise MergeError(f"{file.name}: shard {index}/{count} again (also {seen[index].name}); "
+                             "pass each shard's results once")
+        seen[index] = file
+    missing = [str(i) for i in range(1, count + 1) if i not in seen]
+    if missing:
+        raise MergeError(f"shard {', '.join(m + '/' + str(count) for m in missing)} missing: got "
+                         + ", ".join(f"{f.name} ({f.shard['index']}/{count})" for f in files))
+
+
+def _aggregator(files: list[ShardFile], clustered: bool = False) -> tuple[Aggregator, dict[tuple[Any, ...], Entry]]:
+    """Top-level entries in spec order, then per-turn entries where the whole data set first saw them."""
+    top = [entry_from_record(e) for e in files[0].shard["entries"] if e.get("first") is None]
+    turn_entries: dict[tuple[Any, ...], tuple[tuple[int, int], Entry]] = {}
+    for file in files:
+        for record in file.shard["entries"]:
+            if record.get("first") is None:
+                continue
+            entry = entry_from_record(record)
+            first = tuple(record["first"])
+            known = turn_entries.get(entry.key)
+            if known is None or first < known[0]:
+                turn_entries[entry.key] = (first, entry)  # type: ignore[assignment]
+    aggregator = Aggregator(top, clustered=clustered)
+    for _, entry in sorted(turn_entries.values(), key=lambda pair: pair[0]):
+        aggregator.declare(entry)
+    aggregator.turn_count = max(int(f.shard.get("turn_count") or 0) for f in files)
+    return aggregator, {key: aggregator.entries[key] for key in aggregator.entries}
+
+
+def _number(value: Any) -> float:
+    return NAN if value is None else float(value)
+
+
+def _replay(record: dict[str, Any], aggregator: Aggregator, top: tuple[list[Entry], list[Entry]],
+            entries: dict[Any, Entry]) -> None:
+    """One item's contributions, as the engine gave them (see resume.contributions); with repeats,
+    each trial's in trial order, as the run fed them to the aggregator."""
+    trials = record.get("trials")
+    if isinstance(trials, list):
+        for trial, recorded in enumerate(trials):
+            _replay_one(recorded, aggregator, top, entries, trial)
+        return
+    _replay_one(record, aggregator, top, entries, 0)
+
+
+def _replay_one(record: dict[str, Any], aggregator: Aggregator, top: tuple[list[Entry], list[Entry]],
+                entries: dict[Any, Entry], trial: int) -> None:
+    if record.get("error") is not None:
+        return
+    gates = record.get("gates") or {}
+    scores = record.get("scores") or {}
+    errors = record.get("scorer_errors") or {}
+    if trial:
+        def add(entry: Entry, score: float | None) -> None:
+            aggregator.add(entry, score, trial)
+    else:
+        add = aggregator.add
+    top_gates, top_scorers = top
+    for entry in top_gates:  # a gate always contributes: absent means not scorable
+        value = gates.get(entry.id, _ABSENT)
+        add(entry, None if value is _ABSENT else value if value.__class__ is float else _number(value))
+    for entry in top_scorers:  # a scorer: its score, nothing when it errored, else not scorable
+        value = scores.get(entry.id, _ABSENT)
+        if value is not _ABSENT:
+            add(entry, value if value.__class__ is float else _number(value))
+        elif entry.id not in errors:
+            add(entry, None)
+    turns = record.get("turns") or []
+    for index, turn in enumerate(turns):
+        for key, value in (turn.get("gates") or {}).items():
+            add(entries[(index, "gate", key)], _number(value))
+        for key, value in (turn.get("scores") or {}).items():
+            add(entries[(index, "scorer", key)], _number(value))
+    for label in record.get("not_scorable") or {}:
+        if not label.startswith("turn-"):
+            continue
+        turn_text, _, key = label[5:].partition(":")
+        if not turn_text.isdigit() or int(turn_text) >= len(turns):
+            continue
+        index = int(turn_text)
+        turn = turns[index]
+        gate = entries.get((index, "gate", key))
+        scorer = entries.get((index, "scorer", key))
+        if gate is not None and (scorer is None or key in (turn.get("scores") or {}) or label in errors):
+            add(gate, None)  # the scorer of that id scored or errored: the gate was not scorable
+        elif scorer is not None:
+            add(scorer, None)
+
+
+def _errored(record: dict[str, Any]) -> bool:
+    trials = record.get("trials")
+    if isinstance(trials, list):  # with repeats: errored when any trial errored, as the run counts it
+        return any(_errored(t) for t in trials if isinstance(t, dict))
+    return record.get("error") is not None or bool(record.get("scorer_errors"))
+
+
+def _sum_counters(values: list[Any]) -> Any:
+    """Numbers added, mappings merged key by key; anything else: the first."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return sum(present)
+    if all(isinstance(v, dict) for v in present):
+        keys = dict.fromkeys(k for v in present for k in v)
+        return {k: _sum_counters([v.get(k) for v in present]) for k in keys}
+    return present[0]
+
+
+def _summary_extras(files: list[ShardFile]) -> dict[str, Any]:
+    summaries = [f.head.get("summary") or {} for f in files]
+    extras: dict[str, Any] = {
+        "duration_s": round(max(float(s.get("duration_s") or 0.0) for s in summaries), 3),
+        "interrupted": False,
+    }
+    for key in ("network", "resumed_items", "budget", "trials", "errored_trials"):
+        values = [s.get(key) for s in summaries if key in s]
+        if values:
+            extras[key] = _sum_counters(values)
+    repeats = [s["repeats"] for s in summaries if "repeats" in s]
+    if repeats:
+        extras["repeats"] = repeats[0]
+    if isinstance(extras.get("budget"), dict):  # the shards' shares add up to the run's caps
+        extras["budget"].pop("share", None)
+    judges = [s["judge"] for s in summaries if isinstance(s.get("judge"), dict)]
+    if judges:
+        judge = _sum_counters(judges)
+        judge["model"] = ", ".join(dict.fromkeys(m for j in judges for m in str(j.get("model", "")).split(", ") if m))
+        prompts: dict[str, Any] = {}
+        for j in judges:
+            prompts.update(j.get("prompts") or {})
+        judge["prompts"] = dict(sorted(prompts.items()))
+        costs = [j.get("cost_usd") for j in judges]
+        judge["cost_usd"] = None if any(c is None for c in costs) else round(sum(costs), 8)
+        extras["judge"] = judge
+    return extras
+
+
+def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> EvalResult:
+    """Join shards' results files into the results of one unsharded run; write them to `output`.
+
+    Returns an EvalResult (verdict, gates, thresholds, turns, scores, errored items) like `run_spec`.
+    MergeError, naming the file, when they are not the complete shards of one run.
+    """
+    files = [read_shard(Path(p)) for p in paths]
+    check_shards(files)
+    files.sort(key=lambda f: f.shard["index"])
+    clustered = "repeats" in (files[0].head.get("summary") or {})
+    aggregator, entries = _aggregator(files, clustered)
+    top_entries = [e for e in aggregator.entries.values() if e.turn is None]
+    top = ([e for e in top_entries if e.kind == "gate"], [e for e in top_entries if e.kind != "gate"])
+    max_errors = int((files[0].head.get("summary") or {}).get("max_errors") or 0)
+    result = EvalResult(name=str(files[0].head.get("name", "")), outcome=aggregator.outcome(max_errors),
+                        created_at=files[0].head.get("created_at"), git_sha=files[0].head.get("git_sha"),
+                        compare_settings=files[0].head.get("compare_settings"))
+    result.results_path = Path(output) if output is not None else None
+    stream = heapq.merge(*(_tagged(n, f) for n, f in enumerate(files)), key=lambda row: row[0])
+    out = tmp = None
+    if output is not None:
+        target = Path(output)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".tmp")
+        out = tmp.open("wb")
+        out.write(b"[")  # the items array; the header goes in front once the outcome is known
+    ids: dict[str, str] = {}
+    costs = CostTotals()
+    errors = ErrorTally()  # summary.top_error, counted in data order as one run counts it
+    previous = -1
+    previous_name = ""
+    try:
+        for count, (index, n, text, record) in enumerate(stream):
+            name = files[n].name
+            item_id = str(record.get("id"))
+            if index < 0:
+                raise MergeError(f"{name}: item {item_id!r} has index {record.get('index')!r}, not a data index")
+            if index == previous or item_id in ids:
+                raise MergeError(f"{name}: item {item_id!r} is also in {ids.get(item_id, previous_name)}; "
+                                 "each item belongs to one shard: merge the shards of one run")
+            if index < previous:
+                raise MergeError(f"{name}: item {item_id!r} (index {index}) is out of data order")
+            ids[item_id] = name
+            previous_name = name
+            previous = index
+            try:
+                _replay(record, aggregator, top, entries)
+            except (AttributeError, TypeError, KeyError, ValueError):
+                raise MergeError(f"{name}: item {item_id!r} does not fit the shards' entries (edited, or another "
+                                 "evalgate version?); run the shard again") from None
+            trials = record.get("trials")
+            for part in trials if isinstance(trials, list) else (record,):  # with repeats: every trial's spend
+                judge_cost = part.get("judge_cost_usd")
+                run_cost = (part.get("run" if part is not record else "output") or {}).get("cost_usd")
+                if judge_cost or run_cost is not None:
+                    costs.add(run_cost, judge_cost if isinstance(judge_cost, dict) else {})
+            errored = _errored(record)
+            aggregator.add_item(errored, 0, item_id)
+            if errored:
+                shown = ErroredItem(index, item_id, record.get("input"), record.get("error"),
+                                    dict(record.get("scorer_errors") or {}))
+                errors.add(shown)
+                if len(result.errored) < KEEP_ERRORED:
+                    result.errored.append(shown)
+            if out is not None:
+                if count:
+                    out.write(b",\n")
+                out.write(text)
+    except BaseException:
+        if out is not None and tmp is not None:
+            out.close()
+            tmp.unlink(missing_ok=True)
+        raise
+    result.outcome = aggregator.outcome(max_errors)
+    result.extra_summary.update(_summary_extras(files))
+    top_error = errors.top()
+    if top_error is not None:
+        result.extra_summary["top_error"] = top_error
+    if costs.items:
+        result.extra_summary["cost"] = costs.summary()
+    result.duration_s = result.extra_summary.pop("duration_s")
+    first = files[0].shard
+    result.extra["merged"] = {"shards": first["count"], "spec_sha256": first["spec_sha256"],
+                              "data_sha256": first["data_sha256"]}
+    if out is not None and tmp is not None:
+        out.write(b"]}\n")
+        out.close()
+        head = result.header()
+        opening = _utf8(json.dumps(head, ensure_ascii=False)[:-1]) + b', "items": '
+        _prepend(tmp, opening, Path(output))
+    return result
+
+
+def _tagged(n: int, file: ShardFile) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
+    """The file's items tagged with its position; an index that is not a number sorts first and is refused."""
+    try:
+        for index, text, record in file.items:
+            if not isinstance(record, dict):
+                raise MergeError(f"{file.name}: an item is not a JSON object; was the file edited?")
+            yield (index if isinstance(index, int) and not isinstance(index, bool) else -1), n, text, record
+    except (ValueError, RecursionError) as exc:
+        if isinstance(exc, MergeError):
+            raise
+        raise MergeError(f"{file.name}: an item is not JSON ({str(exc).splitlines()[0]}); "
+                         "was the file cut short?") from None
+
+
+def _prepend(tmp: Path, opening: bytes, target: Path) -> None:
+    """The results file: the header, then the items array written to `tmp` (which starts with `[`)."""
+    final = target.with_name(target.name + ".tmp2")
+    with tmp.open("rb") as body, final.open("wb") as out:
+        out.write(opening)
+        for block in iter(lambda: body.read(1 << 20), b""):
+            out.write(block)
+        out.flush()
+        os.fsync(out.fileno())
+    tmp.unlink()
+    os.replace(final, target)

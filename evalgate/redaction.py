@@ -1,0 +1,80 @@
+"""The secrets a run knows of, and the one redaction applied wherever evalgate writes text.
+
+Secrets are registered as they become known (the `${VAR}` values a spec's headers use, the
+`api_key_env` values, the runner's credentials, the Action's token). `redact` then replaces each
+with `***` in results, the journal, JUnit, the Markdown report, the job summary, the PR comment,
+outputs and the log. The adapters redact at the source too; this is the last line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Iterable, Mapping
+
+MIN_SECRET_CHARS = 4  # shorter values would blank out ordinary words
+MASK = "***"
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+_lock = threading.Lock()
+_secrets: set[str] = set()
+_pattern: re.Pattern[str] | None = None
+
+
+def register(values: Iterable[str | None]) -> None:
+    """Treat these values as secrets from now on (also as they appear inside a JSON string)."""
+    global _pattern
+    added = False
+    with _lock:
+        for value in values:
+            if not value:
+                continue
+            for form in {value, value.strip(), json.dumps(value, ensure_ascii=False)[1:-1],
+                         json.dumps(value)[1:-1]}:
+                if len(form) >= MIN_SECRET_CHARS and form not in _secrets:
+                    _secrets.add(form)
+                    added = True
+        if added:
+            ordered = sorted(_secrets, key=len, reverse=True)  # the longest first: no half-masked secret
+            _pattern = re.compile("|".join(map(re.escape, ordered)))
+
+
+def register_env(names: Iterable[str | None], environ: Mapping[str, str] | None = None) -> None:
+    """The values of these environment variables are secrets (unset ones are skipped)."""
+    env = os.environ if environ is None else environ
+    register(env.get(name) for name in names if name)
+
+
+def env_refs(template: str) -> list[str]:
+    """The `${NAME}` references in a header template."""
+    return _ENV_REF.findall(template)
+
+
+def redact(text: str) -> str:
+    pattern = _pattern
+    if pattern is None or not text:
+        return text
+    return pattern.sub(MASK, text)
+
+
+def redact_cut(text: str, limit: int, *, tail: bool = False) -> str:
+    """Redact, then bound: cutting first could leave part of a secret that no longer matches."""
+    text = redact(text)
+    if len(text) <= limit:
+        return text
+    return "…" + text[-limit:] if tail else text[:limit] + "…"
+
+
+def known() -> bool:
+    return _pattern is not None
+
+
+def _forget_all() -> None:
+    """For tests: start again with no secrets."""
+    global _pattern
+    with _lock:
+        _secrets.clear()
+        _pattern = None
+

@@ -1,0 +1,42 @@
+"""The process's stdout and stderr as evalgate writes them: redacted and terminal-safe.
+
+Whatever reaches a stream (the verdict table, spec errors, a target's output in the Action's log)
+passes through `redact` and `textsafe.terminal`: no known secret, no control sequence from data
+or a model. Characters the stream cannot encode (a lone surrogate) print as escapes.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from evalgate.redaction import redact
+from evalgate.textsafe import terminal
+
+
+class SafeStream:
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: Any) -> int:
+        if isinstance(text, str):
+            text = terminal(redact(text))
+        return self._stream.write(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def install() -> None:
+    """Wrap sys.stdout and sys.stderr once (idempotent)."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None or isinstance(stream, SafeStream):
+            continue
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+        setattr(sys, name, SafeStream(stream))

@@ -1,0 +1,191 @@
+"""The `mastra` target: an agent or a workflow on a Mastra server, read with no mapping.
+
+Agents: `POST {url}/api/agents/{agent}/generate` with `{messages, memory?, ...options}`; the reply
+is read by `evalgate.runs.replies.read_mastra` (text, every tool call with its result, error or pending
+state, usage). Conversations either send the history as messages, or, with `memory:`, run on a
+Mastra memory thread of their own (a fresh id per item and repeat) so the server keeps the history.
+
+Workflows: `POST {url}/api/workflows/{workflow}/start-async` with `{inputData: input}`, Mastra's own
+endpoint that creates a run, starts it and answers with its result. The run records the result (as
+text, and structured in `result`) and every step's outcome in `steps`. A failed or suspended
+workflow errors the item with the step and message.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from evalgate import spec as s
+from evalgate.cases import Case
+from evalgate.net import HttpError
+from evalgate.runs import Run, RunFormatError
+from evalgate.runs.replies import read_mastra
+from evalgate.targets.base import History, TargetError
+from evalgate.targets.http import (
+    HeaderTemplates,
+    _snippet,
+    compile_body,
+    item_context,
+    make_client,
+    redact_reply,
+)
+
+
+def user_messages(value: Any) -> list[dict[str, Any]]:
+    """A turn's input as messages: a message list or one message as is, anything else as user text."""
+    if isinstance(value, list) and value and all(isinstance(m, Mapping) and "role" in m for m in value):
+        return [dict(m) for m in value]
+    if isinstance(value, Mapping) and "role" in value and "content" in value:
+        return [dict(value)]
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return [{"role": "user", "content": text}]
+
+
+class MastraTarget:
+    concurrent = True
+
+    def __init__(self, config: s.MastraTarget, base_dir: Path, concurrency: int = 4, use_cache: bool = True) -> None:
+        self.config = config
+        base = config.url.rstrip("/")
+        if not base.endswith("/api"):
+            base += "/api"
+        if config.workflow is not None:
+            self.url = f"{base}/workflows/{quote(config.workflow, safe='')}/start-async"
+        else:
+            self.url = f"{base}/agents/{quote(str(config.agent), safe='')}/generate"
+        self.client = make_client(config, base_dir, concurrency, use_cache)
+        self.headers = HeaderTemplates(config.headers, self.client)
+        self.thread = self.resource = None
+        if config.memory is not None:
+            self.thread = compile_body(config.memory.thread)
+            self.resource = compile_body(config.memory.resource) if config.memory.resource is not None else None
+        self.threads: dict[tuple[int, int, int], tuple[str, str]] = {}
+        self._lock = threading.Lock()
+        self.key_settings = {"type": "mastra", "url": self.url, "headers": self.headers.for_cache_key()}
+
+    # ---- requests ----
+
+    def payload(self, case: Case, turn: int, history: History) -> dict[str, Any]:
+        value = case.item.turn_inputs()[turn]
+        if self.config.workflow is not None:
+            return {"inputData": value}
+        body: dict[str, Any] = dict(self.config.options)
+        if self.thread is None:
+            messages: list[dict[str, Any]] = []
+            for previous, run in history:
+                messages += user_messages(previous)
+                messages.append({"role": "assistant", "content": run.text})
+            body["messages"] = messages + user_messages(value)
+        else:
+            thread, resource = self._thread_for(case, turn)
+            body["messages"] = user_messages(value)
+            body["memory"] = {"thread": thread, "resource": resource}
+        return body
+
+    def _thread_for(self, case: Case, turn: int) -> tuple[str, str]:
+        """The item's memory thread: its template plus a fresh suffix, kept for its later turns."""
+        # A conversation's turns run in order on one worker thread, so the worker tells repeats of
+        # one item apart even when they are in flight together.
+        key = (case.index, int(getattr(case, "repeat", 0) or 0), threading.get_ident())
+        last = turn + 1 >= len(case.item.turn_inputs())
+        with self._lock:
+            if turn == 0 or key not in self.threads:
+                ctx = {"item": item_context(case)}
+                assert self.thread is not None
+                name = _text(self.thread(ctx)) or case.id
+                thread = f"{name}-{uuid.uuid4().hex[:12]}"  # never a thread an earlier run left behind
+                resource = _text(self.resource(ctx)) if self.resource is not None else None
+                self.threads[key] = (thread, resource or thread)
+            found = self.threads[key]
+            if last:
+                del self.threads[key]
+        return found
+
+    def run(self, case: Case, turn: int, history: History) -> Run:
+        payload = self.payload(case, turn, history)
+        cache_payload = payload
+        if "memory" in payload:
+            # The thread's fresh suffix must not defeat the cache; what the server remembers (the
+            # earlier inputs) must be part of the key instead.
+            cache_payload = {**payload, "memory": {"history": case.item.turn_inputs()[:turn]}}
+        try:
+            reply = self.client.post_json(
+                self.url,
+                payload,
+                self.headers.expand(),
+                cache_key={**self.key_settings, "body": cache_payload},
+            )
+        except HttpError as exc:
+            raise TargetError(_not_found_hint(str(exc), self.config)) from None
+        if not reply.is_json:
+            raise TargetError(f"the reply is not JSON: {_snippet(self.client.redact(reply.text)) or '(empty)'}")
+        body = redact_reply(reply, self.client)
+        run = self._workflow_run(body) if self.config.workflow is not None else self._agent_run(body)
+        run.latency_ms = reply.elapsed_ms
+        return run
+
+    # ---- replies ----
+
+    def _agent_run(self, body: Any) -> Run:
+        try:
+            return read_mastra(body)
+        except RunFormatError as exc:
+            shown = _snippet(json.dumps(body))
+            raise TargetError(f"the reply is not a Mastra generate() reply: {exc}: {shown}") from None
+
+    def _workflow_run(self, body: Any) -> Run:
+        if not isinstance(body, Mapping) or not isinstance(body.get("status"), str):
+            raise TargetError(f"the reply is not a Mastra workflow result: {_snippet(json.dumps(body))}")
+        raw_steps = body.get("steps") if isinstance(body.get("steps"), Mapping) else {}
+        steps = {k: _step(v) for k, v in raw_steps.items() if k != "input" and isinstance(v, Mapping)}
+        status = body["status"]
+        if status != "success":
+            raise TargetError(_workflow_failure(self.config.workflow or "", status, body, steps))
+        result = body.get("result")
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+        return Run(texts=[text], result=result, steps=steps)
+
+    def stats(self) -> dict[str, Any]:
+        return self.client.stats()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _step(raw: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": raw.get("status")}
+    if "output" in raw:
+        out["output"] = raw["output"]
+    if raw.get("error") is not None:
+        error = raw["error"]
+        out["error"] = error.get("message") if isinstance(error, Mapping) and error.get("message") else _text(error)
+    return out
+
+
+def _workflow_failure(workflow: str, status: str, body: Mapping[str, Any], steps: Mapping[str, Any]) -> str:
+    failed = [k for k, v in steps.items() if v.get("status") in ("failed", "suspended")]
+    where = f" at step `{failed[-1]}`" if failed else ""
+    error = body.get("error")
+    message = error.get("message") if isinstance(error, Mapping) else error
+    if status == "suspended":
+        return f"workflow `{workflow}` suspended{where} (evalgate does not resume workflows)"
+    return f"workflow `{workflow}` {status}{where}" + (f": {_snippet(_text(message))}" if message else "")
+
+
+def _not_found_hint(message: str, config: s.MastraTarget) -> str:
+    if "HTTP 404" in message:
+        kind, name = ("workflow", config.workflow) if config.workflow is not None else ("agent", config.agent)
+        return f"{message} (is `{name}` the {kind}'s id on the Mastra server at {config.url}?)"
+    return message

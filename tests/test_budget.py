@@ -1,0 +1,139 @@
+"""The spending cap against a fake OpenAI-compatible server that reports usage: no new item starts past it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from fake_agent import FakeServer
+
+from evalgate.api import run_spec
+from evalgate.report.markdown import ReportContext, render
+from evalgate.results import load_results
+
+ITEMS = 40
+PRICES = {"fake-mini": {"prompt": 1000.0, "completion": 1000.0}}  # USD per 1M tokens: $0.001 per token
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as srv:
+        srv.default_fault = "slow:0.02"
+        yield srv
+
+
+def write_spec(tmp_path: Path, url: str, budget: dict | None = None, concurrency: int = 4) -> Path:
+    spec = {
+        "version": 1,
+        "data": [{"id": f"q{i}", "input": f"question number {i}"} for i in range(ITEMS)],
+        "target": {"type": "openai", "base_url": f"{url}/v1", "model": "fake-mini", "api_key_env": None,
+                   "prices": PRICES, "timeout_s": 5},
+        "concurrency": concurrency,
+        "max_errors": ITEMS,
+        "scorers": [{"type": "includes", "value": "said"}],
+    }
+    if budget is not None:
+        spec["budget"] = budget
+    path = tmp_path / "evalgate.yaml"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def cost_per_item(tmp_path: Path, server: FakeServer) -> float:
+    free = tmp_path / "free"
+    free.mkdir()
+    result = run_spec(write_spec(free, server.url), output=free / "out.json")
+    costs = [i["output"]["cost_usd"] for i in json.loads((free / "out.json").read_text())["items"]]
+    assert result.summary["errored_items"] == 0 and len(set(costs)) <= 2
+    return max(costs)
+
+
+def test_the_cap_stops_scheduling_within_one_concurrency_window(tmp_path: Path, server: FakeServer) -> None:
+    each = cost_per_item(tmp_path, server)  # 3 words of prompt + 10 of completion: $0.013 an item
+    before = server.count
+    cap = each * 10.5
+    concurrency = 4
+    result = run_spec(write_spec(tmp_path, server.url, {"max_usd": cap}, concurrency), output=tmp_path / "out.json")
+    sent = server.count - before
+    # the cap is crossed by the 11th finished item; only the items already in flight may follow it
+    assert 11 <= sent <= 11 + concurrency - 1
+    results = json.loads((tmp_path / "out.json").read_text())
+    not_run = [i for i in results["items"] if i["error"] and i["error"].startswith("budget exceeded")]
+    assert len(not_run) == ITEMS - sent and all(i["output"] is None for i in not_run)
+    assert results["summary"]["errored_items"] == ITEMS - sent  # counted as errors, never scored
+    budget = results["summary"]["budget"]
+    assert budget["items_not_run"] == ITEMS - sent and budget["max_usd"] == cap
+    assert budget["spent_usd"] == pytest.approx(each * sent)
+    assert budget["spent_usd"] - cap < each * concurrency  # overshoot bounded by one window
+    assert result.outcome.errored_items == ITEMS - sent and result.verdict is None  # max_errors: ITEMS
+    report = render(load_results(tmp_path / "out.json"), ReportContext())
+    assert f"**Budget exceeded**: {ITEMS - sent} items were not run" in report
+    assert not_run[0]["id"] in report  # named among the errored items
+
+
+def test_a_token_cap_and_the_cli_option_and_a_shard_share(tmp_path: Path, server: FakeServer) -> None:
+    spec = write_spec(tmp_path, server.url, {"max_tokens": 13 * 6}, concurrency=1)
+    result = run_spec(spec, output=tmp_path / "tokens.json")
+    assert result.summary["budget"]["items_not_run"] == ITEMS - 6  # 13 tokens an item, strictly in order
+    # --max-cost wins over the spec, and a shard of 2 enforces half of it
+    before = server.count
+    done = run_cli("run", spec, "--max-cost", "0.052", "--shard", "1/2", "-o", "shard.json", cwd=tmp_path)
+    assert done.code in (0, 1), done.output
+    shard = json.loads((tmp_path / "shard.json").read_text())
+    assert shard["summary"]["budget"]["max_usd"] == pytest.approx(0.026)
+    assert "shard 1/2" in shard["summary"]["budget"]["share"]
+    assert server.count - before == 2  # $0.013 an item, one at a time: two reach $0.026
+    assert "items not run: budget exceeded" in done.stdout
+    (tmp_path / "whole").mkdir()
+    whole = write_spec(tmp_path / "whole", server.url, {"max_usd": 0.052, "split_across_shards": False}, 1)
+    run_spec(whole, output=tmp_path / "whole.json", shard="1/2")
+    assert json.loads((tmp_path / "whole.json").read_text())["summary"]["budget"]["max_usd"] == 0.052
+
+
+def test_no_budget_no_budget_summary(tmp_path: Path, server: FakeServer) -> None:
+    result = run_spec(write_spec(tmp_path, server.url), output=tmp_path / "out.json")
+    assert "budget" not in result.summary and result.summary["errored_items"] == 0
+
+
+# ---- cost per item and per check, from a priced fake judge ----
+
+
+def test_cost_per_item_and_per_check_add_up_and_merge_exactly(tmp_path: Path) -> None:
+    from fake_judge import FakeJudge
+
+    from evalgate.merging import merge
+
+    with FakeJudge() as judge:
+        data = [{"id": f"c{i}", "input": f"What is the weather in city {i}?", "context": [f"City {i} is sunny."],
+                 "output": {"text": f"City {i} is sunny today.", "tool_calls": [], "cost_usd": 0.001 * (i + 1)}}
+                for i in range(12)]
+        spec = {
+            "version": 1, "data": data,
+            "scorers": [{"type": "faithfulness"}, {"type": "answer_relevancy", "id": "relevant"}],
+            "judge": {"model": "priced-judge", "base_url": judge.base_url, "api_key_env": None,
+                      "prices": {"priced-judge": {"prompt": 100.0, "completion": 300.0}}},
+        }
+        path = tmp_path / "evalgate.yaml"
+        path.write_text(json.dumps(spec))
+        result = run_spec(path, output=tmp_path / "full.json")
+        for index in (1, 2, 3):
+            run_spec(path, output=tmp_path / f"s{index}.json", shard=f"{index}/3")
+    full = json.loads((tmp_path / "full.json").read_text())
+    cost = full["summary"]["cost"]
+    items = full["items"]
+    assert set(items[0]["judge_cost_usd"]) == {"faithfulness", "relevant"}
+    assert all(i["cost_usd"] == pytest.approx(i["output"]["cost_usd"] + sum(i["judge_cost_usd"].values()))
+               for i in items)
+    assert cost["target_usd"] == pytest.approx(sum(0.001 * (i + 1) for i in range(12)))
+    assert cost["judge_usd"] == pytest.approx(full["summary"]["judge"]["cost_usd"])  # every billed call charged
+    assert cost["by_check"]["faithfulness"] == pytest.approx(sum(i["judge_cost_usd"]["faithfulness"] for i in items))
+    assert result.summary["cost"] == cost
+    report = render(load_results(tmp_path / "full.json"), ReportContext())
+    assert f"cost ${cost['usd']:.4f}" in report and "faithfulness $" in report
+    top = max(items, key=lambda i: i["cost_usd"])
+    assert f"most: {top['id']} ${top['cost_usd']:.4f}" in report  # the priciest items, named
+    merged = merge([tmp_path / f"s{index}.json" for index in (1, 2, 3)], tmp_path / "merged.json")
+    assert merged.summary["cost"] == cost  # summed again in data order: the same floats

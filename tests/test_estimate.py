@@ -1,0 +1,103 @@
+"""`evalgate estimate`: calls, tokens and cost from the spec, its data and price tables; nothing is sent."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from fake_agent import FakeServer
+
+from evalgate.judge import prompts
+
+SYSTEM = "You are brief."
+PRICES = {"prompt": 0.15, "completion": 0.6}
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as srv:
+        yield srv
+
+
+def tok(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def write_spec(tmp_path: Path, url: str, budget: float) -> Path:
+    spec = {
+        "version": 1,
+        "data": [{"id": "a", "input": "What is the weather in Paris today?"},
+                 {"id": "b", "inputs": ["hi there", "and tomorrow?"]}],
+        "target": {"type": "openai", "base_url": f"{url}/v1", "model": "fake-mini", "max_tokens": 100,
+                   "system": SYSTEM, "api_key_env": None, "prices": {"fake-mini": PRICES}},
+        "scorers": [{"type": "answer_relevancy"}, {"type": "includes", "value": "x"}],
+        "judge": {"model": "gpt-4o-mini", "base_url": f"{url}/v1", "max_tokens": 200, "api_key_env": None},
+        "budget": {"max_usd": budget},
+    }
+    path = tmp_path / "evalgate.yaml"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_estimate_counts_calls_tokens_and_cost_and_sends_nothing(tmp_path: Path, server: FakeServer) -> None:
+    spec = write_spec(tmp_path, server.url, budget=1.0)
+    done = run_cli("estimate", spec, "--json", cwd=tmp_path)
+    assert done.code == 0, done.output
+    assert server.count == 0  # neither the target nor the judge was asked anything
+    found = json.loads(done.stdout)
+    target, judge = found["lines"]
+    assert target["calls"] == [3, 3]  # one call per turn: 1 + 2
+    system = tok(SYSTEM)
+    low = (system + tok("What is the weather in Paris today?")) + (system + tok("hi there")) \
+        + (system + tok("hi there") + tok("and tomorrow?"))
+    assert target["prompt_tokens"] == [low, low + 100]  # the second turn resends a reply of up to 100 tokens
+    assert target["completion_tokens"] == [0, 300]
+    high_cost = ((low + 100) * 0.15 + 300 * 0.6) / 1e6
+    assert target["cost_usd"] == [pytest.approx(low * 0.15 / 1e6), pytest.approx(high_cost)]
+    assert judge["calls"] == [2, 4]  # one judged scorer, two items; a repair each at most
+    ask = tok(prompts.ANSWER_RELEVANCY.system)
+    assert judge["prompt_tokens"][0] == 2 * ask + tok("What is the weather in Paris today?") + tok("hi there") + 2 * 12
+    assert judge["completion_tokens"] == [0, 800]
+    low_total, high_total = found["cost_usd"]
+    assert low_total == pytest.approx(target["cost_usd"][0] + judge["cost_usd"][0])
+    assert high_total == pytest.approx(target["cost_usd"][1] + judge["cost_usd"][1])
+
+
+def test_repeats_multiply_every_call_by_the_trials(tmp_path: Path, server: FakeServer) -> None:
+    spec = write_spec(tmp_path, server.url, budget=1.0)
+    once = json.loads(run_cli("estimate", spec, "--json", cwd=tmp_path).stdout)
+    data = json.loads(spec.read_text())
+    spec.write_text(json.dumps({**data, "repeats": 3}))
+    done = run_cli("estimate", spec, "--json", cwd=tmp_path)
+    assert done.code == 0, done.output
+    thrice = json.loads(done.stdout)
+    assert thrice["items"] == once["items"] == 2
+    for line, single in zip(thrice["lines"], once["lines"], strict=True):
+        assert line["calls"] == [3 * n for n in single["calls"]]
+        assert line["prompt_tokens"] == [3 * n for n in single["prompt_tokens"]]
+    assert thrice["cost_usd"] == [pytest.approx(3 * c) for c in once["cost_usd"]]
+
+
+def test_the_printed_estimate_says_whether_the_budget_fits(tmp_path: Path, server: FakeServer) -> None:
+    fits = run_cli("estimate", write_spec(tmp_path, server.url, budget=1.0), cwd=tmp_path)
+    assert "target (openai) fake-mini: 3 calls" in fits.stdout and "judge gpt-4o-mini: 2 - 4 calls" in fits.stdout
+    assert "budget max_usd $1: fits" in fits.stdout
+    tight = run_cli("estimate", write_spec(tmp_path, server.url, budget=1e-7), cwd=tmp_path)
+    assert "does not fit" in tight.stdout
+    assert server.count == 0
+
+
+def test_unknown_prices_and_agents_say_so(tmp_path: Path) -> None:
+    spec = {"version": 1, "data": [{"input": "hi"}], "target": {"type": "command", "run": "cat"},
+            "scorers": [{"type": "faithfulness"}], "judge": {"model": "house-model", "api_key_env": None}}
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+    done = run_cli("estimate", cwd=tmp_path)
+    assert done.code == 0, done.output
+    assert "target (command): 1 calls; tokens and cost are whatever the agent reports" in done.stdout
+    assert "no price for `house-model`" in done.stdout and "total: unknown" in done.stdout
+    bad = run_cli("estimate", "missing.yaml", cwd=tmp_path)
+    assert bad.code == 2 and "Traceback" not in bad.output

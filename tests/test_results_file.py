@@ -1,0 +1,66 @@
+"""The results file keeps every value exactly, however the items are encoded, in data order."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+from evalgate import run_evals
+from evalgate.api import run_spec
+from evalgate.results import ResultsWriter, item_bytes, load_results
+
+AWKWARD = [0.1 + 0.2, 1 / 3, 5e-324, 2.2250738585072014e-308, 0.9999999999999999, 1e-7, 0.123456789,
+           struct.unpack("d", struct.pack("Q", 0x3FEFFFFFFFFFFFFF))[0]]
+
+
+def test_awkward_floats_and_values_round_trip_exactly(tmp_path: Path) -> None:
+    big = 2**70 + 1  # beyond orjson's 64 bits: json encodes it
+    data = [{"id": f"x{i}", "input": {"n": big, "s": "é \u2028 \ud83d", "k": [None, True, -0.0]}, "output": "ok"}
+            for i in range(len(AWKWARD))]
+    scores = iter(AWKWARD)
+
+    def exact(item: object, run: object) -> float:
+        return next(scores)
+
+    result = run_evals(data=data, scorers=[exact], concurrency=1)
+    writer = ResultsWriter(tmp_path / "out.json")
+    for item in result.items:
+        writer.append(item.record())
+    writer.finish(result.header())
+    writer.close()
+    written = json.loads((tmp_path / "out.json").read_bytes())
+    assert [i["scores"]["exact"] for i in written["items"]] == AWKWARD
+    assert [struct.pack("d", i["scores"]["exact"]) for i in written["items"]] == [struct.pack("d", f) for f in AWKWARD]
+    assert written["items"][0]["input"] == {"n": big, "s": "é \u2028 \ud83d", "k": [None, True, -0.0]}
+    assert written["items"] == [json.loads(json.dumps(i.record())) for i in result.items]
+
+
+def test_nan_scores_are_null_in_both_encoders() -> None:
+    record = {"index": 0, "id": "a", "scores": {"s": float("nan"), "t": float("inf")}}
+    assert json.loads(item_bytes(record)) == {"index": 0, "id": "a", "scores": {"s": None, "t": None}}
+    surrogate = {**record, "id": "\ud800"}  # orjson refuses a lone surrogate: json takes it, escaped
+    assert json.loads(item_bytes(surrogate)) == {"index": 0, "id": "\ud800", "scores": {"s": None, "t": None}}
+
+
+def test_items_finishing_out_of_order_are_written_in_data_order(tmp_path: Path) -> None:
+    writer = ResultsWriter(tmp_path / "out.json")
+    for index in (2, 0, 3, 1):
+        writer.append({"index": index, "id": f"i{index}", "duration_ms": 0.0})
+    writer.finish({"schema_version": 1, "name": "x"})
+    writer.close()
+    assert [i["index"] for i in json.loads((tmp_path / "out.json").read_text())["items"]] == [0, 1, 2, 3]
+
+
+def test_a_big_recorded_run_writes_every_item_once_in_order(tmp_path: Path) -> None:
+    """Thousands of fast items share journal writes; the copy to the results file splits no line."""
+    lines = [json.dumps({"id": f"q{i}", "input": f"question {i}\nwith a newline", "output": f"answer {i} \u00e9"})
+             for i in range(5000)]
+    (tmp_path / "runs.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "spec.yaml").write_text(
+        "version: 1\ndata: runs.jsonl\ngates:\n  - type: includes\n    value: answer\n", encoding="utf-8")
+    run_spec(tmp_path / "spec.yaml", output=tmp_path / "out.json")
+    results = load_results(tmp_path / "out.json")
+    assert [i.id for i in results.items] == [f"q{i}" for i in range(5000)]
+    assert results.items[4999].input == "question 4999\nwith a newline"
+    assert results.items[17].output == {"text": "answer 17 \u00e9", "tool_calls": []}

@@ -1,0 +1,115 @@
+"""--resume after the spec or the data changed, and output paths that would overwrite a user's file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalgate.api import run_spec
+from evalgate.errors import SpecError
+from evalgate.results import journal_path, load_results
+
+CALLS = "calls.txt"
+AGENT = """\
+from pathlib import Path
+def agent(text):
+    with Path(__file__).with_name("calls.txt").open("a") as f:
+        f.write(text + "\\n")
+    return "answer to " + text
+"""
+
+
+def project(tmp_path: Path, items: int, scorers: list[dict]) -> Path:
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "input": f"q{i}"}) + "\n"
+                                                 for i in range(items)))
+    spec = {"version": 1, "data": "data.jsonl", "target": {"type": "python", "function": "agent:agent"},
+            "concurrency": 1, "scorers": scorers}
+    path = tmp_path / "evalgate.yaml"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def calls(tmp_path: Path) -> list[str]:
+    path = tmp_path / CALLS
+    return path.read_text().split() if path.exists() else []
+
+
+def test_a_scorer_added_before_resume_scores_every_resumed_item_without_running_them_again(tmp_path: Path) -> None:
+    first = {"type": "includes", "value": "answer"}
+    spec = project(tmp_path, 4, [first])
+    run_spec(spec, output=tmp_path / "r.json")
+    assert len(calls(tmp_path)) == 4
+    added = {"type": "includes", "value": "q1", "threshold": 0.5}
+    project(tmp_path, 4, [first, added])
+    result = run_spec(spec, output=tmp_path / "r.json", resume=True)
+    assert len(calls(tmp_path)) == 4  # scored from the recorded runs: the agent was not asked again
+    assert result.outcome.scores["includes:q1"] == 0.25  # one of four outputs holds "q1"
+    assert [t.id for t in result.outcome.threshold_results] == ["includes:q1"]
+    assert result.outcome.not_scorable == {}
+    assert any("`includes:q1` is new" in note and "4 resumed items" in note for note in result.notes)
+    written = load_results(tmp_path / "r.json")
+    assert all("includes:q1" in item.scores for item in written.items)
+
+
+def test_a_shrunken_data_set_writes_only_its_items(tmp_path: Path) -> None:
+    scorers = [{"type": "includes", "value": "answer"}]
+    spec = project(tmp_path, 6, scorers)
+    run_spec(spec, output=tmp_path / "r.json")
+    project(tmp_path, 3, scorers)
+    result = run_spec(spec, output=tmp_path / "r.json", resume=True)
+    written = load_results(tmp_path / "r.json")
+    assert written.summary.total_items == 3 == len(written.items)
+    assert [item.id for item in written.items] == ["q0", "q1", "q2"]
+    assert any("3 journaled items are no longer in the data set" in note for note in result.notes)
+
+
+def test_changed_ids_run_again_and_are_said(tmp_path: Path) -> None:
+    scorers = [{"type": "includes", "value": "answer"}]
+    spec = project(tmp_path, 3, scorers)
+    run_spec(spec, output=tmp_path / "r.json")
+    (tmp_path / "data.jsonl").write_text('{"id": "new", "input": "x"}\n{"id": "q1", "input": "q1"}\n')
+    result = run_spec(spec, output=tmp_path / "r.json", resume=True)
+    assert calls(tmp_path)[-1] == "x" and calls(tmp_path).count("q1") == 1
+    assert any("1 journaled items have a different id" in note for note in result.notes)
+
+
+def test_a_bad_spec_on_resume_keeps_the_journal(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: data.jsonl\ngates:\n  - type: includes\n    value: a\n")
+    (tmp_path / "data.jsonl").write_text('{"input": "a", "output": "a"}\n{"question": 5, "output": "a"}\n')
+    journal = journal_path(tmp_path / "r.json")
+    journal.write_text('{"index": 0, "id": "item-1", "gates": {"includes:a": 1.0}}\n')
+    with pytest.raises(SpecError):
+        run_spec(tmp_path / "evalgate.yaml", output=tmp_path / "r.json", resume=True)
+    assert journal.exists(), "the journal of an interrupted run is the user's: never deleted"
+
+
+@pytest.mark.parametrize("target", ["evalgate.yaml", "data.jsonl", "data.jsonl.tmp"])
+def test_output_that_would_overwrite_the_spec_or_the_data_is_refused(tmp_path: Path, target: str) -> None:
+    spec = project(tmp_path, 1, [{"type": "includes", "value": "answer"}])
+    (tmp_path / "data.jsonl.tmp").write_text("mine")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    output = tmp_path / target.removesuffix(".tmp") if target.endswith(".tmp") else tmp_path / target
+    if target == "data.jsonl.tmp":  # `-o data` writes data.items.jsonl: name the data file after the journal
+        (tmp_path / "data.jsonl").rename(tmp_path / "r.json.items.jsonl")
+        spec.write_text(spec.read_text().replace('"data.jsonl"', '"r.json.items.jsonl"'))
+        before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+        output = tmp_path / "r.json"
+    with pytest.raises(SpecError, match="would overwrite"):
+        run_spec(spec, output=output)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+    assert calls(tmp_path) == []
+
+
+def test_a_file_of_the_users_at_the_journals_path_is_never_overwritten(tmp_path: Path) -> None:
+    spec = project(tmp_path, 1, [{"type": "includes", "value": "answer"}])
+    theirs = journal_path(tmp_path / "r.json")
+    theirs.write_text("my notes, not a journal\n")
+    with pytest.raises(FileExistsError, match="not one"):
+        run_spec(spec, output=tmp_path / "r.json")
+    assert theirs.read_text() == "my notes, not a journal\n"
+    theirs.write_text('{"index": 0, "id": "q0"}\n')  # an earlier run's journal is started over
+    run_spec(spec, output=tmp_path / "r.json")
+    assert load_results(tmp_path / "r.json").summary.total_items == 1

@@ -1,0 +1,321 @@
+"""Shards and the exact merge: N shard runs merged give what one unsharded run gives, field by field."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli
+
+from evalgate.api import run_spec
+from evalgate.merging import MergeError, merge
+from evalgate.shards import parse_shard, shard_of
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "examples" / "weather"
+TIMINGS = ("duration_ms", "latency_ms", "duration_s", "created_at")  # created_at: the clock too
+
+
+def untimed(value: Any) -> Any:
+    """The results without anything measured in time (which no two runs share)."""
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if k not in TIMINGS}
+    if isinstance(value, list):
+        return [untimed(v) for v in value]
+    return value
+
+
+def run_sharded(spec: Path, count: int, out: Path) -> list[Path]:
+    files = []
+    for index in range(1, count + 1):
+        path = out / f"shard-{index}.json"
+        run_spec(spec, output=path, shard=f"{index}/{count}")
+        files.append(path)
+    return files
+
+
+def assert_same_run(full: dict[str, Any], merged: dict[str, Any]) -> None:
+    """Everything of one run but timings; floats compared exactly (==, no tolerance)."""
+    assert merged["merged"]["shards"] >= 1
+    full, merged = untimed(full), untimed(merged)
+    merged.pop("merged")
+    for key in sorted(full.keys() | merged.keys()):
+        assert merged.get(key) == full.get(key), key
+
+
+def test_four_shards_merged_equal_the_demo_run_judge_included(tmp_path: Path) -> None:
+    work = tmp_path / "weather"
+    shutil.copytree(DEMO, work)
+    run_spec(work / "evalgate.yaml", output=tmp_path / "full.json")
+    files = run_sharded(work / "evalgate.yaml", 4, tmp_path)
+    result = merge(files, tmp_path / "merged.json")
+    full = json.loads((tmp_path / "full.json").read_text())
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    assert_same_run(full, merged)
+    assert full["summary"]["judge"]["calls"] > 0  # the judged scorer really asked the (fake) judge
+    assert result.verdict == full["verdict"]
+    sizes = [len(json.loads(f.read_text())["items"]) for f in files]
+    assert sum(sizes) == full["summary"]["total_items"]
+    assert 0 in sizes  # ten ids over four shards leave one empty here: an empty shard merges too
+
+
+SCORERS_PY = '''
+from evalgate import NotScorable
+
+def maybe(item, run):
+    if "skip" in run.text:
+        raise NotScorable("nothing to judge")
+    if "boom" in run.text:
+        raise RuntimeError("scorer blew up")
+    return 1.0 if "sunny" in run.text else 0.1 + 0.2 * len(run.text) / 7
+'''
+
+
+def turns_spec(folder: Path, shuffle: int | None = None) -> Path:
+    """Turn items whose per-turn checks differ in order and kind, NaN-free awkward floats, errors, not scorable."""
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = ["sunny day", "rainy and 72F", "skip me", "boom", "cloudy, 18C, humid"]
+    data = []
+    for i in range(60):
+        text = texts[i % len(texts)]
+        if i % 3 == 0:
+            first = [{"type": "python", "function": "scorers:maybe", "id": "maybe"},
+                     {"type": "similarity", "value": "It is sunny"}]
+            if i % 2:
+                first.reverse()  # the order a turn's entries are first seen in decides the report's order
+            data.append({"id": f"t{i}", "turns": [
+                {"input": "a", "output": text, "scorers": first},
+                {"input": "b", "output": {"text": text, "tool_calls": [{"name": "x", "error": "bad"}] if i % 4 else []},
+                 "gates": [{"type": "no_tool_errors"}, {"type": "python", "function": "scorers:maybe", "id": "maybe"}]},
+            ] + ([{"input": "c", "output": "sunny"}] if i % 5 == 0 else [])})
+        else:
+            data.append({"id": f"r{i}", "input": f"q{i}", "output": text})
+    if shuffle is not None:
+        random.Random(shuffle).shuffle(data)
+    spec = {
+        "version": 1,
+        "data": "items.jsonl",
+        "max_errors": 40,
+        "gates": [{"type": "excludes", "value": "rain"}],
+        "scorers": [
+            {"type": "python", "function": "scorers:maybe", "id": "maybe", "threshold": 0.5},
+            {"type": "similarity", "value": "It is sunny in Brooklyn, 72F.", "threshold": {"max": 0.9}},
+        ],
+    }
+    (folder / "scorers.py").write_text(SCORERS_PY)
+    (folder / "items.jsonl").write_text("".join(json.dumps(d) + "\n" for d in data))
+    path = folder / "evalgate.yaml"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_four_shards_merged_equal_a_turns_run_with_errors_and_not_scorable(tmp_path: Path) -> None:
+    spec = turns_spec(tmp_path / "spec")
+    run_spec(spec, output=tmp_path / "full.json")
+    files = run_sharded(spec, 4, tmp_path)
+    merge(files, tmp_path / "merged.json")
+    full = json.loads((tmp_path / "full.json").read_text())
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    assert full["turn_results"] and full["summary"]["errored_items"] and full["summary"]["not_scorable"]
+    assert len(full["turn_results"]) == 3
+    assert_same_run(full, merged)
+
+
+def test_one_shard_and_seven_shards_merge_to_the_same_run(tmp_path: Path) -> None:
+    spec = turns_spec(tmp_path / "spec")
+    run_spec(spec, output=tmp_path / "full.json")
+    full = json.loads((tmp_path / "full.json").read_text())
+    for count in (1, 7):
+        out = tmp_path / str(count)
+        out.mkdir()
+        merge(run_sharded(spec, count, out), out / "merged.json")
+        assert_same_run(full, json.loads((out / "merged.json").read_text()))
+
+
+def shard_ids(spec: Path, count: int, out: Path) -> list[set[str]]:
+    out.mkdir()
+    return [{i["id"] for i in json.loads(f.read_text())["items"]} for f in run_sharded(spec, count, out)]
+
+
+def test_shuffling_the_data_leaves_every_item_in_its_shard(tmp_path: Path) -> None:
+    ordered = shard_ids(turns_spec(tmp_path / "a"), 4, tmp_path / "out-a")
+    shuffled = shard_ids(turns_spec(tmp_path / "b", shuffle=3), 4, tmp_path / "out-b")
+    assert ordered == shuffled
+    assert all(ordered) and len(set().union(*ordered)) == 60
+
+
+def test_membership_is_a_stable_hash_of_the_id() -> None:
+    # sha256("q1") and friends: the same on every machine and Python
+    assert [shard_of(f"q{i}", 4) for i in range(8)] == [shard_of(f"q{i}", 4) for i in range(8)]
+    counts = [0] * 4
+    for i in range(4000):
+        counts[shard_of(f"item-{i}", 4) - 1] += 1
+    assert min(counts) > 900  # ids spread evenly
+    assert shard_of("q1", 1) == 1
+    with pytest.raises(ValueError, match="I/N"):
+        parse_shard("2")
+    with pytest.raises(ValueError, match="counts from 1"):
+        parse_shard("0/4")
+    with pytest.raises(ValueError, match="counts from 1"):
+        parse_shard("5/4")
+
+
+# ---- refusals name the files ----
+
+
+@pytest.fixture
+def shards(tmp_path: Path) -> list[Path]:
+    return run_sharded(turns_spec(tmp_path / "spec"), 3, tmp_path)
+
+
+def test_a_missing_shard_is_refused(shards: list[Path]) -> None:
+    with pytest.raises(MergeError, match=r"shard 2/3 missing: got .*shard-1.json \(1/3\), .*shard-3.json \(3/3\)"):
+        merge([shards[0], shards[2]])
+
+
+def test_a_repeated_shard_is_refused(shards: list[Path], tmp_path: Path) -> None:
+    copy = tmp_path / "copy-of-2.json"
+    shutil.copy(shards[1], copy)
+    with pytest.raises(MergeError, match=r"copy-of-2.json: shard 2/3 again \(also .*shard-2.json\)"):
+        merge([*shards, copy])
+
+
+def test_shards_of_another_spec_or_data_are_refused(shards: list[Path], tmp_path: Path) -> None:
+    other = turns_spec(tmp_path / "other")
+    (other.parent / "items.jsonl").write_text((other.parent / "items.jsonl").read_text().replace("sunny", "SUNNY"))
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    [_, second, _] = run_sharded(other, 3, foreign)
+    with pytest.raises(MergeError, match=r"foreign/shard-2.json: from another data than .*shard-1.json"):
+        merge([shards[0], second, shards[2]])
+    spec = json.loads(other.read_text())
+    spec["max_errors"] = 3
+    other.write_text(json.dumps(spec))
+    [_, second, _] = run_sharded(other, 3, foreign)
+    with pytest.raises(MergeError, match=r"foreign/shard-2.json: from another spec than"):
+        merge([shards[0], second, shards[2]])
+    four = tmp_path / "four"
+    four.mkdir()
+    [_, second, _, _] = run_sharded(turns_spec(tmp_path / "spec"), 4, four)
+    with pytest.raises(MergeError, match=r"four/shard-2.json: from another shard count"):
+        merge([shards[0], second, shards[2]])
+
+
+def test_an_item_in_two_shards_is_refused(shards: list[Path]) -> None:
+    first = shards[0].read_text().splitlines(keepends=True)
+    second = shards[1].read_text()
+    stolen = first[1] if first[1].endswith(",\n") else first[1].replace("]}", ",")  # an item of shard 1
+    head, _, rest = second.partition('"items": [')
+    shards[1].write_text(head + '"items": [' + stolen.replace(",\n", ",\n").rstrip(",\n") + ",\n" + rest)
+    with pytest.raises(MergeError, match=r"shard-(1|2).json: item '[rt]\d+' is also in .*shard-(1|2).json"):
+        merge(shards)
+
+
+def test_results_that_are_not_a_shard_are_refused(tmp_path: Path) -> None:
+    spec = turns_spec(tmp_path / "spec")
+    run_spec(spec, output=tmp_path / "whole.json")
+    with pytest.raises(MergeError, match=r"whole.json: not a shard's results; write each with .*--shard I/N"):
+        merge([tmp_path / "whole.json"])
+    (tmp_path / "junk.json").write_text("{not json")
+    with pytest.raises(MergeError, match=r"junk.json: not an evalgate results file"):
+        merge([tmp_path / "junk.json"])
+
+
+def test_the_cli_runs_shards_and_merges_with_exit_codes(tmp_path: Path) -> None:
+    spec = turns_spec(tmp_path)
+    for index in (1, 2):
+        result = run_cli("run", spec, "--shard", f"{index}/2", "-o", f"s{index}.json", cwd=tmp_path)
+        assert result.code in (0, 1), result.output
+        assert f"shard {index}/2: this verdict is the shard's own" in result.stdout
+    merged = run_cli("merge", "s1.json", "s2.json", "-o", "merged.json", "--fail-on", "scored", cwd=tmp_path)
+    full = run_cli("run", spec, "-o", "full.json", "--fail-on", "scored", cwd=tmp_path)
+    assert merged.code == full.code, merged.output
+    assert merged.stdout.splitlines()[-2] == full.stdout.splitlines()[-2]  # the verdict line
+    refused = run_cli("merge", "s1.json", "-o", "m.json", cwd=tmp_path)
+    assert refused.code == 2 and "shard 2/2 missing" in refused.stderr and "Traceback" not in refused.output
+    assert not (tmp_path / "m.json").exists()
+    bad = run_cli("run", spec, "--shard", "3/2", "-o", "x.json", cwd=tmp_path)
+    assert bad.code == 2 and "--shard" in bad.stderr
+    no_output = run_cli("run", spec, "--shard", "1/2", cwd=tmp_path)
+    assert no_output.code == 2 and "--output" in no_output.stderr
+    with_baseline = run_cli("run", spec, "--shard", "1/2", "-o", "y.json", "--baseline", "full.json", cwd=tmp_path)
+    assert with_baseline.code == 2 and "evalgate compare" in with_baseline.stderr
+    assert not (tmp_path / "y.json").exists()
+
+
+def test_evalgate_merge_is_the_function_whatever_was_imported_first(tmp_path: Path, shards: list[Path]) -> None:
+    import evalgate
+    from evalgate.merging import MergeError as Imported
+
+    assert Imported is evalgate.MergeError
+    assert evalgate.merge(shards).summary["total_items"] == 60
+
+
+def test_edited_or_broken_shard_files_are_refused_by_name(shards: list[Path], tmp_path: Path) -> None:
+    """Hostile input: whatever a shard file holds, the merge names it and never crashes."""
+    good = shards[1].read_text()
+    assert '"turns":[' in good and '"kind": "gate"' in good
+    cases = {
+        "list.json": "[1, 2]",
+        "count.json": good.replace('"count": 3', '"count": "3"', 1),
+        "entries.json": good.replace('"kind": "gate"', '"kind": "boss"', 1),
+        "cut.json": good[: len(good) // 2],
+        "item.json": good.replace('{"index"', '[{"index"', 1),
+        "turns.json": good.replace('"turns":[', '"turns":[7, ', 1),
+    }
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(MergeError, match=rf"{name}: "):
+            merge([shards[0], path, shards[2]])
+    # the same items, pretty-printed: read whole, merged the same
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps(json.loads(good), indent=2))
+    again = merge([shards[0], pretty, shards[2]], tmp_path / "m.json")
+    assert again.summary["total_items"] == 60 and (tmp_path / "m.json").is_file()
+
+
+TRIALS_PY = '''
+import collections
+
+calls = collections.Counter()
+
+def agent(text):
+    # The k-th call for an input answers the k-th of three replies: trials differ, every run sees the same three.
+    calls[text] += 1
+    replies = ["sunny", "rainy", "boom"] if int(text[1:]) % 2 else ["sunny", "skip me", "sunny"]
+    return text + " " + replies[calls[text] % 3]
+'''
+
+
+def test_two_shards_of_a_repeats_run_merge_to_the_unsharded_run_error_bars_included(tmp_path: Path) -> None:
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    (folder / "scorers.py").write_text(SCORERS_PY)
+    (folder / "agent.py").write_text(TRIALS_PY)
+    (folder / "items.jsonl").write_text("".join(json.dumps({"id": f"i{i}", "input": f"q{i}"}) + "\n"
+                                                for i in range(30)))
+    spec = {
+        "version": 1, "data": "items.jsonl", "repeats": 3, "concurrency": 1, "max_errors": 30,
+        "target": {"type": "python", "function": "agent:agent"},
+        "gates": [{"type": "excludes", "value": "rain"}],
+        "scorers": [{"type": "python", "function": "scorers:maybe", "id": "maybe", "threshold": 0.5}],
+    }
+    (folder / "evalgate.yaml").write_text(json.dumps(spec))
+    run_spec(folder / "evalgate.yaml", output=tmp_path / "full.json")
+    files = run_sharded(folder / "evalgate.yaml", 2, tmp_path)
+    merge(files, tmp_path / "merged.json")
+    full = json.loads((tmp_path / "full.json").read_text())
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    assert full["summary"]["repeats"] == 3 and full["summary"]["trials"] == 90
+    assert all(len(item["trials"]) == 3 for item in full["items"])
+    gate = full["gate_results"][0]
+    assert 0 < gate["score"] < 1 and gate["stderr"] > 0 and gate["n"] == 90 and gate["items"] == 30
+    for shard in files:  # every trial of an item stays in the item's shard
+        for item in json.loads(shard.read_text())["items"]:
+            assert [t["trial"] for t in item["trials"]] == [0, 1, 2]
+    assert_same_run(full, merged)
