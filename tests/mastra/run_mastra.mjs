@@ -36,33 +36,7 @@
 //   Non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity".
 
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const base = process.env.MASTRA_HARNESS_DIR || here;
-
-async function importExport(pkg, subpath) {
-  // Resolve `pkg/subpath` through the package's "exports" map (ESM build) from `base`,
-  // walking up parent folders like Node does.
-  let dir = base;
-  for (;;) {
-    const pkgDir = join(dir, 'node_modules', pkg);
-    let manifest;
-    try {
-      manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
-    } catch {
-      const parent = dirname(dir);
-      if (parent === dir) throw new Error(`cannot find ${pkg} from ${base}; run "npm ci" in ${here}`);
-      dir = parent;
-      continue;
-    }
-    const exp = manifest.exports?.[subpath];
-    const target = exp?.import?.default ?? exp?.import ?? exp?.default;
-    if (typeof target !== 'string') throw new Error(`${pkg} has no ESM export ${subpath}`);
-    return { mod: await import(pathToFileURL(join(pkgDir, target)).href), version: manifest.version };
-  }
-}
+import { importExport } from './resolve.mjs';
 
 const core = await importExport('@mastra/core', './evals');
 const evals = await importExport('@mastra/evals', './checks');
@@ -70,7 +44,7 @@ const { runEvals, createScorer, notScorable } = core.mod;
 const { checks } = evals.mod;
 
 // ---------------------------------------------------------------------------------------------
-// Run (contract section 3) -> Mastra output messages (MastraDBMessage[], format 2)
+// Run (the run format, docs/spec.md) -> Mastra output messages (MastraDBMessage[], format 2)
 
 let idCounter = 0;
 const nextId = (p) => `${p}-${++idCounter}`;

@@ -29,35 +29,12 @@
 // then every further call (the reason step) gets a fixed sentence. Every model call is logged to stderr with --verbose.
 
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { importExport } from './resolve.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const base = process.env.MASTRA_HARNESS_DIR || here;
 const verbose = process.argv.includes('--verbose');
 
-async function importExport(pkg, subpath) {
-  let dir = base;
-  for (;;) {
-    const pkgDir = join(dir, 'node_modules', pkg);
-    let manifest;
-    try {
-      manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
-    } catch {
-      const parent = dirname(dir);
-      if (parent === dir) throw new Error(`cannot find ${pkg} from ${base}; run "npm ci" in ${here}`);
-      dir = parent;
-      continue;
-    }
-    const exp = manifest.exports?.[subpath];
-    const target = exp?.import?.default ?? exp?.import ?? exp?.default;
-    if (typeof target !== 'string') throw new Error(`${pkg} has no ESM export ${subpath}`);
-    return await import(pathToFileURL(join(pkgDir, target)).href);
-  }
-}
-
-const prebuilt = await importExport('@mastra/evals', './scorers/prebuilt');
-const { extractTrajectory } = await importExport('@mastra/core', './evals');
+const { mod: prebuilt } = await importExport('@mastra/evals', './scorers/prebuilt');
+const { extractTrajectory } = (await importExport('@mastra/core', './evals')).mod;
 
 // ---- the run as a real agent persists it (same conversion as run_mastra.mjs) ----
 
