@@ -66,10 +66,19 @@ def main() -> None:
                 "stdout": out.getvalue(),
                 "stderr": err.getvalue(),
                 "seconds": round(time.monotonic() - started, 3),
-                "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+                "rss_mb": own_peak_mb(),
             }
             results.write(json.dumps(record, ensure_ascii=True) + "\n")
             results.flush()
+
+
+def own_peak_mb() -> int:
+    """This process's own high-water RSS: VmHWM, not ru_maxrss, which includes the spawner's peak."""
+    with open("/proc/self/status", "rb") as status:
+        for line in status:
+            if line.startswith(b"VmHWM:"):
+                return int(line.split()[1]) // 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
 if __name__ == "__main__":

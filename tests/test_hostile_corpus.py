@@ -75,18 +75,50 @@ def secret_env() -> dict[str, str]:
     return env
 
 
+def _own_peak_kib(pid: int) -> int | None:
+    """The child's own high-water RSS (VmHWM), or None once it has exited."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def wait_child(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, int, float]:
-    """(exit code or None when it hung and was killed, peak RSS in MiB, seconds) of one child, via wait4."""
+    """(exit code or None when it hung and was killed, peak RSS in MiB, seconds) of one child.
+
+    wait4's ru_maxrss is not the child's own: Linux carries the spawning process's high-water mark
+    into it at exec, so once pytest itself has grown, every child would look that big. The child's
+    own VmHWM, polled while it runs, is what it used; wait4's figure stands only where no poll
+    landed (a child that lived a few milliseconds)."""
     started = time.monotonic()
     timer = threading.Timer(timeout_s, lambda: os.killpg(proc.pid, signal.SIGKILL))
     timer.start()
+    peak_box = {"kib": None}
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            kib = _own_peak_kib(proc.pid)
+            if kib is not None:
+                peak_box["kib"] = max(kib, peak_box["kib"] or 0)
+            done.wait(0.02)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
     try:
         _, status, usage = os.wait4(proc.pid, 0)
     finally:
+        done.set()
         hung = not timer.is_alive()
         timer.cancel()
+    poller.join(1)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return (None if hung else proc.returncode), usage.ru_maxrss // 1024, time.monotonic() - started
+    peak_kib = peak_box["kib"] if peak_box["kib"] is not None else usage.ru_maxrss
+    return (None if hung else proc.returncode), peak_kib // 1024, time.monotonic() - started
 
 
 def leaked(data: bytes | str) -> list[str]:
