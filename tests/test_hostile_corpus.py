@@ -87,17 +87,18 @@ def _own_peak_kib(pid: int) -> int | None:
     return None
 
 
-def wait_child(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, int, float]:
+def wait_child(proc: subprocess.Popen[bytes], timeout_s: float,
+               seen_kib: int | None = None) -> tuple[int | None, int, float]:
     """(exit code or None when it hung and was killed, peak RSS in MiB, seconds) of one child.
 
     wait4's ru_maxrss is not the child's own: Linux carries the spawning process's high-water mark
     into it at exec, so once pytest itself has grown, every child would look that big. The child's
     own VmHWM, polled while it runs, is what it used; wait4's figure stands only where no poll
-    landed (a child that lived a few milliseconds)."""
+    landed (a child that lived a few milliseconds); `seen_kib` is a VmHWM the caller sampled earlier."""
     started = time.monotonic()
     timer = threading.Timer(timeout_s, lambda: os.killpg(proc.pid, signal.SIGKILL))
     timer.start()
-    peak_box = {"kib": None}
+    peak_box = {"kib": seen_kib}
     done = threading.Event()
 
     def poll() -> None:
@@ -252,7 +253,7 @@ def start_cli(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> 
 
 
 def finish(proc: subprocess.Popen[bytes], timeout_s: float, label: str, tally: Tally,
-           codes: set[int]) -> tuple[str, str]:
+           codes: set[int], seen_kib: int | None = None) -> tuple[str, str]:
     out_box: dict[str, bytes] = {}
 
     def drain() -> None:
@@ -261,7 +262,7 @@ def finish(proc: subprocess.Popen[bytes], timeout_s: float, label: str, tally: T
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    code, rss, _ = wait_child(proc, timeout_s)
+    code, rss, _ = wait_child(proc, timeout_s, seen_kib)
     reader.join(5)
     out = out_box.get("out", b"").decode("utf-8", "replace")
     err = out_box.get("err", b"").decode("utf-8", "replace")
@@ -309,12 +310,13 @@ def test_ctrl_c_stops_command_agents_and_exits_130(tmp_path: Path, presses: int)
     while len(list((tmp_path / "pids").glob("*"))) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(list((tmp_path / "pids").glob("*"))) == 3, "the agents never started"
+    seen_kib = _own_peak_kib(proc.pid)  # it may be gone before finish() polls
     pressed = time.monotonic()
     for _ in range(presses):
         os.kill(proc.pid, signal.SIGINT)  # not send_signal: its poll() would reap the child before wait4
         time.sleep(0.05)
     tally = Tally()
-    _, err = finish(proc, 15, f"ctrl-c x{presses}", tally, {130})
+    _, err = finish(proc, 15, f"ctrl-c x{presses}", tally, {130}, seen_kib)
     assert time.monotonic() - pressed < 10, "Ctrl-C took too long"
     assert not tally.problems(), tally.problems()
     assert "interrupted" in err

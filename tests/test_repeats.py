@@ -159,8 +159,9 @@ def test_every_trial_is_its_own_request_never_one_cached_reply(tmp_path: Path) -
 
 def test_resume_keeps_finished_items_with_their_trials(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text(
-        "import os\n\ndef answer(q):\n    if q == 'stop' and os.environ.get('STOP'):\n"
-        "        raise KeyboardInterrupt\n    return 'ok ' + q\n")
+        "import os, signal, time\n\ndef answer(q):\n    if q == 'stop' and os.environ.get('STOP'):\n"
+        "        os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, not a raise\n"
+        "        time.sleep(5)\n    return 'ok ' + q\n")
     spec = {"version": 1, "data": [{"id": "a", "input": "a"}, {"id": "b", "input": "b"}, {"id": "s", "input": "stop"}],
             "target": {"type": "python", "function": "agent:answer"}, "concurrency": 1, "repeats": 2,
             "gates": [{"type": "includes", "value": "ok"}]}
