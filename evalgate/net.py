@@ -479,29 +479,38 @@ def tls_from_settings(settings: Any, base_dir: Path | None = None) -> TlsOptions
     return TlsOptions(settings.ca_bundle, settings.client_cert, settings.client_key).resolved(base_dir)
 
 
+class TlsSettingError(ValueError):
+    """A CA bundle or client certificate that cannot be used; the message names its setting."""
+
+
+def ca_source(tls: TlsOptions, environ: Mapping[str, str]) -> tuple[str, str | None]:
+    """(where the CA bundle comes from, its path): the spec's setting, else the first `CA_BUNDLE_ENV`
+    variable set, else (`tls.ca_bundle`, None) for the system store."""
+    if tls.ca_bundle is None:
+        for name in CA_BUNDLE_ENV:
+            if environ.get(name):
+                return name, environ[name]
+    return "tls.ca_bundle", tls.ca_bundle
+
+
 def ssl_context(tls: TlsOptions, environ: Mapping[str, str]) -> ssl.SSLContext:
     """A verifying client context; ValueError naming the setting when a file cannot be used."""
     import ssl
 
-    source, cafile = "tls.ca_bundle", tls.ca_bundle
-    if cafile is None:
-        for name in CA_BUNDLE_ENV:
-            if environ.get(name):
-                source, cafile = name, environ[name]
-                break
+    source, cafile = ca_source(tls, environ)
     try:
         if cafile is not None and os.path.isdir(cafile):
             context = ssl.create_default_context(capath=cafile)
         else:
             context = ssl.create_default_context(cafile=cafile)
     except (OSError, ssl.SSLError) as exc:
-        raise ValueError(f"{source} {cafile}: not a readable PEM CA bundle ({_exception_summary(exc)})") from None
+        raise TlsSettingError(f"{source} {cafile}: not a readable PEM CA bundle ({_exception_summary(exc)})") from None
     if tls.client_cert is not None:
         try:
             context.load_cert_chain(tls.client_cert, tls.client_key)
         except (OSError, ssl.SSLError) as exc:
             why = _exception_summary(exc)
-            raise ValueError(f"tls.client_cert {tls.client_cert}: cannot be loaded ({why})") from None
+            raise TlsSettingError(f"tls.client_cert {tls.client_cert}: cannot be loaded ({why})") from None
     return context
 
 
@@ -579,13 +588,15 @@ class Transport:
         self._routes: dict[tuple[str, str, int], tuple[Any, str | None]] = {}
         self._lock = threading.Lock()
         self.proxy_secrets: list[str] = []
-        if self._configured():  # a bad CA bundle or certificate is an error now, not on every request
+        # A bad CA bundle or certificate is an error now, not on every request. The spec's own `tls:`
+        # files are loaded now; a bundle from the environment (set on many machines, needed only for
+        # https) must be readable now and is parsed (~25 ms) for the first https origin.
+        if self.tls.ca_bundle or self.tls.client_cert:
             self.context()
-
-    def _configured(self) -> bool:
-        """TLS settings were given; otherwise the context (and the system store, ~70 ms to load) is
-        only built for the first https origin."""
-        return bool(self.tls.ca_bundle or self.tls.client_cert or any(self.environ.get(n) for n in CA_BUNDLE_ENV))
+        else:
+            source, cafile = ca_source(self.tls, self.environ)
+            if cafile is not None and not os.access(cafile, os.R_OK):
+                raise TlsSettingError(f"{source} {cafile}: not a readable PEM CA bundle (missing or not readable)")
 
     def context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -891,6 +902,8 @@ class HttpClient:
                 raise _NoRetry(f"TLS: the certificate of {where} is not trusted ({reason}); give the CA bundle "
                                "in tls.ca_bundle or REQUESTS_CA_BUNDLE")
             return f"TLS with {where} failed: {reason}"
+        if isinstance(exc, TlsSettingError):  # an environment CA bundle, parsed for the first https origin
+            raise _NoRetry(str(exc))
         if isinstance(exc, u3.ClosedPoolError):
             return "connection failed: the pool was closed"
         if isinstance(exc, (OSError, u3.HTTPError)):

@@ -31,7 +31,7 @@ SCHEMA_VERSION = 1
 
 
 class Summary(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when results are read
 
     total_items: int
     errored_items: int
@@ -44,7 +44,7 @@ class Summary(BaseModel):
 
 
 class ItemRecord(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when results are read
 
     id: str
     index: int | None = None
@@ -64,7 +64,7 @@ class ItemRecord(BaseModel):
 class Results(BaseModel):
     """The results JSON, schema_version 1."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when results are read
 
     schema_version: Literal[1] = SCHEMA_VERSION
     name: str

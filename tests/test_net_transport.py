@@ -190,6 +190,17 @@ def test_an_unreadable_ca_bundle_is_an_error_naming_its_source(tmp_path: Path) -
         client(tls=TlsOptions(ca_bundle=str(tmp_path / "junk.pem")))
 
 
+def test_a_bundle_from_the_environment_is_parsed_for_https_only(server: FakeServer, tls_server: TlsServer,
+                                                               tmp_path: Path) -> None:
+    # Many machines export SSL_CERT_FILE: an http agent must not depend on (or pay for) parsing it.
+    (tmp_path / "junk.pem").write_text("not a certificate")
+    http = client({"SSL_CERT_FILE": str(tmp_path / "junk.pem")})
+    assert http.post_json(server.url + "/agent", {"input": "plain"}).status == 200
+    with pytest.raises(HttpError, match=r"SSL_CERT_FILE .*junk\.pem: not a readable PEM CA bundle"):
+        http.post_json(tls_server.url + "/agent", {"input": "x"})
+    assert tls_server.count == 0
+
+
 # ---- Retry-After ----
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalgate.items import Item
 from evalgate.judge import prompts as p
@@ -90,183 +90,6 @@ class Options:
 
 
 # ---- reply models (lenient about case and extra keys, strict about verdict values) ----
-
-
-def _lower(value: Any) -> Any:
-    return value.strip().lower().replace(" ", "_") if isinstance(value, str) else value
-
-
-Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-
-
-class _Reply(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class _Statement(_Reply):
-    statement: str = ""
-    verdict: Annotated[Literal["yes", "unsure", "no"], BeforeValidator(_lower)]
-    reason: str = ""
-
-
-class _Statements(_Reply):
-    statements: list[_Statement]
-
-
-class _Fact(_Reply):
-    fact: str = ""
-    verdict: Annotated[Literal["exact", "semantic", "partial", "missing"], BeforeValidator(_lower)]
-    reason: str = ""
-
-
-class _Contradiction(_Reply):
-    statement: str = ""
-    reason: str = ""
-
-
-class _Facts(_Reply):
-    facts: list[_Fact]
-    contradictions: list[_Contradiction] = Field(default_factory=list)
-    extra: list[str] = Field(default_factory=list)
-
-
-class _Claim(_Reply):
-    claim: str = ""
-    verdict: Annotated[Literal["supported", "contradicted", "unsupported"], BeforeValidator(_lower)]
-    reason: str = ""
-
-
-class _Claims(_Reply):
-    claims: list[_Claim]
-
-
-class _HallucinationClaim(_Reply):
-    claim: str = ""
-    verdict: Annotated[Literal["supported", "contradicted", "unsupported", "general"], BeforeValidator(_lower)]
-    reason: str = ""
-
-
-class _HallucinationClaims(_Reply):
-    claims: list[_HallucinationClaim]
-
-
-class _ToxicStatement(_Reply):
-    statement: str = ""
-    verdict: Annotated[Literal["toxic", "ok"], BeforeValidator(_lower)]
-    reason: str = ""
-
-
-class _ToxicStatements(_Reply):
-    statements: list[_ToxicStatement]
-
-
-class _Opinion(_Reply):
-    opinion: str = ""
-    verdict: Annotated[Literal["biased", "unbiased"], BeforeValidator(_lower)]
-    reason: str = ""
-
-
-class _Opinions(_Reply):
-    opinions: list[_Opinion]
-
-
-class _Useful(_Reply):
-    index: int | None = None
-    useful: bool
-    reason: str = ""
-
-
-class _UsefulVerdicts(_Reply):
-    verdicts: list[_Useful]
-
-
-class _Relevance(_Reply):
-    index: int | None = None
-    relevance: Annotated[Literal["high", "medium", "low", "none"], BeforeValidator(_lower)]
-    used: bool
-    reason: str = ""
-
-
-class _RelevanceVerdicts(_Reply):
-    verdicts: list[_Relevance]
-    missing_context: list[str] = Field(default_factory=list)
-
-
-class _Sentence(_Reply):
-    sentence: str = ""
-    attributed: bool
-    reason: str = ""
-
-
-class _Sentences(_Reply):
-    sentences: list[_Sentence]
-
-
-class _Component(_Reply):
-    score: Unit
-    reason: str = ""
-
-
-class _Requirement(_Reply):
-    requirement: str = ""
-    fulfilled: bool
-    reason: str = ""
-
-
-class _Requirements(_Reply):
-    items: list[_Requirement] = Field(default_factory=list)
-    score: Unit
-
-
-class _Completeness(_Reply):
-    score: Unit
-    missing: list[str] = Field(default_factory=list)
-    reason: str = ""
-
-
-class _Alignment(_Reply):
-    intent: _Component
-    requirements: _Requirements
-    completeness: _Completeness
-    appropriateness: _Component
-
-
-class _KeyPoint(_Reply):
-    point: str = ""
-    covered: bool
-    reason: str = ""
-
-
-class _Summary(_Reply):
-    claims: list[_Claim]
-    key_points: list[_KeyPoint]
-
-
-class _CallVerdict(_Reply):
-    index: int | None = None
-    appropriate: bool
-    reason: str = ""
-
-
-class _ToolCalls(_Reply):
-    calls: list[_CallVerdict]
-    missing_tools: list[str] = Field(default_factory=list)
-    reason: str = ""
-
-
-class _CriterionVerdict(_Reply):
-    index: int | None = None
-    satisfied: bool
-    reason: str = ""
-
-
-class _Criteria(_Reply):
-    criteria: list[_CriterionVerdict]
-
-
-class _Grade(_Reply):
-    grade: int
-    reason: str = ""
 
 
 # ---- what the judge is shown ----
@@ -385,6 +208,7 @@ def answer_relevancy(round: bool = True, empty: Empty = "score", conversation: b
     no statements, an empty output or no input: 0.
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.ANSWER_RELEVANCY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -394,7 +218,7 @@ def answer_relevancy(round: bool = True, empty: Empty = "score", conversation: b
         if not question.strip():
             return options.nothing(0.0, "the item has no input")
         reply = judge.ask(p.ANSWER_RELEVANCY, _data(p.section("input", question), p.section("output", output)),
-                          _Statements)
+                          r.Statements)
         n = len(reply.statements)
         if n == 0:
             return options.nothing(0.0, "the judge found no statements in the output")
@@ -423,6 +247,7 @@ def answer_similarity(round: bool = True, empty: Empty = "score", conversation: 
     rounded to 2 decimals; no facts: 0. Without ground_truth Mastra rejects the run: not scorable.
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.ANSWER_SIMILARITY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -432,7 +257,7 @@ def answer_similarity(round: bool = True, empty: Empty = "score", conversation: 
         reply = judge.ask(
             p.ANSWER_SIMILARITY,
             _data(p.section("ground_truth", expected), p.section("output", _output(run, options))),
-            _Facts,
+            r.Facts,
         )
         n = len(reply.facts)
         if n == 0:
@@ -479,6 +304,7 @@ def faithfulness(round: bool = True, empty: Empty = "score", conversation: bool 
     no evidence: 0.
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.FAITHFULNESS)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -487,7 +313,7 @@ def faithfulness(round: bool = True, empty: Empty = "score", conversation: bool 
             return options.nothing(0.0, "the item has no context and the run no tool results to check against")
         if not output.strip():
             return options.nothing(0.0, "the output is empty: no claims")
-        reply = judge.ask(p.FAITHFULNESS, _data(evidence, p.section("output", output)), _Claims)
+        reply = judge.ask(p.FAITHFULNESS, _data(evidence, p.section("output", output)), r.Claims)
         n = len(reply.claims)
         if n == 0:
             return options.nothing(0.0, "the output makes no factual claims")
@@ -520,6 +346,7 @@ def hallucination(
     With no evidence, every claim is unsupported (as in Mastra).
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.HALLUCINATION)
     flagged_verdicts = ("contradicted", "unsupported", "general") if count_general else ("contradicted", "unsupported")
 
@@ -530,7 +357,7 @@ def hallucination(
         if not output.strip():
             return options.nothing(0.0, "the output is empty: no claims")
         reply = judge.ask(p.HALLUCINATION, _data(evidence or p.section("context", "(no context)"),
-                                                 p.section("output", output)), _HallucinationClaims)
+                                                 p.section("output", output)), r.HallucinationClaims)
         n = len(reply.claims)
         if n == 0:
             return options.nothing(0.0, "the output makes no claims")
@@ -550,13 +377,14 @@ def toxicity(round: bool = True, empty: Empty = "score", conversation: bool = Fa
     an output with no statements (an empty one included) scores 1; `empty: not_scorable` instead.
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.TOXICITY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         output = _output(run, options)
         if not output.strip():
             return options.nothing(1.0, "the output is empty: no statements")
-        reply = judge.ask(p.TOXICITY, p.section("output", output), _ToxicStatements)
+        reply = judge.ask(p.TOXICITY, p.section("output", output), r.ToxicStatements)
         n = len(reply.statements)
         if n == 0:
             return options.nothing(1.0, "the judge found no statements")
@@ -574,13 +402,14 @@ def bias(round: bool = True, empty: Empty = "score", conversation: bool = False,
     empty output: 0.
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.BIAS)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         output = _output(run, options)
         if not output.strip():
             return options.nothing(0.0, "the output is empty: no opinions")
-        reply = judge.ask(p.BIAS, p.section("output", output), _Opinions)
+        reply = judge.ask(p.BIAS, p.section("output", output), r.Opinions)
         n = len(reply.opinions)
         if n == 0:
             return options.nothing(0.0, "the output expresses no opinions")
@@ -607,6 +436,7 @@ def context_precision(
     rounded to 2 decimals; none useful: 0. No context: not scorable (Mastra rejects the run).
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.CONTEXT_PRECISION)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -620,7 +450,7 @@ def context_precision(
         reply = judge.ask(
             p.CONTEXT_PRECISION,
             _data(p.section("input", _input(item, options)), p.section("reference", target), _chunks(chunks)),
-            _UsefulVerdicts,
+            r.UsefulVerdicts,
             _expect_count(len(chunks), "context chunk"),
         )
         verdicts = list(reply.verdicts)
@@ -651,6 +481,7 @@ def context_relevance(round: bool = True, empty: Empty = "score", conversation: 
     to 2 decimals. No context: 1, as Mastra scores an empty context.
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.CONTEXT_RELEVANCE)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -661,7 +492,7 @@ def context_relevance(round: bool = True, empty: Empty = "score", conversation: 
             p.CONTEXT_RELEVANCE,
             _data(p.section("input", _input(item, options)), _chunks(chunks),
                   p.section("output", _output(run, options))),
-            _RelevanceVerdicts,
+            r.RelevanceVerdicts,
             _expect_count(len(chunks), "context chunk"),
         )
         total = 0.0
@@ -690,6 +521,7 @@ def context_recall(round: bool = True, empty: Empty = "score", conversation: boo
     ground_truth or no context: 0.
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.CONTEXT_RECALL)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -699,7 +531,7 @@ def context_recall(round: bool = True, empty: Empty = "score", conversation: boo
         if not item.context:
             return options.nothing(0.0, "the item has no context")
         reply = judge.ask(p.CONTEXT_RECALL, _data(p.section("ground_truth", expected), _chunks(item.context)),
-                          _Sentences)
+                          r.Sentences)
         n = len(reply.sentences)
         if n == 0:
             return options.nothing(0.0, "the judge found no statements in ground_truth")
@@ -722,6 +554,7 @@ def prompt_alignment(round: bool = True, empty: Empty = "score", conversation: b
     prompt stands for both), rounded to 2 decimals. Mastra rejects an empty output or input: not scorable.
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.PROMPT_ALIGNMENT)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -731,7 +564,7 @@ def prompt_alignment(round: bool = True, empty: Empty = "score", conversation: b
         if not output:
             raise NotScorable("prompt_alignment needs a non-empty output")
         reply = judge.ask(p.PROMPT_ALIGNMENT, _data(p.section("input", question), p.section("output", output)),
-                          _Alignment)
+                          r.Alignment)
         w_intent, w_req, w_comp, w_app = ALIGNMENT_WEIGHTS
         user = (reply.intent.score * w_intent + reply.requirements.score * w_req + reply.completeness.score * w_comp
                 + reply.appropriateness.score * w_app)
@@ -760,6 +593,7 @@ def summarization(round: bool = True, empty: Empty = "score", conversation: bool
     output included): 0.
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.SUMMARIZATION)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -767,7 +601,7 @@ def summarization(round: bool = True, empty: Empty = "score", conversation: bool
         output = _output(run, options)
         if not output.strip():
             return options.nothing(0.0, "the summary is empty")
-        reply = judge.ask(p.SUMMARIZATION, _data(p.section("source", source), p.section("output", output)), _Summary)
+        reply = judge.ask(p.SUMMARIZATION, _data(p.section("source", source), p.section("output", output)), r.Summary)
         points = reply.key_points[:MAX_KEY_POINTS]
         supported = _count(reply.claims, "supported")
         covered = sum(1 for k in points if k.covered)
@@ -811,6 +645,7 @@ def tool_call_accuracy(
     calls / calls, rounded to 2 decimals; with no calls, 0 if a tool was missing, else 1.
     """
     options = Options(round, empty, conversation)
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.TOOL_CALL_ACCURACY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -828,7 +663,7 @@ def tool_call_accuracy(
                 p.section("available_tools", "\n".join(_tool_line(t) for t in available)),
                 p.section("tool_calls", "\n".join(calls) or "(no tool calls)"),
             ),
-            _ToolCalls,
+            r.ToolCalls,
             _expect_count(len(calls), "tool call", "calls") if calls else None,
         )
         if not calls:
@@ -896,6 +731,7 @@ def rubric(
         raise ValueError("`scale: graded` grades one `criterion`; use `criteria` with the binary scale")
     options = Options(True, "score", conversation)
     template = p.RUBRIC_BINARY if scale == "binary" else p.RUBRIC_GRADED
+    from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, template)
 
     def in_range(reply: Any) -> None:
@@ -915,7 +751,7 @@ def rubric(
     def score(item: Item, run: Run) -> tuple[float, str]:
         if scale == "graded":
             data = sections(item, run, [p.section("criterion", whole), p.section("max_grade", str(max_grade))])
-            graded = judge.ask(template, _data(*data), _Grade, in_range)
+            graded = judge.ask(template, _data(*data), r.Grade, in_range)
             return graded.grade / max_grade, f"grade {graded.grade}/{max_grade}: {graded.reason}".strip(": ")
         if not listed:
             return 1.0, "no criteria to grade: 1, as Mastra scores an empty rubric"
@@ -923,7 +759,7 @@ def rubric(
             p.section("criterion", c.description + ("" if c.required else " (optional)"), index=n)
             for n, c in enumerate(listed, 1)
         ]
-        reply = judge.ask(template, _data(*sections(item, run, shown)), _Criteria,
+        reply = judge.ask(template, _data(*sections(item, run, shown)), r.Criteria,
                           _expect_count(len(listed), "criterion", "criteria"))
         verdicts = list(zip(listed, reply.criteria, strict=True))
         required = [v for c, v in verdicts if c.required] or [v for _, v in verdicts]

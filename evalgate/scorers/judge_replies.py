@@ -1,0 +1,188 @@
+"""The judge's JSON replies, one shape per judged scorer's prompt (`evalgate/judge/prompts.py`).
+
+Imported when a judged scorer is built, not with the registry: a run without a judge never
+builds these models.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+
+def _lower(value: Any) -> Any:
+    return value.strip().lower().replace(" ", "_") if isinstance(value, str) else value
+
+
+Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+class Reply(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # a judge may add keys of its own
+
+
+class Statement(Reply):
+    statement: str = ""
+    verdict: Annotated[Literal["yes", "unsure", "no"], BeforeValidator(_lower)]
+    reason: str = ""
+
+
+class Statements(Reply):
+    statements: list[Statement]
+
+
+class Fact(Reply):
+    fact: str = ""
+    verdict: Annotated[Literal["exact", "semantic", "partial", "missing"], BeforeValidator(_lower)]
+    reason: str = ""
+
+
+class Contradiction(Reply):
+    statement: str = ""
+    reason: str = ""
+
+
+class Facts(Reply):
+    facts: list[Fact]
+    contradictions: list[Contradiction] = Field(default_factory=list)
+    extra: list[str] = Field(default_factory=list)
+
+
+class Claim(Reply):
+    claim: str = ""
+    verdict: Annotated[Literal["supported", "contradicted", "unsupported"], BeforeValidator(_lower)]
+    reason: str = ""
+
+
+class Claims(Reply):
+    claims: list[Claim]
+
+
+class HallucinationClaim(Reply):
+    claim: str = ""
+    verdict: Annotated[Literal["supported", "contradicted", "unsupported", "general"], BeforeValidator(_lower)]
+    reason: str = ""
+
+
+class HallucinationClaims(Reply):
+    claims: list[HallucinationClaim]
+
+
+class ToxicStatement(Reply):
+    statement: str = ""
+    verdict: Annotated[Literal["toxic", "ok"], BeforeValidator(_lower)]
+    reason: str = ""
+
+
+class ToxicStatements(Reply):
+    statements: list[ToxicStatement]
+
+
+class Opinion(Reply):
+    opinion: str = ""
+    verdict: Annotated[Literal["biased", "unbiased"], BeforeValidator(_lower)]
+    reason: str = ""
+
+
+class Opinions(Reply):
+    opinions: list[Opinion]
+
+
+class Useful(Reply):
+    index: int | None = None
+    useful: bool
+    reason: str = ""
+
+
+class UsefulVerdicts(Reply):
+    verdicts: list[Useful]
+
+
+class Relevance(Reply):
+    index: int | None = None
+    relevance: Annotated[Literal["high", "medium", "low", "none"], BeforeValidator(_lower)]
+    used: bool
+    reason: str = ""
+
+
+class RelevanceVerdicts(Reply):
+    verdicts: list[Relevance]
+    missing_context: list[str] = Field(default_factory=list)
+
+
+class Sentence(Reply):
+    sentence: str = ""
+    attributed: bool
+    reason: str = ""
+
+
+class Sentences(Reply):
+    sentences: list[Sentence]
+
+
+class Component(Reply):
+    score: Unit
+    reason: str = ""
+
+
+class Requirement(Reply):
+    requirement: str = ""
+    fulfilled: bool
+    reason: str = ""
+
+
+class Requirements(Reply):
+    items: list[Requirement] = Field(default_factory=list)
+    score: Unit
+
+
+class Completeness(Reply):
+    score: Unit
+    missing: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class Alignment(Reply):
+    intent: Component
+    requirements: Requirements
+    completeness: Completeness
+    appropriateness: Component
+
+
+class KeyPoint(Reply):
+    point: str = ""
+    covered: bool
+    reason: str = ""
+
+
+class Summary(Reply):
+    claims: list[Claim]
+    key_points: list[KeyPoint]
+
+
+class CallVerdict(Reply):
+    index: int | None = None
+    appropriate: bool
+    reason: str = ""
+
+
+class ToolCalls(Reply):
+    calls: list[CallVerdict]
+    missing_tools: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class CriterionVerdict(Reply):
+    index: int | None = None
+    satisfied: bool
+    reason: str = ""
+
+
+class Criteria(Reply):
+    criteria: list[CriterionVerdict]
+
+
+class Grade(Reply):
+    grade: int
+    reason: str = ""
