@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -373,23 +374,32 @@ def evaluate(
             yield evaluate_case(case, target, gates, scorers, judged)
         return
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalgate")
-    pending: set[Future[ItemResult]] = set()
+    # Each future reports itself here when done: one queue read per item, where `wait()` would
+    # install and remove a waiter on every pending future each time one finished.
+    done: queue.SimpleQueue[Future[ItemResult]] = queue.SimpleQueue()
+    in_flight = 0
     source = iter(cases)
+
+    def start(case: Case) -> None:
+        nonlocal in_flight
+        pool.submit(evaluate_case, case, target, gates, scorers, judged).add_done_callback(done.put)
+        in_flight += 1
+
     try:
         for case in source:
-            pending.add(pool.submit(evaluate_case, case, target, gates, scorers, judged))
-            if len(pending) >= concurrency:
+            start(case)
+            if in_flight >= concurrency:
                 break
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield future.result()
-                next_case = next(source, None)
-                if next_case is not None:
-                    pending.add(pool.submit(evaluate_case, next_case, target, gates, scorers, judged))
+        while in_flight:
+            future = done.get()
+            in_flight -= 1
+            yield future.result()
+            next_case = next(source, None)
+            if next_case is not None:
+                start(next_case)
     finally:
         # On Ctrl-C or an early close, drop what has not started; do not wait for stragglers.
-        pool.shutdown(wait=not pending, cancel_futures=True)
+        pool.shutdown(wait=not in_flight, cancel_futures=True)
 
 
 def _repeated(cases: Iterable[Case], target: Target, gates: list[Check], scorers: list[Check],
