@@ -4,7 +4,8 @@ All run as whole processes on the same JSONL, with the same four checks: gates `
 and `no_tool_errors`, scorers `includes` (with a threshold) and `similarity`. The floor is the
 fastest plain way to do it by hand: one dict-based loop, no results file. evalgate runs without
 and with `--output` (the results JSON and its journal). Prints the median times, the ratio to
-the floor and the peak RSS. Targets: <= 2x the floor with `--output`, <= 250 MB.
+the floor and the peak RSS. evalgate's bytecode is compiled first, as an install leaves it
+(bench/installed.py). Targets: <= 2x the floor with `--output`, <= 250 MB.
 
     python bench/scoring.py [--items 100000] [--repeat 3]
 """
@@ -22,6 +23,8 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+
+from installed import compile_evalgate
 
 CITIES = ["Brooklyn", "Paris", "Tokyo", "London", "Cairo", "Oslo", "Lima", "Sydney"]
 SKIES = ["sunny", "cloudy", "humid", "rainy", "clear", "snowy", "overcast", "windy"]
@@ -119,6 +122,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3, help="median of N runs each")
     args = parser.parse_args()
+    compile_evalgate()
     evalgate = [sys.executable, "-m", "evalgate.cli", "run", "spec.yaml"]
     with tempfile.TemporaryDirectory(prefix="evalgate-bench-") as tmp:
         work = Path(tmp)

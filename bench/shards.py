@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from installed import compile_evalgate
 from scoring import SPEC, make_data
 
 
@@ -59,6 +60,7 @@ def main() -> None:
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3, help="median of N runs each")
     args = parser.parse_args()
+    compile_evalgate()
     cli = [sys.executable, "-m", "evalgate.cli"]
     n = args.shards
     with tempfile.TemporaryDirectory(prefix="evalgate-bench-") as tmp:
