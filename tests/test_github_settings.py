@@ -59,3 +59,12 @@ def test_shard_mode_results_and_max_cost_inputs(tmp_path: Path) -> None:
                                                                   "exclude each other")):
         with pytest.raises(SettingsError, match=message):
             Settings.from_env(env(tmp_path, **inputs))
+
+
+def test_a_shard_writes_its_results_under_its_own_default_name(tmp_path: Path) -> None:
+    # Four shard jobs downloaded with merge-multiple into one folder: one name each, or three are lost.
+    names = {Settings.from_env(env(tmp_path, shard=f"{i}/4")).results_file.name for i in range(1, 5)}
+    assert names == {f"evalgate-results-shard-{i}-of-4.json" for i in range(1, 5)}
+    given = Settings.from_env(env(tmp_path, shard="3/4", **{"results-path": "shards/s3.json"}))
+    assert given.results_file == tmp_path.resolve() / "shards" / "s3.json"
+    assert Settings.from_env(env(tmp_path)).results_file.name == "evalgate-results.json"

@@ -151,12 +151,17 @@ class Settings:
             raise SettingsError("input `results` is needed with `mode: merge`: the shards' files, e.g. shards/*.json")
         if mode == "merge" and shard is not None:
             raise SettingsError("inputs `shard` and `mode: merge` exclude each other: shards run, one job merges")
+        results_path = read_input(env, "results-path")
+        if shard is not None and results_path == DEFAULTS["results-path"]:
+            # Every shard job would write the same name, and download-artifact's `merge-multiple`
+            # keeps one file per name: each shard's own default name survives the download.
+            results_path = f"evalgate-results-shard-{shard.index}-of-{shard.count}.json"
         return cls(
             spec=read_input(env, "spec"),
             fail_on=fail_on,
             comment=parse_bool("comment", read_input(env, "comment")),
             summary=parse_bool("summary", read_input(env, "summary")),
-            results_path=read_input(env, "results-path"),
+            results_path=results_path,
             working_directory=read_input(env, "working-directory"),
             concurrency=parse_concurrency(read_input(env, "concurrency")),
             comment_key=read_input(env, "comment-key"),
