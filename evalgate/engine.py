@@ -116,6 +116,12 @@ class ItemResult:
         }
         if self.reasons:
             out["reasons"] = self.reasons
+        self._details(out)
+        out["duration_ms"] = round(self.duration_ms, 3)
+        return out
+
+    def _details(self, out: dict[str, Any]) -> None:
+        """What an item's record and a trial's share beyond the scores, each only when there is one."""
         if self.not_scorable:
             out["not_scorable"] = self.not_scorable
         if self.scorer_errors:
@@ -124,8 +130,6 @@ class ItemResult:
             out["turns"] = [t.to_dict() for t in self.turns]
         if self.judge_cost:
             out["judge_cost_usd"] = self.judge_cost
-        out["duration_ms"] = round(self.duration_ms, 3)
-        return out
 
     def to_dict(self) -> dict[str, Any]:
         out = self.record()
@@ -133,36 +137,10 @@ class ItemResult:
         return out
 
     def record(self) -> dict[str, Any]:
-        """The item as the journal and the results file hold it: `to_dict` led by its data index."""
-        if self.trials is not None:
-            return self._repeated_dict()
-        out: dict[str, Any] = {
-            "index": self.index,
-            "id": self.id,
-            "input": self.input,
-            "output": self.run.to_dict() if self.run is not None else None,
-            "error": self.error,
-            "gates": self.gates,
-            "scores": self.scores,
-            "reasons": self.reasons,
-        }
-        if self.not_scorable:
-            out["not_scorable"] = self.not_scorable
-        if self.scorer_errors:
-            out["scorer_errors"] = self.scorer_errors
-        if self.turns is not None:
-            out["turns"] = [t.to_dict() for t in self.turns]
-        if self.judge_cost:
-            out["judge_cost_usd"] = self.judge_cost
-            out["cost_usd"] = self.cost_usd
-        out["duration_ms"] = round(self.duration_ms, 3)
-        if self.data_hash is not None:
-            out["data_hash"] = self.data_hash
-        return out
+        """The item as the journal and the results file hold it: `to_dict` led by its data index.
 
-    def _repeated_dict(self) -> dict[str, Any]:
-        """An item run K times: item means of every entry on top (what its error bar clusters), each trial below."""
-        assert self.trials is not None
+        With repeats the scores on top are the item means of every entry (what its error bar
+        clusters), the output and reasons those of its first failing trial, each trial below."""
         out: dict[str, Any] = {
             "index": self.index,
             "id": self.id,
@@ -172,11 +150,16 @@ class ItemResult:
             "gates": self.gates,
             "scores": self.scores,
             "reasons": self.reasons,
-            "trials": [t.trial_dict() for t in self.trials],
         }
-        cost = self.cost_usd
-        if cost is not None and any(t.judge_cost for t in self.trials):
-            out["cost_usd"] = cost
+        if self.trials is not None:
+            out["trials"] = [t.trial_dict() for t in self.trials]
+            cost = self.cost_usd
+            if cost is not None and any(t.judge_cost for t in self.trials):
+                out["cost_usd"] = cost
+        else:
+            self._details(out)
+            if self.judge_cost:
+                out["cost_usd"] = self.cost_usd
         out["duration_ms"] = round(self.duration_ms, 3)
         if self.data_hash is not None:
             out["data_hash"] = self.data_hash
