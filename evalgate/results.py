@@ -146,11 +146,11 @@ def dumps_item(record: dict[str, Any]) -> str:
 
 
 def item_bytes(record: dict[str, Any]) -> bytes:
-    """One item as a JSON line's bytes (no newline); NaN and infinities become null, as in `dumps_item`."""
+    """One item as a JSON line's bytes, newline included; NaN and infinities become null, as in `dumps_item`."""
     try:
-        return orjson.dumps(record, default=str)
+        return orjson.dumps(record, default=str, option=orjson.OPT_APPEND_NEWLINE)
     except TypeError:  # orjson refuses it (a lone surrogate, a huge integer, a non-string key): json takes it
-        return _utf8(dumps_item(record))
+        return _utf8(dumps_item(record) + "\n")
 
 
 def _utf8(text: str) -> bytes:
@@ -319,16 +319,14 @@ class ResultsWriter:
 
     def append(self, record: dict[str, Any]) -> None:
         data = item_bytes(record)
-        handle = self.handle
-        handle.write(data)
-        handle.write(b"\n")
-        self.offsets[record["index"]] = (self.size, len(data))
-        self.size += len(data) + 1
+        self.handle.write(data)
+        self.offsets[record["index"]] = (self.size, len(data) - 1)  # the line without its newline
+        self.size += len(data)
         # Flush once the buffered items are worth a few ms of work: a slow item (a model call) is
         # on disk as soon as it finishes; thousands of replayed ones share one write.
         self.unflushed_ms += record.get("duration_ms") or 0.0
         if self.unflushed_ms >= FLUSH_AFTER_MS:
-            handle.flush()
+            self.handle.flush()
             self.unflushed_ms = 0.0
 
     def finish(self, head: dict[str, Any], *, complete: bool = True, keep: set[int] | None = None) -> None:
