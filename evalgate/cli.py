@@ -269,38 +269,43 @@ def validate(spec: Path) -> None:
 def compare_command(base: Path, head: Path, output: Path | None, confidence: float | None, max_drop: float | None,
                     correction: str | None, fail_on: str) -> None:
     """Compare HEAD.json with BASE.json (the base branch's results): paired, entry by entry."""
+    _safe_streams()
+    verdict, reason = _compare(base, head, output, confidence=confidence, max_drop=max_drop, correction=correction)
+    sys.exit(exit_code(verdict, fail_on, reason))
+
+
+def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> tuple[str | None, str | None]:
+    """Compare HEAD's results file with BASE's, print the comparison, write HEAD with it to `output`.
+
+    Returns the verdict after the comparison and its failure reason; exits 2 when a file is not results.
+    overrides: confidence, max_drop, correction (None: HEAD's spec `compare:`, else the defaults)."""
     from pydantic import ValidationError
 
-    from evalgate.comparison import CompareOptions, compare_results
+    from evalgate.comparison import CompareOptions, add_to_results, compare_results
     from evalgate.report.terminal import comparison_section
-    from evalgate.results import load_results
+    from evalgate.results import load_results, write_results_json
 
-    _safe_streams()
     try:
         base_results, head_raw = load_results(base), json.loads(head.read_bytes())
         head_results = load_results(head)
     except (ValidationError, ValueError) as exc:
         click.echo(f"error: not an evalgate results file: {str(exc).splitlines()[0][:200]}", err=True)
         sys.exit(2)
-    options = CompareOptions.from_settings(head_raw.get("compare_settings"), confidence=confidence,
-                                           max_drop=max_drop, correction=correction)
+    except OSError as exc:
+        click.echo(f"error: {exc.strerror or exc}: {exc.filename or base}", err=True)
+        sys.exit(2)
+    options = CompareOptions.from_settings(head_raw.get("compare_settings"), **overrides)
     comparison = compare_results(base_results, head_results, options)
-    head_raw["comparison"] = comparison.to_dict()
-    if comparison.regressions and head_raw.get("verdict") != "failed":
-        head_raw["verdict"] = "failed"
-        head_raw.setdefault("summary", {})["failure_reason"] = "regression"
+    add_to_results(head_raw, comparison)
     title, rows = comparison_section(head_raw["comparison"])
     click.echo("\n".join([title, *rows]))
     verdict = head_raw.get("verdict")
     click.echo(f"verdict: {verdict.upper() if verdict else 'none'}"
                + (f" ({len(comparison.regressions)} regressed)" if comparison.regressions else ""))
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        tmp = output.with_name(output.name + ".tmp")
-        tmp.write_text(json.dumps(head_raw, ensure_ascii=False, allow_nan=False), encoding="utf-8")
-        tmp.replace(output)
+        write_results_json(output, head_raw)
         click.echo(f"results: {output}")
-    sys.exit(exit_code(verdict, fail_on))
+    return verdict, (head_raw.get("summary") or {}).get("failure_reason")
 
 
 @main.command()
@@ -309,13 +314,19 @@ def compare_command(base: Path, head: Path, output: Path | None, confidence: flo
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the merged results here.")
 @click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default="failed", show_default=True,
               help="Verdicts that exit 1: failed; scored (failed or scored); never.")
-def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str) -> None:
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Compare the merged run with these results (the base branch's), as `evalgate compare` does; "
+                   "needs --output.")
+def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str, baseline: Path | None) -> None:
     """Join the shards' results files (from `run --shard I/N`) into the results of one run."""
     from evalgate.merging import MergeError
     from evalgate.merging import merge as merge_files
     from evalgate.report.terminal import render_table
 
     _safe_streams()
+    if baseline is not None and output is None:
+        click.echo("error: --baseline needs --output PATH: the merged results the comparison is added to", err=True)
+        sys.exit(2)
     try:
         result = merge_files(results_files, output)
     except MergeError as exc:
@@ -327,9 +338,12 @@ def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str) ->
         sys.exit(2)
     color = sys.stdout.isatty()
     click.echo(render_table(result, {}, color=color), color=color)
+    if baseline is not None and output is not None:  # the merged run is the whole run: it compares as one
+        verdict, reason = _compare(baseline, output, output)
+        sys.exit(exit_code(verdict, fail_on, reason))
     if output is not None:
         click.echo(f"results: {output}")
-    sys.exit(exit_code(result.verdict, fail_on))
+    sys.exit(exit_code(result.verdict, fail_on, result.outcome.failure_reason))
 
 
 @main.command()

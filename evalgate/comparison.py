@@ -422,6 +422,16 @@ def _decide(tested: list[tuple[EntryComparison, stats.Difference, bool]], option
                                 f"{options.correction} across {len(group)} entries is applied")
 
 
+def add_to_results(head: dict[str, Any], comparison: Comparison) -> dict[str, Any]:
+    """A results file's JSON with the comparison added: a regression fails a verdict that had not failed
+    (`summary.failure_reason: regression`), as `EvalResult.apply_comparison` does for a run in progress."""
+    head["comparison"] = comparison.to_dict()
+    if comparison.regressions and head.get("verdict") != "failed":
+        head["verdict"] = "failed"
+        head.setdefault("summary", {})["failure_reason"] = "regression"
+    return head
+
+
 def compare(base: Any, head: Any, **options: Any) -> Comparison:
     """Compare two runs: results file paths, results dicts, `Results` models or `EvalResult`s (with items).
 

@@ -433,6 +433,14 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+def write_results_json(path: Path, raw: dict[str, Any]) -> None:
+    """A results file rewritten whole (e.g. with a comparison added), atomically: never half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(raw, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def load_results(path: Path) -> Results:
     """A results file back; whatever a run writes (lone surrogates, nulls for NaN) reads back."""
     data = path.read_bytes()

@@ -319,3 +319,48 @@ def test_two_shards_of_a_repeats_run_merge_to_the_unsharded_run_error_bars_inclu
         for item in json.loads(shard.read_text())["items"]:
             assert [t["trial"] for t in item["trials"]] == [0, 1, 2]
     assert_same_run(full, merged)
+
+
+def recorded_spec(folder: Path, name: str, sunny: float) -> Path:
+    """A recorded run in which a share `sunny` of the answers say "sunny" (same ids and inputs whatever it is)."""
+    rows = [{"id": f"q{i}", "input": f"weather {i}?",
+             "output": {"text": "sunny" if i < sunny * 60 else "rain", "tool_calls": []}} for i in range(60)]
+    (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = {"version": 1, "name": "weather", "data": f"{name}.jsonl", "target": {"type": "recorded"},
+            "scorers": [{"type": "includes", "value": "sunny", "threshold": 0.2}]}
+    path = folder / f"{name}.yaml"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_merge_with_a_baseline_compares_as_the_unsharded_run_does(tmp_path: Path) -> None:
+    base, head = recorded_spec(tmp_path, "base", 0.95), recorded_spec(tmp_path, "head", 0.5)
+    assert run_cli("run", base, "-o", "base.json", cwd=tmp_path).code == 0
+    for index in (1, 2):
+        assert run_cli("run", head, "--shard", f"{index}/2", "-o", f"s{index}.json", cwd=tmp_path).code in (0, 1)
+    merged = run_cli("merge", "s1.json", "s2.json", "-o", "merged.json", "--baseline", "base.json", cwd=tmp_path)
+    full = run_cli("run", head, "-o", "full.json", "--baseline", "base.json", cwd=tmp_path)
+    assert merged.code == full.code == 1, merged.output  # the threshold passes (0.5 >= 0.2): the drop fails it
+    merged_raw, full_raw = (json.loads((tmp_path / f).read_text()) for f in ("merged.json", "full.json"))
+    assert merged_raw["verdict"] == full_raw["verdict"] == "failed"
+    assert merged_raw["summary"]["failure_reason"] == full_raw["summary"]["failure_reason"] == "regression"
+    assert untimed(merged_raw["comparison"]) == untimed(full_raw["comparison"])
+    assert merged_raw["comparison"]["regressions"] == 1 and "regressed" in merged.stdout
+    same = run_cli("merge", "s1.json", "s2.json", "-o", "again.json", "--baseline", "full.json", cwd=tmp_path)
+    assert same.code == 0, same.output  # compared with itself: nothing regressed, the verdict stands
+    unwritten = run_cli("merge", "s1.json", "s2.json", "--baseline", "base.json", cwd=tmp_path)
+    assert unwritten.code == 2 and "--output" in unwritten.stderr and "Traceback" not in unwritten.output
+
+
+def test_a_merged_outage_exits_4_as_the_unsharded_run_does(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text("def answer(q):\n    raise ConnectionError('the agent is down')\n")
+    spec = {"version": 1, "data": [{"id": f"q{i}", "input": str(i)} for i in range(8)],
+            "target": {"type": "python", "function": "agent:answer"},
+            "scorers": [{"type": "includes", "value": "yes"}]}
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+    for index in (1, 2):
+        run_cli("run", "--shard", f"{index}/2", "-o", f"s{index}.json", cwd=tmp_path)
+    merged = run_cli("merge", "s1.json", "s2.json", "-o", "merged.json", cwd=tmp_path)
+    full = run_cli("run", "-o", "full.json", cwd=tmp_path)
+    assert merged.code == full.code == 4, merged.output + full.output
+    assert json.loads((tmp_path / "merged.json").read_text())["summary"]["failure_reason"] == "errors"

@@ -24,7 +24,7 @@ from evalgate.github.settings import Settings, SettingsError
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
 from evalgate.net import HttpClient, RetryPolicy
 from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, cell, render
-from evalgate.results import Results, load_results
+from evalgate.results import Results, load_results, write_results_json
 
 OUTPUT_NAMES = ("verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
                 "scores", "results-path", "comment-url", "comment-file", "regressions")
@@ -284,7 +284,7 @@ def merge_step(settings: Settings, log: Log) -> bool:
 def compare_merged_step(settings: Settings, log: Log, baseline: Path) -> None:
     """Merge mode with a baseline: the merged run is compared (shards never are), as `evalgate compare` does.
     A baseline that cannot be compared is a notice, never a red job."""
-    from evalgate.comparison import CompareOptions, compare_results
+    from evalgate.comparison import CompareOptions, add_to_results, compare_results
 
     path = settings.results_file
     try:
@@ -295,13 +295,7 @@ def compare_merged_step(settings: Settings, log: Log, baseline: Path) -> None:
         log.annotate("notice", f"the baseline could not be compared ({type(exc).__name__}); the comparison is "
                      "skipped", title="evalgate: no baseline")
         return
-    head["comparison"] = comparison.to_dict()
-    if comparison.regressions and head.get("verdict") != "failed":
-        head["verdict"] = "failed"
-        head.setdefault("summary", {})["failure_reason"] = "regression"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(head, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_results_json(path, add_to_results(head, comparison))
 
 
 def spec_lines(settings: Settings, lines: Lines) -> None:
