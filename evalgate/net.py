@@ -873,6 +873,12 @@ class HttpClient:
             out[name] = value
         return out
 
+    def _redirect_hint(self, location: str | None) -> str:
+        """What to do about a redirect. Never followed: a POST would have to be re-sent, perhaps as a
+        GET, and its API key could go to another host."""
+        where = f" to {_one_line(self.redact.bounded(location, 200), 200)}" if location else ""  # redacted, then cut
+        return f"; the server redirects{where}: evalgate does not follow redirects, put the final URL in the spec"
+
     def _problem(self, exc: Exception, scheme: str, host: str, port: int, timeout_s: float) -> str:
         """What went wrong, in words a user acts on; raises _NoRetry when retrying cannot help."""
         from urllib3 import exceptions as u3
@@ -951,6 +957,8 @@ class HttpClient:
                 text = raw.content[: 4 * (ERROR_BODY_SHOWN + self.redact.longest)].decode("utf-8", errors="replace")
                 body = self.redact.bounded(text, ERROR_BODY_SHOWN)
                 problem = f"HTTP {status}" + (f": {_one_line(body)}" if body.strip() else "")
+                if 300 <= status < 400:
+                    problem += self._redirect_hint(raw.headers.get("Location"))
                 if not retryable_status(status):
                     self._count(failures=1)
                     raise HttpError(f"{method} {shown_url}: {problem}", status=status, attempts=attempt, body=body)

@@ -13,7 +13,8 @@ Faults, injected per input (the request's `input`, or the last user message):
 `server.faults["some input"] = ["500", "429:1", "ok"]` is consumed one action per request for that
 input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<retry-after>`, `hang`
 (no reply until the client gives up), `reset` (headers and half a body, then a TCP reset),
-`malformed` (200 with broken JSON), `slow:<seconds>`, `echo` / `400echo` / `401pad` (a reply, a 400, or a
+`malformed` (200 with broken JSON), `slow:<seconds>`, `redirect:<3xx>` (to `server.redirect_to`),
+`echo` / `400echo` / `401pad` (a reply, a 400, or a
 401 after 270 bytes of padding, quoting the request's Authorization and X-Api-Key headers: a leaky
 agent). `server.default_fault` applies to every request without a queued action.
 `server.max_in_flight = n` answers 429 (Retry-After: `server.retry_after`) to a request arriving
@@ -49,6 +50,7 @@ class FakeServer(ThreadingHTTPServer):
         self.default_fault: str | None = None
         self.max_in_flight: int | None = None
         self.retry_after: float = 0.05
+        self.redirect_to = "https://agent.example/v2/agent"
         self.lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []  # {path, headers, body}
         self.in_flight = 0
@@ -224,6 +226,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.reply_raw(401, (" " * 270 + leaked).encode())
             else:
                 self.reply(400, {"error": leaked})
+        elif fault.startswith("redirect:"):  # a load balancer sending http to https, or a moved endpoint
+            self.reply(int(fault.split(":", 1)[1]), {"error": "moved"}, {"Location": server.redirect_to})
         elif fault == "malformed":
             self.reply_raw(200, b'{"output": {"text": "unterminated')
         else:

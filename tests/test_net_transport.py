@@ -307,3 +307,17 @@ def test_a_spec_trusts_its_ca_bundle_relative_to_the_spec(tls_server: TlsServer,
     spec.write_text(base + gates)
     refused = run_spec(spec)
     assert refused.summary["failure_reason"] == "errors" and "not trusted" in refused.summary["top_error"]["message"]
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+def test_a_redirect_is_not_followed_and_the_error_says_where_to(server: FakeServer, status: int) -> None:
+    # Following it would re-send the POST (perhaps as a GET) with its API key, maybe to another host.
+    server.redirect_to = "https://agent.example/v2/agent?key=sk-hidden-123"
+    server.faults["x"] = [f"redirect:{status}"]
+    http = client(secrets=["sk-hidden-123"])
+    with pytest.raises(HttpError) as caught:
+        http.post_json(server.url + "/agent", {"input": "x"})
+    message = str(caught.value)
+    assert f"HTTP {status}" in message and "redirects to https://agent.example/v2/agent?key=***" in message
+    assert "put the final URL in the spec" in message and "sk-hidden" not in message
+    assert server.requests_for("x") == 1 and caught.value.attempts == 1
