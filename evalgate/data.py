@@ -10,6 +10,7 @@ import csv
 import json
 import re
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -84,18 +85,27 @@ class _Line(Positions):
 
 _line_positions = _Line
 _LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_DIGITS = b"0123456789"
 _MANY_BRACKETS = 256
+
+
+def _long_integer(data: bytes) -> bool:
+    """Whether a line may hold an integer of 19 digits or more (orjson would read it as a float).
+
+    Counting digits (a C loop) first spares the regex on almost every line: it costs 10x as much.
+    """
+    return len(data) - len(data.translate(None, _DIGITS)) >= 19 and _LONG_DIGITS.search(data) is not None
 
 
 def _read_jsonl(path: Path) -> Iterator[Located]:
     with path.open("rb") as handle:  # bytes: a line that is not UTF-8 is named by its number
-        for number, data in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), 1):
+        for number, data in enumerate(iter(partial(handle.readline, MAX_LINE_BYTES + 1), b""), 1):
             if len(data) > MAX_LINE_BYTES:
                 raise DataError(f"the line is over {MAX_LINE_BYTES // 2**20} MiB; evalgate reads items up to "
                                  "that size", number)
             # orjson reads an integer beyond 64 bits as a float, and nests deeper than json refuses to
             brackets = data.count(b"[") + data.count(b"{")
-            if not _LONG_DIGITS.search(data) and brackets < _MANY_BRACKETS:
+            if brackets < _MANY_BRACKETS and not _long_integer(data):
                 try:
                     raw = orjson.loads(data)  # the common case, about twice as fast as json
                 except orjson.JSONDecodeError:
