@@ -14,7 +14,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from evalgate.cases import Case, Check
 from evalgate.errors import Problem, problems_from_validation, show_loc, suggest
-from evalgate.items import Item
+from evalgate.items import Item, plain_item
 from evalgate.runs import RunFormatError, run_from_value
 from evalgate.scorers.base import Scorer
 from evalgate.scorers.builtins import load_builtins
@@ -182,39 +182,50 @@ class CaseBuilder:
 
     def add(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...]) -> Case | None:
         self.seen += 1
-        if self.keep is not None and raw.__class__ is dict:
-            item_id = raw.get("id")
-            if item_id is None:
-                item_id = f"item-{self.count + 1}"  # Case.id of an item without one
-            if item_id.__class__ is str and not self.keep(item_id):
-                self.count += 1  # another shard's: its index is taken all the same
-                return None
-        where = _where(prefix, self.seen - 1)
-        item = self._item(raw, positions, prefix, where)
+        plain = None
+        if raw.__class__ is dict:
+            if self.keep is not None:
+                item_id = raw.get("id")
+                if item_id is None:
+                    item_id = f"item-{self.count + 1}"  # Case.id of an item without one
+                if item_id.__class__ is str and not self.keep(item_id):
+                    self.count += 1  # another shard's: its index is taken all the same
+                    return None
+            plain = plain_item(raw)
+        item = plain if plain is not None else self._item(raw, positions, prefix)
         if item is None:
             return None
-        shape = shape_problem(item)
+        # A plain item with an `input` has exactly one of input, inputs, turns: nothing to check.
+        shape = shape_problem(item) if plain is None or "input" not in raw else None
         if shape is not None:
             given = [k for k in ("input", "inputs", "turns") if k in item.model_fields_set]
+            where = self.where(prefix)
             self.problem(positions, (*prefix, *given) if len(given) == 1 else prefix, f"{where}: {shape}")
             return None
-        case = Case(index=self.count, item=item, line=positions.line(prefix))
-        if item.id is not None and self.unique_ids:
-            if item.id in self.ids:
-                message = f"{where}: the id `{item.id}` is already used at line {self.ids[item.id]}"
+        case = Case(self.count, item, positions.line(prefix))
+        item_id = item.id
+        if item_id is not None and self.unique_ids:
+            ids = self.ids
+            if item_id in ids:
+                message = f"{self.where(prefix)}: the id `{item_id}` is already used at line {ids[item_id]}"
                 self.problem(positions, (*prefix, "id"), message)
                 return None
-            self.ids[item.id] = case.line
-        if self.recorded and not self._recorded_runs(case, positions, prefix, where):
+            ids[item_id] = case.line
+        if self.recorded and not self._recorded_runs(case, positions, prefix):
             return None
-        if item.turns is not None and not self._turn_checks(case, positions, prefix, where):
+        if item.turns is not None and not self._turn_checks(case, positions, prefix):
             return None
         self.count += 1
         return case
 
-    def _item(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...], where: str) -> Item | None:
+    def where(self, prefix: tuple[str | int, ...]) -> str:
+        """How a problem names the item being added (only ever needed for a problem)."""
+        return _where(prefix, self.seen - 1)
+
+    def _item(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...]) -> Item | None:
         if not isinstance(raw, dict):
-            self.problem(positions, prefix, f"{where}: an item is a mapping with `input`, `inputs` or `turns`")
+            message = f"{self.where(prefix)}: an item is a mapping with `input`, `inputs` or `turns`"
+            self.problem(positions, prefix, message)
             return None
         try:
             return Item.model_validate(raw)
@@ -224,40 +235,45 @@ class CaseBuilder:
             )
             return None
 
-    def _recorded_runs(self, case: Case, positions: Positions, prefix: tuple[str | int, ...], where: str) -> bool:
+    def _recorded_runs(self, case: Case, positions: Positions, prefix: tuple[str | int, ...]) -> bool:
         item = case.item
-        if item.turns is not None:
-            outputs = [(t.output, (*prefix, "turns", i, "output")) for i, t in enumerate(item.turns)]
-        elif item.inputs is not None:
-            if item.outputs is None or len(item.outputs) != len(item.inputs):
+        if item.turns is None and item.inputs is None:  # the common item: one output
+            outputs: list[tuple[Any, Any]] = [(item.output, "output")]
+        elif item.turns is not None:
+            outputs = [(t.output, ("turns", i, "output")) for i, t in enumerate(item.turns)]
+        else:
+            inputs = item.inputs or []
+            if item.outputs is None or len(item.outputs) != len(inputs):
                 have = "no `outputs`" if item.outputs is None else f"{len(item.outputs)} outputs"
-                message = f"{where}: the recorded target needs one output per input ({len(item.inputs)}), got {have}"
+                message = (f"{self.where(prefix)}: the recorded target needs one output per input "
+                           f"({len(inputs)}), got {have}")
                 self.problem(positions, (*prefix, "outputs"), message)
                 return False
-            outputs = [(o, (*prefix, "outputs", i)) for i, o in enumerate(item.outputs)]
-        else:
-            outputs = [(item.output, (*prefix, "output"))]
+            outputs = [(o, ("outputs", i)) for i, o in enumerate(item.outputs)]
         runs = []
-        for value, path in outputs:
+        for value, where in outputs:
             if value is None:
+                path = (*prefix, *where) if where.__class__ is tuple else (*prefix, where)
                 key = path[-1] if isinstance(path[-1], str) else "outputs"
-                self.problem(positions, path, f"{where}: the recorded target needs `{key}` here")
+                self.problem(positions, path, f"{self.where(prefix)}: the recorded target needs `{key}` here")
                 return False
             try:
                 runs.append(run_from_value(value))
             except RunFormatError as exc:
-                self.problem(positions, path, f"{where}: {exc}")
+                path = (*prefix, *where) if where.__class__ is tuple else (*prefix, where)
+                self.problem(positions, path, f"{self.where(prefix)}: {exc}")
                 return False
         case.recorded = runs
         # The raw output now lives on as the Run: drop it so 100k items stay small in memory.
-        item.__dict__["output"] = None
-        item.__dict__["outputs"] = None
+        values = item.__dict__
+        values["output"] = None
+        values["outputs"] = None
         if item.turns is not None:
             for turn in item.turns:
                 turn.__dict__["output"] = None
         return True
 
-    def _turn_checks(self, case: Case, positions: Positions, prefix: tuple[str | int, ...], where: str) -> bool:
+    def _turn_checks(self, case: Case, positions: Positions, prefix: tuple[str | int, ...]) -> bool:
         ok = True
         case.turn_checks = []
         for turn_index, turn in enumerate(case.item.turns or []):
@@ -269,7 +285,7 @@ class CaseBuilder:
                 self.problems += problems
                 ok = ok and not problems
                 for check in built:
-                    if kind == "scorer" and not self._same_threshold(check, positions, sub, where):
+                    if kind == "scorer" and not self._same_threshold(check, positions, sub, prefix):
                         ok = False
                 checks += built
             case.turn_checks.append(checks)
@@ -286,7 +302,9 @@ class CaseBuilder:
         )
         return built, problems
 
-    def _same_threshold(self, check: Check, positions: Positions, sub: tuple[str | int, ...], where: str) -> bool:
+    def _same_threshold(
+        self, check: Check, positions: Positions, sub: tuple[str | int, ...], prefix: tuple[str | int, ...]
+    ) -> bool:
         key = (check.entry.turn or 0, check.entry.id)
         seen = self.turn_thresholds.get(key)
         if seen is None:
@@ -297,8 +315,8 @@ class CaseBuilder:
         self.problem(
             positions,
             sub,
-            f"{where}: turn {key[0]} scorer `{key[1]}` has threshold {check.entry.threshold!r}, but the same id "
-            f"at that turn has {seen[0]!r}{f' at line {seen[1]}' if seen[1] else ''}; "
+            f"{self.where(prefix)}: turn {key[0]} scorer `{key[1]}` has threshold {check.entry.threshold!r}, "
+            f"but the same id at that turn has {seen[0]!r}{f' at line {seen[1]}' if seen[1] else ''}; "
             "entries sharing an id at a turn index share a threshold",
         )
         return False
@@ -337,7 +355,7 @@ class PythonCaseBuilder(CaseBuilder):
     def __init__(self, *, recorded: bool) -> None:
         super().__init__("data", BuildContext(), recorded=recorded)
 
-    def _item(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...], where: str) -> Item | None:
+    def _item(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...]) -> Item | None:
         # Building drops replayed outputs from the item: never from the caller's own objects.
         return raw.model_copy(deep=True) if isinstance(raw, Item) else Item.model_validate(raw)
 

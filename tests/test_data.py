@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from evalgate.api import run_spec
+from evalgate.errors import SpecError
 from evalgate.loader import load_spec
 
 ITEMS: list[dict[str, Any]] = [
@@ -186,3 +187,76 @@ def test_recorded_inputs_and_turns_become_one_run_per_turn(tmp_path: Path) -> No
     assert second.turns is not None and second.turns[1].gates == {"called_tool:get_weather": 1.0}
     turn1 = {t.index: t for t in result.turn_results or []}[1]
     assert [(g.id, g.passed) for g in turn1.gate_results] == [("called_tool:get_weather", True)]
+
+
+PLAIN = [
+    {"id": "a", "input": "Weather?", "output": {"text": "Sunny.", "tool_calls": []}},
+    {"input": ["a", {"b": 1}], "output": "x", "ground_truth": {"k": [1, 2]}},
+    {"input": None},
+    {"id": None, "input": "x", "expected_trajectory": ["get_weather"]},
+    {"output": "no input at all"},  # a shape problem, reported as for any item
+    {},
+]
+NOT_PLAIN = [
+    {"id": 7, "input": "x"},  # validation decides what a non-string id means
+    {"input": "x", "groundTruth": "alias"},
+    {"input": "x", "metadata": {"k": 1}},
+    {"inputs": ["a"], "outputs": ["b"]},
+    {"turns": [{"input": "a"}]},
+    {"input": "x", "context": ["c"]},
+    {"input": "x", "unknown": 1},
+]
+
+
+@pytest.mark.parametrize("raw", PLAIN)
+def test_a_plain_item_is_the_item_validation_builds(raw: dict[str, Any]) -> None:
+    from evalgate.items import Item, plain_item
+
+    built, validated = plain_item(raw), Item.model_validate(raw)
+    assert built is not None
+    assert built == validated
+    assert built.model_fields_set == validated.model_fields_set
+    assert built.model_dump() == validated.model_dump()
+    assert list(built.__dict__) == list(validated.__dict__)
+    for key in raw:  # `Any` fields keep the very value, as validation does
+        assert getattr(built, key) is getattr(validated, key)
+    built.input = "changed"  # a model like any other: assignment works, the raw dict is not touched
+    assert raw.get("input") != "changed"
+
+
+@pytest.mark.parametrize("raw", NOT_PLAIN)
+def test_an_item_that_needs_validating_is_not_built_plain(raw: dict[str, Any]) -> None:
+    from evalgate.items import plain_item
+
+    assert plain_item(raw) is None
+
+
+def test_plain_and_validated_items_give_the_same_problems(tmp_path: Path) -> None:
+    lines = ['{"id": "a", "output": "x"}', '{"id": 7, "input": "x", "output": "y"}', '{"input": "x"}']
+    (tmp_path / "items.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.jsonl\nscorers:\n  - type: includes\n"
+                                            "    value: x\n")
+    with pytest.raises(SpecError) as raised:
+        list(load_spec(tmp_path / "evalgate.yaml").iter_cases())
+    messages = [(p.line, p.message) for p in raised.value.problems]
+    assert messages == [
+        (1, "item 1: an item needs exactly one of `input`, `inputs`, `turns`; it has none of them"),
+        (2, "id: Input should be a valid string (got 7)"),
+        (3, "item 3: the recorded target needs `output` here"),
+    ]
+
+
+@pytest.mark.parametrize("number", ["123456789012345678901234", "-9223372036854775809", "18446744073709551616"])
+def test_a_jsonl_integer_beyond_64_bits_stays_exact(tmp_path: Path, number: str) -> None:
+    # orjson would read these as floats: the reader must hand such lines to json
+    call = f'{{"name": "f", "args": {{"n": {number}}}}}'
+    line = f'{{"id": "a", "input": "x", "output": {{"text": "x", "tool_calls": [{call}]}}}}'
+    (tmp_path / "items.jsonl").write_text(f'{{"id": "b", "input": "y", "output": "y 1234567890 123456789"}}\n{line}\n')
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.jsonl\nscorers:\n  - type: includes\n"
+                                            "    value: x\n")
+    cases = list(load_spec(tmp_path / "evalgate.yaml").iter_cases())
+    args = cases[1].recorded[0].tool_calls[0].args
+    assert args["n"] == int(number) and type(args["n"]) is int
+    run_spec(tmp_path / "evalgate.yaml", output=tmp_path / "r.json")
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert results["items"][1]["output"]["tool_calls"][0]["args"]["n"] == int(number)
