@@ -280,3 +280,13 @@ def test_default_ids_are_readable() -> None:
     assert checks.max_tool_calls(2).id == "max_tool_calls:2"
     assert checks.no_tool_errors().id == "no_tool_errors"
     assert checks.includes("Brooklyn", id="city").id == "city"
+
+
+def test_similarity_removes_javascripts_whitespace_from_ascii_text_as_the_regex_does() -> None:
+    # ASCII text takes a faster path than the JavaScript \s regex; every ASCII character must agree
+    from evalgate.scorers.checks import _WS, _prepare
+
+    for code in range(128):
+        text = f"a{chr(code)}b {chr(code)}\t"
+        assert _prepare(text) == _WS.sub("", text), code
+    assert _prepare("a\u00a0b\u3000c d") == "abcd"  # beyond ASCII: the regex itself

@@ -179,6 +179,10 @@ def test_openai_plain_text_tool_result_is_kept_as_text() -> None:
         ({"messages": [], "extra": 1}, "unknown key(s) ['extra']"),
         ({"messages": "nope"}, "`messages` must be a list"),
         ([{"role": "assistant", "content": 3, "tool_calls": []}], "content must be a string"),
+        ({"text": "a", "txet": "b"}, "unknown run key(s) ['txet']; a run has ['cost_usd', "),
+        ({"text": "a", 3: "b", "zz": 1}, "unknown run key(s) ['3', 'zz']"),  # YAML allows a number as a key
+        ({"tool_calls": [{"name": "f", "arguments": {}}]}, "tool_calls[0] has unknown key(s) ['arguments']"),
+        ({"tool_calls": [{"name": "f"}, {"name": "g", None: 1}]}, "tool_calls[1] has unknown key(s) ['None']"),
     ],
 )
 def test_malformed_message_lists_are_run_format_errors(value: Any, message: str) -> None:

@@ -36,10 +36,9 @@ _RUN_KEYS = frozenset({"text", "texts", "tool_calls", "latency_ms", "usage", "co
 
 
 def _run_from_mapping(value: Mapping[str, Any]) -> Run:
-    for key in value:
-        if key not in _RUN_KEYS:
-            unknown = sorted(k for k in value if k not in _RUN_KEYS)
-            raise RunFormatError(f"unknown run key(s) {unknown}; a run has {sorted(_RUN_KEYS)}")
+    if not _RUN_KEYS.issuperset(value):
+        unknown = sorted(map(str, value.keys() - _RUN_KEYS))
+        raise RunFormatError(f"unknown run key(s) {unknown}; a run has {sorted(_RUN_KEYS)}")
     texts = value.get("texts")
     if texts is not None:
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
@@ -85,12 +84,11 @@ def _tool_call(raw: Any, index: int) -> ToolCall:
     name = raw.get("name")
     if name.__class__ is not str or not name:
         raise RunFormatError(f"tool_calls[{index}] needs a non-empty string `name`")
-    for key in raw:
-        if key not in _CALL_KEYS:
-            unknown = sorted(k for k in raw if k not in _CALL_KEYS)
-            raise RunFormatError(
-                f"tool_calls[{index}] has unknown key(s) {unknown}; a tool call has {sorted(_CALL_KEYS)}"
-            )
+    if not _CALL_KEYS.issuperset(raw):
+        unknown = sorted(map(str, raw.keys() - _CALL_KEYS))
+        raise RunFormatError(
+            f"tool_calls[{index}] has unknown key(s) {unknown}; a tool call has {sorted(_CALL_KEYS)}"
+        )
     error = raw.get("error")
     if error is not None and error.__class__ is not str:
         error = str(error) if error not in (False, 0) else None  # falsy, as for Mastra: no error

@@ -115,10 +115,13 @@ def _end_anchors(pattern: str) -> str:
     return "".join(out)
 
 
+_ASCII_WS = b"\t\n\v\f\r "  # JavaScript's \s within ASCII
+
+
 def _prepare(text: str) -> str:
+    if text.isascii():  # the common text: bytes.translate removes the spaces 4x as fast as the regex
+        return text.encode("ascii").translate(None, _ASCII_WS).decode("ascii")
     text = _WS.sub("", text)
-    if text.isascii():
-        return text
     return _utf16(text) if _ASTRAL.search(text) else text  # JavaScript counts UTF-16 code units
 
 
