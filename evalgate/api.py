@@ -111,32 +111,34 @@ def execute(
     first_seen: dict[Any, tuple[Entry, int, int]] | None = {} if shard is not None else None
     costs = CostTotals()
 
-    taken: set[int] = set()
+    taken: set[int] | None = set() if resume else None  # a resumed journal may hold other items
 
     def take(item: ItemResult) -> None:
         if first_seen is not None:  # per-turn entries: where each was first seen, for the merge's order
             for position, (entry, _) in enumerate(item.contributions):
                 if entry.turn is not None and entry.key not in first_seen:
                     first_seen[entry.key] = (entry, item.index, position)
-        taken.add(item.index)
-        for entry, score in item.contributions:
-            aggregator.add(entry, score)
+        if taken is not None:
+            taken.add(item.index)
+        aggregator.add_scores(item.contributions)
         for trial, contributions in enumerate(item.later, 1):
             for entry, score in contributions:
                 aggregator.add(entry, score, trial)
-        aggregator.add_item(item.errored, item.turn_count, item.id)
-        if item.errored:
+        errored = item.errored
+        aggregator.add_item(errored, item.turn_count, item.id)
+        if errored:
             errors.add(item)
-        if item.trials is not None:
-            trial_counts["trials"] += len(item.trials)
-            trial_counts["errored_trials"] += sum(t.errored for t in item.trials)
-        for part in item.trials or (item,):  # with repeats: every trial's spend
+            if len(result.errored) < KEEP_ERRORED:
+                result.errored.append(item)
+        trials = item.trials
+        if trials is not None:
+            trial_counts["trials"] += len(trials)
+            trial_counts["errored_trials"] += sum(t.errored for t in trials)
+        for part in trials or (item,):  # with repeats: every trial's spend
             if part.judge_cost or (part.run is not None and part.run.cost_usd is not None):
                 costs.add(part.run.cost_usd if part.run is not None else None, part.judge_cost)
         if keep_items:
             result.items.append(item)
-        if item.errored and len(result.errored) < KEEP_ERRORED:
-            result.errored.append(item)
 
     reorder = _Reorder(take)
     cases = reorder.track(cases)
@@ -215,7 +217,7 @@ def execute(
                 result.extra_summary["comparison_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
         if writer is not None:
             # Only this run's items: a journal of a longer data set keeps its extra lines out.
-            writer.finish(result.header(), complete=not result.interrupted, keep=taken if resume else None)
+            writer.finish(result.header(), complete=not result.interrupted, keep=taken)
             writer.close()
     return result
 

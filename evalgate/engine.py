@@ -238,42 +238,50 @@ def input_of(case: Case) -> Any:
 
 
 def _score(
-    check: Check,
+    checks: list[Check],
     item: Any,
     run: Run,
     result: ItemResult,
     into: dict[str, float],
     reasons: dict[str, str],
-    label: str,
     ledger: Ledger | None = None,
+    turn: int | None = None,
 ) -> None:
-    scorer_id = check.entry.id
-    if ledger is not None and check.scorer.judged:
-        ledger.check = label
-    try:
-        raw = check.scorer.fn(item, run)
-        if raw.__class__ is float and 0.0 <= raw <= 1.0:
-            value, reason = raw, None
-        else:
+    """Score the run with each check into `into`; one call per list, as this runs for every item."""
+    contributions = result.contributions
+    for check in checks:
+        entry = check.entry
+        if ledger is not None and check.scorer.judged:
+            ledger.check = _label(entry, turn)
+        try:
+            raw = check.scorer.fn(item, run)
+            if raw.__class__ is float and 0.0 <= raw <= 1.0:  # the common score: nothing to normalize
+                into[entry.id] = raw
+                contributions.append((entry, raw))
+                continue
             value, reason = normalize(raw)
-    except NotScorable as exc:
-        value, reason = None, exc.reason
-    except BaseException as exc:  # sys.exit or GeneratorExit in a scorer too: that result's error only
-        if user_interrupt(exc):
-            raise
-        message = f"{type(exc).__name__}: {exc}"
-        if check.entry.kind == "gate":
+        except NotScorable as exc:
+            value, reason = None, exc.reason
+        except BaseException as exc:  # sys.exit or GeneratorExit in a scorer too: that result's error only
+            if user_interrupt(exc):
+                raise
+            message = f"{type(exc).__name__}: {exc}"
+            if entry.kind != "gate":
+                result.scorer_errors[_label(entry, turn)] = message
+                continue
             value, reason = 0.0, message  # as Mastra: a raising gate scores 0
+        if reason:
+            reasons[entry.id] = reason
+        if value is None:
+            result.not_scorable[_label(entry, turn)] = reason or "not scorable"
         else:
-            result.scorer_errors[label] = message
-            return
-    if reason:
-        reasons[scorer_id] = reason
-    if value is None:
-        result.not_scorable[label] = reason or "not scorable"
-    else:
-        into[scorer_id] = value
-    result.contributions.append((check.entry, value))
+            into[entry.id] = value
+        contributions.append((entry, value))
+
+
+def _label(entry: Entry, turn: int | None) -> str:
+    """How an item's record names a check: its id, or `turn-N:id` for a per-turn check."""
+    return entry.id if turn is None else f"turn-{turn}:{entry.id}"
 
 
 def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[Check],
@@ -314,20 +322,17 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
         c.scorer.judged for checks in case.turn_checks for c in checks))
     ledger = open_ledger() if judged else None  # judge calls are charged to this item, by check
     try:
-        for check in gates:
-            _score(check, item, run, result, result.gates, result.reasons, check.entry.id, ledger)
-        for check in scorers:
-            _score(check, item, run, result, result.scores, result.reasons, check.entry.id, ledger)
+        _score(gates, item, run, result, result.gates, result.reasons, ledger)
+        _score(scorers, item, run, result, result.scores, result.reasons, ledger)
         if case.turn_checks is not None:
             result.turns = []
             for index, checks in enumerate(case.turn_checks):
                 turn_input = inputs[index]
                 view = case.item.model_copy(update={"input": turn_input, "inputs": None, "turns": None})
                 scores = TurnScores(index, turn_input, runs[index])
-                for check in checks:
+                for check in checks:  # a turn's gates and scorers, in the order the item lists them
                     into = scores.gates if check.entry.kind == "gate" else scores.scores
-                    label = f"turn-{index}:{check.entry.id}"
-                    _score(check, view, runs[index], result, into, scores.reasons, label, ledger)
+                    _score([check], view, runs[index], result, into, scores.reasons, ledger, index)
                 result.turns.append(scores)
     finally:
         if ledger is not None:

@@ -204,25 +204,34 @@ class Moments:
         if raw > 0:
             self.items_any += 1
 
-    def add_one(self, value: float) -> None:
-        """An item with one scored value: `add_item([value])`, without the list (the hot path of K = 1)."""
+    def add_each(self, values: Sequence[float]) -> None:
+        """`add_item([value])` for each value in order (items of one score each, the case without repeats),
+        in one loop: the same floats, without a call and a list per value."""
+        if not values:
+            return
         if not self.started:
-            self.shift = value if math.isfinite(value) else 0.0
+            self.shift = values[0] if math.isfinite(values[0]) else 0.0
             self.started = True
-        shifted = value - self.shift
-        self.items += 1
-        self.n += 1
-        self.sum += shifted
-        self.square += shifted * shifted
-        self.cross += shifted
-        self.sum_n2 += 1
-        if value == 1.0:
-            self.items_all += 1
-            self.items_any += 1
-        elif value != 0.0:
-            self.binary = False
-            if value > 0:
-                self.items_any += 1
+        shift, total, square, cross = self.shift, self.sum, self.square, self.cross
+        items_all, items_any, binary = self.items_all, self.items_any, self.binary
+        for value in values:
+            shifted = value - shift
+            total += shifted
+            square += shifted * shifted
+            cross += shifted
+            if value == 1.0:
+                items_all += 1
+                items_any += 1
+            elif value != 0.0:
+                binary = False
+                if value > 0:
+                    items_any += 1
+        count = len(values)
+        self.items += count
+        self.n += count
+        self.sum_n2 += count
+        self.sum, self.square, self.cross = total, square, cross
+        self.items_all, self.items_any, self.binary = items_all, items_any, binary
 
     @property
     def repeated(self) -> bool:

@@ -20,6 +20,7 @@ FailureReason = Literal["errors", "gates"]
 Kind = Literal["gate", "scorer"]
 ThresholdValue = float | dict[str, float | str]
 FLAKY_IDS_KEPT = 20
+FOLD_EVERY = 4096  # scores waiting to be summed, per entry: a bound on memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +102,7 @@ class ScoreSum:
     so the sum is exactly the one of the data set listed K times.
     """
 
-    __slots__ = ("count", "flaky_ids", "later", "moments", "not_scorable", "pending", "total")
+    __slots__ = ("count", "flaky_ids", "later", "moments", "not_scorable", "pending", "total", "unfolded")
 
     def __init__(self) -> None:
         self.total = 0.0
@@ -111,9 +112,25 @@ class ScoreSum:
         self.moments = Moments()
         self.later: dict[int, array[float]] | None = None
         self.flaky_ids: list[str] = []
+        # Without repeats, each item's one score waits here (data order) to be folded into `total`
+        # and `moments` by one loop: the same arithmetic in the same order, without a call per score.
+        self.unfolded = array("d")
+
+    def fold(self) -> None:
+        """Add the waiting scores to the sum, left to right, and to the moments, one item each."""
+        values = self.unfolded
+        if not values:
+            return
+        total = self.total
+        for value in values:
+            total += value
+        self.total = total
+        self.moments.add_each(values)
+        self.unfolded = array("d")
 
     @property
     def average(self) -> float | None:
+        self.fold()
         if not self.count:
             return None
         total = self.total
@@ -314,6 +331,14 @@ class Aggregator:
         if score is None:
             tally.not_scorable += 1
             return
+        tally.count += 1
+        if not self.clustered:  # one score per item and entry: each is its own cluster
+            if trial:
+                raise ValueError("trials (repeats) need a clustered aggregator")
+            tally.unfolded.append(score)
+            if len(tally.unfolded) >= FOLD_EVERY:
+                tally.fold()
+            return
         if trial:
             if tally.later is None:
                 tally.later = {}
@@ -323,13 +348,27 @@ class Aggregator:
             later.append(score)
         else:
             tally.total += score
-        tally.count += 1
-        if not self.clustered:  # one score per item and entry: each is its own cluster
-            tally.moments.add_one(score)
-            return
         if not tally.pending:
             self._touched.append(tally)
         tally.pending.append(score)
+
+    def add_scores(self, contributions: list[tuple[Entry, float | None]]) -> None:
+        """`add` for each of one item's (entry, score) pairs: one call per item, the hot path of a big run."""
+        if self.clustered:
+            for entry, score in contributions:
+                self.add(entry, score)
+            return
+        by_entry = self._by_entry
+        for entry, score in contributions:
+            tally = by_entry.get(id(entry))
+            if tally is None or score is None:
+                self.add(entry, score)
+                continue
+            tally.count += 1
+            unfolded = tally.unfolded
+            unfolded.append(score)
+            if len(unfolded) >= FOLD_EVERY:
+                tally.fold()
 
     def add_item(self, errored: bool, turns: int = 0, item_id: str | None = None) -> None:
         """Close an item: its scores so far form one cluster of the error bars."""

@@ -257,3 +257,22 @@ def test_paired_interval_covers_the_true_difference() -> None:
         diff = stats.paired_binary(*_paired_counts(base, head))
         hits += diff.ci[0] <= -0.1 <= diff.ci[1]
     assert 0.93 <= hits / RUNS <= 0.97
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_folding_many_single_scores_gives_the_moments_of_adding_them_one_item_at_a_time(seed: int) -> None:
+    # Without repeats the aggregator folds each entry's scores in batches: every sum must be the same float
+    rng = np.random.default_rng(seed)
+    values = [float(v) for v in rng.choice([0.0, 1.0, 0.25, 1 / 3, 0.1 + 0.2, 5e-324], size=300)]
+    if seed == 1:
+        values = [float("nan"), *values, float("inf")]
+    if seed == 2:
+        values = [float(v) for v in rng.integers(0, 2, size=300)]  # binary: Wilson, all/any counts
+    one_by_one, folded = stats.Moments(), stats.Moments()
+    for value in values:
+        one_by_one.add_item([value])
+    for start in range(0, len(values), 64):
+        folded.add_each(values[start:start + 64])
+    for name in stats.Moments.__slots__:
+        a, b = getattr(one_by_one, name), getattr(folded, name)
+        assert a == b or (math.isnan(a) and math.isnan(b)), name

@@ -264,3 +264,36 @@ def test_left_to_right_sum_differs_from_fsum_where_it_matters() -> None:
         naive += v
     assert naive != math.fsum(values)
     assert outcome.scores["s"] == naive / 10
+
+
+@pytest.mark.parametrize("fed", ["add", "add_scores"])
+def test_averages_and_error_bars_stay_exact_over_many_items(fed: str) -> None:
+    # Scores wait in batches before they are summed: across batch boundaries the sum stays left to right
+    import random
+
+    from evalgate.stats import Moments
+
+    rng = random.Random(3)
+    entry = scorer("s", {"min": 0.5, "confidence": 0.95})
+    values: list[float | None] = [rng.choice([rng.random(), 0.1, 1 / 3, None]) for _ in range(10_000)]
+    aggregator = Aggregator([entry])
+    for value in values:
+        if fed == "add":
+            aggregator.add(entry, value)
+        else:
+            aggregator.add_scores([(entry, value)])
+        aggregator.add_item(False)
+    outcome = aggregator.outcome()
+    scored = [v for v in values if v is not None]
+    total = 0.0
+    for value in scored:
+        total += value
+    moments = Moments()
+    for value in scored:
+        moments.add_item([value])
+    reference = moments.estimate(0.95, mean=total / len(scored))
+    assert reference is not None and reference.ci is not None
+    assert outcome.scores["s"] == total / len(scored)
+    assert outcome.threshold_results[0].interval == reference.ci
+    assert outcome.not_scorable == {"s": values.count(None)}
+    assert aggregator.outcome() == outcome  # reading the outcome again folds nothing twice
