@@ -237,8 +237,19 @@ class CaseBuilder:
 
     def _recorded_runs(self, case: Case, positions: Positions, prefix: tuple[str | int, ...]) -> bool:
         item = case.item
+        values = item.__dict__
         if item.turns is None and item.inputs is None:  # the common item: one output
-            outputs: list[tuple[Any, Any]] = [(item.output, "output")]
+            output = values["output"]
+            if output is not None:
+                try:
+                    case.recorded = [run_from_value(output)]
+                except RunFormatError as exc:
+                    self.problem(positions, (*prefix, "output"), f"{self.where(prefix)}: {exc}")
+                    return False
+                # The raw output now lives on as the Run: drop it so 100k items stay small in memory.
+                values["output"] = values["outputs"] = None
+                return True
+            outputs: list[tuple[Any, Any]] = [(output, "output")]
         elif item.turns is not None:
             outputs = [(t.output, ("turns", i, "output")) for i, t in enumerate(item.turns)]
         else:
@@ -264,10 +275,7 @@ class CaseBuilder:
                 self.problem(positions, path, f"{self.where(prefix)}: {exc}")
                 return False
         case.recorded = runs
-        # The raw output now lives on as the Run: drop it so 100k items stay small in memory.
-        values = item.__dict__
-        values["output"] = None
-        values["outputs"] = None
+        values["output"] = values["outputs"] = None
         if item.turns is not None:
             for turn in item.turns:
                 turn.__dict__["output"] = None

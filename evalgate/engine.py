@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import queue
-import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from time import perf_counter
 from typing import Any
 
 from evalgate.cases import Case, Check
@@ -68,6 +68,50 @@ class ItemResult:
     case: Case | None = field(default=None, repr=False)  # for `data_hash`, computed when a record is written
     _data_hash: str | None = None
     judge_cost: dict[str, float] = field(default_factory=dict)  # USD of judge calls, by check label
+
+    def __init__(  # written out: one runs per item, and the generated one costs twice as much
+        self,
+        index: int,
+        id: str,
+        input: Any,
+        run: Run | None = None,
+        error: str | None = None,
+        gates: dict[str, float] | None = None,
+        scores: dict[str, float] | None = None,
+        reasons: dict[str, str] | None = None,
+        not_scorable: dict[str, str] | None = None,
+        scorer_errors: dict[str, str] | None = None,
+        turns: list[TurnScores] | None = None,
+        contributions: list[Contribution] | None = None,
+        duration_ms: float = 0.0,
+        turn_count: int = 0,
+        trial: int | None = None,
+        trials: list[ItemResult] | None = None,
+        later: list[list[Contribution]] | None = None,
+        case: Case | None = None,
+        _data_hash: str | None = None,
+        judge_cost: dict[str, float] | None = None,
+    ) -> None:
+        self.index = index
+        self.id = id
+        self.input = input
+        self.run = run
+        self.error = error
+        self.gates = {} if gates is None else gates
+        self.scores = {} if scores is None else scores
+        self.reasons = {} if reasons is None else reasons
+        self.not_scorable = {} if not_scorable is None else not_scorable
+        self.scorer_errors = {} if scorer_errors is None else scorer_errors
+        self.turns = turns
+        self.contributions = [] if contributions is None else contributions
+        self.duration_ms = duration_ms
+        self.turn_count = turn_count
+        self.trial = trial
+        self.trials = trials
+        self.later = [] if later is None else later
+        self.case = case
+        self._data_hash = _data_hash
+        self.judge_cost = {} if judge_cost is None else judge_cost
 
     @property
     def data_hash(self) -> str | None:
@@ -141,11 +185,12 @@ class ItemResult:
 
         With repeats the scores on top are the item means of every entry (what its error bar
         clusters), the output and reasons those of its first failing trial, each trial below."""
+        run = self.run
         out: dict[str, Any] = {
             "index": self.index,
             "id": self.id,
             "input": self.input,
-            "output": self.run.to_dict() if self.run is not None else None,
+            "output": run.to_dict() if run is not None else None,
             "error": self.error,
             "gates": self.gates,
             "scores": self.scores,
@@ -156,13 +201,16 @@ class ItemResult:
             cost = self.cost_usd
             if cost is not None and any(t.judge_cost for t in self.trials):
                 out["cost_usd"] = cost
-        else:
+        elif self.not_scorable or self.scorer_errors or self.turns is not None or self.judge_cost:
             self._details(out)
             if self.judge_cost:
                 out["cost_usd"] = self.cost_usd
         out["duration_ms"] = round(self.duration_ms, 3)
-        if self.data_hash is not None:
-            out["data_hash"] = self.data_hash
+        hashed = self._data_hash
+        if hashed is None and self.case is not None:
+            hashed = self._data_hash = data_hash(self.case)
+        if hashed is not None:
+            out["data_hash"] = hashed
         return out
 
 
@@ -290,12 +338,13 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
 
     top_judged: whether a top-level check asks a judge (`evaluate` works it out once for all items).
     """
-    started = time.perf_counter()
-    result = ItemResult(index=case.index, id=case.id, input=input_of(case), trial=case.trial, case=case)
-    if case.item.turns is not None:
-        result.turn_count = len(case.item.turns)
+    started = perf_counter()
     item = case.item
     single = item.turns is None and item.inputs is None
+    result = ItemResult(case.index, case.id, item.input if single else input_of(case),
+                        trial=case.trial, case=case)
+    if item.turns is not None:
+        result.turn_count = len(item.turns)
     inputs = [item.input] if single else item.turn_inputs()
     runs: list[Run] = []
     try:
@@ -311,7 +360,7 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
             raise  # the user's Ctrl-C, not the target's own
         result.error = f"{type(exc).__name__}: {exc}"
     if result.error is not None:
-        result.duration_ms = (time.perf_counter() - started) * 1000.0
+        result.duration_ms = (perf_counter() - started) * 1000.0
         return result
     run = result.run = runs[0] if single else conversation(runs)
     if not single:  # top-level checks see the conversation, and its first input (as Mastra)
@@ -338,7 +387,7 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
         if ledger is not None:
             close_ledger()
             result.judge_cost = ledger.by_check
-    result.duration_ms = (time.perf_counter() - started) * 1000.0
+    result.duration_ms = (perf_counter() - started) * 1000.0
     return result
 
 

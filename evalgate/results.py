@@ -136,6 +136,7 @@ def _finite(value: Any) -> Any:
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=str)
 # Unflushed journal lines may hold at most this much of the items' own work: a crash costs no more.
 FLUSH_AFTER_MS = 5.0
+PENDING_LINES = 256  # quick items' lines go to the file this many at a time
 
 
 def dumps_item(record: dict[str, Any]) -> str:
@@ -287,6 +288,7 @@ class ResultsWriter:
         else:
             self.handle = self.journal_path.open("wb")
         self.size = self.handle.tell()  # kept here: tell() on every append would be a system call
+        self.pending: list[bytes] = []  # lines not yet handed to the file: one write() per batch
 
     def _journal_from_results(self) -> None:
         try:
@@ -319,20 +321,32 @@ class ResultsWriter:
 
     def append(self, record: dict[str, Any]) -> None:
         data = item_bytes(record)
-        self.handle.write(data)
-        self.offsets[record["index"]] = (self.size, len(data) - 1)  # the line without its newline
-        self.size += len(data)
+        size = len(data)
+        self.offsets[record["index"]] = (self.size, size - 1)  # the line without its newline
+        self.size += size
+        pending = self.pending
+        pending.append(data)
         # Flush once the buffered items are worth a few ms of work: a slow item (a model call) is
         # on disk as soon as it finishes; thousands of replayed ones share one write.
         self.unflushed_ms += record.get("duration_ms") or 0.0
         if self.unflushed_ms >= FLUSH_AFTER_MS:
-            self.handle.flush()
-            self.unflushed_ms = 0.0
+            self.flush()
+        elif len(pending) >= PENDING_LINES:
+            self.handle.write(b"".join(pending))
+            pending.clear()
+
+    def flush(self) -> None:
+        """Every appended line to the operating system."""
+        if self.pending:
+            self.handle.write(b"".join(self.pending))
+            self.pending.clear()
+        self.handle.flush()
+        self.unflushed_ms = 0.0
 
     def finish(self, head: dict[str, Any], *, complete: bool = True, keep: set[int] | None = None) -> None:
         """Write the results JSON; a complete run's journal is then removed (an interrupted run keeps
         it for `--resume`). `keep`: only these items (a resumed journal may hold others)."""
-        self.handle.flush()
+        self.flush()
         tmp = self.path.with_name(self.path.name + ".tmp")
         opening = json.dumps(head, ensure_ascii=False, indent=None)[:-1]
         order = sorted(self.offsets if keep is None else keep & self.offsets.keys())
@@ -373,10 +387,13 @@ class ResultsWriter:
             position = offset + length + 1
 
     def close(self) -> None:
+        if not self.handle.closed:
+            self.flush()
         self.handle.close()
 
     def discard(self) -> None:
         """Remove the journal this run created: the run was not valid. A resumed journal is kept."""
+        self.pending.clear()
         self.handle.close()
         if self.created:
             self.journal_path.unlink(missing_ok=True)

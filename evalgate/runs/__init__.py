@@ -19,6 +19,8 @@ def run_from_value(value: Any) -> Run:
     Accepts a string (text shorthand), a mapping in the run format, or a Mastra/OpenAI
     message list (bare, or as `{messages: [...], latency_ms?, usage?, cost_usd?}`).
     """
+    if value.__class__ is dict and "messages" not in value:  # first: the recorded output of most items
+        return _run_from_mapping(value)
     if isinstance(value, str):
         return Run(texts=[value])
     if isinstance(value, Run):
