@@ -13,7 +13,7 @@ from evalgate import isolation
 from evalgate.budget import Budget, CostTotals
 from evalgate.build import python_cases, python_checks
 from evalgate.cases import Case, Check
-from evalgate.engine import ItemResult, evaluate, input_of
+from evalgate.engine import ItemResult, evaluate, input_of, runs_inline
 from evalgate.errors import Problem, SpecError
 from evalgate.judge.accounting import JudgeRun
 from evalgate.loader import LoadedSpec, load_spec
@@ -141,7 +141,10 @@ def execute(
             result.items.append(item)
 
     reorder = _Reorder(take)
-    cases = reorder.track(cases)
+    # Inline, results come in data order: the reorder buffer is needed only when they may not.
+    in_order = not resume and runs_inline(target, gates, scorers, concurrency, repeats)
+    if not in_order:
+        cases = reorder.track(cases)
     try:
         writer = ResultsWriter(output, resume=resume, journal=journal) if output is not None else None
     except BaseException:
@@ -155,7 +158,10 @@ def execute(
     def finished(item: ItemResult) -> None:
         if writer is not None:
             writer.append(item.record())
-        reorder.push(item)
+        if in_order:
+            take(item)
+        else:
+            reorder.push(item)
         if on_result is not None:
             on_result(item)
         if budget is not None:

@@ -407,10 +407,8 @@ def evaluate(
     if repeats is not None:
         yield from _repeated(cases, target, gates, scorers, concurrency, repeats)
         return
-    # Items run inline unless something waits on I/O: the target, or a judge behind a scorer.
     judged = any(c.scorer.judged for c in (*gates, *scorers))
-    waits = target.concurrent or judged
-    if concurrency <= 1 or not waits:
+    if runs_inline(target, gates, scorers, concurrency):
         for case in cases:
             yield evaluate_case(case, target, gates, scorers, judged)
         return
@@ -441,6 +439,17 @@ def evaluate(
     finally:
         # On Ctrl-C or an early close, drop what has not started; do not wait for stragglers.
         pool.shutdown(wait=not in_flight, cancel_futures=True)
+
+
+def runs_inline(target: Target, gates: list[Check], scorers: list[Check], concurrency: int,
+                repeats: int | None = None) -> bool:
+    """Whether `evaluate` runs the items one after another, so results come in data order.
+
+    Items run inline unless something waits on I/O: the target, or a judge behind a scorer.
+    """
+    if repeats is not None:
+        return False
+    return concurrency <= 1 or not (target.concurrent or any(c.scorer.judged for c in (*gates, *scorers)))
 
 
 def _repeated(cases: Iterable[Case], target: Target, gates: list[Check], scorers: list[Check],

@@ -24,11 +24,13 @@ class FailingIds:
 
     def add(self, item: Any) -> list[str]:
         """Note the item's failed gates; returns them."""
-        bad = [gate_id for gate_id, score in item.gates.items() if score < 1.0]
-        for gate_id in bad:
-            ids = self.ids.setdefault(gate_id, [])
-            if len(ids) < FAILING_IDS_SHOWN:
-                ids.append(item.id)
+        bad: list[str] = []
+        for gate_id, score in item.gates.items():
+            if score < 1.0:  # rare: most items pass their gates, and build nothing here
+                bad.append(gate_id)
+                ids = self.ids.setdefault(gate_id, [])
+                if len(ids) < FAILING_IDS_SHOWN:
+                    ids.append(item.id)
         return bad
 
 
