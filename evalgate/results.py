@@ -15,6 +15,7 @@ import errno
 import json
 import math
 import os
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -137,6 +138,7 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=str)
 # Unflushed journal lines may hold at most this much of the items' own work: a crash costs no more.
 FLUSH_AFTER_MS = 5.0
 PENDING_LINES = 256  # quick items' lines go to the file this many at a time
+_NO_ITEM_ABOVE = 2**62  # item indices are positions in a data set: far below what an array("q") holds
 
 
 def dumps_item(record: dict[str, Any]) -> str:
@@ -274,7 +276,10 @@ class ResultsWriter:
         self.journal_path = journal or journal_path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
-        self.offsets: dict[int, tuple[int, int]] = {}
+        # Each journal line's item index and byte offset, in file order (two arrays: no object per line).
+        self.indices = array("q")
+        self.starts = array("q")
+        self.ascending = True  # every line's index above the one before: the journal is the items, in order
         self.unflushed_ms = 0.0
         if resume and not self.journal_path.exists():
             self._journal_from_results()  # a finished run's journal is gone: its results hold the items
@@ -313,16 +318,31 @@ class ResultsWriter:
                     break  # a torn last line from a killed run
                 if not line.endswith(b"\n"):
                     break
-                self.offsets[index] = (offset, len(line) - 1)
+                self._note(index, offset)
                 offset += len(line)
                 good = offset
         with self.journal_path.open("r+b") as handle:
             handle.truncate(good)
 
+    def _note(self, index: Any, start: int) -> None:
+        if index.__class__ is not int or not 0 <= index < _NO_ITEM_ABOVE:
+            index = -1  # not an item of a data set (a hand-edited journal): its line is never copied
+        indices = self.indices
+        if index < 0 or (indices and index <= indices[-1]):
+            self.ascending = False
+        indices.append(index)
+        self.starts.append(start)
+
+    def offsets(self) -> dict[int, tuple[int, int]]:
+        """Each item's line as (offset, length without the newline); a repeated index: its last line."""
+        ends = [*self.starts[1:], self.size]
+        return {index: (start, end - start - 1)
+                for index, start, end in zip(self.indices, self.starts, ends, strict=True) if index >= 0}
+
     def append(self, record: dict[str, Any]) -> None:
         data = item_bytes(record)
         size = len(data)
-        self.offsets[record["index"]] = (self.size, size - 1)  # the line without its newline
+        self._note(record["index"], self.size)
         self.size += size
         pending = self.pending
         pending.append(data)
@@ -349,14 +369,18 @@ class ResultsWriter:
         self.flush()
         tmp = self.path.with_name(self.path.name + ".tmp")
         opening = json.dumps(head, ensure_ascii=False, indent=None)[:-1]
-        order = sorted(self.offsets if keep is None else keep & self.offsets.keys())
         with self.journal_path.open("rb") as journal, tmp.open("wb") as out:
             out.write(_utf8(opening))
             out.write(b', "items": [')
-            if self._in_order(order):
+            if keep is None and self.ascending:  # the common case: the journal is the items array
                 _copy_lines(journal, out, self.size)
             else:
-                self._copy_sorted(journal, out, order)
+                offsets = self.offsets()
+                order = sorted(offsets if keep is None else keep & offsets.keys())
+                if _in_order(order, offsets, self.size):
+                    _copy_lines(journal, out, self.size)
+                else:
+                    _copy_sorted(journal, out, order, offsets)
             out.write(b"]}\n")
             out.flush()
             os.fsync(out.fileno())
@@ -364,27 +388,6 @@ class ResultsWriter:
         if complete:
             self.handle.close()
             self.journal_path.unlink(missing_ok=True)
-
-    def _in_order(self, order: list[int]) -> bool:
-        """True when the journal holds exactly these items, one line each, in data order."""
-        position = 0
-        for index in order:
-            offset, length = self.offsets[index]
-            if offset != position:
-                return False
-            position = offset + length + 1
-        return position == self.size
-
-    def _copy_sorted(self, journal: Any, out: Any, order: list[int]) -> None:
-        position = 0
-        for n, index in enumerate(order):
-            offset, length = self.offsets[index]
-            if offset != position:  # seek only when out of order: sequential reads stay buffered
-                journal.seek(offset)
-            if n:
-                out.write(b",\n")
-            out.write(journal.read(length + 1)[:length])  # the line without its newline
-            position = offset + length + 1
 
     def close(self) -> None:
         if not self.handle.closed:
@@ -397,6 +400,29 @@ class ResultsWriter:
         self.handle.close()
         if self.created:
             self.journal_path.unlink(missing_ok=True)
+
+
+def _in_order(order: list[int], offsets: dict[int, tuple[int, int]], size: int) -> bool:
+    """True when the journal holds exactly these items, one line each, in data order."""
+    position = 0
+    for index in order:
+        offset, length = offsets[index]
+        if offset != position:
+            return False
+        position = offset + length + 1
+    return position == size
+
+
+def _copy_sorted(journal: Any, out: Any, order: list[int], offsets: dict[int, tuple[int, int]]) -> None:
+    position = 0
+    for n, index in enumerate(order):
+        offset, length = offsets[index]
+        if offset != position:  # seek only when out of order: sequential reads stay buffered
+            journal.seek(offset)
+        if n:
+            out.write(b",\n")
+        out.write(journal.read(length + 1)[:length])  # the line without its newline
+        position = offset + length + 1
 
 
 def _copy_lines(journal: Any, out: Any, size: int) -> None:

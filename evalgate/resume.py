@@ -21,7 +21,7 @@ NAN = float("nan")
 
 def finished_records(journal: Path) -> dict[int, dict[str, Any]]:
     """The finished items of a journal by data index (a later line for the same index wins)."""
-    return {r["index"]: r for r in read_journal(journal) if isinstance(r.get("index"), int)}
+    return {r["index"]: r for r in read_journal(journal) if type(r.get("index")) is int}  # not a bool
 
 
 class Changes:

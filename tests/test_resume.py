@@ -229,6 +229,24 @@ def test_a_journal_from_other_data_is_not_trusted(tmp_path: Path) -> None:
     assert json.loads(out.read_text())["items"][0]["id"] == "r0"
 
 
+@pytest.mark.parametrize("index", ["3", 2**70, -1, True, None])
+def test_a_journal_line_with_an_index_that_is_no_items_is_left_out(tmp_path: Path, index: object) -> None:
+    # A hand-edited or hostile journal: the resumed results hold every item once, in data order
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    full = run_spec(spec, output=out).header()
+    lines = journal_lines(out)
+    stray = json.loads(lines[3])
+    stray["index"] = index
+    journal = out.with_name("out.json.items.jsonl")
+    journal.write_text("".join(lines[:3]) + json.dumps(stray) + "\n" + "".join(lines[4:6]))
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.summary["resumed_items"] == 5
+    final = json.loads(out.read_text())
+    assert [i["index"] for i in final["items"]] == list(range(12))
+    assert resumed.header()["scores"] == full["scores"]
+
+
 def test_resume_without_a_journal_runs_everything(tmp_path: Path) -> None:
     spec = recorded_spec(tmp_path)
     result = run_spec(spec, output=tmp_path / "new.json", resume=True)
