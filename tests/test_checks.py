@@ -185,6 +185,15 @@ def test_dice_of_a_string_with_itself_is_one(a: str) -> None:
     assert dice(a, a) == 1.0
 
 
+@given(st.text(alphabet="ab cAB\U0001f600", max_size=25), st.text(alphabet="abc AB\U0001f600", max_size=12))
+def test_similarity_against_a_value_scores_as_dice_does(output: str, value: str) -> None:
+    # The scorer counts shared bigrams by a set when the value's bigrams are distinct, else by the
+    # multiset loop; small alphabets make both cases (and repeated bigrams in the output) common.
+    for ignore_case in (True, False):
+        expected = dice(output.lower(), value.lower()) if ignore_case else dice(output, value)
+        assert score(checks.similarity(value, ignore_case=ignore_case), text(output)) == expected
+
+
 # ---- tool-call checks ----
 
 PENDING = ToolCall("get_weather", {"city": "Paris"}, status="pending")
