@@ -3,8 +3,9 @@
 All run as whole processes on the same JSONL, with the same four checks: gates `called_tool`
 and `no_tool_errors`, scorers `includes` (with a threshold) and `similarity`. The floor is the
 fastest plain way to do it by hand: one dict-based loop, no results file. evalgate runs without
-and with `--output` (the results JSON and its journal). Prints the median times, the ratio to
-the floor and the peak RSS. evalgate's bytecode is compiled first, as an install leaves it
+and with `--output` (the results JSON and its journal); `evalgate validate` (reading and validating
+the data, no checks) shows what of that is loading. Prints the median times, the ratio to the floor
+and the peak RSS. evalgate's bytecode is compiled first, as an install leaves it
 (bench/installed.py). Targets: <= 2x the floor with `--output`, <= 250 MB.
 
     python bench/scoring.py [--items 100000] [--repeat 3]
@@ -129,9 +130,12 @@ def main() -> None:
         make_data(work / "runs.jsonl", args.items)
         (work / "spec.yaml").write_text(SPEC)
         (work / "floor.py").write_text(FLOOR)
-        rows: dict[str, list[tuple[float, float, float]]] = {"floor": [], "evalgate": [], "evalgate --output": []}
+        rows: dict[str, list[tuple[float, float, float]]] = {
+            "floor": [], "evalgate validate": [], "evalgate": [], "evalgate --output": []}
         for _ in range(args.repeat):  # interleaved, so machine noise hits all alike
             rows["floor"].append(timed([sys.executable, "floor.py", "runs.jsonl"], work)[:3])
+            # reading and validating alone: what the run spends before any check
+            rows["evalgate validate"].append(timed([*evalgate[:3], "validate", "spec.yaml"], work)[:3])
             rows["evalgate"].append(timed(evalgate, work)[:3])
             rows["evalgate --output"].append(timed([*evalgate, "--output", "results.json"], work)[:3])
         results = json.loads((work / "results.json").read_text())
