@@ -6,7 +6,7 @@ builds these models.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -22,20 +22,29 @@ class Reply(BaseModel):
     model_config = ConfigDict(extra="ignore")  # a judge may add keys of its own
 
 
-class Statement(Reply):
-    statement: str = ""
-    verdict: Annotated[Literal["yes", "unsure", "no"], BeforeValidator(_lower)]
+Label = TypeVar("Label")
+
+
+class Verdict(Reply, Generic[Label]):
+    """One judged piece of the output: its verdict (one of the prompt's labels, any case) and why.
+
+    Subclasses add the piece itself (`statement`, `fact`, ...) and name the labels as `Label`.
+    """
+
+    verdict: Annotated[Label, BeforeValidator(_lower)]
     reason: str = ""
+
+
+class Statement(Verdict[Literal["yes", "unsure", "no"]]):
+    statement: str = ""
 
 
 class Statements(Reply):
     statements: list[Statement]
 
 
-class Fact(Reply):
+class Fact(Verdict[Literal["exact", "semantic", "partial", "missing"]]):
     fact: str = ""
-    verdict: Annotated[Literal["exact", "semantic", "partial", "missing"], BeforeValidator(_lower)]
-    reason: str = ""
 
 
 class Contradiction(Reply):
@@ -49,40 +58,32 @@ class Facts(Reply):
     extra: list[str] = Field(default_factory=list)
 
 
-class Claim(Reply):
+class Claim(Verdict[Literal["supported", "contradicted", "unsupported"]]):
     claim: str = ""
-    verdict: Annotated[Literal["supported", "contradicted", "unsupported"], BeforeValidator(_lower)]
-    reason: str = ""
 
 
 class Claims(Reply):
     claims: list[Claim]
 
 
-class HallucinationClaim(Reply):
+class HallucinationClaim(Verdict[Literal["supported", "contradicted", "unsupported", "general"]]):
     claim: str = ""
-    verdict: Annotated[Literal["supported", "contradicted", "unsupported", "general"], BeforeValidator(_lower)]
-    reason: str = ""
 
 
 class HallucinationClaims(Reply):
     claims: list[HallucinationClaim]
 
 
-class ToxicStatement(Reply):
+class ToxicStatement(Verdict[Literal["toxic", "ok"]]):
     statement: str = ""
-    verdict: Annotated[Literal["toxic", "ok"], BeforeValidator(_lower)]
-    reason: str = ""
 
 
 class ToxicStatements(Reply):
     statements: list[ToxicStatement]
 
 
-class Opinion(Reply):
+class Opinion(Verdict[Literal["biased", "unbiased"]]):
     opinion: str = ""
-    verdict: Annotated[Literal["biased", "unbiased"], BeforeValidator(_lower)]
-    reason: str = ""
 
 
 class Opinions(Reply):
