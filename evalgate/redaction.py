@@ -21,11 +21,12 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _lock = threading.Lock()
 _secrets: set[str] = set()
 _pattern: re.Pattern[str] | None = None
+_bytes_pattern: re.Pattern[bytes] | None = None  # the same, for text already encoded (the results' item lines)
 
 
 def register(values: Iterable[str | None]) -> None:
     """Treat these values as secrets from now on (also as they appear inside a JSON string)."""
-    global _pattern
+    global _pattern, _bytes_pattern
     added = False
     with _lock:
         for value in values:
@@ -39,6 +40,7 @@ def register(values: Iterable[str | None]) -> None:
         if added:
             ordered = sorted(_secrets, key=len, reverse=True)  # the longest first: no half-masked secret
             _pattern = re.compile("|".join(map(re.escape, ordered)))
+            _bytes_pattern = re.compile(b"|".join(re.escape(s.encode("utf-8", "surrogatepass")) for s in ordered))
 
 
 def register_env(names: Iterable[str | None], environ: Mapping[str, str] | None = None) -> None:
@@ -59,6 +61,17 @@ def redact(text: str) -> str:
     return pattern.sub(MASK, text)
 
 
+def redact_bytes(data: bytes) -> bytes:
+    """`redact` for UTF-8 text already encoded, such as an item's JSON line."""
+    pattern = _bytes_pattern
+    if pattern is None or not data:
+        return data
+    return pattern.sub(_MASK_BYTES, data)
+
+
+_MASK_BYTES = MASK.encode()
+
+
 def redact_cut(text: str, limit: int, *, tail: bool = False) -> str:
     """Redact, then bound: cutting first could leave part of a secret that no longer matches."""
     text = redact(text)
@@ -73,8 +86,8 @@ def known() -> bool:
 
 def _forget_all() -> None:
     """For tests: start again with no secrets."""
-    global _pattern
+    global _pattern, _bytes_pattern
     with _lock:
         _secrets.clear()
-        _pattern = None
+        _pattern = _bytes_pattern = None
 

@@ -24,7 +24,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalgate import __version__
-from evalgate.redaction import redact
+from evalgate.redaction import redact, redact_bytes
 from evalgate.textsafe import plain
 from evalgate.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult, Verdict
 
@@ -149,9 +149,10 @@ def dumps_item(record: dict[str, Any]) -> str:
 
 
 def item_bytes(record: dict[str, Any]) -> bytes:
-    """One item as a JSON line's bytes, newline included; NaN and infinities become null, as in `dumps_item`."""
+    """One item as a JSON line's bytes, newline included, every known secret redacted; NaN and infinities
+    become null, as in `dumps_item`."""
     try:
-        return orjson.dumps(record, default=str, option=orjson.OPT_APPEND_NEWLINE)
+        return redact_bytes(orjson.dumps(record, default=str, option=orjson.OPT_APPEND_NEWLINE))
     except TypeError:  # orjson refuses it (a lone surrogate, a huge integer, a non-string key): json takes it
         return _utf8(dumps_item(record) + "\n")
 

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
+import subprocess
+import sys
 from pathlib import Path
+
+from conftest import CLI_TIMEOUT_S
 
 from evalgate import run_evals
 from evalgate.api import run_spec
@@ -64,3 +69,40 @@ def test_a_big_recorded_run_writes_every_item_once_in_order(tmp_path: Path) -> N
     assert [i.id for i in results.items] == [f"q{i}" for i in range(5000)]
     assert results.items[4999].input == "question 4999\nwith a newline"
     assert results.items[17].output == {"text": "answer 17 \u00e9", "tool_calls": []}
+
+
+def test_item_lines_redact_known_secrets_in_both_encoders() -> None:
+    """orjson writes the journal and the results' items: a secret there is masked as in every other writer."""
+    from evalgate import redaction
+
+    secret, quoted = "ghp_results4f3e2d1c", 'pass"word-9c8b7a'
+    redaction.register([secret, quoted])
+    try:
+        fast = item_bytes({"index": 0, "id": "a", "input": f"token {secret}", "output": {"text": f"say {quoted}"}})
+        slow = item_bytes({"index": 0, "id": "\ud800", "input": f"token {secret}"})  # orjson refuses: json writes it
+    finally:
+        redaction._forget_all()
+    for line in (fast, slow):
+        assert secret.encode() not in line and b"word-9c8b7a" not in line, line
+    assert json.loads(fast)["input"] == "token ***" and json.loads(fast)["output"]["text"] == "say ***"
+    assert json.loads(slow)["input"] == "token ***"
+
+
+def test_a_runner_token_in_the_data_never_reaches_the_results_file(tmp_path: Path) -> None:
+    """The data (or a recorded reply) quoting the runner's token: the results, journal included, show ***."""
+    secret = "ghp_datafile0a1b2c3d4e5f"
+    (tmp_path / "runs.jsonl").write_text(json.dumps({"id": "a", "input": f"my token is {secret}",
+                                                     "output": {"text": f"echo {secret}"}}) + "\n")
+    (tmp_path / "spec.yaml").write_text("version: 1\nname: leak\ndata: runs.jsonl\ntarget: {type: recorded}\n"
+                                        "scorers:\n  - type: includes\n    value: echo\n")
+    env = {**os.environ, "GITHUB_TOKEN": secret}
+    proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "spec.yaml", "-o", "out.json"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+    assert proc.returncode == 0, proc.stderr
+    assert secret not in proc.stdout + proc.stderr
+    item = json.loads((tmp_path / "out.json").read_text())["items"][0]
+    assert item["input"] == "my token is ***" and item["output"]["text"] == "echo ***"
+    assert item["scores"] == {"includes:echo": 1.0}  # the scorer saw the real text; only the file is masked
+    for path in tmp_path.rglob("*"):  # whatever evalgate wrote
+        if path.name != "runs.jsonl":
+            assert secret not in path.read_text(errors="replace"), path
