@@ -409,7 +409,7 @@ def load_baseline(baseline: Any) -> Any:
         return baseline
     from pydantic import ValidationError as PydanticError
 
-    from evalgate.results import load_results
+    from evalgate.results_model import load_results
 
     path = Path(baseline)
     try:

@@ -283,7 +283,8 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
 
     from evalgate.comparison import CompareOptions, add_to_results, compare_results
     from evalgate.report.terminal import comparison_section
-    from evalgate.results import load_results, write_results_json
+    from evalgate.results import write_results_json
+    from evalgate.results_model import load_results
 
     try:
         base_results, head_raw = load_results(base), json.loads(head.read_bytes())
@@ -379,7 +380,7 @@ def schema() -> None:
 def _write_junit(result: Any, path: Path) -> None:
     """JUnit XML from the results file when there is one, else from the items kept in memory."""
     from evalgate.report.junit import render_junit
-    from evalgate.results import Results, load_results
+    from evalgate.results_model import Results, load_results
 
     if result.results_path is not None:
         results = load_results(Path(result.results_path))
@@ -401,7 +402,7 @@ def report(results_file: Path, fmt: str, run_url: str) -> None:
     from evalgate.errors import not_a_file
     from evalgate.report.junit import render_junit
     from evalgate.report.markdown import ReportContext, render
-    from evalgate.results import load_results
+    from evalgate.results_model import load_results
 
     unusable = not_a_file(results_file, what="results file")
     if unusable is not None:

@@ -439,7 +439,7 @@ def compare(base: Any, head: Any, **options: Any) -> Comparison:
     """
     from pathlib import Path
 
-    from evalgate.results import load_results
+    from evalgate.results_model import load_results
 
     def load(value: Any) -> Any:
         if isinstance(value, str | Path):

@@ -12,11 +12,12 @@ import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+if TYPE_CHECKING:  # SpecError and display_path are imported by every command, pydantic only by some
+    from pydantic import BaseModel, ValidationError
 
-from evalgate.yamlpos import Positions
+    from evalgate.yamlpos import Positions
 
 MAX_PROBLEMS = 20
 
@@ -201,17 +202,23 @@ def _fields_at(model: type[BaseModel], loc: Sequence[str | int], raw: Any) -> li
         if tp is None:
             return []
     tp = _unwrap(tp)
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
+    if _is_model(tp):
         return [f.alias or name for name, f in tp.model_fields.items()]
     if _is_union(tp) and isinstance(node, dict) and node.get("type"):
         member = _member_for_tag(tp, node["type"])
         if member is not None:
             return list(member.model_fields)
     if _is_union(tp):  # `JudgeSpec | None`, a threshold's `number | Bounds`: the one mapping it may be
-        models = [m for m in map(_unwrap, typing.get_args(tp)) if isinstance(m, type) and issubclass(m, BaseModel)]
+        models = [m for m in map(_unwrap, typing.get_args(tp)) if _is_model(m)]
         if len(models) == 1:
             return [f.alias or name for name, f in models[0].model_fields.items()]
     return []
+
+
+def _is_model(tp: Any) -> bool:
+    from pydantic import BaseModel  # loaded by then: the spec's models raised the error being explained
+
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
 
 
 def _unwrap(tp: Any) -> Any:
@@ -227,7 +234,7 @@ def _is_union(tp: Any) -> bool:
 def _member_for_tag(tp: Any, tag: Any) -> type[BaseModel] | None:
     for member in typing.get_args(tp):
         member = _unwrap(member)
-        if isinstance(member, type) and issubclass(member, BaseModel) and "type" in member.model_fields:
+        if _is_model(member) and "type" in member.model_fields:
             literal = member.model_fields["type"].annotation
             if tag in typing.get_args(literal):
                 return member
@@ -243,7 +250,7 @@ def _label_name(part: str | int) -> str | None:
 
 def _descend(tp: Any, part: str | int, node: Any) -> Any:
     tp = _unwrap(tp)
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
+    if _is_model(tp):
         field = tp.model_fields.get(part) if isinstance(part, str) else None
         return field.annotation if field else None
     origin = typing.get_origin(tp)
@@ -259,7 +266,7 @@ def _descend(tp: Any, part: str | int, node: Any) -> Any:
                 return inner
             if typing.get_origin(inner) is list and isinstance(part, int):
                 return typing.get_args(inner)[0]
-            if isinstance(inner, type) and issubclass(inner, BaseModel) and part in inner.model_fields:
+            if _is_model(inner) and part in inner.model_fields:
                 return inner.model_fields[part].annotation
     return None
 

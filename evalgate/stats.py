@@ -20,7 +20,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, reduce
+from itertools import repeat
+from operator import add, mul, sub
 from statistics import NormalDist
 
 Interval = tuple[float, float]
@@ -156,6 +158,9 @@ class Estimate:
     flaky: int = 0  # 0/1 with K > 1: items whose trials disagree
 
 
+_POSITIVE = (0.0).__lt__  # value > 0, as a C call (False for NaN)
+
+
 class Moments:
     """Per-item sums folded in one item at a time: enough for a clustered standard error.
 
@@ -205,33 +210,27 @@ class Moments:
             self.items_any += 1
 
     def add_each(self, values: Sequence[float]) -> None:
-        """`add_item([value])` for each value in order (items of one score each, the case without repeats),
-        in one loop: the same floats, without a call and a list per value."""
+        """`add_item([value])` for each value in order (items of one score each, the case without repeats):
+        the same floats, added left to right in the same order, by C loops (`reduce`, `map`) instead of
+        a Python call and list per value."""
         if not values:
             return
         if not self.started:
             self.shift = values[0] if math.isfinite(values[0]) else 0.0
             self.started = True
-        shift, total, square, cross = self.shift, self.sum, self.square, self.cross
-        items_all, items_any, binary = self.items_all, self.items_any, self.binary
-        for value in values:
-            shifted = value - shift
-            total += shifted
-            square += shifted * shifted
-            cross += shifted
-            if value == 1.0:
-                items_all += 1
-                items_any += 1
-            elif value != 0.0:
-                binary = False
-                if value > 0:
-                    items_any += 1
+        shifted = list(map(sub, values, repeat(self.shift)))
+        self.sum = reduce(add, shifted, self.sum)
+        self.square = reduce(add, map(mul, shifted, shifted), self.square)
+        self.cross = reduce(add, shifted, self.cross)  # shifted * count, count being 1
+        ones = values.count(1.0)
+        self.items_all += ones
+        self.items_any += sum(map(_POSITIVE, values))
+        if self.binary and ones + values.count(0.0) != len(values):  # -0.0 counts as 0.0, NaN as neither
+            self.binary = False
         count = len(values)
         self.items += count
         self.n += count
         self.sum_n2 += count
-        self.sum, self.square, self.cross = total, square, cross
-        self.items_all, self.items_any, self.binary = items_all, items_any, binary
 
     @property
     def repeated(self) -> bool:

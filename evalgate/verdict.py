@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from functools import reduce
+from operator import add
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from evalgate.stats import Estimate, Moments
 
@@ -121,10 +121,7 @@ class ScoreSum:
         values = self.unfolded
         if not values:
             return
-        total = self.total
-        for value in values:
-            total += value
-        self.total = total
+        self.total = reduce(add, values, self.total)  # left to right, as a loop would
         self.moments.add_each(values)
         self.unfolded = array("d")
 
@@ -148,13 +145,15 @@ class ScoreSum:
         self.pending = []
 
 
-# ---- results (also the schema of those parts of the results JSON) ----
+# ---- results: plain dataclasses, built without pydantic; evalgate.results_model validates them
+# when a results file is read (and so describes those parts of the results JSON) ----
 
 # Written only when they say something: absent from a run without repeats, statistical rules or hashes.
 _WHEN_SET = ("pass_at_k", "pass_all_k", "flaky", "flaky_items", "uncertain", "interval", "params_hash", "judged")
 
 
-class ErrorBar(BaseModel):
+@dataclass(kw_only=True)
+class ErrorBar:
     """How sure an average is: scored results, items behind them, standard error, 95% interval."""
 
     n: int | None = None
@@ -170,15 +169,16 @@ class ErrorBar(BaseModel):
     params_hash: str | None = None
     judged: bool | None = None  # scored by the LLM judge (`summary.judge` names it)
 
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
+    def to_dict(self) -> dict[str, Any]:
+        """As the results JSON holds it: the result's own fields first (id, passed, score...), its error
+        bar after; the extras that say nothing (no repeats, no rule, no hash) left out."""
+        own, bar = _FIELDS[type(self)]
+        data = {name: getattr(self, name) for name in own}
+        data.update((name, getattr(self, name)) for name in bar)
         for key in _WHEN_SET:
-            if data.get(key) is None:
-                data.pop(key, None)
-        # the result's own fields first (id, passed, score...), its error bar after
-        own = {k: v for k, v in data.items() if k not in _ERROR_BAR}
-        return {**own, **{k: v for k, v in data.items() if k in _ERROR_BAR}}
+            if data.get(key, True) is None:
+                del data[key]
+        return data
 
     def set_error_bar(self, estimate: Estimate | None, flaky_ids: list[str], entry: Entry) -> None:
         self.params_hash = entry.params_hash
@@ -194,15 +194,14 @@ class ErrorBar(BaseModel):
             self.flaky, self.flaky_items = estimate.flaky, list(flaky_ids)
 
 
-_ERROR_BAR = frozenset(ErrorBar.model_fields)
-
-
+@dataclass(kw_only=True)
 class GateResult(ErrorBar):
     id: str
     passed: bool
     score: float
 
 
+@dataclass(kw_only=True)
 class ThresholdResult(ErrorBar):
     id: str
     passed: bool
@@ -213,37 +212,48 @@ class ThresholdResult(ErrorBar):
     interval: tuple[float, float] | None = None  # with `confidence`: the interval at that confidence
 
 
+@dataclass(kw_only=True)
 class ScoreStats(ErrorBar):
     """The error bar of a tracked score (`scores` keeps Mastra's plain numbers)."""
 
     higher_is_better: bool | None = None
 
-    @model_serializer(mode="wrap")
-    def _drop_unset_direction(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
-        if data.get("higher_is_better") is None:
-            data.pop("higher_is_better", None)
+    def to_dict(self) -> dict[str, Any]:
+        """Every field of the error bar, then `higher_is_better` when it is set (false: lower is better)."""
+        data = {name: getattr(self, name) for name in _ERROR_BAR}
+        if self.higher_is_better is not None:
+            data["higher_is_better"] = self.higher_is_better
         return data
 
 
-class TurnResult(BaseModel):
+_ERROR_BAR = tuple(f.name for f in fields(ErrorBar))
+_FIELDS = {cls: (tuple(f.name for f in fields(cls) if f.name not in _ERROR_BAR), _ERROR_BAR)
+           for cls in (ErrorBar, GateResult, ThresholdResult, ScoreStats)}
+
+
+@dataclass(kw_only=True)
+class TurnResult:
     index: int
-    gate_results: list[GateResult] = Field(default_factory=list)
-    threshold_results: list[ThresholdResult] = Field(default_factory=list)
-    scores: dict[str, float] = Field(default_factory=dict)
-    score_stats: dict[str, ScoreStats] = Field(default_factory=dict)
+    gate_results: list[GateResult] = field(default_factory=list)
+    threshold_results: list[ThresholdResult] = field(default_factory=list)
+    scores: dict[str, float] = field(default_factory=dict)
+    score_stats: dict[str, ScoreStats] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "gate_results": [g.to_dict() for g in self.gate_results],
+                "threshold_results": [t.to_dict() for t in self.threshold_results], "scores": self.scores,
+                "score_stats": {k: v.to_dict() for k, v in self.score_stats.items()}}
 
 
-class Outcome(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
+@dataclass(kw_only=True)
+class Outcome:
     verdict: Verdict | None
     scores: dict[str, float]
     gate_results: list[GateResult]
     threshold_results: list[ThresholdResult]
     turn_results: list[TurnResult] | None = None
-    score_stats: dict[str, ScoreStats] = Field(default_factory=dict)
-    not_scorable: dict[str, int] = Field(default_factory=dict)
+    score_stats: dict[str, ScoreStats] = field(default_factory=dict)
+    not_scorable: dict[str, int] = field(default_factory=dict)
     errored_items: int = 0
     max_errors: int = 0
     total_items: int = 0

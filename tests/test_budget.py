@@ -12,7 +12,7 @@ from fake_agent import FakeServer
 
 from evalgate.api import run_spec
 from evalgate.report.markdown import ReportContext, render
-from evalgate.results import load_results
+from evalgate.results_model import load_results
 
 ITEMS = 40
 PRICES = {"fake-mini": {"prompt": 1000.0, "completion": 1000.0}}  # USD per 1M tokens: $0.001 per token

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from conftest import REPO, mastra_fields, run_cli
 
 from evalgate.cli import main
-from evalgate.results import Results, journal_path, read_journal
+from evalgate.results import journal_path, read_journal
+from evalgate.results_model import Results
 
 DATA = """\
 data:
@@ -107,7 +108,7 @@ def test_output_writes_results_json_and_journal(tmp_path: Path) -> None:
     assert results.name == "scored-demo"
     assert results.verdict == "scored"
     assert results.scores == {"includes:Brooklyn": 0.5}
-    assert [mastra_fields(g.model_dump()) for g in results.gate_results] == [
+    assert [mastra_fields(g.to_dict()) for g in results.gate_results] == [
         {"id": "called_tool:get_weather", "passed": True, "score": 1.0}
     ]
     threshold = raw["threshold_results"][0]

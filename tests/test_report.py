@@ -11,7 +11,7 @@ from conftest import run_cli
 
 from evalgate.report.junit import render_junit
 from evalgate.report.markdown import ReportContext, cell, excerpt, render, utf8_size
-from evalgate.results import Results
+from evalgate.results_model import Results
 
 
 def results(items: list[dict[str, Any]], **overrides: Any) -> Results:

@@ -13,7 +13,8 @@ from conftest import CLI_TIMEOUT_S
 
 from evalgate import run_evals
 from evalgate.api import run_spec
-from evalgate.results import ResultsWriter, item_bytes, load_results
+from evalgate.results import ResultsWriter, item_bytes
+from evalgate.results_model import load_results
 
 AWKWARD = [0.1 + 0.2, 1 / 3, 5e-324, 2.2250738585072014e-308, 0.9999999999999999, 1e-7, 0.123456789,
            struct.unpack("d", struct.pack("Q", 0x3FEFFFFFFFFFFFFF))[0]]

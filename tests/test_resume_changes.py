@@ -9,7 +9,8 @@ import pytest
 
 from evalgate.api import run_spec
 from evalgate.errors import SpecError
-from evalgate.results import journal_path, load_results
+from evalgate.results import journal_path
+from evalgate.results_model import load_results
 
 CALLS = "calls.txt"
 AGENT = """\

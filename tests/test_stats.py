@@ -263,7 +263,7 @@ def test_paired_interval_covers_the_true_difference() -> None:
 def test_folding_many_single_scores_gives_the_moments_of_adding_them_one_item_at_a_time(seed: int) -> None:
     # Without repeats the aggregator folds each entry's scores in batches: every sum must be the same float
     rng = np.random.default_rng(seed)
-    values = [float(v) for v in rng.choice([0.0, 1.0, 0.25, 1 / 3, 0.1 + 0.2, 5e-324], size=300)]
+    values = [float(v) for v in rng.choice([0.0, 1.0, 0.25, 1 / 3, 0.1 + 0.2, 5e-324, -0.0, -0.5, 2.5], size=300)]
     if seed == 1:
         values = [float("nan"), *values, float("inf")]
     if seed == 2:

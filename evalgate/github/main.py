@@ -24,7 +24,8 @@ from evalgate.github.settings import Settings, SettingsError
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
 from evalgate.net import HttpClient, RetryPolicy
 from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, cell, render
-from evalgate.results import Results, load_results, write_results_json
+from evalgate.results import write_results_json
+from evalgate.results_model import Results, load_results
 
 OUTPUT_NAMES = ("verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
                 "scores", "results-path", "comment-url", "comment-file", "regressions")

@@ -13,7 +13,7 @@ from typing import Any
 
 from evalgate.redaction import redact
 from evalgate.report.labels import bound_text, num, result_rows
-from evalgate.results import ItemRecord, Results
+from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
 
 INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -21,7 +21,7 @@ from typing import Any
 from evalgate.redaction import redact
 from evalgate.report.labels import Row, bound_text, could_not_evaluate, num, result_rows
 from evalgate.report.numbers import delta_text, direction, margin, repeats_note, significance
-from evalgate.results import ItemRecord, Results
+from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
 from evalgate.verdict import bounds_of
 

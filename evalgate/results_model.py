@@ -1,0 +1,121 @@
+"""The results JSON read back (docs/results.md): pydantic models that validate a results file.
+
+The report, JUnit, `compare` and the Action read results files through these. A run and a merge
+build results without them (evalgate.results, evalgate.verdict): a merge starts without pydantic.
+The gate, threshold and turn results are evalgate.verdict's dataclasses, validated as fields here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalgate.results import SCHEMA_VERSION
+from evalgate.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult, Verdict
+
+
+class Summary(BaseModel):
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when results are read
+
+    total_items: int
+    errored_items: int
+    not_scorable: dict[str, int] = Field(default_factory=dict)
+    max_errors: int = 0
+    error_budget_exceeded: bool = False
+    failure_reason: str | None = None  # "errors" (too many errored items) or "gates"; null unless failed
+    top_error: dict[str, Any] | None = None  # the most common item error: {"message", "items"}
+    duration_s: float | None = None
+
+
+class ItemRecord(BaseModel):
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when results are read
+
+    id: str
+    index: int | None = None
+    input: Any = None
+    output: dict[str, Any] | None = None
+    error: str | None = None
+    gates: dict[str, float | None] = Field(default_factory=dict)
+    scores: dict[str, float | None] = Field(default_factory=dict)
+    reasons: dict[str, str] = Field(default_factory=dict)
+    not_scorable: dict[str, str] = Field(default_factory=dict)
+    scorer_errors: dict[str, str] = Field(default_factory=dict)
+    turns: list[dict[str, Any]] | None = None
+    trials: list[dict[str, Any]] | None = None  # with repeats: {trial, run, gates, scores, error, duration_ms}
+    data_hash: str | None = None
+
+
+class Results(BaseModel):
+    """The results JSON, schema_version 1."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when results are read
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    name: str
+    verdict: Verdict | None
+    scores: dict[str, float]
+    gate_results: list[GateResult]
+    threshold_results: list[ThresholdResult]
+    turn_results: list[TurnResult] | None = None
+    score_stats: dict[str, ScoreStats] = Field(default_factory=dict)
+    summary: Summary
+    items: list[ItemRecord] = Field(default_factory=list)
+
+    @property
+    def outcome(self) -> Outcome:
+        return Outcome(
+            verdict=self.verdict,
+            scores=self.scores,
+            gate_results=self.gate_results,
+            threshold_results=self.threshold_results,
+            turn_results=self.turn_results,
+            score_stats=self.score_stats,
+            not_scorable=self.summary.not_scorable,
+            errored_items=self.summary.errored_items,
+            max_errors=self.summary.max_errors,
+            total_items=self.summary.total_items,
+        )
+
+
+def load_results(path: Path) -> Results:
+    """A results file back; whatever a run writes (lone surrogates, nulls for NaN) reads back."""
+    data = path.read_bytes()
+    try:
+        return Results.model_validate_json(data)
+    except ValueError:
+        # pydantic's JSON parser refuses a lone surrogate escape, which Python's accepts
+        try:
+            raw = json.loads(data)
+        except RecursionError:
+            raise ValueError("nested too deeply to read") from None
+        return Results.model_validate(_nan_for_null(raw))
+
+
+def _nan_for_null(raw: Any) -> Any:
+    """A NaN average was written as null (strict JSON has no NaN): read it back as NaN."""
+    if not isinstance(raw, dict):
+        return raw
+    nan = float("nan")
+
+    def scores(value: Any) -> Any:
+        return {k: nan if v is None else v for k, v in value.items()} if isinstance(value, dict) else value
+
+    def results(value: Any, key: str) -> Any:
+        if not isinstance(value, list):
+            return value
+        return [{**r, key: nan} if isinstance(r, dict) and r.get(key, 0) is None else r for r in value]
+
+    out = {**raw, "scores": scores(raw.get("scores"))}
+    out["gate_results"] = results(raw.get("gate_results"), "score")
+    out["threshold_results"] = results(raw.get("threshold_results"), "average_score")
+    if isinstance(raw.get("turn_results"), list):
+        out["turn_results"] = [
+            {**t, "scores": scores(t.get("scores")), "gate_results": results(t.get("gate_results"), "score"),
+             "threshold_results": results(t.get("threshold_results"), "average_score")}
+            if isinstance(t, dict) else t
+            for t in raw["turn_results"]
+        ]
+    return out
