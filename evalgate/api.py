@@ -17,7 +17,8 @@ from evalgate.engine import ItemResult, evaluate, input_of, runs_inline
 from evalgate.errors import Problem, SpecError
 from evalgate.judge.accounting import JudgeRun
 from evalgate.loader import LoadedSpec, load_spec
-from evalgate.results import ErrorTally, EvalResult, ResultsWriter
+from evalgate.replay import Recorder
+from evalgate.results import ITEMS_SHA256_PENDING, ErrorTally, EvalResult, ResultsWriter
 from evalgate.shards import Shard, fingerprints, parse_shard, select
 from evalgate.targets import Target, build_target
 from evalgate.targets.python import PythonTarget
@@ -109,6 +110,8 @@ def execute(
     errors = ErrorTally()
     trial_counts = {"trials": 0, "errored_trials": 0}
     first_seen: dict[Any, tuple[Entry, int, int]] | None = {} if shard is not None else None
+    # A shard without repeats records its scores as columns too: the merge adds them without reading items.
+    replay = Recorder() if shard is not None and repeats is None else None
     costs = CostTotals()
 
     taken: set[int] | None = set() if resume else None  # a resumed journal may hold other items
@@ -134,9 +137,13 @@ def execute(
         if trials is not None:
             trial_counts["trials"] += len(trials)
             trial_counts["errored_trials"] += sum(t.errored for t in trials)
+        spent = False
         for part in trials or (item,):  # with repeats: every trial's spend
             if part.judge_cost or (part.run is not None and part.run.cost_usd is not None):
                 costs.add(part.run.cost_usd if part.run is not None else None, part.judge_cost)
+                spent = True
+        if replay is not None:
+            replay.add(item.index, item.id, item.contributions, errored or spent)
         if keep_items:
             result.items.append(item)
 
@@ -213,7 +220,7 @@ def execute(
         if budget is not None:
             result.extra_summary["budget"] = budget.summary()
         if shard is not None and first_seen is not None:
-            result.extra["shard"] = _shard_record(shard, aggregator, first_seen)
+            result.extra["shard"] = _shard_record(shard, aggregator, first_seen, replay if writer else None)
         if changes is not None:
             result.notes += changes.notes()
         if finalize is not None and completed:
@@ -228,13 +235,18 @@ def execute(
     return result
 
 
-def _shard_record(shard: dict[str, Any], aggregator: Aggregator,
-                  first_seen: dict[Any, tuple[Entry, int, int]]) -> dict[str, Any]:
+def _shard_record(shard: dict[str, Any], aggregator: Aggregator, first_seen: dict[Any, tuple[Entry, int, int]],
+                  replay: Recorder | None) -> dict[str, Any]:
     from evalgate.shards import entry_record
 
-    top = [entry_record(e, None) for e in aggregator.entries.values() if e.turn is None]
-    turns = [entry_record(e, (index, position)) for e, index, position in first_seen.values()]
-    return {**shard, "turn_count": aggregator.turn_count, "entries": top + turns}
+    top = [e for e in aggregator.entries.values() if e.turn is None]
+    record = {**shard, "turn_count": aggregator.turn_count,
+              "entries": [entry_record(e, None) for e in top]
+              + [entry_record(e, (index, position)) for e, index, position in first_seen.values()]}
+    columns = replay.record([e.key for e in top] + list(first_seen)) if replay is not None else None
+    if columns is not None:  # the writer puts the items' digest in: the merge uses the columns for those items only
+        record["replay"] = {**columns, "items_sha256": ITEMS_SHA256_PENDING}
+    return record
 
 
 def _skip_finished(

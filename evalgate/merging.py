@@ -9,11 +9,14 @@ a shard missing or given twice, an item in two shards, an interrupted shard.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import json
 import os
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import lt
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +24,16 @@ import orjson
 
 from evalgate.budget import CostTotals
 from evalgate.errors import display_path
+from evalgate.replay import Column, Replay, decode
 from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item
 from evalgate.shards import entry_from_record
 from evalgate.verdict import Aggregator, Entry
 
 ITEMS_MARK = b', "items": ['
+ITEMS_END = b"]}\n"
+# Shards' results up to this size are merged from their columns in memory; bigger ones item by item.
+COLUMNS_MAX_BYTES = 512 * 2**20
+WRITE_LINES = 4096
 KEEP_ERRORED = 20
 NAN = float("nan")
 _ABSENT = object()
@@ -42,6 +50,7 @@ class ShardFile:
     shard: dict[str, Any]
     items: Iterator[tuple[int, bytes, dict[str, Any]]] = field(default=iter(()))
     name: str = ""
+    lines_from: int | None = None  # where the items start, in evalgate's layout of one item per line
 
     def __post_init__(self) -> None:
         self.name = display_path(self.path)
@@ -122,7 +131,7 @@ def read_shard(path: Path) -> ShardFile:
     if (head.get("summary") or {}).get("interrupted"):
         raise MergeError(f"{name}: shard {shard['index']}/{shard['count']} was interrupted; "
                          "finish it (`evalgate run ... --resume`) before merging")
-    return ShardFile(path, head, shard, _items_of(path, lines_from))
+    return ShardFile(path, head, shard, _items_of(path, lines_from), lines_from=lines_from)
 
 
 def _well_formed(shard: dict[str, Any]) -> bool:
@@ -294,6 +303,34 @@ def _summary_extras(files: list[ShardFile]) -> dict[str, Any]:
     return extras
 
 
+class _Spend:
+    """Costs and errored items, taken from item records in data order as one run takes them."""
+
+    def __init__(self, result: EvalResult) -> None:
+        self.result = result
+        self.costs = CostTotals()
+        self.errors = ErrorTally()  # summary.top_error, counted in data order as one run counts it
+        self.errored = 0
+
+    def take(self, index: int, item_id: str, record: dict[str, Any]) -> bool:
+        """Count the item's spend and, when it errored, show it; True when it errored."""
+        trials = record.get("trials")
+        for part in trials if isinstance(trials, list) else (record,):  # with repeats: every trial's spend
+            judge_cost = part.get("judge_cost_usd")
+            run_cost = (part.get("run" if part is not record else "output") or {}).get("cost_usd")
+            if judge_cost or run_cost is not None:
+                self.costs.add(run_cost, judge_cost if isinstance(judge_cost, dict) else {})
+        errored = _errored(record)
+        if errored:
+            self.errored += 1
+            shown = ErroredItem(index, item_id, record.get("input"), record.get("error"),
+                                dict(record.get("scorer_errors") or {}))
+            self.errors.add(shown)
+            if len(self.result.errored) < KEEP_ERRORED:
+                self.result.errored.append(shown)
+        return errored
+
+
 def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> EvalResult:
     """Join shards' results files into the results of one unsharded run; write them to `output`.
 
@@ -305,13 +342,53 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> Eval
     files.sort(key=lambda f: f.shard["index"])
     clustered = "repeats" in (files[0].head.get("summary") or {})
     aggregator, entries = _aggregator(files, clustered)
-    top_entries = [e for e in aggregator.entries.values() if e.turn is None]
-    top = ([e for e in top_entries if e.kind == "gate"], [e for e in top_entries if e.kind != "gate"])
     max_errors = int((files[0].head.get("summary") or {}).get("max_errors") or 0)
     result = EvalResult(name=str(files[0].head.get("name", "")), outcome=aggregator.outcome(max_errors),
                         created_at=files[0].head.get("created_at"), git_sha=files[0].head.get("git_sha"),
                         compare_settings=files[0].head.get("compare_settings"))
     result.results_path = Path(output) if output is not None else None
+    spend = _Spend(result)
+    columns = None if clustered else _columns(files)
+    if columns is not None:  # every shard recorded its scores as columns: add those, read few items
+        try:
+            lines = _add_columns(columns, aggregator, spend)
+        except _ReadItems:
+            aggregator, entries = _aggregator(files, clustered)
+            spend = _Spend(result)
+            result.errored.clear()
+        else:
+            _finish(result, files, aggregator, spend, max_errors)
+            if output is not None:
+                _write_whole(Path(output), result.header(), lines)
+            return result
+    tmp = _add_items(files, aggregator, entries, spend, output)
+    _finish(result, files, aggregator, spend, max_errors)
+    if output is not None and tmp is not None:
+        opening = _utf8(json.dumps(result.header(), ensure_ascii=False)[:-1]) + b', "items": '
+        _prepend(tmp, opening, Path(output))
+    return result
+
+
+def _finish(result: EvalResult, files: list[ShardFile], aggregator: Aggregator, spend: _Spend,
+            max_errors: int) -> None:
+    result.outcome = aggregator.outcome(max_errors)
+    result.extra_summary.update(_summary_extras(files))
+    top_error = spend.errors.top()
+    if top_error is not None:
+        result.extra_summary["top_error"] = top_error
+    if spend.costs.items:
+        result.extra_summary["cost"] = spend.costs.summary()
+    result.duration_s = result.extra_summary.pop("duration_s")
+    first = files[0].shard
+    result.extra["merged"] = {"shards": first["count"], "spec_sha256": first["spec_sha256"],
+                              "data_sha256": first["data_sha256"]}
+
+
+def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any, Entry], spend: _Spend,
+               output: str | Path | None) -> Path | None:
+    """Every item read and replayed, in data order; its line copied to a temporary items array."""
+    top_entries = [e for e in aggregator.entries.values() if e.turn is None]
+    top = ([e for e in top_entries if e.kind == "gate"], [e for e in top_entries if e.kind != "gate"])
     stream = heapq.merge(*(_tagged(n, f) for n, f in enumerate(files)), key=lambda row: row[0])
     out = tmp = None
     if output is not None:
@@ -321,8 +398,6 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> Eval
         out = tmp.open("wb")
         out.write(b"[")  # the items array; the header goes in front once the outcome is known
     ids: dict[str, str] = {}
-    costs = CostTotals()
-    errors = ErrorTally()  # summary.top_error, counted in data order as one run counts it
     previous = -1
     previous_name = ""
     try:
@@ -344,47 +419,144 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> Eval
             except (AttributeError, TypeError, KeyError, ValueError):
                 raise MergeError(f"{name}: item {item_id!r} does not fit the shards' entries (edited, or another "
                                  "evalgate version?); run the shard again") from None
-            trials = record.get("trials")
-            for part in trials if isinstance(trials, list) else (record,):  # with repeats: every trial's spend
-                judge_cost = part.get("judge_cost_usd")
-                run_cost = (part.get("run" if part is not record else "output") or {}).get("cost_usd")
-                if judge_cost or run_cost is not None:
-                    costs.add(run_cost, judge_cost if isinstance(judge_cost, dict) else {})
-            errored = _errored(record)
-            aggregator.add_item(errored, 0, item_id)
-            if errored:
-                shown = ErroredItem(index, item_id, record.get("input"), record.get("error"),
-                                    dict(record.get("scorer_errors") or {}))
-                errors.add(shown)
-                if len(result.errored) < KEEP_ERRORED:
-                    result.errored.append(shown)
+            aggregator.add_item(spend.take(index, item_id, record), 0, item_id)
             if out is not None:
                 if count:
                     out.write(b",\n")
                 out.write(text)
+        if out is not None:
+            out.write(b"]}\n")
+            out.close()
     except BaseException:
         if out is not None and tmp is not None:
             out.close()
             tmp.unlink(missing_ok=True)
         raise
-    result.outcome = aggregator.outcome(max_errors)
-    result.extra_summary.update(_summary_extras(files))
-    top_error = errors.top()
-    if top_error is not None:
-        result.extra_summary["top_error"] = top_error
-    if costs.items:
-        result.extra_summary["cost"] = costs.summary()
-    result.duration_s = result.extra_summary.pop("duration_s")
-    first = files[0].shard
-    result.extra["merged"] = {"shards": first["count"], "spec_sha256": first["spec_sha256"],
-                              "data_sha256": first["data_sha256"]}
-    if out is not None and tmp is not None:
-        out.write(b"]}\n")
-        out.close()
-        head = result.header()
-        opening = _utf8(json.dumps(head, ensure_ascii=False)[:-1]) + b', "items": '
-        _prepend(tmp, opening, Path(output))
-    return result
+    return tmp
+
+
+@dataclass
+class _Columns:
+    """A shard's replay and its item lines (one per item, in the replay's order)."""
+
+    replay: Replay
+    lines: list[bytes]
+    keys: list[tuple[Any, ...]]  # the entry of each of the replay's columns
+
+
+def _columns(files: list[ShardFile]) -> list[_Columns] | None:
+    """Every shard's replay with its item lines; None when one has no replay, its lines do not match
+    it, or the shards are too big to hold at once: the items are then read one by one."""
+    if any(f.lines_from is None or not isinstance(f.shard.get("replay"), dict) for f in files):
+        return None
+    try:
+        if sum(f.path.stat().st_size for f in files) > COLUMNS_MAX_BYTES:
+            return None
+    except OSError:
+        return None
+    out = []
+    for file in files:
+        replay = decode(file.shard["replay"], len(file.shard["entries"]))
+        if replay is None:
+            return None
+        try:
+            data = file.path.read_bytes()
+        except OSError:
+            return None  # reading it item by item names the problem
+        end = len(data) - len(ITEMS_END)
+        if file.lines_from is None or end < file.lines_from or not data.endswith(ITEMS_END):
+            return None
+        body = data[file.lines_from:end]
+        if hashlib.sha256(body).hexdigest() != replay.items_sha256:  # the items changed since the run
+            return None
+        lines = body.split(b",\n") if body else []
+        if len(lines) != len(replay.ids) or not _lines_match(lines, replay.index):
+            return None
+        keys = [entry_from_record(record).key for record in file.shard["entries"]]
+        out.append(_Columns(replay, lines, keys))
+    return out
+
+
+def _lines_match(lines: list[bytes], index: Sequence[int]) -> bool:
+    """Each line is the item of that data index, as orjson (or json, its fallback) wrote it."""
+    matched = list(map(bytes.startswith, lines, [b'{"index":%d,' % i for i in index]))
+    if all(matched):
+        return True
+    return all(ok or line.startswith(b'{"index": %d,' % i) for ok, line, i in zip(matched, lines, index, strict=True))
+
+
+def _add_columns(columns: list[_Columns], aggregator: Aggregator, spend: _Spend) -> list[bytes]:
+    """The shards' columns added in data order; their errored and costly items read. The item lines
+    in data order. A problem (an item twice, out of order) is left to the item-by-item reading,
+    which names it: this raises _ReadItems."""
+    positions: list[int] = []  # data index of each item, shard after shard
+    ids: list[str] = []
+    starts = []
+    for part in columns:
+        index = part.replay.index
+        if index and (index[0] < 0 or not all(map(lt, index, index[1:]))):
+            raise _ReadItems
+        starts.append(len(positions))
+        positions.extend(index)
+        ids.extend(part.replay.ids)
+    total = len(positions)
+    if len(set(positions)) != total or len(set(ids)) != total:
+        raise _ReadItems
+    order = sorted(range(total), key=positions.__getitem__)  # a few ascending runs: Timsort merges them
+    by_key: dict[Any, list[tuple[int, Column]]] = {}
+    for n, part in enumerate(columns):
+        for key, column in zip(part.keys, part.replay.columns, strict=True):
+            by_key.setdefault(key, []).append((n, column))
+    for key, entry in aggregator.entries.items():
+        found = by_key.get(key, [])
+        skipped = sum(column.not_scorable for _, column in found)
+        if len(found) == len(columns) and all(column.at is None for _, column in found):
+            every = array("d")  # every item scored it: the items' order is its order
+            for _, column in found:
+                every.extend(column.scores)
+            scores: Sequence[float] = [every[k] for k in order]
+        else:
+            keys: list[int] = []
+            values = array("d")
+            for n, column in found:
+                index = columns[n].replay.index
+                keys.extend(index if column.at is None else [index[p] for p in column.at])
+                values.extend(column.scores)
+            scores = [values[j] for j in sorted(range(len(keys)), key=keys.__getitem__)]
+        aggregator.add_column(entry, scores, skipped)
+    flagged = sorted((positions[starts[n] + p], n, p) for n, part in enumerate(columns) for p in part.replay.records)
+    for index, n, p in flagged:
+        record = _loads(columns[n].lines[p])
+        if not isinstance(record, dict):
+            raise _ReadItems
+        spend.take(index, ids[starts[n] + p], record)
+    aggregator.add_items(total, spend.errored)
+    lines = [line for part in columns for line in part.lines]
+    return [lines[k] for k in order]
+
+
+class _ReadItems(Exception):
+    """The columns cannot be trusted as they are: read every item instead."""
+
+
+def _write_whole(target: Path, head: dict[str, Any], lines: list[bytes]) -> None:
+    """The results file at once: the header, then the item lines as the items array."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        with tmp.open("wb") as out:
+            out.write(_utf8(json.dumps(head, ensure_ascii=False)[:-1]) + b', "items": [')
+            for start in range(0, len(lines), WRITE_LINES):
+                if start:
+                    out.write(b",\n")
+                out.write(b",\n".join(lines[start:start + WRITE_LINES]))
+            out.write(ITEMS_END)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _tagged(n: int, file: ShardFile) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:

@@ -12,6 +12,7 @@ surrogate, an integer beyond 64 bits, a non-string key) goes through `json` as b
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import math
 import os
@@ -74,6 +75,9 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=str)
 # Unflushed journal lines may hold at most this much of the items' own work: a crash costs no more.
 FLUSH_AFTER_MS = 5.0
 PENDING_LINES = 256  # quick items' lines go to the file this many at a time
+# A header value `finish` writes over with the SHA-256 of the items array's contents (between its
+# brackets), once they are written: as long as the digest, so nothing moves.
+ITEMS_SHA256_PENDING = "sha256-of-the-items-array-written-once-the-items-are-written...."
 _NO_ITEM_ABOVE = 2**62  # item indices are positions in a data set: far below what an array("q") holds
 
 
@@ -305,10 +309,12 @@ class ResultsWriter:
         it for `--resume`). `keep`: only these items (a resumed journal may hold others)."""
         self.flush()
         tmp = self.path.with_name(self.path.name + ".tmp")
-        opening = json.dumps(head, ensure_ascii=False, indent=None)[:-1]
-        with self.journal_path.open("rb") as journal, tmp.open("wb") as out:
-            out.write(_utf8(opening))
-            out.write(b', "items": [')
+        opening = _utf8(json.dumps(head, ensure_ascii=False, indent=None)[:-1])
+        digest_at = opening.rfind(ITEMS_SHA256_PENDING.encode())
+        with self.journal_path.open("rb") as journal, tmp.open("wb") as file:
+            file.write(opening)
+            file.write(b', "items": [')
+            out = _Hashing(file) if digest_at >= 0 else file
             if keep is None and self.ascending:  # the common case: the journal is the items array
                 _copy_lines(journal, out, self.size)
             else:
@@ -318,7 +324,11 @@ class ResultsWriter:
                     _copy_lines(journal, out, self.size)
                 else:
                     _copy_sorted(journal, out, order, offsets)
-            out.write(b"]}\n")
+            file.write(b"]}\n")
+            if isinstance(out, _Hashing):  # the placeholder has the digest's length: written over in place
+                file.seek(digest_at)
+                file.write(out.digest.hexdigest().encode())
+            out = file
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, self.path)
@@ -348,6 +358,18 @@ def _in_order(order: list[int], offsets: dict[int, tuple[int, int]], size: int) 
             return False
         position = offset + length + 1
     return position == size
+
+
+class _Hashing:
+    """A file that keeps the SHA-256 of what is written to it."""
+
+    def __init__(self, file: Any) -> None:
+        self.file = file
+        self.digest = hashlib.sha256()
+
+    def write(self, data: bytes) -> None:
+        self.digest.update(data)
+        self.file.write(data)
 
 
 def _copy_sorted(journal: Any, out: Any, order: list[int], offsets: dict[int, tuple[int, int]]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from functools import reduce
 from operator import add
@@ -379,6 +380,25 @@ class Aggregator:
             unfolded.append(score)
             if len(unfolded) >= FOLD_EVERY:
                 tally.fold()
+
+    def add_column(self, entry: Entry, scores: Sequence[float], not_scorable: int = 0) -> None:
+        """`add` for many items' one score each, in data order, and `not_scorable` Nones: the same floats.
+
+        How the merge adds a shard's column of scores (single scores only, no repeats)."""
+        if self.clustered:
+            raise ValueError("a column holds single scores; with repeats add each trial's score")
+        tally = self.declare(entry)
+        tally.not_scorable += not_scorable
+        tally.count += len(scores)
+        tally.unfolded.extend(scores)
+        tally.fold()
+
+    def add_items(self, count: int, errored: int) -> None:
+        """`add_item` for `count` items of single scores, `errored` of them errored."""
+        if self.clustered:
+            raise ValueError("with repeats each item closes its own cluster: add_item")
+        self.total_items += count
+        self.errored_items += errored
 
     def add_item(self, errored: bool, turns: int = 0, item_id: str | None = None) -> None:
         """Close an item: its scores so far form one cluster of the error bars."""

@@ -1,0 +1,219 @@
+"""The merge from the shards' replay columns: byte for byte what reading every item gives, and used
+only when the columns describe the very items in the file."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import random
+import shutil
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_shards import DEMO, run_sharded, turns_spec
+
+from evalgate import merging
+from evalgate.merging import merge
+from evalgate.replay import Recorder, decode
+from evalgate.results import ITEMS_SHA256_PENDING, ResultsWriter
+from evalgate.verdict import Aggregator, Entry
+
+AWKWARD = [0.1 + 0.2, 1 / 3, 5e-324, 2.2250738585072014e-308, 0.9999999999999999, -0.0, 0.0, 1.0, 0.5]
+
+
+def costs_spec(folder: Path) -> Path:
+    """Recorded replies that cost money (awkward amounts) under a budget that errors the last items."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(7)
+    rows = [{"id": f"c{i}", "input": f"q{i}", "output": {
+        "text": rng.choice(["sunny in Brooklyn", "rain", "It is sunny in Brooklyn, 72F."]),
+        "cost_usd": rng.choice([0.1 + 0.2, 1 / 3, 0.013, 1e-9])}} for i in range(80)]
+    (folder / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "evalgate.yaml").write_text(
+        "version: 1\nname: costs\ndata: runs.jsonl\ntarget: {type: recorded}\nmax_errors: 80\n"
+        "budget: {max_usd: 12}\ngates:\n  - type: includes\n    value: sunny\n"
+        "scorers:\n  - type: similarity\n    value: It is sunny in Brooklyn, 72F.\n    threshold: 0.5\n")
+    return folder / "evalgate.yaml"
+
+
+def demo_spec(folder: Path) -> Path:
+    shutil.copytree(DEMO, folder)
+    return folder / "evalgate.yaml"
+
+
+SPECS = {"demo": demo_spec, "turns": turns_spec, "costs": costs_spec}
+
+
+def _no_item_reading(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the merge read every item although the columns were there")
+
+
+def merged(files: list[Path], out: Path, monkeypatch: pytest.MonkeyPatch, *, columns: bool) -> Any:
+    with monkeypatch.context() as patch:
+        if columns:
+            patch.setattr(merging, "_add_items", _no_item_reading)
+        else:
+            patch.setattr(merging, "_columns", lambda files: None)
+        return merge(files, out)
+
+
+@pytest.mark.parametrize("kind", sorted(SPECS))
+def test_merging_the_columns_writes_the_bytes_reading_every_item_writes(kind: str, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = SPECS[kind](tmp_path / "spec")
+    files = run_sharded(spec, 4, tmp_path)
+    assert all("replay" in json.loads(f.read_text())["shard"] for f in files)
+    fast = merged(files, tmp_path / "fast.json", monkeypatch, columns=True)
+    slow = merged(files, tmp_path / "slow.json", monkeypatch, columns=False)
+    assert (tmp_path / "fast.json").read_bytes() == (tmp_path / "slow.json").read_bytes()
+    assert fast.errored == slow.errored and fast.summary == slow.summary
+    summary = json.loads((tmp_path / "fast.json").read_text())["summary"]
+    if kind == "costs":  # spend summed in data order, and items the budget stopped shown as errored
+        assert summary["cost"]["target_usd"] > 0 and summary["errored_items"] > 0 and fast.errored
+    if kind == "turns":
+        assert summary["not_scorable"] and summary["errored_items"]
+
+
+def test_a_shard_edited_after_its_run_is_read_item_by_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The columns hold the run's scores; an item changed since no longer matches them: the items decide."""
+    files = run_sharded(turns_spec(tmp_path / "spec"), 3, tmp_path)
+    text = files[1].read_text()
+    edited = text.replace('"excludes:rain":1.0', '"excludes:rain":0.0', 1)
+    assert edited != text
+    files[1].write_text(edited)
+    read: list[bool] = []
+    real = merging._add_items
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        read.append(True)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(merging, "_add_items", spy)
+    result = merge(files, tmp_path / "m.json")
+    assert read, "an edited shard was merged from its columns"
+    reference = merged(files, tmp_path / "ref.json", monkeypatch, columns=False)
+    assert result.gate_results == reference.gate_results
+
+
+def test_shards_too_big_to_hold_are_read_item_by_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = run_sharded(turns_spec(tmp_path / "spec"), 2, tmp_path)
+    merged(files, tmp_path / "fast.json", monkeypatch, columns=True)
+    monkeypatch.setattr(merging, "COLUMNS_MAX_BYTES", 1000)
+    monkeypatch.setattr(merging, "_columns", lambda files, real=merging._columns: real(files))
+    assert merging._columns([merging.read_shard(f) for f in files]) is None
+    merge(files, tmp_path / "big.json")
+    assert (tmp_path / "fast.json").read_bytes() == (tmp_path / "big.json").read_bytes()
+
+
+@pytest.mark.parametrize("order", [[0, 1, 2], [2, 0, 1]])
+def test_the_items_digest_is_of_the_items_as_the_file_holds_them(order: list[int], tmp_path: Path) -> None:
+    """Written over its placeholder once the items are copied, in data order, whatever order they finished in."""
+    writer = ResultsWriter(tmp_path / "out.json")
+    for index in order:
+        writer.append({"index": index, "id": f"i{index}", "output": {"text": "é" * index}})
+    writer.finish({"name": "x", "shard": {"replay": {"items_sha256": ITEMS_SHA256_PENDING}}})
+    writer.close()
+    data = (tmp_path / "out.json").read_bytes()
+    rest = data.partition(b', "items": [')[2]
+    assert json.loads(data)["shard"]["replay"]["items_sha256"] == hashlib.sha256(rest[:-3]).hexdigest()
+    assert [i["index"] for i in json.loads(data)["items"]] == [0, 1, 2]
+    plain = ResultsWriter(tmp_path / "plain.json")
+    plain.append({"index": 0, "id": "a"})
+    plain.finish({"name": "x", "note": "no placeholder"})
+    plain.close()
+    assert json.loads((tmp_path / "plain.json").read_text())["note"] == "no placeholder"
+
+
+def test_a_repeats_shard_records_no_columns(tmp_path: Path) -> None:
+    spec = costs_spec(tmp_path / "spec")
+    spec.write_text(spec.read_text() + "repeats: 2\n")
+    files = run_sharded(spec, 2, tmp_path)
+    assert not any("replay" in json.loads(f.read_text())["shard"] for f in files)
+
+
+# ---- the columns themselves ----
+
+
+def _positions(*values: int) -> str:
+    return base64.b64encode(struct.pack(f"<{len(values)}q", *values)).decode()
+
+
+def _bits(values: Any) -> list[bytes]:
+    return [struct.pack("<d", v) for v in values]
+
+
+def test_columns_round_trip_every_float_to_the_bit() -> None:
+    gate, scorer = Entry("g", "gate"), Entry("s", "scorer")
+    recorder = Recorder()
+    floats = [*AWKWARD, math.inf, -math.inf, math.nan]
+    for position, value in enumerate(floats):
+        scorer_score = None if position % 4 == 1 else value
+        contributions = [(gate, value)] if position % 3 else [(gate, value), (scorer, scorer_score)]
+        recorder.add(100 + position, f"i{position}", contributions, read_whole=position == 2)
+    raw = json.loads(json.dumps({**recorder.record([gate.key, scorer.key]), "items_sha256": "x"}))
+    replay = decode(raw, 2)
+    assert replay is not None
+    assert list(replay.index) == [100 + p for p in range(len(floats))] and replay.records == [2]
+    gates, scorers = replay.columns
+    assert gates.at is None and _bits(gates.scores) == _bits(floats)
+    expected = [p for p in range(len(floats)) if p % 3 == 0 and p % 4 != 1]
+    assert list(scorers.at or []) == expected
+    assert _bits(scorers.scores) == _bits(floats[p] for p in expected)
+    assert scorers.not_scorable == sum(1 for p in range(len(floats)) if p % 3 == 0 and p % 4 == 1)
+
+
+@pytest.mark.parametrize("damage", ["version", "index", "ids", "at", "order", "records", "length", "digest",
+                                    "base64", "feeds"])
+def test_malformed_columns_are_not_used(damage: str) -> None:
+    entry = Entry("g", "gate")
+    recorder = Recorder()
+    for position in range(5):
+        recorder.add(position, f"i{position}", [(entry, 0.5)] if position != 2 else [], read_whole=False)
+    raw = {**recorder.record([entry.key]), "items_sha256": "x"}
+    assert decode(raw, 1) is not None
+    feed = raw["feeds"][0]
+    changes: dict[str, Any] = {
+        "version": {"version": 2},
+        "index": {"index": raw["feeds"][0]["scores"]},  # four floats' bytes for five items
+        "ids": {"ids": [*raw["ids"][:4], 5]},
+        "at": {"feeds": [{**feed, "at": _positions(0, 1, 3, 10)}]},  # item 10 of five
+        "order": {"feeds": [{**feed, "at": _positions(1, 0, 3, 4)}]},
+        "records": {"records": [7]},
+        "length": {"feeds": [{**feed, "scores": feed["scores"][:-12] + "="}]},
+        "digest": {"items_sha256": None},
+        "base64": {"index": "not base64!"},
+        "feeds": {"feeds": []},
+    }
+    assert decode({**raw, **changes[damage]}, 1) is None
+
+
+def test_a_column_adds_the_floats_adding_each_score_gives() -> None:
+    rng = random.Random(3)
+    entries = [Entry("g", "gate"), Entry("s", "scorer", 0.5)]
+    one, column = Aggregator(entries), Aggregator(entries)
+    by_entry: dict[str, list[float]] = {"g": [], "s": []}
+    skipped = {"g": 0, "s": 0}
+    for _ in range(9000):  # past a fold of 4,096
+        for entry in entries:
+            score = None if rng.random() < 0.05 else rng.choice([*AWKWARD, rng.random()])
+            one.add(entry, score)
+            if score is None:
+                skipped[entry.id] += 1
+            else:
+                by_entry[entry.id].append(score)
+        one.add_item(False)
+    for entry in entries:
+        column.add_column(entry, by_entry[entry.id], skipped[entry.id])
+    column.add_items(9000, 0)
+    a, b = one.outcome(), column.outcome()
+    assert [g.to_dict() for g in a.gate_results] == [g.to_dict() for g in b.gate_results]
+    assert [t.to_dict() for t in a.threshold_results] == [t.to_dict() for t in b.threshold_results]
+    assert _bits([a.gate_results[0].score, a.threshold_results[0].average_score]) == \
+        _bits([b.gate_results[0].score, b.threshold_results[0].average_score])
+    assert (a.not_scorable, a.total_items) == (b.not_scorable, b.total_items)
+    with pytest.raises(ValueError, match="repeats"):
+        Aggregator(entries, clustered=True).add_column(entries[0], [1.0])
