@@ -32,7 +32,7 @@ from evalgate.verdict import Aggregator, Entry
 ITEMS_MARK = b', "items": ['
 ITEMS_END = b"]}\n"
 # Shards' results up to this size are merged from their columns in memory; bigger ones item by item.
-COLUMNS_MAX_BYTES = 512 * 2**20
+COLUMNS_MAX_BYTES = 256 * 2**20  # held about twice: the files and their lines
 WRITE_LINES = 4096
 KEEP_ERRORED = 20
 NAN = float("nan")
@@ -466,10 +466,17 @@ def _columns(files: list[ShardFile]) -> list[_Columns] | None:
         end = len(data) - len(ITEMS_END)
         if file.lines_from is None or end < file.lines_from or not data.endswith(ITEMS_END):
             return None
-        body = data[file.lines_from:end]
-        if hashlib.sha256(body).hexdigest() != replay.items_sha256:  # the items changed since the run
+        start = file.lines_from
+        with memoryview(data) as view:
+            digest = hashlib.sha256(view[start:end]).hexdigest()
+        if digest != replay.items_sha256:  # the items changed since the run
             return None
-        lines = body.split(b",\n") if body else []
+        lines = []
+        if end > start:  # split in place (no copy of the items first): the header line holds no ",\n"
+            lines = data.split(b",\n")
+            lines[0] = lines[0][start:]
+            lines[-1] = lines[-1][:len(lines[-1]) - len(ITEMS_END)]
+        del data
         if len(lines) != len(replay.ids) or not _lines_match(lines, replay.index):
             return None
         keys = [entry_from_record(record).key for record in file.shard["entries"]]
