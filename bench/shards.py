@@ -71,7 +71,9 @@ def main() -> None:
         rows.update({f"shard {i}/{n}": [] for i in range(1, n + 1)})
         rows["merge"] = []
         work_only: list[float] = []
+        bare: list[tuple[float, float, float]] = []  # what any click command costs before doing anything
         for _ in range(args.repeat):  # interleaved, so machine noise hits all alike
+            bare.append(timed([sys.executable, "-c", "import click"], work))
             rows["single run"].append(timed([*cli, "run", "spec.yaml", "-o", "full.json"], work))
             for i in range(1, n + 1):
                 rows[f"shard {i}/{n}"].append(
@@ -98,6 +100,9 @@ def main() -> None:
     print(f"{n} shards together: {shard_cpu:.2f} CPU s ({shard_cpu / single_cpu:.2f}x the single run); "
           f"+ merge {merge_cpu:.2f} CPU s, of which the merge itself {work_cpu:.2f} CPU s "
           f"({work_cpu / single_cpu:.1%} of the single run; the rest is interpreter and import start-up)")
+    bare_wall = statistics.median(b[0] for b in bare)
+    print(f"for scale: an interpreter that only imports click takes {bare_wall:.2f} s wall "
+          f"({bare_wall / single_wall:.1%} of the single run)")
     meets_time = merge_cpu <= 0.10 * single_cpu and merge_wall <= 0.10 * single_wall
     meets_memory = shard_rss <= single_rss * 1.05
     print(f"target merge <= 10% of the single run: {'meets' if meets_time else 'MISSES'} "
