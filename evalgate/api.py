@@ -230,7 +230,7 @@ def execute(
                 result.extra_summary["comparison_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
         if writer is not None:
             # Only this run's items: a journal of a longer data set keeps its extra lines out.
-            writer.finish(result.header(), complete=not result.interrupted, keep=taken)
+            writer.finish(result.header(), complete=not result.interrupted, keep=taken, items_digest=replay is not None)
             writer.close()
     return result
 

@@ -304,13 +304,15 @@ class ResultsWriter:
         self.handle.flush()
         self.unflushed_ms = 0.0
 
-    def finish(self, head: dict[str, Any], *, complete: bool = True, keep: set[int] | None = None) -> None:
+    def finish(self, head: dict[str, Any], *, complete: bool = True, keep: set[int] | None = None,
+               items_digest: bool = False) -> None:
         """Write the results JSON; a complete run's journal is then removed (an interrupted run keeps
-        it for `--resume`). `keep`: only these items (a resumed journal may hold others)."""
+        it for `--resume`). `keep`: only these items (a resumed journal may hold others).
+        `items_digest`: write the items' SHA-256 over the head's last ITEMS_SHA256_PENDING (a shard's)."""
         self.flush()
         tmp = self.path.with_name(self.path.name + ".tmp")
         opening = _utf8(json.dumps(head, ensure_ascii=False, indent=None)[:-1])
-        digest_at = opening.rfind(ITEMS_SHA256_PENDING.encode())
+        digest_at = opening.rfind(ITEMS_SHA256_PENDING.encode()) if items_digest else -1
         with self.journal_path.open("rb") as journal, tmp.open("wb") as file:
             file.write(opening)
             file.write(b', "items": [')
@@ -436,8 +438,9 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 
 
 def write_results_json(path: Path, raw: dict[str, Any]) -> None:
-    """A results file rewritten whole (e.g. with a comparison added), atomically: never half a file."""
+    """A results file rewritten whole (e.g. with a comparison added), atomically: never half a file.
+    Written as the run writes it: secrets redacted, a lone surrogate kept as its JSON escape."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(raw, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    tmp.write_bytes(_utf8(json.dumps(raw, ensure_ascii=False, allow_nan=False) + "\n"))
     os.replace(tmp, path)
