@@ -314,3 +314,27 @@ def test_entries_only_on_one_side_are_said() -> None:
     comparison = compare_results(base, head)
     assert comparison.entries[0].status == "incomparable" and comparison.entries[0].reason == "not in the baseline"
     assert "1 entries of the baseline are not in this run: e" in comparison.warnings
+
+
+def test_compare_output_keeps_a_lone_surrogate_and_redacts_a_known_secret(tmp_path: Path) -> None:
+    """`compare -o` rewrites the results as a run writes them: no crash on a lone surrogate, no secret."""
+    secret = "ghp_compare9a8b7c6d5e4f"
+    rows = [{"id": "a", "input": "lone \ud800 here", "output": {"text": f"sunny, token {secret}"}},
+            {"id": "b", "input": "ok", "output": {"text": "rain"}}]
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "evalgate.yaml").write_text("version: 1\nname: s\ndata: runs.jsonl\ntarget: {type: recorded}\n"
+                                            "scorers:\n  - type: includes\n    value: sunny\n")
+    for name in ("base.json", "head.json"):
+        assert run_cli("run", "-o", name, cwd=tmp_path).code == 0
+    head = json.loads((tmp_path / "head.json").read_text())
+    head["items"][0]["output"]["text"] += f" {secret}"  # as if written before the secret was known
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    env = {**os.environ, "GITHUB_TOKEN": secret}
+    done = subprocess.run([sys.executable, "-m", "evalgate.cli", "compare", "base.json", "head.json", "-o", "cmp.json"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = (tmp_path / "cmp.json").read_text()
+    assert secret not in written
+    items = json.loads(written)["items"]
+    assert items[0]["input"] == "lone \ud800 here" and items[0]["output"]["text"].endswith("***")
+    assert "comparison" in json.loads(written)
