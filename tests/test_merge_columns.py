@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_shards import DEMO, run_sharded, turns_spec
+from test_shards import DEMO, assert_same_run, run_sharded, turns_spec
 
 from evalgate import merging
+from evalgate.api import run_spec
 from evalgate.merging import merge
 from evalgate.replay import Recorder, decode
 from evalgate.results import ITEMS_SHA256_PENDING, ResultsWriter
@@ -217,3 +218,25 @@ def test_a_column_adds_the_floats_adding_each_score_gives() -> None:
     assert (a.not_scorable, a.total_items) == (b.not_scorable, b.total_items)
     with pytest.raises(ValueError, match="repeats"):
         Aggregator(entries, clustered=True).add_column(entries[0], [1.0])
+
+
+def test_a_resumed_shard_merges_from_its_columns_as_from_its_items(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resumed items reach the columns too, and the digest is of the items as resumed (here out of order)."""
+    spec = turns_spec(tmp_path / "spec")
+    run_spec(spec, output=tmp_path / "full.json")
+    files = run_sharded(spec, 2, tmp_path)
+    items = json.loads(files[0].read_text())["items"]
+    journal = files[0].with_name(files[0].name + ".items.jsonl")
+    kept = [json.dumps(item, ensure_ascii=False) + "\n" for n, item in enumerate(items) if n % 3 != 1]
+    journal.write_text("".join(reversed(kept)))  # finished out of data order before the "crash"
+    files[0].unlink()
+    resumed = run_spec(spec, output=files[0], shard="1/2", resume=True)
+    assert resumed.summary["resumed_items"] == len(kept)
+    assert "replay" in json.loads(files[0].read_text())["shard"]
+    merged(files, tmp_path / "fast.json", monkeypatch, columns=True)
+    merged(files, tmp_path / "slow.json", monkeypatch, columns=False)
+    assert (tmp_path / "fast.json").read_bytes() == (tmp_path / "slow.json").read_bytes()
+    merged_run = json.loads((tmp_path / "fast.json").read_text())
+    assert merged_run["summary"].pop("resumed_items") == len(kept)  # the one thing a resume adds
+    assert_same_run(json.loads((tmp_path / "full.json").read_text()), merged_run)
