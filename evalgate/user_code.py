@@ -1,12 +1,20 @@
-"""Importing a user's `package.module:callable` from the spec's folder."""
+"""Importing a user's `package.module:callable` from the spec's folder.
+
+An import that takes long is said on stderr, and one that never returns (a loop or a wait at
+module level) is stopped after IMPORT_LIMIT_S: otherwise `validate` or `run` would hold a CI job
+until the job's own timeout, saying nothing.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import signal
 import sys
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -14,6 +22,12 @@ from typing import Any
 from evalgate import isolation
 
 _lock = threading.Lock()
+IMPORT_NOTICE_S = 15.0  # then every minute: "still importing ..."
+IMPORT_LIMIT_S = 600.0  # no module's import takes ten minutes but one that never returns
+
+
+class _ImportTimeout(BaseException):  # not an Exception: the module's own `except Exception` lets it through
+    pass
 
 
 def import_callable(reference: str, base_dir: Path) -> Callable[..., Any]:
@@ -26,7 +40,14 @@ def import_callable(reference: str, base_dir: Path) -> Callable[..., Any]:
         if folder not in sys.path:
             sys.path.insert(0, folder)
         try:
-            module = _shadowed(module_name, Path(folder)) or importlib.import_module(module_name)
+            with _watched(module_name):
+                module = _shadowed(module_name, Path(folder)) or importlib.import_module(module_name)
+        except _ImportTimeout:
+            sys.modules.pop(module_name, None)  # half a module: a later import starts again
+            raise ValueError(
+                f"importing `{module_name}` did not finish in {IMPORT_LIMIT_S:g} s: does the module loop or wait "
+                "when imported? Move that work into the function, or under `if __name__ == \"__main__\":`"
+            ) from None
         except ModuleNotFoundError as exc:
             raise ValueError(
                 f"cannot import `{module_name}` ({exc.msg}); it is looked up from {folder}"
@@ -51,6 +72,41 @@ def import_callable(reference: str, base_dir: Path) -> Callable[..., Any]:
     if not callable(target):
         raise ValueError(f"`{reference}` is not callable")
     return target
+
+
+@contextlib.contextmanager
+def _watched(module_name: str) -> Iterator[None]:
+    """Say on stderr when the import takes long; on the main thread, stop it after IMPORT_LIMIT_S.
+
+    The limit is a SIGALRM timer, which interrupts a Python loop or a sleep at module level (an
+    import cannot be stopped from another thread). Elsewhere, or without SIGALRM, only the notice."""
+    started = time.monotonic()
+    done = threading.Event()
+
+    def notice() -> None:
+        wait = IMPORT_NOTICE_S
+        while not done.wait(wait):
+            print(f"evalgate: still importing `{module_name}` ({time.monotonic() - started:.0f} s)", file=sys.stderr,
+                  flush=True)
+            wait = 60.0
+
+    threading.Thread(target=notice, name="evalgate-import-notice", daemon=True).start()
+    alarm = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    previous: Any = None
+
+    def expire(signum: int, frame: Any) -> None:
+        raise _ImportTimeout
+
+    if alarm:
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, IMPORT_LIMIT_S)
+    try:
+        yield
+    finally:
+        done.set()
+        if alarm and signal.getsignal(signal.SIGALRM) is expire:  # the module did not take SIGALRM for itself
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
 
 
 def _shadowed(module_name: str, folder: Path) -> ModuleType | None:
