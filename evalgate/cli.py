@@ -287,8 +287,8 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     from evalgate.results_model import load_results
 
     try:
-        base_results, head_raw = load_results(base), json.loads(head.read_bytes())
-        head_results = load_results(head)
+        base_results, head_results = load_results(base), load_results(head)  # each checked to be a file first
+        head_raw = json.loads(head.read_bytes())
     except (ValidationError, ValueError) as exc:
         click.echo(f"error: not an evalgate results file: {str(exc).splitlines()[0][:200]}", err=True)
         sys.exit(2)

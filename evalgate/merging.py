@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from evalgate.budget import CostTotals
-from evalgate.errors import display_path
+from evalgate.errors import display_path, not_a_file
 from evalgate.replay import Column, Replay, decode
 from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item
 from evalgate.shards import entry_from_record
@@ -101,6 +101,9 @@ def _loads(text: bytes) -> Any:
 def read_shard(path: Path) -> ShardFile:
     """The header of a shard's results file (items are streamed later); MergeError if it is not one."""
     name = display_path(path)
+    unusable = not_a_file(path, what="results file")
+    if unusable is not None:  # a FIFO would block, a device never end
+        raise MergeError(f"{name}: {unusable}")
     try:
         with path.open("rb") as handle:
             first = handle.readline()

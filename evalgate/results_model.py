@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalgate.errors import not_a_file
 from evalgate.results import SCHEMA_VERSION
 from evalgate.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult, Verdict
 
@@ -81,7 +82,12 @@ class Results(BaseModel):
 
 
 def load_results(path: Path) -> Results:
-    """A results file back; whatever a run writes (lone surrogates, nulls for NaN) reads back."""
+    """A results file back; whatever a run writes (lone surrogates, nulls for NaN) reads back.
+
+    ValueError for a path that is no regular file (a FIFO would block, a device never end)."""
+    unusable = not_a_file(path, what="results file")
+    if unusable is not None:
+        raise ValueError(unusable)
     data = path.read_bytes()
     try:
         return Results.model_validate_json(data)

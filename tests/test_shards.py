@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 from pathlib import Path
@@ -364,3 +365,21 @@ def test_a_merged_outage_exits_4_as_the_unsharded_run_does(tmp_path: Path) -> No
     full = run_cli("run", "-o", "full.json", cwd=tmp_path)
     assert merged.code == full.code == 4, merged.output + full.output
     assert json.loads((tmp_path / "merged.json").read_text())["summary"]["failure_reason"] == "errors"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_results_path_that_is_no_file_is_refused_not_read(kind: str, shards: list[Path], tmp_path: Path) -> None:
+    """A FIFO would block the merge (and compare, and --baseline) forever, /dev/zero fill the memory."""
+    if kind == "fifo":
+        path = tmp_path / "shard.fifo"
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    with pytest.raises(MergeError, match="not a regular file"):
+        merge([shards[0], path, shards[2]])
+    merged = run_cli("merge", shards[0], path, shards[2], timeout=30)
+    assert merged.code == 2 and "not a regular file" in merged.stderr, merged.output
+    compared = run_cli("compare", shards[0], path, timeout=30)
+    assert compared.code == 2 and "not a regular file" in compared.stderr, compared.output
+    baseline = run_cli("run", turns_spec(tmp_path / "again"), "--baseline", path, timeout=30)
+    assert baseline.code == 2 and "not a regular file" in baseline.stderr, baseline.output
