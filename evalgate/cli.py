@@ -283,10 +283,12 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
 
     from evalgate.comparison import CompareOptions, add_to_results, compare_results
     from evalgate.report.terminal import comparison_section
-    from evalgate.results import write_results_json
+    from evalgate.results import replaceable_file, write_results_json
     from evalgate.results_model import load_results
 
     try:
+        if output is not None:
+            replaceable_file(output)  # before any work: HEAD with the comparison is renamed over it
         base_results, head_results = load_results(base), load_results(head)  # each checked to be a file first
         head_raw = json.loads(head.read_bytes())
     except (ValidationError, ValueError) as exc:
@@ -304,7 +306,11 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     click.echo(f"verdict: {verdict.upper() if verdict else 'none'}"
                + (f" ({len(comparison.regressions)} regressed)" if comparison.regressions else ""))
     if output is not None:
-        write_results_json(output, head_raw)
+        try:
+            write_results_json(output, head_raw)
+        except OSError as exc:
+            click.echo(f"error: cannot write the results: {exc.strerror or exc}: {exc.filename or output}", err=True)
+            sys.exit(2)
         click.echo(f"results: {output}")
     return verdict, (head_raw.get("summary") or {}).get("failure_reason")
 

@@ -25,7 +25,7 @@ import orjson
 from evalgate.budget import CostTotals
 from evalgate.errors import display_path, not_a_file
 from evalgate.replay import Column, Replay, decode
-from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item
+from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, replaceable_file
 from evalgate.shards import entry_from_record
 from evalgate.verdict import Aggregator, Entry
 
@@ -340,6 +340,8 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> Eval
     Returns an EvalResult (verdict, gates, thresholds, turns, scores, errored items) like `run_spec`.
     MergeError, naming the file, when they are not the complete shards of one run.
     """
+    if output is not None:
+        replaceable_file(Path(output))  # before any work: the merged file is renamed over it
     files = [read_shard(Path(p)) for p in paths]
     check_shards(files)
     files.sort(key=lambda f: f.shard["index"])

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from evalgate import __version__
+from evalgate.errors import not_a_file
 from evalgate.redaction import redact, redact_bytes
 from evalgate.textsafe import plain
 from evalgate.verdict import GateResult, Outcome, ThresholdResult, TurnResult
@@ -209,10 +210,19 @@ class ErrorTally:
         return {"message": message, "items": self.counts[message]}
 
 
+def replaceable_file(path: Path, what: str = "results file") -> None:
+    """OSError when `path` exists and is no regular file. A results file is written beside its path
+    and renamed over it: that would replace a device or a FIFO (as root, /dev/stdout itself)."""
+    problem = not_a_file(path, what=what)
+    if problem is not None:
+        raise OSError(errno.EINVAL, problem, str(path))
+
+
 class ResultsWriter:
     """Journal each item as it finishes; write the results JSON at the end."""
 
     def __init__(self, path: Path, *, resume: bool = False, journal: Path | None = None) -> None:
+        replaceable_file(path)
         self.path = path
         self.journal_path = journal or journal_path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -440,6 +450,7 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 def write_results_json(path: Path, raw: dict[str, Any]) -> None:
     """A results file rewritten whole (e.g. with a comparison added), atomically: never half a file.
     Written as the run writes it: secrets redacted, a lone surrogate kept as its JSON escape."""
+    replaceable_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(_utf8(json.dumps(raw, ensure_ascii=False, allow_nan=False) + "\n"))

@@ -383,3 +383,22 @@ def test_a_results_path_that_is_no_file_is_refused_not_read(kind: str, shards: l
     assert compared.code == 2 and "not a regular file" in compared.stderr, compared.output
     baseline = run_cli("run", turns_spec(tmp_path / "again"), "--baseline", path, timeout=30)
     assert baseline.code == 2 and "not a regular file" in baseline.stderr, baseline.output
+
+
+def test_an_output_path_that_is_no_file_is_never_renamed_over(shards: list[Path], tmp_path: Path) -> None:
+    """Results are written beside --output and renamed over it: a FIFO or a device there (as root,
+    /dev/stdout) would be replaced by a file. run, merge and compare refuse it before any work."""
+    import stat
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    spec = turns_spec(tmp_path / "spec-b")
+    commands = [("run", spec, "-o", fifo), ("merge", *shards, "-o", fifo),
+                ("compare", shards[0], shards[0], "-o", fifo)]
+    for args in commands:
+        done = run_cli(*args, cwd=tmp_path, timeout=30)
+        assert done.code == 2 and "is a FIFO (named pipe), not a regular file" in done.stderr, (args, done.output)
+        assert stat.S_ISFIFO(fifo.stat().st_mode), args
+    with pytest.raises(OSError, match="not a regular file"):
+        run_spec(spec, output=fifo)
+    assert not list(tmp_path.glob("out.fifo.*"))  # no journal, no temporary file left beside it
