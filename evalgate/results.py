@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,7 +236,7 @@ class ResultsWriter:
         if resume and not self.journal_path.exists():
             self._journal_from_results()  # a finished run's journal is gone: its results hold the items
         self.created = not (resume and self.journal_path.exists())
-        if self.created and not _replaceable(self.journal_path):
+        if not _replaceable(self.journal_path, resumed=not self.created):
             raise FileExistsError(errno.EEXIST, "is in the way of the journal and is not one; move it or choose "
                                   "another --output", str(self.journal_path))
         if not self.created:
@@ -409,8 +410,22 @@ def _copy_lines(journal: Any, out: Any, size: int) -> None:
         out.write(block.replace(b"\n", b",\n"))
 
 
-def _replaceable(journal: Path) -> bool:
-    """Whether a file at the journal's path may be started over: absent, empty, or an evalgate journal."""
+def _replaceable(journal: Path, *, resumed: bool = False) -> bool:
+    """Whether a file at the journal's path may be started over (or, `resumed`, appended to): absent,
+    empty, or an evalgate journal.
+
+    Never a symlink or anything but a regular file: evalgate writes neither, and opening one could
+    block (a FIFO) or write through to another file."""
+    try:
+        info = journal.lstat()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    if resumed:  # its lines are checked one by one as they are read back
+        return True
     try:
         with journal.open("rb") as handle:
             first = handle.readline(1 << 20)

@@ -107,3 +107,23 @@ def test_a_runner_token_in_the_data_never_reaches_the_results_file(tmp_path: Pat
     for path in tmp_path.rglob("*"):  # whatever evalgate wrote
         if path.name != "runs.jsonl":
             assert secret not in path.read_text(errors="replace"), path
+
+
+def test_a_symlink_or_fifo_at_the_journal_path_is_refused_not_followed(tmp_path: Path) -> None:
+    """Nothing evalgate writes is a symlink or a FIFO: one there is refused, never written through or read."""
+    import pytest
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("")  # empty: a journal path holding an empty file may be started over
+    out = tmp_path / "out.json"
+    journal = tmp_path / "out.json.items.jsonl"
+    journal.symlink_to(victim)
+    for resume in (False, True):
+        with pytest.raises(FileExistsError, match="in the way of the journal"):
+            ResultsWriter(out, resume=resume)
+    assert victim.read_text() == ""
+    journal.unlink()
+    os.mkfifo(journal)
+    for resume in (False, True):
+        with pytest.raises(FileExistsError, match="in the way of the journal"):
+            ResultsWriter(out, resume=resume)  # opening a FIFO to read its first line would block
