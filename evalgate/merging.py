@@ -588,11 +588,14 @@ def _tagged(n: int, file: ShardFile) -> Iterator[tuple[int, int, bytes, dict[str
 def _prepend(tmp: Path, opening: bytes, target: Path) -> None:
     """The results file: the header, then the items array written to `tmp` (which starts with `[`)."""
     final = target.with_name(target.name + ".tmp2")
-    with tmp.open("rb") as body, final.open("wb") as out:
-        out.write(opening)
-        for block in iter(lambda: body.read(1 << 20), b""):
-            out.write(block)
-        out.flush()
-        os.fsync(out.fileno())
-    tmp.unlink()
-    os.replace(final, target)
+    try:
+        with tmp.open("rb") as body, final.open("wb") as out:
+            out.write(opening)
+            for block in iter(lambda: body.read(1 << 20), b""):
+                out.write(block)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(final, target)
+    finally:  # interrupted or not, no temporary file is left beside the results
+        tmp.unlink(missing_ok=True)
+        final.unlink(missing_ok=True)
