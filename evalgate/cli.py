@@ -2,8 +2,8 @@
 
 Exit codes: 0 ok; 1 the verdict is in --fail-on; 2 a spec or usage error (no traceback);
 3 an internal error (one line and a hint to report it); 4 the verdict is in --fail-on because more
-items errored than `max_errors` allows (an outage, not a regression); 130 interrupted (finished
-items are still written). `entry` guarantees no other code and no traceback ever leaves the process.
+items errored than `max_errors` allows (an outage, not a regression); 130 interrupted by Ctrl-C,
+143 by SIGTERM (finished items are still written). `entry` guarantees no other code and no traceback ever leaves the process.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def exit_code(verdict: str | None, fail_on: str, failure_reason: str | None = No
     return EXIT_ERRORS if failure_reason == "errors" else EXIT_FAILED
 
 
-EXIT_CODES = frozenset({0, 1, 2, 3, 4, 130})
+EXIT_CODES = frozenset({0, 1, 2, 3, 4, 130, 143})
 EXIT_INTERNAL = 3
 REPORT_HINT = "this is a bug in evalgate: please report it with the command you ran and this line"
 
@@ -58,7 +58,7 @@ def entry(argv: list[str] | None = None) -> None:
         code = returned if isinstance(returned, int) else 0
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("evalgate: interrupted", err=True)
-        code = 130
+        code = isolation.interrupt_exit_code()
     except click.exceptions.ClickException as exc:  # bad options or arguments
         exc.show()
         code = 2
@@ -78,7 +78,7 @@ def entry(argv: list[str] | None = None) -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
-    if code == 130 or isolation.INTERRUPTED.is_set():
+    if code in (130, 143) or isolation.INTERRUPTED.is_set():
         os._exit(code)  # do not wait for a hung agent's thread at interpreter exit
     sys.exit(code)
 
@@ -206,7 +206,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             progress.close()
         where = f"; finished items are in {output}" if output else ""
         click.echo(f"evalgate: interrupted{where}", err=True)
-        sys.exit(130)
+        sys.exit(isolation.interrupt_exit_code())
     finally:
         if progress is not None:
             progress.close()

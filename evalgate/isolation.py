@@ -115,22 +115,33 @@ def kill_all_groups() -> None:
         kill_group(pid)
 
 
+_stopped_by: list[int] = []  # the signal that interrupted the run: the exit code is 128 + it
+
+
 def _on_sigint(signum: int, frame: Any) -> None:
     if INTERRUPTED.is_set():
         with contextlib.suppress(Exception):
             sys.stderr.write("\nevalgate: interrupted again; exiting now\n")
             sys.stderr.flush()
         kill_all_groups()
-        os._exit(130)
+        os._exit(interrupt_exit_code())
+    _stopped_by.append(signum)
     INTERRUPTED.set()
     kill_all_groups()
     raise KeyboardInterrupt
 
 
 def install_interrupt_handler() -> None:
-    """First Ctrl-C: stop in-flight agents and write what finished; second: exit at once."""
+    """First Ctrl-C (or SIGTERM, as a CI system or `timeout` cancels): stop in-flight agents and
+    write what finished; a second: exit at once."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_sigint)
+        signal.signal(signal.SIGTERM, _on_sigint)
+
+
+def interrupt_exit_code() -> int:
+    """130 after Ctrl-C, 143 after SIGTERM: 128 + the signal, as a shell reports it."""
+    return 128 + (_stopped_by[0] if _stopped_by else signal.SIGINT)
 
 
 def user_interrupt(exc: BaseException) -> bool:

@@ -109,14 +109,16 @@ def test_resume_after_a_killed_run_scores_each_item_once(tmp_path: Path, server:
     assert headline(json.loads((fresh / "out.json").read_text())) == headline(results)
 
 
-def test_ctrl_c_writes_results_for_what_finished(tmp_path: Path, server: FakeServer) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_writes_results_for_what_finished(stop: int, tmp_path: Path, server: FakeServer) -> None:
+    """Ctrl-C, or SIGTERM as `timeout` and CI systems cancel with: what finished is written, exit 128 + signal."""
     write_spec(tmp_path, server.url)
     journal = tmp_path / "out.json.items.jsonl"
     proc = start(tmp_path)
     wait_for_lines(journal, 4)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(stop)
     out, err = proc.communicate(timeout=WAIT_S)
-    assert proc.returncode == 130, out + err
+    assert proc.returncode == 128 + stop, out + err
     assert "interrupted" in err
     results = json.loads((tmp_path / "out.json").read_text())
     assert results["summary"]["interrupted"] is True

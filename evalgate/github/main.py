@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -447,12 +446,6 @@ def hide_token() -> None:
     isolation.scrub_process_env()
 
 
-def _sigterm(signum: int, frame: Any) -> None:
-    isolation.INTERRUPTED.set()
-    isolation.kill_all_groups()
-    raise KeyboardInterrupt  # a cancelled job: write what finished, set outputs, then stop
-
-
 def main() -> None:
     """The container's entrypoint: one log stream, so stop-commands covers stderr too."""
     isolation.reexec_without_credentials(TOKEN_INPUTS)
@@ -460,8 +453,7 @@ def main() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(sys.stdout.fileno(), sys.stderr.fileno())
-    signal.signal(signal.SIGTERM, _sigterm)
-    isolation.install_interrupt_handler()
+    isolation.install_interrupt_handler()  # SIGINT and SIGTERM (a cancelled job): write what finished, then stop
     http = github_http(dict(os.environ))  # proxies and CA bundle from the job's environment
     try:
         code = action(http=http)
