@@ -3,7 +3,8 @@
 Exit codes: 0 ok; 1 the verdict is in --fail-on; 2 a spec or usage error (no traceback);
 3 an internal error (one line and a hint to report it); 4 the verdict is in --fail-on because more
 items errored than `max_errors` allows (an outage, not a regression); 130 interrupted by Ctrl-C,
-143 by SIGTERM (finished items are still written). `entry` guarantees no other code and no traceback ever leaves the process.
+143 by SIGTERM (finished items are still written). `entry` guarantees no other code and no
+traceback ever leaves the process.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ a shard missing or given twice, an item in two shards, an interrupted shard.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import json
@@ -342,6 +343,7 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> Eval
     """
     if output is not None:
         replaceable_file(Path(output))  # before any work: the merged file is renamed over it
+        _not_a_shard(Path(output), paths)
     files = [read_shard(Path(p)) for p in paths]
     check_shards(files)
     files.sort(key=lambda f: f.shard["index"])
@@ -372,6 +374,16 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> Eval
         opening = _utf8(json.dumps(result.header(), ensure_ascii=False)[:-1]) + b', "items": '
         _prepend(tmp, opening, Path(output))
     return result
+
+
+def _not_a_shard(output: Path, paths: Sequence[str | Path]) -> None:
+    """MergeError when the output is one of the shards: merging again would need the file it replaced."""
+    with contextlib.suppress(OSError):
+        target = output.resolve()
+        for path in paths:
+            if Path(path).resolve() == target:
+                raise MergeError(f"{display_path(Path(path))}: --output would replace this shard's results; "
+                                 "write the merged results to another file")
 
 
 def _finish(result: EvalResult, files: list[ShardFile], aggregator: Aggregator, spend: _Spend,

@@ -402,3 +402,12 @@ def test_an_output_path_that_is_no_file_is_never_renamed_over(shards: list[Path]
     with pytest.raises(OSError, match="not a regular file"):
         run_spec(spec, output=fifo)
     assert not list(tmp_path.glob("out.fifo.*"))  # no journal, no temporary file left beside it
+
+
+def test_the_merged_output_may_not_replace_a_shard(shards: list[Path]) -> None:
+    before = shards[1].read_bytes()
+    with pytest.raises(MergeError, match="would replace this shard's results"):
+        merge(shards, shards[1])
+    done = run_cli("merge", *shards, "-o", shards[1])
+    assert done.code == 2 and "would replace this shard's results" in done.stderr
+    assert shards[1].read_bytes() == before
