@@ -297,3 +297,14 @@ def test_the_merge_job_compares_the_merged_run_with_the_baseline_and_shards_do_n
     results = json.loads((folder / "merged.json").read_text())
     assert results["comparison"]["regressions"] == 0 and results["verdict"] == "passed"
     assert merged.outputs["regressions"] == "0"
+
+
+def test_a_results_path_that_cannot_be_written_is_a_file_error_not_a_bug(action: scenarios.Action) -> None:
+    """`results-path: out/` (a folder): refused before the run, exit 2, said as what it is."""
+    scenarios.write_project(action.root / "ws", "passed")
+    (action.root / "ws" / "outdir").mkdir()
+    run = action.run({"results-path": "outdir"})
+    assert run.code == 2, run.log
+    [error] = [c for c in run.commands if c.name == "error"]
+    assert "could not write or read a file" in error.data and "is a directory" in error.data
+    assert "outdir" in error.data and "bug" not in error.data

@@ -420,6 +420,13 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
         log.annotate("error", "evalgate was cancelled; finished items are in the results file",
                      title="evalgate: cancelled")
         code = 130
+    except OSError as exc:  # a file evalgate must write or read (results-path, the runner's disk): not a bug
+        where = settings.relative(Path(os.fsdecode(exc.filename))) if exc.filename else "a file"
+        what = f"{exc.strerror or exc}: {where}"
+        log.annotate("error", f"evalgate could not write or read a file: {what}", title="evalgate: file error")
+        code = EXIT_USAGE
+        if not outputs["verdict"]:
+            failure_summary(settings, f"evalgate could not write or read a file: {what}; no results were published.")
     except BaseException as exc:  # a crash must still set the outputs; one line, no traceback
         what = "an input too deeply nested or too large" if isinstance(exc, RecursionError | MemoryError) else \
             f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
