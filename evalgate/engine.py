@@ -369,7 +369,7 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
         top_judged = any(c.scorer.judged for c in (*gates, *scorers))
     judged = top_judged or (case.turn_checks is not None and any(
         c.scorer.judged for checks in case.turn_checks for c in checks))
-    ledger = open_ledger() if judged else None  # judge calls are charged to this item, by check
+    ledger = open_ledger(case.trial) if judged else None  # judge calls are charged to this item, by check
     try:
         _score(gates, item, run, result, result.gates, result.reasons, ledger)
         _score(scorers, item, run, result, result.scores, result.reasons, ledger)

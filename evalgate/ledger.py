@@ -2,7 +2,8 @@
 
 The engine opens a ledger on the thread that scores an item and names the judged check before
 calling it; the judge charges every billed call to whatever ledger is open on its thread. No
-ledger open (a judge used outside a run): nothing is recorded.
+ledger open (a judge used outside a run): nothing is recorded. The ledger also names the trial being
+scored (with `repeats`), so the judge's response cache keeps trials apart as the targets' does.
 """
 
 from __future__ import annotations
@@ -15,21 +16,28 @@ _local = threading.local()
 class Ledger:
     """One item's judge spend, by check label (`faithfulness`, `turn-1:rubric`)."""
 
-    __slots__ = ("by_check", "check")
+    __slots__ = ("by_check", "check", "trial")
 
-    def __init__(self) -> None:
+    def __init__(self, trial: int | None = None) -> None:
         self.by_check: dict[str, float] = {}
         self.check: str | None = None
+        self.trial = trial
 
 
-def open_ledger() -> Ledger:
-    ledger = Ledger()
+def open_ledger(trial: int | None = None) -> Ledger:
+    ledger = Ledger(trial)
     _local.ledger = ledger
     return ledger
 
 
 def close_ledger() -> None:
     _local.ledger = None
+
+
+def current_trial() -> int | None:
+    """The trial being scored on this thread (with `repeats`); None without repeats or outside a run."""
+    ledger = getattr(_local, "ledger", None)
+    return ledger.trial if ledger is not None else None
 
 
 def charge(usd: float | None) -> None:

@@ -139,7 +139,8 @@ def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:
     )
     problems += more
     warnings += more_warnings
-    if spec.target.type == "recorded" and spec.repeats is not None and spec.repeats > 1:
+    # With a judge, repeats of recorded runs do measure something: how much the judge's verdicts vary.
+    if spec.target.type == "recorded" and spec.repeats is not None and spec.repeats > 1 and spec.judge is None:
         warnings.append(Problem(file, positions.line(("repeats",)), "repeats: the recorded target replays the "
                                 "same run every trial, so repeats change nothing but the work; they are for agents"))
     if spec.target.type == "recorded" and isinstance(spec.data, str) and (gates or scorers) and not problems:

@@ -190,6 +190,21 @@ def test_second_run_is_served_from_the_cache(tmp_path: Path, fake: FakeJudge) ->
     assert bypassed.summary["judge"]["cached_calls"] == 0
 
 
+def test_every_trial_asks_the_judge_and_a_rerun_replays_each_trial(tmp_path: Path, fake: FakeJudge) -> None:
+    # Recorded runs: every trial's output is the same, so only the trial in the key keeps trials apart.
+    spec = _spec(tmp_path, fake, "  cache: {dir: judge-cache}\n")
+    first = run_spec(spec, repeats=3)
+    assert fake.calls == 2 * len(ITEMS) * 3  # no trial was given another trial's verdict
+    assert first.summary["judge"]["cached_calls"] == 0
+    second = run_spec(spec, repeats=3)
+    assert fake.calls == 2 * len(ITEMS) * 3 and second.summary["judge"]["cached_calls"] == 2 * len(ITEMS) * 3
+    assert second.scores == first.scores
+    plain = run_spec(spec)  # without repeats: the keys of before repeats existed, none of a trial's
+    assert fake.calls == 2 * len(ITEMS) * 4 and plain.summary["judge"]["cached_calls"] == 0
+    again = run_spec(spec)
+    assert fake.calls == 2 * len(ITEMS) * 4 and again.summary["judge"]["cached_calls"] == 2 * len(ITEMS)
+
+
 def test_usage_and_cost_add_up(tmp_path: Path, fake: FakeJudge) -> None:
     result = run_spec(_spec(tmp_path, fake))
     judge = result.summary["judge"]

@@ -250,3 +250,9 @@ def test_repeats_on_recorded_runs_is_warned(tmp_path: Path) -> None:
         "version: 1\ndata: [{input: x, output: x}]\nrepeats: 3\ngates:\n  - type: includes\n    value: x\n")
     result = run_cli("validate", cwd=tmp_path)
     assert result.code == 0 and "evalgate.yaml:3: repeats: the recorded target replays the same run" in result.stderr
+    # With a judge, every trial asks it again: repeats then measure how much its verdicts vary.
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{input: x, output: x}]\nrepeats: 3\njudge: {model: m, api_key_env: null}\n"
+        "scorers:\n  - type: answer_relevancy\n")
+    judged = run_cli("validate", cwd=tmp_path)
+    assert judged.code == 0 and "repeats" not in judged.stderr

@@ -26,7 +26,7 @@ from evalgate.judge.accounting import DEFAULT_PRICES, Tally, cost_usd
 from evalgate.judge.errors import JudgeError, excerpt
 from evalgate.judge.prompts import Prompt
 from evalgate.judge.served import Server
-from evalgate.ledger import charge
+from evalgate.ledger import charge, current_trial
 from evalgate.net import (
     HttpClient,
     HttpError,
@@ -205,7 +205,11 @@ class Judge:
     def _cache_key(self, body: dict[str, Any]) -> dict[str, Any]:
         # Never the key; a served judge's URL changes every run (a fresh port), so its command stands in.
         where = self.settings.serve if self.settings.serve is not None else self.settings.base_url
-        return {"judge": {"where": where}, "body": body}
+        key: dict[str, Any] = {"judge": {"where": where}, "body": body}
+        trial = current_trial()
+        if trial is not None:  # with repeats, trials are independent: none replays another's verdict
+            key["trial"] = trial
+        return key
 
     # -- accounting --
 
