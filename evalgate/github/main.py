@@ -22,7 +22,9 @@ from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import Settings, SettingsError
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
 from evalgate.net import HttpClient, RetryPolicy
+from evalgate.report.labels import num, turn_label
 from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, cell, render
+from evalgate.report.numbers import delta_text
 from evalgate.results import write_results_json
 from evalgate.results_model import Results, load_results
 
@@ -232,6 +234,14 @@ def annotate_step(results: Results, lines: Lines, log: Log) -> None:
         log.annotate("warning", f"`{miss.id}` averaged {miss.average_score:.3f}, outside its threshold "
                      f"{miss.threshold}", file=lines.spec_file or None, line=lines.scorers.get(miss.id),
                      title="evalgate: threshold missed")
+    for entry in regressed_entries(getattr(results, "comparison", None))[:MAX_ANNOTATIONS]:
+        entry_id, turn = str(entry.get("id")), entry.get("turn")
+        line = (lines.gates if entry.get("kind") == "gate" else lines.scorers).get(entry_id) if turn is None else None
+        log.annotate("error", f"`{turn_label(entry_id, turn if isinstance(turn, int) else None)}` regressed "
+                     f"against the baseline: head {num(_number(entry.get('head_average')))}, "
+                     f"{delta_text(entry, 3)}; a drop beyond max_drop {num(_number(entry.get('max_drop')))} "
+                     "that the data shows fails the verdict", file=lines.spec_file or None, line=line,
+                     title="evalgate: regression")
     if results.summary.error_budget_exceeded:
         summary = results.summary
         top = summary.top_error or {}
@@ -239,6 +249,17 @@ def annotate_step(results: Results, lines: Lines, log: Log) -> None:
         log.annotate("error", f"could not evaluate: {summary.errored_items} of {summary.total_items} items errored"
                      f"{why} (max_errors: {summary.max_errors}; an outage, not a regression: exit code 4)",
                      file=lines.spec_file or None, title="evalgate: could not evaluate")
+
+
+def regressed_entries(comparison: Any) -> list[dict[str, Any]]:
+    """The comparison's entries that failed the verdict: regressed gates and thresholds, never tracked ones."""
+    entries = comparison.get("entries") if isinstance(comparison, dict) else None
+    return [e for e in entries if isinstance(e, dict) and e.get("status") == "regressed"
+            and e.get("kind") in ("gate", "threshold")] if isinstance(entries, list) else []
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def failure_summary(settings: Settings, message: str, details: list[str] | None = None) -> None:
