@@ -248,6 +248,9 @@ class ResponseCache:
     def __init__(self, directory: str | Path, ttl_s: float | None = None) -> None:
         self.dir = Path(directory)
         self.ttl_s = ttl_s
+        self._lock = threading.Lock()
+        self.unstored = 0  # replies a write failed to keep: a re-run sends them again
+        self._first_failure: str | None = None
 
     def _path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.json"
@@ -272,9 +275,21 @@ class ResponseCache:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(json.dumps({"value": value}, ensure_ascii=False).encode("utf-8"))
             os.replace(tmp, path)
-        except (OSError, TypeError, ValueError):
+        except (OSError, TypeError, ValueError) as exc:
             with contextlib.suppress(OSError, UnboundLocalError):
                 os.unlink(tmp)
+            with self._lock:
+                self.unstored += 1
+                if self._first_failure is None:
+                    self._first_failure = f"{type(exc).__name__}: {exc}"[:300]
+
+    def problem(self) -> str | None:
+        """What the run should be told when writes failed: the cache silently costing nothing is a surprise."""
+        with self._lock:
+            if not self.unstored:
+                return None
+            return (f"the response cache in {self.dir} could not keep {self.unstored} replies "
+                    f"({self._first_failure}); a re-run sends those requests again")
 
 
 def cache_from_settings(settings: Any, base_dir: Path, *, enabled: bool = True) -> ResponseCache | None:
@@ -848,7 +863,14 @@ class HttpClient:
             if self.cache is not None:
                 out["cache_hits"] = c.cache_hits
                 out["cache_misses"] = c.cache_misses
+                if self.cache.unstored:
+                    out["cache_unstored"] = self.cache.unstored
             return out
+
+    def warnings(self) -> list[str]:
+        """What the run's summary should warn of: a response cache that could not be written."""
+        problem = self.cache.problem() if self.cache is not None else None
+        return [problem] if problem is not None else []
 
     def close(self) -> None:
         self.transport.close()

@@ -308,3 +308,21 @@ def test_a_results_path_that_cannot_be_written_is_a_file_error_not_a_bug(action:
     [error] = [c for c in run.commands if c.name == "error"]
     assert "could not write or read a file" in error.data and "is a directory" in error.data
     assert "outdir" in error.data and "bug" not in error.data
+
+
+def test_the_runs_own_warnings_are_annotated(action: scenarios.Action) -> None:
+    from fake_agent import FakeServer
+
+    folder = action.root / "ws"
+    folder.mkdir(parents=True)
+    with FakeServer() as agent:
+        (folder / "evalgate.yaml").write_text(
+            "version: 1\ndata: [{id: q1, input: 'weather in Paris?'}]\n"
+            f"target:\n  type: http\n  url: {agent.url}/agent\n  cache: {{dir: .cache}}\n"
+            "  response: {text: output.text, tool_calls: output.tool_calls}\n"
+            "gates:\n  - type: called_tool\n    tool: get_weather\n")
+        (folder / ".cache").write_text("a file where the cache's folder should be")
+        run = action.run()
+    assert run.code == 0, run.log
+    [warning] = [c for c in run.commands if c.properties.get("title") == "evalgate: warning"]
+    assert warning.name == "warning" and "could not keep 1 replies" in warning.data

@@ -134,3 +134,24 @@ def test_ttl_is_validated_in_the_spec(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "validate"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "ttl" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_cache_that_cannot_be_written_is_a_warning_not_a_silent_miss(tmp_path: Path, server: FakeServer) -> None:
+    write_spec(tmp_path, server.url, {"dir": ".cache"})
+    (tmp_path / ".cache").write_text("a file where the cache's folder should be")
+    proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "out.json"], cwd=tmp_path,
+                          env={**os.environ, "AGENT_TOKEN": SECRET}, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr  # the run itself is whole: the cache only saves requests
+    results = json.loads((tmp_path / "out.json").read_text())
+    assert results["verdict"] == "passed" and results["summary"]["network"]["cache_unstored"] == 5
+    [warning] = results["summary"]["warnings"]
+    assert "could not keep 5 replies" in warning and "NotADirectoryError" in warning and "a re-run sends" in warning
+    assert f"warning: {warning}" in proc.stderr and SECRET not in proc.stderr + json.dumps(results)
+    run(tmp_path)
+    assert server.count == 10  # nothing was kept: the second run sent every request again
+
+
+def test_a_healthy_cache_adds_no_warning_and_no_counter(tmp_path: Path, server: FakeServer) -> None:
+    write_spec(tmp_path, server.url, {"dir": ".cache"})
+    results = run(tmp_path)
+    assert "warnings" not in results["summary"] and "cache_unstored" not in results["summary"]["network"]

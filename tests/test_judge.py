@@ -190,6 +190,15 @@ def test_second_run_is_served_from_the_cache(tmp_path: Path, fake: FakeJudge) ->
     assert bypassed.summary["judge"]["cached_calls"] == 0
 
 
+def test_a_judge_cache_that_cannot_be_written_is_a_warning(tmp_path: Path, fake: FakeJudge) -> None:
+    spec = _spec(tmp_path, fake, "  cache: {dir: judge-cache}\n")
+    (tmp_path / "judge-cache").write_text("not a folder")
+    result = run_spec(spec)
+    assert result.summary["judge"]["calls"] == 2 * len(ITEMS)  # the run is whole; only nothing was kept
+    [warning] = result.summary["warnings"]
+    assert warning.startswith("judge gpt-4o-mini: the response cache in ") and "could not keep 6 replies" in warning
+
+
 def test_every_trial_asks_the_judge_and_a_rerun_replays_each_trial(tmp_path: Path, fake: FakeJudge) -> None:
     # Recorded runs: every trial's output is the same, so only the trial in the key keeps trials apart.
     spec = _spec(tmp_path, fake, "  cache: {dir: judge-cache}\n")

@@ -123,6 +123,10 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines, baseline: Path | N
             text = item.run.text if item.run is not None else ""
             print(f"\n--- item {item.id}: failed {', '.join(bad)}; its output:\n{text[:LOGGED_CHARS]}")
         print(f"results: {settings.relative(settings.results_file)}")
+    # The run's own warnings (a reply mapping that hides failed tool calls, a cache that keeps nothing)
+    # change what the numbers mean: in the log they would scroll by unseen.
+    for warning in list(result.extra_summary.get("warnings") or ())[:MAX_ANNOTATIONS]:
+        log.annotate("warning", str(warning)[:1000], title="evalgate: warning")
 
 
 def journal_location(settings: Settings) -> Path | None:

@@ -111,5 +111,8 @@ class JudgeRun:
         """Put `judge` into the run's summary (when any scorer was judged) and close the judges."""
         if self.judges:
             summary["judge"] = self.summary()
+        notes = [note for judge in self.judges for note in judge.warnings()]
+        if notes:
+            summary["warnings"] = [*summary.get("warnings", ()), *notes]
         for judge in self.judges:
             judge.close()

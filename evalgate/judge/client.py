@@ -244,6 +244,10 @@ class Judge:
     def retries(self) -> int:
         return self._http.stats()["retries"] if self._http is not None else 0
 
+    def warnings(self) -> list[str]:
+        """What the run should warn of (a cache that could not be written), until `close()`."""
+        return [f"judge {self.model}: {w}" for w in self._http.warnings()] if self._http is not None else []
+
     # -- connection and the served judge --
 
     def _open(self) -> tuple[HttpClient, str, str | None]:

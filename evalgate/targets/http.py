@@ -512,7 +512,7 @@ class HttpTarget:
         return self.client.stats()
 
     def warnings(self) -> list[str]:
-        return self.mapping.warnings()
+        return self.mapping.warnings() + self.client.warnings()
 
     def close(self) -> None:
         self.client.close()

@@ -154,6 +154,9 @@ class MastraTarget:
     def stats(self) -> dict[str, Any]:
         return self.client.stats()
 
+    def warnings(self) -> list[str]:
+        return self.client.warnings()
+
     def close(self) -> None:
         self.client.close()
 

@@ -124,6 +124,9 @@ class OpenAITarget:
     def stats(self) -> dict[str, Any]:
         return self.client.stats()
 
+    def warnings(self) -> list[str]:
+        return self.client.warnings()
+
     def close(self) -> None:
         self.client.close()
 
