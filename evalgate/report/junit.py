@@ -13,6 +13,7 @@ from typing import Any
 
 from evalgate.redaction import redact
 from evalgate.report.labels import bound_text, num, result_rows
+from evalgate.report.numbers import with_margin
 from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
 
@@ -43,13 +44,18 @@ def _close(suite: ET.Element) -> tuple[int, int, int]:
 def _entry_cases(results: Results, suite: ET.Element) -> None:
     for entry in result_rows(results):
         case = ET.SubElement(suite, "testcase", classname=f"evalgate.{entry.kind}s", name=clean(entry.label, 300))
+        result = entry.result
+        # The 95% interval (`± half-width`) as the terminal and the report show it: one pass or miss can be noise.
+        average = with_margin(result.score if entry.kind == "gate" else result.average_score, result)
         if entry.kind == "gate":
-            message = f"gate averaged {num(entry.result.score)}; a gate must average 1.0"
+            message = f"gate averaged {average}; a gate must average 1.0"
         else:
-            message = (f"average {num(entry.result.average_score)} outside the bound "
-                       f"{bound_text(entry.result.threshold)}")
-        if not entry.result.passed:
+            message = f"average {average} outside the bound {bound_text(result.threshold)}"
+        if not result.passed:
             ET.SubElement(case, "failure", message=clean(message, 500), type=entry.kind)
+        out = ET.SubElement(case, "system-out")
+        out.text = clean(f"averaged {average}; a gate must average 1.0" if entry.kind == "gate"
+                         else f"average {average}, bound {bound_text(result.threshold)}")
 
 
 def _item_case(item: ItemRecord, suite: ET.Element, duration_ms: Any) -> None:
