@@ -36,6 +36,7 @@ ITEMS_END = b"]}\n"
 COLUMNS_MAX_BYTES = 256 * 2**20  # held about twice: the files and their lines
 WRITE_LINES = 4096
 KEEP_ERRORED = 20
+MAX_WARNINGS = 50  # a run warns of a handful of things: a longer list is a broken or forged header
 NAN = float("nan")
 _ABSENT = object()
 
@@ -92,6 +93,18 @@ def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, 
             yield (record.get("index") if isinstance(record, dict) else None), text, record
 
 
+def _one_item(line: bytes) -> bool:
+    """Whether the rest of the header's line is one item (or none), as evalgate writes its results."""
+    text = line.rstrip(b"\n")
+    text = text[:-2] if text.endswith(b"]}") else text[:-1] if text.endswith(b",") else text
+    if not text:
+        return True
+    try:
+        return isinstance(_loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
 def _loads(text: bytes) -> Any:
     try:
         return orjson.loads(text)
@@ -117,6 +130,8 @@ def read_shard(path: Path) -> ShardFile:
                 lines_from = mark + len(ITEMS_MARK)
             except ValueError:
                 head = None  # the mark was somewhere else: read the file as a whole below
+            if head is not None and not _one_item(first[lines_from:]):
+                lines_from = None  # items share the line (a file rewritten on one line): read it whole
         if head is None:
             head = json.loads(path.read_bytes())
             if isinstance(head, dict):
@@ -132,6 +147,8 @@ def read_shard(path: Path) -> ShardFile:
         raise MergeError(f"{name}: not a shard's results; write each with `evalgate run SPEC --shard I/N --output ...`")
     if not _well_formed(shard):
         raise MergeError(f"{name}: its `shard` record is malformed (edited?); run the shard again")
+    if not isinstance(head.get("summary") or {}, dict):
+        raise MergeError(f"{name}: its `summary` is not a mapping (edited?); run the shard again")
     if (head.get("summary") or {}).get("interrupted"):
         raise MergeError(f"{name}: shard {shard['index']}/{shard['count']} was interrupted; "
                          "finish it (`evalgate run ... --resume`) before merging")
@@ -288,6 +305,9 @@ def _summary_extras(files: list[ShardFile]) -> dict[str, Any]:
         values = [s.get(key) for s in summaries if key in s]
         if values:
             extras[key] = _sum_counters(values)
+    warnings = _warnings(files)
+    if warnings:
+        extras["warnings"] = warnings
     repeats = [s["repeats"] for s in summaries if "repeats" in s]
     if repeats:
         extras["repeats"] = repeats[0]
@@ -305,6 +325,31 @@ def _summary_extras(files: list[ShardFile]) -> dict[str, Any]:
         judge["cost_usd"] = None if any(c is None for c in costs) else round(sum(costs), 8)
         extras["judge"] = judge
     return extras
+
+
+def _warnings(files: list[ShardFile]) -> list[str]:
+    """The shards' run warnings, each once, in shard order, saying which shards gave it (a count in a
+    warning is each such shard's own, not the run's): `shard 2 of 4: ...`, `all 4 shards: ...`."""
+    shards_of: dict[str, list[int]] = {}
+    for file in files:
+        summary = file.head.get("summary")
+        found = summary.get("warnings") if isinstance(summary, dict) else None
+        for warning in found if isinstance(found, list) else ():
+            if isinstance(warning, str):
+                shards = shards_of.setdefault(warning, [])
+                if file.shard["index"] not in shards:
+                    shards.append(file.shard["index"])
+    count = files[0].shard["count"]
+    out = []
+    for warning, shards in shards_of.items():
+        if count == 1:
+            out.append(warning)
+        elif len(shards) == count:
+            out.append(f"all {count} shards: {warning}")
+        else:
+            which = ", ".join(map(str, shards))
+            out.append(f"shard{'s' if len(shards) > 1 else ''} {which} of {count}: {warning}")
+    return out[:MAX_WARNINGS]
 
 
 class _Spend:

@@ -326,3 +326,32 @@ def test_the_runs_own_warnings_are_annotated(action: scenarios.Action) -> None:
     assert run.code == 0, run.log
     [warning] = [c for c in run.commands if c.properties.get("title") == "evalgate: warning"]
     assert warning.name == "warning" and "could not keep 1 replies" in warning.data
+
+
+def test_the_merge_job_annotates_the_shards_warnings_saying_whose(action: scenarios.Action) -> None:
+    """A shard's warning is in its own job's log, where nobody looks: the merge job names it, and
+    which shards gave it (a count in it is that shard's, not the run's)."""
+    from fake_agent import FakeServer
+
+    folder = action.root / "ws"
+    folder.mkdir(parents=True)
+    with FakeServer() as agent:
+        # q0 falls in shard 1, q1 and q2 in shard 2: their caches keep 1 and 2 replies less
+        (folder / "evalgate.yaml").write_text(
+            "version: 1\ndata: [{id: q0, input: 'weather in Paris?'}, {id: q1, input: 'and Oslo?'},"
+            " {id: q2, input: 'and Lima?'}]\n"
+            f"target:\n  type: http\n  url: {agent.url}/agent\n  cache: {{dir: .cache}}\n"
+            "  response: {text: output.text, tool_calls: output.tool_calls}\n"
+            "gates:\n  - type: called_tool\n    tool: get_weather\n")
+        (folder / ".cache").write_text("a file where the cache's folder should be")
+        for index in (1, 2):
+            shard = action.run({"shard": f"{index}/2", "results-path": f"shards/shard-{index}.json"})
+            assert shard.code == 0, shard.log
+    merged = action.run({"mode": "merge", "results": "shards/*.json", "results-path": "merged.json"})
+    assert merged.code == 0, merged.log
+    warnings = [c.data for c in merged.commands if c.properties.get("title") == "evalgate: warning"]
+    assert len(warnings) == 2
+    assert warnings[0].startswith("shard 1 of 2: ") and "could not keep 1 replies" in warnings[0]
+    assert warnings[1].startswith("shard 2 of 2: ") and "could not keep 2 replies" in warnings[1]
+    results = json.loads((folder / "merged.json").read_text())
+    assert results["summary"]["warnings"] == warnings

@@ -267,6 +267,7 @@ def test_edited_or_broken_shard_files_are_refused_by_name(shards: list[Path], tm
         "cut.json": good[: len(good) // 2],
         "item.json": good.replace('{"index"', '[{"index"', 1),
         "turns.json": good.replace('"turns":[', '"turns":[7, ', 1),
+        "summary.json": json.dumps({**json.loads(good), "summary": [1]}, indent=1),
     }
     for name, text in cases.items():
         path = tmp_path / name
@@ -278,6 +279,11 @@ def test_edited_or_broken_shard_files_are_refused_by_name(shards: list[Path], tm
     pretty.write_text(json.dumps(json.loads(good), indent=2))
     again = merge([shards[0], pretty, shards[2]], tmp_path / "m.json")
     assert again.summary["total_items"] == 60 and (tmp_path / "m.json").is_file()
+    # and on one line (json.dumps' own layout): the header's line holds every item, not evalgate's one
+    one_line = tmp_path / "one-line.json"
+    one_line.write_text(json.dumps(json.loads(good)))
+    merged = merge([shards[0], one_line, shards[2]], tmp_path / "m1.json")
+    assert merged.summary == again.summary and merged.outcome == again.outcome
 
 
 TRIALS_PY = '''
@@ -411,3 +417,20 @@ def test_the_merged_output_may_not_replace_a_shard(shards: list[Path]) -> None:
     done = run_cli("merge", *shards, "-o", shards[1])
     assert done.code == 2 and "would replace this shard's results" in done.stderr
     assert shards[1].read_bytes() == before
+
+
+def test_the_merged_run_keeps_each_shards_warnings_once_saying_whose(shards: list[Path]) -> None:
+    given = (["the cache could not keep 2 replies", "mapping hides failures"], ["mapping hides failures"],
+             ["mapping hides failures", 7, "the cache could not keep 5 replies"])  # 7: a forged header's junk
+    for path, warnings in zip(shards, given, strict=True):
+        results = json.loads(path.read_text())
+        results["summary"]["warnings"] = warnings
+        path.write_text(json.dumps(results))
+    merged = merge(shards)
+    assert merged.extra_summary["warnings"] == [
+        "shard 1 of 3: the cache could not keep 2 replies",
+        "all 3 shards: mapping hides failures",
+        "shard 3 of 3: the cache could not keep 5 replies",
+    ]
+    single = merge([p for p in run_sharded(turns_spec(shards[0].parent / "one"), 1, shards[0].parent / "one")])
+    assert "warnings" not in single.extra_summary  # none given, none made up

@@ -123,8 +123,12 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines, baseline: Path | N
             text = item.run.text if item.run is not None else ""
             print(f"\n--- item {item.id}: failed {', '.join(bad)}; its output:\n{text[:LOGGED_CHARS]}")
         print(f"results: {settings.relative(settings.results_file)}")
-    # The run's own warnings (a reply mapping that hides failed tool calls, a cache that keeps nothing)
-    # change what the numbers mean: in the log they would scroll by unseen.
+    annotate_warnings(result, log)
+
+
+def annotate_warnings(result: Any, log: Log) -> None:
+    """The run's own warnings (a reply mapping that hides failed tool calls, a cache that keeps nothing)
+    change what the numbers mean: in the log they would scroll by unseen."""
     for warning in list(result.extra_summary.get("warnings") or ())[:MAX_ANNOTATIONS]:
         log.annotate("warning", str(warning)[:1000], title="evalgate: warning")
 
@@ -303,6 +307,7 @@ def merge_step(settings: Settings, log: Log) -> bool:
     except MergeError as exc:
         log.annotate("error", str(exc), title="evalgate: cannot merge the shards")
         return False
+    annotate_warnings(result, log)  # the shards' warnings: their jobs' logs are not where anyone looks
     return True
 
 
