@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import heapq
 import json
+import math
 import os
 from array import array
 from collections.abc import Iterator, Sequence
@@ -93,6 +94,47 @@ def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, 
             yield (record.get("index") if isinstance(record, dict) else None), text, record
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _counters(value: Any, depth: int = 0) -> bool:
+    """Numbers (or null, or flags), in mappings at most three deep: what the summary's counters hold."""
+    if isinstance(value, dict):
+        return depth < 3 and all(isinstance(k, str) and _counters(v, depth + 1) for k, v in value.items())
+    return value is None or isinstance(value, bool) or _finite(value)
+
+
+def _summary_problem(summary: dict[str, Any]) -> str | None:
+    """The first summary key the merge reads that does not hold what a run writes there; None if all do.
+
+    The merged summary and report are built from these: text where a number belongs would reach them."""
+    if "duration_s" in summary and not _finite(summary["duration_s"]):
+        return "duration_s"
+    for key in ("max_errors", "trials", "errored_trials", "resumed_items", "repeats"):
+        value = summary.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            return key
+    budget = summary.get("budget")
+    if budget is not None and not (isinstance(budget, dict) and isinstance(budget.get("share", ""), str)
+                                   and _counters({k: v for k, v in budget.items() if k != "share"})):
+        return "budget"
+    if summary.get("network") is not None and not _counters(summary["network"]):
+        return "network"
+    judge = summary.get("judge")
+    if judge is not None:
+        prompts = judge.get("prompts") if isinstance(judge, dict) else None
+        if not (isinstance(judge, dict) and isinstance(judge.get("model", ""), str)
+                and (prompts is None or (isinstance(prompts, dict)
+                                         and all(isinstance(v, str) for v in prompts.values())))
+                and _counters({k: v for k, v in judge.items() if k not in ("model", "prompts")})):
+            return "judge"
+    warnings = summary.get("warnings")
+    if warnings is not None and not isinstance(warnings, list):
+        return "warnings"
+    return None
+
+
 def _one_item(line: bytes) -> bool:
     """Whether the rest of the header's line is one item (or none), as evalgate writes its results."""
     text = line.rstrip(b"\n")
@@ -149,6 +191,9 @@ def read_shard(path: Path) -> ShardFile:
         raise MergeError(f"{name}: its `shard` record is malformed (edited?); run the shard again")
     if not isinstance(head.get("summary") or {}, dict):
         raise MergeError(f"{name}: its `summary` is not a mapping (edited?); run the shard again")
+    wrong = _summary_problem(head.get("summary") or {})
+    if wrong is not None:
+        raise MergeError(f"{name}: its `summary.{wrong}` is not what evalgate writes (edited?); run the shard again")
     if (head.get("summary") or {}).get("interrupted"):
         raise MergeError(f"{name}: shard {shard['index']}/{shard['count']} was interrupted; "
                          "finish it (`evalgate run ... --resume`) before merging")
@@ -181,6 +226,11 @@ def check_shards(files: list[ShardFile]) -> None:
                     f"{other.name}: from another {what} than {first.name} ({key} {str(other.shard[key])[:12]} vs "
                     f"{str(first.shard[key])[:12]}); merge only the shards of one run"
                 )
+    repeats = _repeats(first)
+    for other in files[1:]:
+        if _repeats(other) != repeats:  # `--repeats` on one job's command line and not another's
+            raise MergeError(f"{other.name}: ran {_repeats(other) or 'no'} repeats, {first.name} "
+                             f"{repeats or 'none'}; merge only the shards of one run")
     count = first.shard["count"]
     seen: dict[int, ShardFile] = {}
     for file in files:
@@ -195,6 +245,10 @@ def check_shards(files: list[ShardFile]) -> None:
                          + ", ".join(f"{f.name} ({f.shard['index']}/{count})" for f in files))
 
 
+def _repeats(file: ShardFile) -> Any:
+    return (file.head.get("summary") or {}).get("repeats")
+
+
 def _aggregator(files: list[ShardFile], clustered: bool = False) -> tuple[Aggregator, dict[tuple[Any, ...], Entry]]:
     """Top-level entries in spec order, then per-turn entries where the whole data set first saw them."""
     top = [entry_from_record(e) for e in files[0].shard["entries"] if e.get("first") is None]
@@ -206,6 +260,11 @@ def _aggregator(files: list[ShardFile], clustered: bool = False) -> tuple[Aggreg
             entry = entry_from_record(record)
             first = tuple(record["first"])
             known = turn_entries.get(entry.key)
+            if known is not None and known[1].threshold != entry.threshold:
+                # a shard checks only its own items: the run would have refused the spec (`evalgate validate`)
+                raise MergeError(f"{file.name}: `{entry.id}` at turn {entry.turn} has another threshold than in "
+                                 f"an earlier shard ({known[1].threshold!r} vs {entry.threshold!r}); entries sharing "
+                                 "an id at a turn share a threshold: fix the data (`evalgate validate` says where)")
             if known is None or first < known[0]:
                 turn_entries[entry.key] = (first, entry)  # type: ignore[assignment]
     aggregator = Aggregator(top, clustered=clustered)
@@ -425,8 +484,9 @@ def _not_a_shard(output: Path, paths: Sequence[str | Path]) -> None:
     """MergeError when the output is one of the shards: merging again would need the file it replaced."""
     with contextlib.suppress(OSError):
         target = output.resolve()
+        scratch = target.with_name(target.name + ".tmp")  # where the merge writes before renaming
         for path in paths:
-            if Path(path).resolve() == target:
+            if Path(path).resolve() in (target, scratch):
                 raise MergeError(f"{display_path(Path(path))}: --output would replace this shard's results; "
                                  "write the merged results to another file")
 
@@ -462,8 +522,10 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
     ids: dict[str, str] = {}
     previous = -1
     previous_name = ""
+    per_file = [0] * len(files)
     try:
         for count, (index, n, text, record) in enumerate(stream):
+            per_file[n] += 1
             name = files[n].name
             item_id = str(record.get("id"))
             if index < 0:
@@ -486,6 +548,11 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
                 if count:
                     out.write(b",\n")
                 out.write(text)
+        for file, read in zip(files, per_file, strict=True):
+            said = (file.head.get("summary") or {}).get("total_items")
+            if isinstance(said, int) and said != read:  # an item removed (or added) since its run
+                raise MergeError(f"{file.name}: holds {read} items where its summary counts {said} (edited, or "
+                                 "cut short?); run the shard again")
         if out is not None:
             out.write(b"]}\n")
             out.close()

@@ -434,3 +434,58 @@ def test_the_merged_run_keeps_each_shards_warnings_once_saying_whose(shards: lis
     ]
     single = merge([p for p in run_sharded(turns_spec(shards[0].parent / "one"), 1, shards[0].parent / "one")])
     assert "warnings" not in single.extra_summary  # none given, none made up
+
+
+def test_a_shard_file_that_lost_an_item_is_refused_by_name(shards: list[Path], tmp_path: Path) -> None:
+    lines = shards[1].read_text().splitlines(keepends=True)
+    assert len(lines) > 3
+    cut = tmp_path / "cut.json"
+    cut.write_text("".join(lines[:2] + lines[3:]))  # one item line gone: the digest no longer holds either
+    with pytest.raises(MergeError, match=r"cut.json: holds \d+ items where its summary counts \d+"):
+        merge([shards[0], cut, shards[2]])
+
+
+def test_shards_run_with_other_repeats_are_refused(tmp_path: Path) -> None:
+    spec = recorded_spec(tmp_path, "weather", 0.5)
+    run_spec(spec, output=tmp_path / "s1.json", shard="1/2", repeats=3)
+    run_spec(spec, output=tmp_path / "s2.json", shard="2/2")
+    with pytest.raises(MergeError, match=r"s2.json: ran no repeats, .*s1.json 3; merge only the shards of one run"):
+        merge([tmp_path / "s1.json", tmp_path / "s2.json"])
+
+
+def test_per_turn_thresholds_that_disagree_across_shards_are_refused(tmp_path: Path) -> None:
+    """A shard validates only its own items: the merge finds what one whole run refuses."""
+    first, second = next((a, b) for a in ("a", "b", "c", "d") for b in ("e", "f", "g", "h")
+                         if shard_of(a, 2) == 1 and shard_of(b, 2) == 2)
+    rows = [{"id": item_id, "turns": [{"input": "q", "output": "sunny",
+                                       "scorers": [{"type": "includes", "value": "sunny", "threshold": bound}]}]}
+            for item_id, bound in ((first, 0.5), (second, 0.9))]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = tmp_path / "evalgate.yaml"
+    spec.write_text(json.dumps({"version": 1, "data": "items.jsonl", "target": {"type": "recorded"},
+                                "gates": [{"type": "excludes", "value": "rain"}]}))  # streamed: checked per item
+    assert run_cli("validate", spec).code == 2  # the whole run refuses it
+    files = run_sharded(spec, 2, tmp_path)
+    with pytest.raises(MergeError, match=r"shard-2.json: `includes:sunny` at turn 0 has another threshold"):
+        merge(files)
+
+
+def test_the_merge_never_writes_over_a_shard_named_like_its_scratch_file(shards: list[Path], tmp_path: Path) -> None:
+    scratch = tmp_path / "merged.json.tmp"
+    shutil.copy(shards[0], scratch)
+    with pytest.raises(MergeError, match=r"merged.json.tmp: --output would replace this shard's results"):
+        merge([scratch, shards[1], shards[2]], tmp_path / "merged.json")
+    assert scratch.read_bytes() == shards[0].read_bytes()
+
+
+def test_a_summary_holding_text_where_numbers_belong_is_refused(shards: list[Path], tmp_path: Path) -> None:
+    """A forged shard header must not reach the report: `summary.budget` is rendered in the comment."""
+    good = json.loads(shards[1].read_text())
+    forged = {"budget": {"items_not_run": "<img src=x onerror=alert(1)> @octocat", "max_usd": 0},
+              "duration_s": "1e<@x>", "max_errors": "x", "judge": {"model": "m", "cost_usd": "x"},
+              "network": {"requests": "many"}, "warnings": "not a list"}
+    for key, value in forged.items():
+        path = tmp_path / f"{key}.json"
+        path.write_text(json.dumps({**good, "summary": {**good["summary"], key: value}}))
+        with pytest.raises(MergeError, match=rf"{key}.json: its `summary.{key}` is not what evalgate writes"):
+            merge([shards[0], path, shards[2]])
