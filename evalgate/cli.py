@@ -73,7 +73,7 @@ def entry(argv: list[str] | None = None) -> None:
         if isinstance(exc, RecursionError | MemoryError):
             what = f"{type(exc).__name__} (an input too deeply nested or too large?)"
         else:
-            what = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            what = f"{type(exc).__name__}: {redaction.redact_cut(' '.join(str(exc).split()), 300)}"
         click.echo(f"evalgate: internal error: {what}; {REPORT_HINT}", err=True)
         code = EXIT_INTERNAL
     for stream in (sys.stdout, sys.stderr):

@@ -355,3 +355,55 @@ def test_the_merge_job_annotates_the_shards_warnings_saying_whose(action: scenar
     assert warnings[1].startswith("shard 2 of 2: ") and "could not keep 2 replies" in warnings[1]
     results = json.loads((folder / "merged.json").read_text())
     assert results["summary"]["warnings"] == warnings
+
+
+def test_a_shard_files_name_cannot_start_a_workflow_command(action: scenarios.Action) -> None:
+    """An artifact's file name is anyone's text: `##[warning]` in it must not become an annotation."""
+    folder = action.root / "ws"
+    scenarios.write_project(folder, "passed")
+    for index in (1, 2):
+        assert action.run({"shard": f"{index}/2", "results-path": f"shards/shard-{index}.json"}).code == 0
+    (folder / "shards/shard-2.json").rename(folder / "shards/##[warning]pwned by a file name.json")
+    merged = action.run({"mode": "merge", "results": "shards/*.json", "results-path": "merged.json"})
+    assert merged.code == 0, merged.log
+    assert "##[warning]pwned by a file name.json" in merged.log  # printed, as plain text
+    scenarios.assert_no_injection(merged, printed=False)
+
+
+def test_a_nan_average_is_null_in_the_scores_output_not_a_crash(action: scenarios.Action) -> None:
+    """A scorer's NaN is kept (as Mastra keeps it) and written as null: the outputs say so too."""
+    folder = action.root / "ws"
+    folder.mkdir(parents=True)
+    (folder / "nan.py").write_text("def score(item, run):\n    return float('nan')\n")
+    (folder / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{id: q1, input: hi, output: hello}]\ntarget: {type: recorded}\n"
+        "gates: [{type: includes, value: hello}]\nscorers: [{type: python, function: 'nan:score'}]\n")
+    run = action.run()
+    assert run.code == 0, run.log
+    assert json.loads(run.outputs["scores"]) == {"python:score": None}
+    assert run.outputs["verdict"] == "passed" and run.outputs["results-path"]
+
+
+def test_a_secret_cut_by_the_logged_excerpt_is_redacted_before_the_cut(action: scenarios.Action) -> None:
+    """The failing item's output is cut for the log: cutting first would leave the secret's head."""
+    from evalgate.github.main import LOGGED_CHARS
+
+    folder = action.root / "ws"
+    scenarios.write_project(folder, "passed")
+    row = {"id": "leaky", "input": "q", "output": {"text": "A" * (LOGGED_CHARS - 15) + scenarios.TOKEN,
+                                                   "tool_calls": []}}  # fails the called_tool gate
+    with (folder / "cases.jsonl").open("a") as handle:
+        handle.write(json.dumps(row) + "\n")
+    run = action.run()
+    assert run.code == 1, run.log
+    assert "A" * 100 in run.log and scenarios.TOKEN[:8] not in run.log
+
+
+def test_a_spec_errors_summary_shows_control_and_bidi_characters_as_escapes(action: scenarios.Action) -> None:
+    folder = action.root / "ws"
+    scenarios.write_project(folder, "passed")
+    (folder / "cases.jsonl").write_text(json.dumps({"input": "q", "evil\u202e<b>@octocat\u0007key": 1}) + "\n")
+    run = action.run()
+    assert run.code == 2, run.log
+    assert "unknown key" in run.summary or "extra" in run.summary.lower()
+    assert "\u202e" not in run.summary and "\u0007" not in run.summary and "@octocat" not in run.summary

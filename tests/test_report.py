@@ -81,6 +81,33 @@ def test_untrusted_text_is_escaped_everywhere() -> None:
             assert line.count(" | ") == line.replace("\\|", "").count(" | ")
 
 
+def test_what_github_renders_of_hostile_ids_and_names_is_text_not_markup() -> None:
+    """Rendered by a CommonMark parser, as GitHub renders the comment: `<code>` is raw HTML, and
+    Markdown inside it still makes links, images and emphasis unless its punctuation is inert."""
+    from markdown_it import MarkdownIt
+
+    ids = ["[click here](https://evil.example/phish) ![img](https://evil.example/t.png) **bold** _it_ ~~s~~",
+           "ends in a backslash \\", "`code` <b>x</b>"]
+    items = [item(n, 0.0, 0.0, text=f"answer {n}") | {"id": i} for n, i in enumerate(ids)]
+    text = render(results(items, name="[n](https://evil.example) **demo**"))
+    html_out = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough").render(text)
+    for made in ('<a href="https://evil', "<img", "<strong>bold", "<em>it", "<s>s", "<del>s", "<b>x",
+                 "<strong>demo"):
+        assert made not in html_out, made
+    assert "[click here](https://evil.example/phish)" in html_out.replace("&#91;", "[").replace("&#93;", "]")
+    assert html_out.count("<code>") == html_out.count("</code>")  # no id unmade its closing tag
+
+
+def test_a_secret_is_redacted_before_a_cell_or_an_excerpt_cuts_it() -> None:
+    from evalgate import redaction
+
+    secret = "sk-cut-in-half-0123456789abcdef"
+    redaction.register([secret])
+    for cut in (cell("x" * 150 + secret), excerpt("y" * 390 + secret), render(results(
+            [item(1, 0.0, 0.0, text="z" * 395 + secret) | {"id": "i" * 150 + secret}]))):
+        assert secret[:6] not in cut
+
+
 def test_cell_and_excerpt_are_bounded() -> None:
     assert len(cell("x" * 10_000)) <= 161
     block = excerpt("\n".join(["line"] * 100) + "y" * 10_000)
@@ -155,4 +182,4 @@ def test_run_junit_option_writes_xml(tmp_path: Path) -> None:
 def test_no_line_of_the_report_can_start_a_legacy_workflow_command() -> None:
     """The runner reads `##[cmd]` anywhere in a line: an item id must not carry one into a log."""
     text = render(results([item(0, 0.0, 0.0, id="x##[error]pwned")]))
-    assert "##[" not in text and "x&#35;#[error]pwned" in text
+    assert "##[" not in text and "x##&#91;error&#93;pwned" in text  # rendered: x##[error]pwned

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
 import time
@@ -22,11 +23,13 @@ from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import Settings, SettingsError
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
 from evalgate.net import HttpClient, RetryPolicy
+from evalgate.redaction import redact_cut
 from evalgate.report.labels import num, turn_label
 from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, cell, render
 from evalgate.report.numbers import delta_text
 from evalgate.results import write_results_json
 from evalgate.results_model import Results, load_results
+from evalgate.textsafe import visible
 
 OUTPUT_NAMES = ("verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
                 "scores", "results-path", "comment-url", "comment-file", "regressions")
@@ -121,7 +124,7 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines, baseline: Path | N
         print(render_table(result, failing.ids, color=False))
         for item, bad in shown:  # the model's own words help most when a gate fails
             text = item.run.text if item.run is not None else ""
-            print(f"\n--- item {item.id}: failed {', '.join(bad)}; its output:\n{text[:LOGGED_CHARS]}")
+            print(f"\n--- item {item.id}: failed {', '.join(bad)}; its output:\n{redact_cut(text, LOGGED_CHARS)}")
         print(f"results: {settings.relative(settings.results_file)}")
     annotate_warnings(result, log)
 
@@ -130,7 +133,7 @@ def annotate_warnings(result: Any, log: Log) -> None:
     """The run's own warnings (a reply mapping that hides failed tool calls, a cache that keeps nothing)
     change what the numbers mean: in the log they would scroll by unseen."""
     for warning in list(result.extra_summary.get("warnings") or ())[:MAX_ANNOTATIONS]:
-        log.annotate("warning", str(warning)[:1000], title="evalgate: warning")
+        log.annotate("warning", redact_cut(str(warning), 1000), title="evalgate: warning")
 
 
 def journal_location(settings: Settings) -> Path | None:
@@ -154,7 +157,9 @@ def set_result_outputs(settings: Settings, results: Results, outputs: dict[str, 
     outputs["gate-failures"] = str(len(outcome.gate_failures))
     outputs["threshold-misses"] = str(len(outcome.threshold_misses))
     outputs["errored-items"] = str(results.summary.errored_items)
-    outputs["scores"] = json.dumps(results.scores, separators=(",", ":"), allow_nan=False)
+    # A NaN average (a scorer's NaN, as Mastra keeps it) is null, as the results file writes it
+    scores = {k: v if isinstance(v, int | float) and math.isfinite(v) else None for k, v in results.scores.items()}
+    outputs["scores"] = json.dumps(scores, separators=(",", ":"), allow_nan=False)
     outputs["results-path"] = settings.relative(settings.results_file)
     comparison = getattr(results, "comparison", None)
     outputs["regressions"] = str(comparison.get("regressions", 0)) if isinstance(comparison, dict) else ""
@@ -253,7 +258,7 @@ def annotate_step(results: Results, lines: Lines, log: Log) -> None:
     if results.summary.error_budget_exceeded:
         summary = results.summary
         top = summary.top_error or {}
-        why = f": {str(top['message'])[:300]}" if top.get("message") else ""
+        why = f": {redact_cut(str(top['message']), 300)}" if top.get("message") else ""
         log.annotate("error", f"could not evaluate: {summary.errored_items} of {summary.total_items} items errored"
                      f"{why} (max_errors: {summary.max_errors}; an outage, not a regression: exit code 4)",
                      file=lines.spec_file or None, title="evalgate: could not evaluate")
@@ -275,6 +280,8 @@ def failure_summary(settings: Settings, message: str, details: list[str] | None 
     if not (settings.summary and settings.summary_file):
         return
     lines = [f"### ❌ evalgate: {cell(message, 500)}", ""] + [f"- {cell(d, 500)}" for d in details or []]
+    # cell() escapes Markdown and HTML; the summary is no log either: control and bidi characters shown
+    lines = [visible(line) for line in lines]
     with contextlib.suppress(OSError):
         append_summary(settings.summary_file, "\n".join(lines) + "\n")
 
@@ -298,9 +305,9 @@ def merge_step(settings: Settings, log: Log) -> bool:
                      f"{settings.working_directory}); download the shards' artifacts there first",
                      title="evalgate: nothing to merge")
         return False
-    print(f"evalgate: merging {len(files)} shards: " + ", ".join(settings.relative(f) for f in files))
     try:
-        with log.untrusted():
+        with log.untrusted():  # the file names too: an artifact's name is anyone's text
+            print(f"evalgate: merging {len(files)} shards: " + ", ".join(settings.relative(f) for f in files))
             result = merge(files, settings.results_file)
             print(render_table(result, {}, color=False))
             print(f"results: {settings.relative(settings.results_file)}")
@@ -459,7 +466,7 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
             failure_summary(settings, f"evalgate could not write or read a file: {what}; no results were published.")
     except BaseException as exc:  # a crash must still set the outputs; one line, no traceback
         what = "an input too deeply nested or too large" if isinstance(exc, RecursionError | MemoryError) else \
-            f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            f"{type(exc).__name__}: {redact_cut(' '.join(str(exc).split()), 300)}"
         log.annotate("error", f"evalgate failed: {what}. This is a bug in evalgate: please report it with this "
                      "line and your spec", title="evalgate: internal error")
         code = EXIT_INTERNAL

@@ -35,6 +35,8 @@ ZWSP = "&#8203;"  # zero-width space: `@&#8203;someone` renders as @someone but 
 
 ICON = {"passed": "✅", "scored": "⚠️", "failed": "❌", None: "ℹ️"}
 MARKDOWN_PUNCT = re.compile(r"([\\`*_\[\]!~|#])")
+# `_` between letters or digits never starts emphasis: ids such as `called_tool:x` stay as written
+CODE_PUNCT = re.compile(r"[\\`*\[\]!~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 COMMAND_START = re.compile(r"((?:^|\n)[ \t]*)::")
 MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
 REFERENCE = re.compile(r"(?<!&)#(?=\d)")  # not the &#8203; we add
@@ -59,7 +61,15 @@ def _no_commands(text: str) -> str:
 
 
 def _bounded(text: str, limit: int) -> str:
+    """Redacted, then cut: a cut secret would no longer match the redaction of the whole report."""
+    text = redact(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _inert(text: str) -> str:
+    """Markdown punctuation as character references: `<code>` is raw HTML, inside which GitHub still
+    reads Markdown (a link, an image, emphasis, a backslash that unmakes `</code>`)."""
+    return CODE_PUNCT.sub(lambda m: f"&#{ord(m.group())};", text)
 
 
 def cell(text: Any, limit: int = CELL_CHARS) -> str:
@@ -71,8 +81,8 @@ def cell(text: Any, limit: int = CELL_CHARS) -> str:
 
 def code(text: Any, limit: int = CELL_CHARS, *, table: bool = True) -> str:
     """An id as `<code>`: HTML-escaped; pipes escaped for table cells."""
-    escaped = html.escape(_bounded(" ".join(str(text).split()), limit), quote=False)
-    escaped = _no_commands(_no_pings(escaped)).replace("`", "&#96;")
+    escaped = _inert(html.escape(_bounded(" ".join(str(text).split()), limit), quote=False))
+    escaped = _no_commands(_no_pings(escaped))
     if table:
         escaped = escaped.replace("|", "\\|")
     return f"<code>{escaped}</code>"
@@ -81,6 +91,7 @@ def code(text: Any, limit: int = CELL_CHARS, *, table: bool = True) -> str:
 def excerpt(value: Any, limit: int = EXCERPT_CHARS, lines: int = EXCERPT_LINES) -> str:
     """A bounded `<pre>` block: its content cannot close the block, run HTML or ping anyone."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = redact(text)  # before the cut, which could leave part of a secret
     kept = text.splitlines()[:lines]
     short = "\n".join(kept)
     cut = len(short) > limit or len(kept) < len(text.splitlines())

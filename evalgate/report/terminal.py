@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 import click
 
+from evalgate.redaction import redact
 from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, turn_label
 from evalgate.report.numbers import delta_text, direction, repeats_note, significance, with_margin
 from evalgate.textsafe import visible
@@ -210,7 +211,7 @@ def network_line(stats: dict[str, Any]) -> str:
 
 def one_line(text: str, limit: int = 160) -> str:
     """Untrusted text on one bounded line, control and bidi characters shown as escapes."""
-    flat = visible(" ".join(text.split()))
+    flat = visible(" ".join(redact(text).split()))  # redacted before the cut, which could leave part of a secret
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
