@@ -159,7 +159,7 @@ def execute(
         raise
     changes = None
     if resume and writer is not None:
-        cases, changes = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result, repeats)
+        cases, changes = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result, repeats, budget)
     completed = False
 
     def finished(item: ItemResult) -> None:
@@ -258,6 +258,7 @@ def _skip_finished(
     on_result: OnResult | None,
     result: EvalResult,
     repeats: int | None = None,
+    budget: Budget | None = None,
 ) -> tuple[Iterator[Case], Any]:
     from evalgate.engine import evaluate_case
     from evalgate.resume import Changes, finished_records, skip_finished
@@ -266,8 +267,14 @@ def _skip_finished(
     result.extra_summary["resumed_items"] = 0
     changes = Changes(records)
 
-    def take(item: ItemResult) -> None:
+    def take(item: ItemResult, rescored: bool = False) -> None:
         result.extra_summary["resumed_items"] += 1
+        if budget is not None:  # the journal's spend counts: the cap holds across an interruption
+            # a rescored item's judge calls were made now: the judges' tallies have them already
+            if rescored:
+                budget.add(item)
+            else:
+                budget.add_resumed(item)
         reorder.push(item)
         if on_result is not None:
             on_result(item)
@@ -277,7 +284,7 @@ def _skip_finished(
         case.recorded = runs
         item = evaluate_case(case, RecordedTarget(), gates, scorers)
         writer.append(item.record())
-        take(item)
+        take(item, rescored=True)
 
     return skip_finished(cases, records, gates, scorers, take, repeats, rescore, changes), changes
 

@@ -77,6 +77,15 @@ class Budget:
                                                               "output_tokens") and isinstance(v, int))
         self.target_tokens += total
 
+    def add_resumed(self, item: Any) -> None:
+        """Count an item a resumed run takes from its journal: its runs' spend and its judge calls'
+        (this run's judges never made those calls, so they are not in their tallies)."""
+        for part in getattr(item, "trials", None) or (item,):
+            self.add(part)
+            for usd in (getattr(part, "judge_cost", None) or {}).values():
+                if isinstance(usd, int | float):
+                    self.target_usd += usd
+
     def spent(self) -> tuple[float, int]:
         """(USD, tokens) so far: the target's finished items and every judge call billed."""
         usd, tokens = self.target_usd, self.target_tokens
@@ -93,7 +102,8 @@ class Budget:
         if self.reason is not None:
             return self.reason
         usd, tokens = self.spent()
-        if self.max_usd is not None and usd >= self.max_usd:
+        # to the nano-dollar: ten items at $0.01 add up to 0.09999999999999999, and reach a $0.10 cap
+        if self.max_usd is not None and round(usd, 9) >= self.max_usd:
             self.reason = f"{BUDGET_EXCEEDED}: ${usd:.4f} spent of max_usd ${self.max_usd:g}; not run"
         elif self.max_tokens is not None and tokens >= self.max_tokens:
             self.reason = f"{BUDGET_EXCEEDED}: {tokens} tokens spent of max_tokens {self.max_tokens}; not run"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -24,6 +25,18 @@ from evalgate.report.labels import FAIL_ON, fails
 
 EXIT_FAILED = 1
 EXIT_ERRORS = 4
+
+
+class FiniteFloat(click.FloatRange):
+    """A FloatRange that refuses NaN (every comparison with NaN is false, so a range lets it through)."""
+
+    name = "float range"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
 
 
 def exit_code(verdict: str | None, fail_on: str, failure_reason: str | None = None) -> int:
@@ -117,7 +130,7 @@ def main() -> None:
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Compare with this results file (the base branch's): regressions fail the verdict.")
 @click.option("--shard", metavar="I/N", help="Run only shard I of N (1-based), e.g. 2/4; join them with `merge`.")
-@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), metavar="USD",
+@click.option("--max-cost", type=FiniteFloat(min=0, min_open=True), metavar="USD",
               help="Stop starting items once the spend reaches this (instead of the spec's budget.max_usd).")
 def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, resume: bool, no_cache: bool,
         junit: Path | None = None, repeats: int | None = None, baseline: Path | None = None,
@@ -260,9 +273,9 @@ def validate(spec: Path) -> None:
 @click.argument("head", metavar="HEAD.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="Write HEAD's results here with the comparison added (and its verdict, when it regressed).")
-@click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+@click.option("--confidence", type=FiniteFloat(0.5, 1.0, min_open=True, max_open=True),
               help="Of the intervals (default: HEAD's spec `compare:`, else 0.95).")
-@click.option("--max-drop", type=click.FloatRange(0.0, 1.0), help="The drop tolerated (default 0).")
+@click.option("--max-drop", type=FiniteFloat(0.0, 1.0), help="The drop tolerated (default 0).")
 @click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
               help="Across entries (default holm).")
 @click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default="failed", show_default=True,
@@ -298,7 +311,11 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     except OSError as exc:
         click.echo(f"error: {exc.strerror or exc}: {exc.filename or base}", err=True)
         sys.exit(2)
-    options = CompareOptions.from_settings(head_raw.get("compare_settings"), **overrides)
+    try:
+        options = CompareOptions.from_settings(head_raw.get("compare_settings"), **overrides)
+    except ValueError as exc:
+        click.echo(f"error: {head}: its compare_settings cannot be used ({exc}); fix or remove them", err=True)
+        sys.exit(2)
     comparison = compare_results(base_results, head_results, options)
     add_to_results(head_raw, comparison)
     title, rows = comparison_section(head_raw["comparison"])

@@ -45,15 +45,22 @@ class CompareOptions:
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any] | None, **overrides: Any) -> CompareOptions:
         """From a spec's `compare:` section (as recorded in results) and keyword overrides (None: not given)."""
+        if settings is not None and not isinstance(settings, Mapping):
+            raise ValueError(f"compare settings are a mapping, not {type(settings).__name__}")
         settings = dict(settings or {})
-        entries = {k: float(v["max_drop"]) for k, v in (settings.get("entries") or {}).items()
-                   if isinstance(v, Mapping) and v.get("max_drop") is not None}
-        values: dict[str, Any] = {
-            "confidence": float(settings.get("confidence", 0.95)),
-            "max_drop": float(settings.get("max_drop", 0.0)),
-            "entries": entries,
-            "correction": settings.get("correction", "holm"),
-        }
+        if not isinstance(settings.get("entries") or {}, Mapping):
+            raise ValueError("compare settings' `entries` are a mapping of ids")
+        try:
+            entries = {k: float(v["max_drop"]) for k, v in (settings.get("entries") or {}).items()
+                       if isinstance(v, Mapping) and v.get("max_drop") is not None}
+            values: dict[str, Any] = {
+                "confidence": float(settings.get("confidence", 0.95)),
+                "max_drop": float(settings.get("max_drop", 0.0)),
+                "entries": entries,
+                "correction": settings.get("correction", "holm"),
+            }
+        except TypeError as exc:  # a results file's settings edited into something else
+            raise ValueError(f"compare settings hold a non-number: {exc}") from None
         values.update({k: v for k, v in overrides.items() if v is not None})
         options = cls(**values)
         options.check()

@@ -29,12 +29,15 @@ _JSON_COLUMNS = ("inputs", "turns", "context", "expected_trajectory", "metadata"
 
 def count_lines(path: Path) -> int:
     """Items in a data file, for progress: JSONL lines; 0 when it cannot tell cheaply."""
-    if path.suffix.lower() != ".jsonl" or not path.is_file():
-        return 0
     count = 0
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            count += block.count(b"\n")
+    try:
+        if path.suffix.lower() != ".jsonl" or not path.is_file():
+            return 0
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                count += block.count(b"\n")
+    except (OSError, ValueError):  # a name too long, a NUL, unreadable: reading it says what is wrong
+        return 0
     return count
 
 
@@ -201,6 +204,8 @@ def _read_yaml(path: Path) -> Iterator[Located]:
 def _read_csv(path: Path) -> Iterator[Located]:
     """A row per item; `input`, `id`, item fields as columns (JSON where a field is structured);
     any other column goes into `metadata`."""
+    # csv's own field limit is 128 KiB; a row (and so a field) may be as long as a JSONL line
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES))
     with path.open(encoding="utf-8-sig", newline="") as handle:  # Excel writes a BOM first
         # strict: an unclosed quote is an error, not one long field; lines are bounded like JSONL's
         reader = csv.DictReader(_bounded_lines(handle), strict=True)

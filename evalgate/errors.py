@@ -285,6 +285,8 @@ def not_a_file(path: Path, *, limit: int | None = None, what: str = "file") -> s
         return None  # the caller's own "no such file" message says what to pass
     except OSError as exc:
         return f"cannot read the {what}: {exc.strerror}"
+    except ValueError:  # a NUL in the path: no file can have that name
+        return f"the {what}'s path holds a NUL character; give the file's name"
     mode = info.st_mode
     kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a device"),
              (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))

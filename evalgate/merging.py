@@ -208,10 +208,18 @@ def _well_formed(shard: dict[str, Any]) -> bool:
     return (whole(shard["count"]) and whole(shard["index"]) and 1 <= shard["index"] <= shard["count"]
             and isinstance(entries, list) and whole(shard.get("turn_count", 0))
             and all(isinstance(e, dict) and isinstance(e.get("id"), str) and e.get("kind") in ("gate", "scorer")
-                    and (e.get("turn") is None or whole(e["turn"]))
+                    and (e.get("turn") is None or whole(e["turn"])) and _bound(e.get("threshold"))
                     and (e.get("first") is None or (isinstance(e["first"], list) and len(e["first"]) == 2
                                                     and all(whole(v) for v in e["first"])))
                     for e in entries))
+
+
+def _bound(threshold: Any) -> bool:
+    """A threshold as a run records it: none, a number, or a mapping whose `min` and `max` are numbers."""
+    if threshold is None or _finite(threshold):
+        return True
+    return isinstance(threshold, dict) and all(threshold.get(k) is None or _finite(threshold[k])
+                                               for k in ("min", "max"))
 
 
 def check_shards(files: list[ShardFile]) -> None:

@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from evalgate.budget import BUDGET_EXCEEDED
 from evalgate.cases import Case, Check
-from evalgate.engine import Contribution, ItemResult, TurnScores, merge_trials
+from evalgate.engine import Contribution, ItemResult, TurnScores, data_hash, merge_trials
 from evalgate.results import read_journal
 from evalgate.runs import Run, RunFormatError, run_from_value
 
@@ -36,12 +37,24 @@ class Changes:
         self.rerun_for_repeats = 0
         self.dropped_checks: set[str] = set()
         self.last_index = -1
+        self.rerun_for_data = 0
+        self.rerun_unreadable = 0
+        self.rerun_budget = 0
 
     def notes(self) -> list[str]:
         out = []
         if self.changed_ids:
             out.append(f"resume: {self.changed_ids} journaled items have a different id at their position now "
                        "(the data changed); they were run again")
+        if self.rerun_for_data:
+            out.append(f"resume: {self.rerun_for_data} journaled items hold other data now (their input or what "
+                       "they expect changed); they were run again")
+        if self.rerun_unreadable:
+            out.append(f"resume: {self.rerun_unreadable} journaled items could not be read back (edited?); "
+                       "they were run again")
+        if self.rerun_budget:
+            out.append(f"resume: {self.rerun_budget} items the budget had stopped were started again, as far as "
+                       "the budget allows")
         if self.rerun_for_repeats:
             out.append(f"resume: {self.rerun_for_repeats} journaled items ran a different number of trials than "
                        "`repeats` asks now; they were run again")
@@ -88,6 +101,19 @@ def skip_finished(
             yield case
             continue
         changes.matched += 1
+        if not _readable(record) or not all(_readable(t) for t in record.get("trials") or ()):
+            changes.rerun_unreadable += 1
+            yield case
+            continue
+        recorded_hash = record.get("data_hash")
+        if isinstance(recorded_hash, str) and recorded_hash != data_hash(case):
+            changes.rerun_for_data += 1
+            yield case
+            continue
+        if _budget_stopped(record):
+            changes.rerun_budget += 1
+            yield case
+            continue
         if not _same_trials(record, repeats):
             changes.rerun_for_repeats += 1
             yield case
@@ -118,6 +144,41 @@ def skip_finished(
         else:
             changes.rerun_for_checks += 1
             yield case
+
+
+def _texts(value: Any) -> bool:
+    return value is None or (isinstance(value, dict) and all(isinstance(v, str) for v in value.values()))
+
+
+def _scores(value: Any) -> bool:
+    return value is None or (isinstance(value, dict) and all(
+        v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in value.values()))
+
+
+def _readable(record: Any) -> bool:
+    """Whether a journal record holds what a run writes, type for type: an edited one is run again."""
+    if not isinstance(record, dict):
+        return False
+    turns = record.get("turns")
+    cost = record.get("judge_cost_usd")
+    return (
+        (record.get("error") is None or isinstance(record["error"], str))
+        and _scores(record.get("gates")) and _scores(record.get("scores"))
+        and all(_texts(record.get(k)) for k in ("reasons", "not_scorable", "scorer_errors"))
+        and (record.get("duration_ms") is None or isinstance(record["duration_ms"], int | float))
+        and (cost is None or _scores(cost))
+        and (record.get("trials") is None or isinstance(record["trials"], list))
+        and (turns is None or (isinstance(turns, list) and all(
+            isinstance(t, dict) and _scores(t.get("gates")) and _scores(t.get("scores")) and _texts(t.get("reasons"))
+            for t in turns)))
+    )
+
+
+def _budget_stopped(record: dict[str, Any]) -> bool:
+    """An item the budget kept from starting: a resume (perhaps with a higher cap) starts it."""
+    records = record.get("trials") if isinstance(record.get("trials"), list) else [record]
+    return any(isinstance(r, dict) and isinstance(r.get("error"), str) and r["error"].startswith(BUDGET_EXCEEDED)
+               for r in records)
 
 
 def _same_trials(record: dict[str, Any], repeats: int | None) -> bool:

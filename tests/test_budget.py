@@ -137,3 +137,32 @@ def test_cost_per_item_and_per_check_add_up_and_merge_exactly(tmp_path: Path) ->
     assert f"most: {top['id']} ${top['cost_usd']:.4f}" in report  # the priciest items, named
     merged = merge([tmp_path / f"s{index}.json" for index in (1, 2, 3)], tmp_path / "merged.json")
     assert merged.summary["cost"] == cost  # summed again in data order: the same floats
+
+
+def recorded_costs(tmp_path: Path, items: int, usd: float, max_usd: float) -> Path:
+    rows = [{"id": f"q{i}", "input": "q", "output": {"text": "sunny", "cost_usd": usd}} for i in range(items)]
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = tmp_path / "evalgate.yaml"
+    spec.write_text(json.dumps({"version": 1, "data": "runs.jsonl", "target": {"type": "recorded"},
+                                "budget": {"max_usd": max_usd}, "max_errors": items,
+                                "gates": [{"type": "includes", "value": "sunny"}]}))
+    return spec
+
+
+def test_ten_cents_reach_a_ten_cent_cap(tmp_path: Path) -> None:
+    """0.01 added ten times is 0.09999999999999999: the cap is reached all the same."""
+    result = run_spec(recorded_costs(tmp_path, 12, 0.01, 0.1))
+    assert result.summary["budget"]["items_not_run"] == 2
+
+
+def test_a_resume_counts_the_journals_spend_and_starts_what_the_budget_stopped(tmp_path: Path) -> None:
+    spec = recorded_costs(tmp_path, 10, 0.001, 0.0045)
+    out = tmp_path / "out.json"
+    first = run_spec(spec, output=out)
+    assert first.summary["budget"]["items_not_run"] == 5
+    again = run_spec(spec, output=out, resume=True)  # the same cap: the journal's spend already reached it
+    assert again.summary["budget"]["items_not_run"] == 5 and again.summary["budget"]["spent_usd"] == 0.005
+    raised = run_spec(spec, output=out, resume=True, max_cost=1.0)
+    assert raised.summary["budget"]["items_not_run"] == 0 and raised.summary["errored_items"] == 0
+    assert any("5 items the budget had stopped were started again" in note for note in raised.notes)
+    assert raised.summary["budget"]["spent_usd"] == 0.01

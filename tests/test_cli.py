@@ -249,3 +249,46 @@ def test_the_committed_schema_is_the_one_the_models_generate() -> None:
 
     committed = Path(__file__).resolve().parent.parent / "evalgate.schema.json"
     assert _json.loads(committed.read_text()) == json_schema(), "run: evalgate schema > evalgate.schema.json"
+
+
+@pytest.mark.parametrize("data", ['"a\\0b.jsonl"', "x" * 300 + ".jsonl"])
+@pytest.mark.parametrize("command", ["validate", "estimate", "run"])
+def test_a_data_path_no_file_can_have_is_a_spec_error_at_its_line(tmp_path: Path, data: str, command: str) -> None:
+    (tmp_path / "evalgate.yaml").write_text(f"version: 1\ndata: {data}\ntarget: {{type: recorded}}\n"
+                                            "gates: [{type: includes, value: sunny}]\n")
+    result = run_cli(command, "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "evalgate.yaml:2: data:" in result.output and "internal error" not in result.output
+
+
+def test_nan_and_infinity_are_refused_where_a_number_bounds_the_run(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: [{id: a, input: q, output: sunny}]\n"
+                                            "target: {type: recorded}\ngates: [{type: includes, value: sunny}]\n")
+    for value in ("nan", "inf"):
+        result = run_cli("run", "--max-cost", value, cwd=tmp_path)
+        assert result.code == 2 and "is not a finite number" in result.output, result.output
+    assert run_cli("run", "-o", "r.json", cwd=tmp_path).code == 0
+    for option in ("--confidence", "--max-drop"):
+        result = run_cli("compare", "r.json", "r.json", option, "nan", cwd=tmp_path)
+        assert result.code == 2 and "is not a finite number" in result.output, result.output
+
+
+@pytest.mark.parametrize("settings", ["abc", {"confidence": 5, "max_drop": "x"}, {"entries": [1]},
+                                      {"confidence": [1]}])
+def test_compare_settings_edited_into_nonsense_are_a_clear_error(tmp_path: Path, settings: object) -> None:
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: [{id: a, input: q, output: sunny}]\n"
+                                            "target: {type: recorded}\ngates: [{type: includes, value: sunny}]\n")
+    assert run_cli("run", "-o", "r.json", cwd=tmp_path).code == 0
+    head = json.loads((tmp_path / "r.json").read_text())
+    head["compare_settings"] = settings
+    (tmp_path / "h.json").write_text(json.dumps(head))
+    result = run_cli("compare", "r.json", "h.json", cwd=tmp_path)
+    assert result.code == 2 and "h.json: its compare_settings cannot be used" in result.output, result.output
+
+
+def test_a_csv_field_as_long_as_a_jsonl_line_may_be_is_read(tmp_path: Path) -> None:
+    (tmp_path / "rows.csv").write_text("id,input,output\na," + "q" * 200_000 + ",sunny\n")
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: rows.csv\ntarget: {type: recorded}\n"
+                                            "gates: [{type: includes, value: sunny}]\n")
+    result = run_cli("run", cwd=tmp_path)
+    assert result.code == 0, result.output

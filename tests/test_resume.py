@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from fake_agent import FakeServer
 
 from evalgate.api import run_spec
@@ -254,3 +255,47 @@ def test_resume_without_a_journal_runs_everything(tmp_path: Path) -> None:
     result = run_spec(spec, output=tmp_path / "new.json", resume=True)
     assert result.summary["total_items"] == 12 and result.summary["resumed_items"] == 0
     assert os.path.exists(tmp_path / "new.json")
+
+
+def test_a_journaled_item_whose_data_changed_under_its_id_is_run_again(tmp_path: Path) -> None:
+    """Same id, other input and output: the journal's scores are of other data (its data_hash says so)."""
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    run_spec(spec, output=out)
+    data = json.loads(spec.read_text())
+    data["data"][0] = {"id": "r0", "input": "what now?", "output": "rain all day"}
+    spec.write_text(json.dumps(data))
+    fresh = run_spec(spec).header()
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.summary["resumed_items"] == 11
+    assert resumed.header()["scores"] == fresh["scores"] and resumed.verdict == fresh["verdict"]
+    assert any("1 journaled items hold other data now" in note for note in resumed.notes)
+    assert json.loads(out.read_text())["items"][0]["input"] == "what now?"
+
+
+@pytest.mark.parametrize("edit", [{"error": 5}, {"gates": {"excludes:rain": "yes"}}, {"reasons": "x"},
+                                  {"duration_ms": "x"}, {"not_scorable": {"maybe": 1}}, {"judge_cost_usd": "x"},
+                                  {"scorer_errors": "x"}, {"turns": [7]}])
+def test_a_journal_record_edited_into_other_types_is_run_again_not_a_crash(tmp_path: Path, edit: dict) -> None:
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    full = run_spec(spec, output=out).header()
+    records = [json.loads(line) for line in journal_lines(out)]
+    records[1].update(edit)
+    out.with_name("out.json.items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out.unlink()
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.summary["resumed_items"] == 11 and resumed.header()["scores"] == full["scores"]
+    assert any("1 journaled items could not be read back" in note for note in resumed.notes)
+
+
+def test_a_run_with_a_nan_gate_resumes(tmp_path: Path) -> None:
+    """NaN is written as null and read back as NaN: the CLI's failing-ids list must take it too."""
+    (tmp_path / "nan.py").write_text("def score(item, run):\n    return float('nan')\n")
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{id: a, input: q, output: x}, {id: b, input: q, output: y}]\n"
+        "target: {type: recorded}\ngates: [{type: python, function: 'nan:score'}]\n")
+    first = run_cli("run", "-o", "out.json", cwd=tmp_path)
+    again = run_cli("run", "-o", "out.json", "--resume", cwd=tmp_path)
+    assert first.code == again.code == 1, again.output
+    assert "failing: a, b" in again.output and "internal error" not in again.output

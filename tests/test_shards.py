@@ -259,7 +259,7 @@ def test_evalgate_merge_is_the_function_whatever_was_imported_first(tmp_path: Pa
 def test_edited_or_broken_shard_files_are_refused_by_name(shards: list[Path], tmp_path: Path) -> None:
     """Hostile input: whatever a shard file holds, the merge names it and never crashes."""
     good = shards[1].read_text()
-    assert '"turns":[' in good and '"kind": "gate"' in good
+    assert '"turns":[' in good and '"kind": "gate"' in good and '"kind": "scorer", "threshold": 0.5' in good
     cases = {
         "list.json": "[1, 2]",
         "count.json": good.replace('"count": 3', '"count": "3"', 1),
@@ -268,6 +268,7 @@ def test_edited_or_broken_shard_files_are_refused_by_name(shards: list[Path], tm
         "item.json": good.replace('{"index"', '[{"index"', 1),
         "turns.json": good.replace('"turns":[', '"turns":[7, ', 1),
         "summary.json": json.dumps({**json.loads(good), "summary": [1]}, indent=1),
+        "threshold.json": good.replace('"kind": "scorer", "threshold": 0.5', '"kind": "scorer", "threshold": "x"', 1),
     }
     for name, text in cases.items():
         path = tmp_path / name

@@ -27,7 +27,8 @@ class FailingIds:
         """Note the item's failed gates; returns them."""
         bad: list[str] = []
         for gate_id, score in item.gates.items():
-            if score < 1.0:  # rare: most items pass their gates, and build nothing here
+            # rare: most items pass their gates. A NaN (None, as a results file reads it back) fails too
+            if score is None or not score >= 1.0:
                 bad.append(gate_id)
                 ids = self.ids.setdefault(gate_id, [])
                 if len(ids) < FAILING_IDS_SHOWN:
