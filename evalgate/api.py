@@ -118,9 +118,13 @@ def execute(
 
     def take(item: ItemResult) -> None:
         if first_seen is not None:  # per-turn entries: where each was first seen, for the merge's order
-            for position, (entry, _) in enumerate(item.contributions):
-                if entry.turn is not None and entry.key not in first_seen:
-                    first_seen[entry.key] = (entry, item.index, position)
+            # the aggregator meets an item's later trials after its first: their positions follow on
+            offset = 0
+            for contributions in (item.contributions, *item.later):
+                for position, (entry, _) in enumerate(contributions, offset):
+                    if entry.turn is not None and entry.key not in first_seen:
+                        first_seen[entry.key] = (entry, item.index, position)
+                offset += len(contributions)
         if taken is not None:
             taken.add(item.index)
         aggregator.add_scores(item.contributions)

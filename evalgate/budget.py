@@ -48,6 +48,7 @@ class Budget:
     skipped: int = 0
     reason: str | None = None
     judging: Any = None  # the run's JudgeRun: judge calls count as spend
+    run_caps: tuple[float | None, int | None] = (None, None)  # a shard's: the whole run's caps, for the merge
 
     @classmethod
     def of(cls, settings: Any, max_cost: float | None = None, shard: Any = None) -> Budget | None:
@@ -57,11 +58,12 @@ class Budget:
         if max_usd is None and max_tokens is None:
             return None
         share = ""
+        run_caps = (max_usd, max_tokens)
         if shard is not None and shard.count > 1 and getattr(settings, "split_across_shards", True):
             share = f"shard {shard}: 1/{shard.count} of the run's budget"
             max_usd = max_usd / shard.count if max_usd is not None else None
             max_tokens = max(1, max_tokens // shard.count) if max_tokens is not None else None
-        return cls(max_usd=max_usd, max_tokens=max_tokens, share=share)
+        return cls(max_usd=max_usd, max_tokens=max_tokens, share=share, run_caps=run_caps)
 
     def add(self, item: Any) -> None:
         """Count a finished item's run: its cost and tokens."""
@@ -123,6 +125,7 @@ class Budget:
         usd, tokens = self.spent()
         out: dict[str, Any] = {"max_usd": self.max_usd, "max_tokens": self.max_tokens,
                                "spent_usd": round(usd, 8), "spent_tokens": tokens, "items_not_run": self.skipped}
-        if self.share:
+        if self.share:  # the merge gives the run's caps, not the sum of the shares (1/3 + 1/3 + 1/3 < 1)
             out["share"] = self.share
+            out["run_max_usd"], out["run_max_tokens"] = self.run_caps
         return out

@@ -378,8 +378,22 @@ def _summary_extras(files: list[ShardFile]) -> dict[str, Any]:
     repeats = [s["repeats"] for s in summaries if "repeats" in s]
     if repeats:
         extras["repeats"] = repeats[0]
-    if isinstance(extras.get("budget"), dict):  # the shards' shares add up to the run's caps
-        extras["budget"].pop("share", None)
+    budgets = [s.get("budget") for s in summaries if isinstance(s.get("budget"), dict)]
+    if isinstance(extras.get("budget"), dict):  # each shard ran a share: the run's caps are the merged run's
+        merged = extras["budget"]
+        merged.pop("share", None)
+        for key in ("max_usd", "max_tokens"):
+            caps = {b.get(f"run_{key}") for b in budgets}
+            merged.pop(f"run_{key}", None)
+            if len(caps) == 1 and f"run_{key}" in budgets[0]:
+                merged[key] = caps.pop()
+    network = extras.get("network")
+    if isinstance(network, dict):  # limits are no counters: the lowest any shard fell to, else the highest
+        for key in [k for k in network if k.endswith("_limit")]:
+            limits = [s["network"][key] for s in summaries
+                      if isinstance(s.get("network"), dict) and _finite(s["network"].get(key))]
+            if limits:
+                network[key] = min(limits) if key.startswith("lowest") else max(limits)
     judges = [s["judge"] for s in summaries if isinstance(s.get("judge"), dict)]
     if judges:
         judge = _sum_counters(judges)

@@ -166,3 +166,22 @@ def test_a_resume_counts_the_journals_spend_and_starts_what_the_budget_stopped(t
     assert raised.summary["budget"]["items_not_run"] == 0 and raised.summary["errored_items"] == 0
     assert any("5 items the budget had stopped were started again" in note for note in raised.notes)
     assert raised.summary["budget"]["spent_usd"] == 0.01
+
+
+def test_the_merge_of_shards_gives_the_runs_caps_not_the_sum_of_their_shares(tmp_path: Path) -> None:
+    from evalgate.merging import merge
+
+    spec = recorded_costs(tmp_path, 12, 0.001, 1.0)
+    data = json.loads(spec.read_text())
+    data["budget"]["max_tokens"] = 100_000
+    spec.write_text(json.dumps(data))
+    files = []
+    for index in range(1, 7):
+        files.append(tmp_path / f"s{index}.json")
+        run_spec(spec, output=files[-1], shard=f"{index}/6")
+    shares = [json.loads(f.read_text())["summary"]["budget"] for f in files]
+    assert sum(s["max_usd"] for s in shares) != 1.0 and sum(s["max_tokens"] for s in shares) == 99_996
+    merged = merge(files).summary["budget"]
+    assert merged["max_usd"] == 1.0 and merged["max_tokens"] == 100_000
+    assert "share" not in merged and "run_max_usd" not in merged
+    assert merged == {**run_spec(spec).summary["budget"], "spent_usd": merged["spent_usd"]}

@@ -490,3 +490,35 @@ def test_a_summary_holding_text_where_numbers_belong_is_refused(shards: list[Pat
         path.write_text(json.dumps({**good, "summary": {**good["summary"], key: value}}))
         with pytest.raises(MergeError, match=rf"{key}.json: its `summary.{key}` is not what evalgate writes"):
             merge([shards[0], path, shards[2]])
+
+
+FLAKY_FIRST_PY = '''
+import collections
+
+calls = collections.Counter()
+
+def agent(text):
+    calls[text] += 1
+    if calls[text] == 1:
+        raise RuntimeError("cold start")  # the first trial errors: its turn checks are first scored later
+    return "sunny"
+'''
+
+
+def test_a_per_turn_check_first_scored_in_a_later_trial_merges(tmp_path: Path) -> None:
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    (folder / "agent.py").write_text(FLAKY_FIRST_PY)
+    (folder / "evalgate.yaml").write_text(json.dumps({
+        "version": 1, "repeats": 2, "concurrency": 1, "max_errors": 5,
+        "target": {"type": "python", "function": "agent:agent"},
+        "data": [{"id": "t1", "turns": [{"input": "hello", "gates": [{"type": "includes", "value": "sunny"}]}]},
+                 {"id": "t2", "turns": [{"input": "hi", "scorers": [{"type": "includes", "value": "sun"}]}]}],
+    }))
+    # each run a fresh process: the agent's first call per input fails in every run alike
+    assert run_cli("run", folder / "evalgate.yaml", "-o", tmp_path / "full.json").code == 0
+    assert run_cli("run", folder / "evalgate.yaml", "-o", tmp_path / "shard.json", "--shard", "1/1").code == 0
+    merge([tmp_path / "shard.json"], tmp_path / "merged.json")
+    full = json.loads((tmp_path / "full.json").read_text())
+    assert full["turn_results"] and full["summary"]["errored_trials"] == 2, "first trials errored, later scored"
+    assert_same_run(full, json.loads((tmp_path / "merged.json").read_text()))
