@@ -442,24 +442,32 @@ def report(results_file: Path, fmt: str, run_url: str) -> None:
 
 
 @main.command()
-@click.option("--body-file", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="The comment body (the Action's comment-file output).")
+@click.option("--results", "results_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Render the comment from this results file (escaped as the Action escapes it): for fork PRs.")
+@click.option("--body-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Post this body (the Action's comment-file output); @mentions in it are broken.")
 @click.option("--pr", "pr_number", required=True, type=click.IntRange(min=1), help="The pull request number.")
 @click.option("--repo", envvar="GITHUB_REPOSITORY", required=True, help="owner/name (default: $GITHUB_REPOSITORY).")
 @click.option("--key", default=None, help="The sticky comment's key (default: the body's marker, else `default`).")
 @click.option("--head-sha", default=None, help="Refuse unless the PR's head is this commit (workflow_run safety).")
 @click.option("--token-env", default="GITHUB_TOKEN", show_default=True, help="The variable holding the token.")
 @click.option("--author", default="", help="The login the token writes as (default: asked of GitHub's GraphQL viewer).")
-def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sha: str | None, token_env: str,
-            author: str = "") -> None:
-    """Post or update the sticky PR comment from a body file, without running the PR's code."""
+def comment(results_file: Path | None, body_file: Path | None, pr_number: int, repo: str, key: str | None,
+            head_sha: str | None, token_env: str, author: str = "") -> None:
+    """Post or update the sticky PR comment, without running the PR's code.
+
+    From a fork's run, give `--results`: the comment is rendered here, so whatever the fork wrote into
+    the results is escaped text. A `--body-file` is posted as written, its @mentions and #refs broken."""
     import os
     import re
 
     from evalgate.github.comments import CommentError, GitHub, comment_key, marker, marker_in
     from evalgate.net import HttpClient, RetryPolicy, header_problem
-    from evalgate.report.markdown import COMMENT_LIMIT, hard_cut, utf8_size
+    from evalgate.report.markdown import COMMENT_LIMIT, hard_cut, no_pings, utf8_size
 
+    if (results_file is None) == (body_file is None):
+        click.echo("error: give one of --results (a fork's results file) or --body-file", err=True)
+        sys.exit(2)
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
         click.echo(f"error: --repo must be owner/name, got {repo!r}", err=True)
         sys.exit(2)
@@ -474,16 +482,21 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
         click.echo(f"error: {problem}", err=True)
         sys.exit(2)
     token = token.strip()
-    body = body_file.read_text(encoding="utf-8", errors="replace")
-    found = marker_in(body)
-    key = comment_key(key or found or "default")
-    rest = body.split("\n", 1)[1] if found and "\n" in body else ("" if found else body)
-    # The marker goes first: it is how the next run finds this comment. The body is a fork's data,
-    # so no other line may pass for a marker (another job's comment would be taken for it).
-    body = marker(key) + "\n" + rest.replace("<!-- evalgate:", "&lt;!-- evalgate:")
-    if utf8_size(body) > COMMENT_LIMIT:
-        body = hard_cut(body, COMMENT_LIMIT, utf8_size)
     redaction.register([token])
+    if results_file is not None:
+        body, key = _comment_from_results(results_file, key)
+    else:
+        assert body_file is not None
+        body = body_file.read_text(encoding="utf-8", errors="replace")
+        found = marker_in(body)
+        key = comment_key(key or found or "default")
+        rest = body.split("\n", 1)[1] if found and "\n" in body else ("" if found else body)
+        # The marker goes first: it is how the next run finds this comment. The body is a fork's data,
+        # so no other line may pass for a marker (another job's comment would be taken for it), and
+        # it pings nobody under this token's name.
+        body = marker(key) + "\n" + no_pings(rest.replace("<!-- evalgate:", "&lt;!-- evalgate:"))
+        if utf8_size(body) > COMMENT_LIMIT:
+            body = hard_cut(body, COMMENT_LIMIT, utf8_size)
     try:  # proxies and the CA bundle come from the environment, as for every other request
         http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=30.0)
     except ValueError as exc:
@@ -503,6 +516,23 @@ def comment(body_file: Path, pr_number: int, repo: str, key: str | None, head_sh
     finally:
         http.close()
     click.echo(f"comment {done.action}: {done.url}")
+
+
+def _comment_from_results(path: Path, key: str | None) -> tuple[str, str]:
+    """(body, key): the comment the Action would post for these results, rendered here."""
+    from pydantic import ValidationError
+
+    from evalgate.github.comments import comment_key, marker
+    from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, render
+    from evalgate.results_model import load_results
+
+    try:
+        results = load_results(path)
+    except (ValidationError, ValueError, OSError) as exc:
+        click.echo(f"error: {path}: not an evalgate results file: {str(exc).splitlines()[0][:200]}", err=True)
+        sys.exit(2)
+    key = comment_key(key or results.name or "default")
+    return render(results, ReportContext(marker=marker(key), comment=True), limit=COMMENT_LIMIT), key
 
 
 if __name__ == "__main__":

@@ -346,3 +346,34 @@ def test_a_dropped_graphql_query_is_asked_again(github: FakeGitHub) -> None:
     github.fail_next("POST", "/graphql", DROP)
     github.fail_next("POST", "/graphql", 502)
     assert client(github, "app", clock).login() == BOT and clock.waits == [1.0, 2.0]
+
+
+def test_comment_command_renders_a_forks_results_as_escaped_text(github: FakeGitHub, tmp_path: Path) -> None:
+    """The fork pattern's safe half: a fork wrote the results, evalgate writes the comment."""
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\nname: weather\ntarget: {type: recorded}\ngates: [{type: includes, value: sunny}]\n"
+        "data: [{id: '@org/security-team <img src=x>', input: q, output: '<details open> @octocat #1 rain'}]\n")
+    ran = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "results.json"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 1, ran.stderr
+    posted = comment_cli(github, "--results", str(tmp_path / "results.json"), "--pr", "1")
+    assert posted.returncode == 0, posted.stderr
+    [comment] = github.comments_on(REPO, 1)
+    body = comment["body"]
+    assert body.startswith(marker("weather") + "\n") and "1 items" in body
+    assert "@org" not in body and "@octocat" not in body and "<img" not in body and "<details open>" not in body
+    assert "@&#8203;org/security-team" in body
+
+
+def test_comment_command_breaks_mentions_in_a_body_file_and_needs_one_source(github: FakeGitHub,
+                                                                             tmp_path: Path) -> None:
+    body = tmp_path / "comment.md"
+    body.write_text("hello @octocat and @org/security-team, see #12")
+    assert comment_cli(github, "--body-file", str(body), "--pr", "1").returncode == 0
+    [comment] = github.comments_on(REPO, 1)
+    assert "@octocat" not in comment["body"] and "@&#8203;octocat" in comment["body"] and "#12" not in comment["body"]
+    for args in ((), ("--body-file", str(body), "--results", str(body))):
+        refused = comment_cli(github, *args, "--pr", "1")
+        assert refused.returncode == 2 and "one of --results" in refused.stderr
+    junk = comment_cli(github, "--results", str(body), "--pr", "1")
+    assert junk.returncode == 2 and "not an evalgate results file" in junk.stderr

@@ -54,6 +54,9 @@ def _no_pings(text: str) -> str:
     return REFERENCE.sub("#" + ZWSP, MENTION.sub("@" + ZWSP, text))
 
 
+no_pings = _no_pings  # for a body evalgate did not render (`evalgate comment --body-file`)
+
+
 def _no_commands(text: str) -> str:
     """Entities for `::` at a line start and `##[`: same rendering, but a report echoed to a log
     (`cat` of the comment file) cannot start a workflow command."""
