@@ -238,6 +238,35 @@ def trajectory_cases(rng: random.Random, count: int) -> Iterator[Case]:
         yield Case("trajectory_accuracy", node, scorer, {"input": "q", "expected_trajectory": expectation}, ours)
 
 
+def edge_cases() -> Iterator[Case]:
+    """Inputs where JavaScript's rules differ from Python's, found by probing against Mastra."""
+    for output, tone in (("constructor good", "good day"), ("constructor good. good!", None)):
+        # `negators[prev]` in the sentiment package finds Object.prototype.constructor: a negator
+        yield Case("tone_consistency", {"scorer": "tone", "input": "q", "output": output,
+                                        "options": {"referenceTone": tone} if tone else {}},
+                   code.tone_consistency(reference_tone=tone), {"input": "q"}, output)
+    # JSON.stringify writes integer-like keys first, ascending: these arguments are equal there
+    for args, expected in (({"b": 1, "1": 2}, {"1": 2, "b": 1}), ({"9": 2, "10": 1}, {"10": 1, "9": 2})):
+        call = {"name": "t", "args": args, "result": {"x": 1, "0": 0}}
+        for expectation in ({"steps": [{"name": "t", "stepType": "tool_call", "toolArgs": expected,
+                                        "toolResult": {"0": 0, "x": 1}}]},
+                            {"steps": [{"name": "t"}], "noRedundantCalls": True}):
+            calls = [call, {**call, "args": expected}] if "noRedundantCalls" in expectation else [call]
+            out = {"text": "done", "tool_calls": calls}
+            node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation}
+            yield Case("trajectory_accuracy", node, trajectory.trajectory_accuracy(),
+                       {"input": "q", "expected_trajectory": expectation}, out)
+    for error in ({}, []):  # `result.error` is truthy in JavaScript whenever it is an object
+        message = {"role": "assistant", "content": {"format": 2, "parts": [{"type": "tool-invocation",
+                   "toolInvocation": {"state": "result", "toolCallId": "c1", "toolName": "t", "args": {},
+                                      "result": {"error": error}}}]}}
+        expectation = {"steps": [{"name": "t", "stepType": "tool_call", "success": False}]}
+        out = {"messages": [message]}
+        node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation}
+        yield Case("trajectory_accuracy", node, trajectory.trajectory_accuracy(),
+                   {"input": "q", "expected_trajectory": expectation}, out)
+
+
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
 
 
@@ -510,6 +539,7 @@ def compared(fake: FakeJudge) -> dict[str, list[tuple[Case, dict[str, Any], floa
         *trajectory_cases(rng, TRAJECTORY_CASES),
         *judged_cases(rng, ctx, JUDGED_CASES),
         *tool_and_rubric_cases(rng, ctx, JUDGED_CASES),
+        *edge_cases(),
     ]
     mastra = run_node([c.node for c in cases])
     assert len(mastra) == len(cases)

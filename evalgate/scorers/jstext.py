@@ -55,13 +55,25 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, dict) and isinstance(b, dict):
-        return list(a) == list(b) and all(json_equal(a[k], b[k]) for k in a)
+        return _js_keys(a) == _js_keys(b) and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     a, b = _json_null(a), _json_null(b)
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return float(a) == float(b)
     return type(a) is type(b) and a == b
+
+
+_INDEX_KEY = re.compile(r"0|[1-9][0-9]{0,9}")
+
+
+def _js_keys(mapping: dict[Any, Any]) -> list[Any]:
+    """The keys in a JavaScript object's order: array-index keys ("0", "7", "10") first, ascending,
+    then the others as inserted. JSON.stringify writes them so."""
+    index = sorted((int(k), k) for k in mapping if isinstance(k, str) and _INDEX_KEY.fullmatch(k)
+                   and int(k) < 2**32 - 1)
+    indices = {k for _, k in index}
+    return [k for _, k in index] + [k for k in mapping if k not in indices]
 
 
 def _json_null(value: Any) -> Any:
@@ -172,7 +184,8 @@ def sentiment(text: str) -> float:
         value = labels.get(tokens[i])
         if value is None:
             continue
-        if i > 0 and tokens[i - 1] in negators:
+        # `negators[prev]` in JavaScript: "constructor" finds Object.prototype's, a truthy function
+        if i > 0 and (tokens[i - 1] in negators or tokens[i - 1] == "constructor"):
             value = -value
         score += value
     return score / len(tokens) if tokens else 0.0
