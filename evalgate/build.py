@@ -203,14 +203,24 @@ class CaseBuilder:
             self.problem(positions, (*prefix, *given) if len(given) == 1 else prefix, f"{where}: {shape}")
             return None
         case = Case(self.count, item, positions.line(prefix))
-        item_id = item.id
-        if item_id is not None and self.unique_ids:
-            ids = self.ids
-            if item_id in ids:
-                message = f"{self.where(prefix)}: the id `{item_id}` is already used at line {ids[item_id]}"
-                self.problem(positions, (*prefix, "id"), message)
+        if self.unique_ids:
+            item_id = item.id
+            if item_id == "":
+                self.problem(positions, (*prefix, "id"), f"{self.where(prefix)}: the id is empty; name the item "
+                             "or leave `id` out")
                 return None
-            ids[item_id] = case.line
+            # an item without an id is `item-N` in results and reports: no other item may be named so
+            named = item_id if item_id is not None else case.id
+            ids = self.ids
+            if named in ids:
+                if item_id is None:
+                    message = (f"{self.where(prefix)}: this item has no id, so it is `{named}`, the id of the "
+                               f"item at line {ids[named]}; give every item an id")
+                else:
+                    message = f"{self.where(prefix)}: the id `{item_id}` is already used at line {ids[named]}"
+                self.problem(positions, (*prefix, "id") if item_id is not None else prefix, message)
+                return None
+            ids[named] = case.line
         if self.recorded and not self._recorded_runs(case, positions, prefix):
             return None
         if item.turns is not None and not self._turn_checks(case, positions, prefix):

@@ -8,6 +8,7 @@ outputs and the log. The adapters redact at the source too; this is the last lin
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -32,8 +33,8 @@ def register(values: Iterable[str | None]) -> None:
         for value in values:
             if not value:
                 continue
-            for form in {value, value.strip(), json.dumps(value, ensure_ascii=False)[1:-1],
-                         json.dumps(value)[1:-1]}:
+            forms = {value, value.strip(), json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1]}
+            for form in forms | _base64_forms(value.strip()):
                 if len(form) >= MIN_SECRET_CHARS and form not in _secrets:
                     _secrets.add(form)
                     added = True
@@ -41,6 +42,25 @@ def register(values: Iterable[str | None]) -> None:
             ordered = sorted(_secrets, key=len, reverse=True)  # the longest first: no half-masked secret
             _pattern = re.compile("|".join(map(re.escape, ordered)))
             _bytes_pattern = re.compile(b"|".join(re.escape(s.encode("utf-8", "surrogatepass")) for s in ordered))
+
+
+MIN_BASE64_SECRET_CHARS = 8  # shorter secrets would give encoded forms that ordinary base64 text holds
+
+
+def _base64_forms(value: str) -> set[str]:
+    """The secret as it reads inside any base64 text (standard or URL-safe), as the Actions runner
+    masks it too: for each of the 3 byte alignments, the characters that depend on the secret alone."""
+    raw = value.encode("utf-8", "surrogatepass")
+    if len(value) < MIN_BASE64_SECRET_CHARS:
+        return set()
+    forms = set()
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
+        start = (shift * 8 + 5) // 6  # characters holding bits of the prefix
+        end = (shift + len(raw)) * 8 // 6  # the last character may hold bits of what follows
+        core = encoded[start:end]
+        forms |= {core, core.replace("+", "-").replace("/", "_")}
+    return forms
 
 
 def register_env(names: Iterable[str | None], environ: Mapping[str, str] | None = None) -> None:

@@ -89,6 +89,26 @@ def test_item_lines_redact_known_secrets_in_both_encoders() -> None:
     assert json.loads(slow)["input"] == "token ***"
 
 
+def test_a_secret_inside_base64_text_is_masked_at_any_alignment() -> None:
+    """An agent that base64-encodes what it holds (a Basic auth header, a data URL) leaks the secret
+    all the same: its encoded forms are masked, as the Actions runner masks them."""
+    import base64
+
+    from evalgate import redaction
+
+    secret = "ghs_base64leak0123456789"
+    redaction.register([secret])
+    try:
+        for prefix in (b"", b"u", b"us", b"user:"):
+            for encode in (base64.b64encode, base64.urlsafe_b64encode):
+                text = encode(prefix + secret.encode() + b"\n").decode()
+                masked = redaction.redact(text)
+                assert "***" in masked and len(masked) < len(text) - 20, (prefix, text, masked)
+        assert redaction.redact("ordinary base64: aGVsbG8gd29ybGQ=") == "ordinary base64: aGVsbG8gd29ybGQ="
+    finally:
+        redaction._forget_all()
+
+
 def test_a_runner_token_in_the_data_never_reaches_the_results_file(tmp_path: Path) -> None:
     """The data (or a recorded reply) quoting the runner's token: the results, journal included, show ***."""
     secret = "ghp_datafile0a1b2c3d4e5f"

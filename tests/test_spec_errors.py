@@ -237,6 +237,35 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["`a` is already used at line 1"],
         [],
     ),
+    "an item without an id named like another's id": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.jsonl
+                gates:
+                  - type: no_tool_errors
+                """,
+            # results and reports call an item without an id `item-N`: here both would be `item-2`
+            "items.jsonl": '{"id": "item-2", "input": 1, "output": "x"}\n{"input": 2, "output": "y"}\n',
+        },
+        ["items.jsonl:2"],
+        ["this item has no id, so it is `item-2`, the id of the item at line 1"],
+        [],
+    ),
+    "an empty item id": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.jsonl
+                gates:
+                  - type: no_tool_errors
+                """,
+            "items.jsonl": '{"id": "", "input": 1, "output": "x"}\n',
+        },
+        ["items.jsonl:1"],
+        ["the id is empty; name the item or leave `id` out"],
+        [],
+    ),
     "empty inline data": (
         {
             "evalgate.yaml": """\
