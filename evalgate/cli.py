@@ -218,7 +218,8 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     except KeyboardInterrupt:
         if progress is not None:
             progress.close()
-        where = f"; finished items are in {output}" if output else ""
+        # before the first item (a slow import, the spec's validation) no results file was written
+        where = f"; finished items are in {output}" if output and Path(output).is_file() else ""
         click.echo(f"evalgate: interrupted{where}", err=True)
         sys.exit(isolation.interrupt_exit_code())
     finally:

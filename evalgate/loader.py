@@ -6,6 +6,7 @@ change (docs/spec.md). Building goes through `evalgate.build`, which `run_evals`
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from evalgate.errors import (
     not_utf8,
     not_utf8_line,
     problems_from_validation,
+    show_loc,
     suggest,
 )
 from evalgate.judge.client import Judge
@@ -102,6 +104,11 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
+        if any(error["type"] == "invalid_key" for error in exc.errors()):
+            # pydantic names such a key by its value (`[1]`) at the mapping's first line: say which, and where
+            keys = _key_problems(raw, positions, file)
+            if keys:
+                raise SpecError(keys[:20]) from None
         problems += problems_from_validation(
             exc, file=file, positions=positions, model=Spec, raw=raw, type_names=list(TARGET_TYPES)
         )
@@ -117,6 +124,27 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
         raise SpecError(problems[:20])
     # entries are now their types' models, not mappings
     return spec.model_copy(update={"gates": gates, "scorers": scorers}), positions, raw
+
+
+def _key_problems(raw: Any, positions: Positions, file: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
+    """Keys YAML read as something other than text (`yes`, `on`, `1`), at their own lines."""
+    problems: list[Problem] = []
+    if isinstance(raw, dict):
+        texts = [k[-1] for k in positions.keys if len(k) == len(path) + 1 and k[:-1] == path]
+        for key in raw:
+            if not isinstance(key, str):
+                # its source text: the key under this mapping that is no string key of it
+                text = next((t for t in texts if isinstance(t, str) and t not in raw), str(key))
+                where = show_loc(path) + ": " if path else ""
+                problems.append(Problem(file, positions.line((*path, text), key=True),
+                                        f"{where}the key `{text}` is read as {json.dumps(key, default=str)}, "
+                                        f"not as a name; quote it: '{text}':"))
+            elif path or key != "data":  # inline data is the items' own: their fields may be anything
+                problems += _key_problems(raw[key], positions, file, (*path, key))
+    elif isinstance(raw, list):
+        for index, value in enumerate(raw):
+            problems += _key_problems(value, positions, file, (*path, index))
+    return problems
 
 
 def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:

@@ -14,6 +14,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 MIN_SECRET_CHARS = 4  # shorter values would blank out ordinary words
 MASK = "***"
@@ -23,11 +24,16 @@ _lock = threading.Lock()
 _secrets: set[str] = set()
 _pattern: re.Pattern[str] | None = None
 _bytes_pattern: re.Pattern[bytes] | None = None  # the same, for text already encoded (the results' item lines)
+_ordered: tuple[str, ...] = ()  # the secrets' forms, the longest first
+_ordered_bytes: tuple[bytes, ...] = ()
+# The regex tries every form at every position: a long repetitive form (`xxx…xY`) against a long
+# repetitive text costs their product. Beyond this product, forms are found by str.find (linear).
+REGEX_WORK_MAX = 4_000_000
 
 
 def register(values: Iterable[str | None]) -> None:
     """Treat these values as secrets from now on (also as they appear inside a JSON string)."""
-    global _pattern, _bytes_pattern
+    global _pattern, _bytes_pattern, _ordered, _ordered_bytes
     added = False
     with _lock:
         for value in values:
@@ -40,8 +46,10 @@ def register(values: Iterable[str | None]) -> None:
                     added = True
         if added:
             ordered = sorted(_secrets, key=len, reverse=True)  # the longest first: no half-masked secret
+            _ordered = tuple(ordered)
+            _ordered_bytes = tuple(s.encode("utf-8", "surrogatepass") for s in ordered)
             _pattern = re.compile("|".join(map(re.escape, ordered)))
-            _bytes_pattern = re.compile(b"|".join(re.escape(s.encode("utf-8", "surrogatepass")) for s in ordered))
+            _bytes_pattern = re.compile(b"|".join(map(re.escape, _ordered_bytes)))
 
 
 MIN_BASE64_SECRET_CHARS = 8  # shorter secrets would give encoded forms that ordinary base64 text holds
@@ -75,18 +83,43 @@ def env_refs(template: str) -> list[str]:
 
 
 def redact(text: str) -> str:
-    pattern = _pattern
+    pattern, ordered = _pattern, _ordered
     if pattern is None or not text:
         return text
+    if len(text) * len(ordered[0]) > REGEX_WORK_MAX:
+        return _masked(text, ordered, MASK)
     return pattern.sub(MASK, text)
 
 
 def redact_bytes(data: bytes) -> bytes:
     """`redact` for UTF-8 text already encoded, such as an item's JSON line."""
-    pattern = _bytes_pattern
+    pattern, ordered = _bytes_pattern, _ordered_bytes
     if pattern is None or not data:
         return data
+    if len(data) * len(ordered[0]) > REGEX_WORK_MAX:
+        return _masked(data, ordered, _MASK_BYTES)
     return pattern.sub(_MASK_BYTES, data)
+
+
+def _masked(text: Any, forms: tuple[Any, ...], mask: Any) -> Any:
+    """What the regex gives (leftmost match first; at one position the longest form), found with
+    `find`, whose search is linear whatever the text and the forms repeat."""
+    longest: dict[int, int] = {}
+    for form in forms:
+        at = text.find(form)
+        while at != -1:
+            if longest.get(at, 0) < len(form):
+                longest[at] = len(form)
+            at = text.find(form, at + 1)
+    if not longest:
+        return text
+    parts, done = [], 0
+    for at in sorted(longest):
+        if at >= done:
+            parts += [text[done:at], mask]
+            done = at + longest[at]
+    parts.append(text[done:])
+    return text[:0].join(parts)
 
 
 _MASK_BYTES = MASK.encode()
@@ -106,8 +139,9 @@ def known() -> bool:
 
 def _forget_all() -> None:
     """For tests: start again with no secrets."""
-    global _pattern, _bytes_pattern
+    global _pattern, _bytes_pattern, _ordered, _ordered_bytes
     with _lock:
         _secrets.clear()
         _pattern = _bytes_pattern = None
+        _ordered, _ordered_bytes = (), ()
 

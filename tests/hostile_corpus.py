@@ -277,7 +277,7 @@ def data_contents() -> dict[str, dict[str, bytes | str]]:
         "unclosed-quote": {".csv": 'input,output\n"hi,hello\nmore,rows\n'},
         "duplicate-headers": {".csv": "input,output,output\nhi,a,b\n"},
         "no-input-column": {".csv": "question,answer\nhi,hello\n"},
-        "huge-field": {".csv": "input,output\nhi," + "x" * 200_000 + "\n"},
+        "huge-field": {".csv": "input,output\nhi," + "x" * (17 * 2**20) + "\n"},  # a row over 16 MiB
         "huge-line": {".jsonl": '{"input": "' + "x" * (17 * 2**20) + '"}\n'},
         "empty": {s: "" for s in (".jsonl", ".json", ".yaml", ".csv")},
         "scalars": {".jsonl": "null\n1\n[]\n", ".json": "42", ".yaml": "hello\n"},

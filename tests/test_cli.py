@@ -292,3 +292,22 @@ def test_a_csv_field_as_long_as_a_jsonl_line_may_be_is_read(tmp_path: Path) -> N
                                             "gates: [{type: includes, value: sunny}]\n")
     result = run_cli("run", cwd=tmp_path)
     assert result.code == 0, result.output
+
+
+def test_an_interrupt_before_any_item_does_not_point_at_a_results_file(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "slow.py").write_text("import time\ntime.sleep(30)\ndef answer(text):\n    return text\n")
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: [{id: a, input: q}]\n"
+                                            "target: {type: python, function: 'slow:answer'}\n"
+                                            "gates: [{type: includes, value: q}]\n")
+    proc = subprocess.Popen([sys.executable, "-m", "evalgate.cli", "run", "-o", "out.json"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)  # inside the target's import
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and "out.json" not in stderr and not (tmp_path / "out.json").exists()

@@ -109,6 +109,28 @@ def test_a_secret_inside_base64_text_is_masked_at_any_alignment() -> None:
         redaction._forget_all()
 
 
+def test_redaction_of_long_repetitive_text_is_the_regexs_answer_found_in_linear_time() -> None:
+    """A hostile secret (`xxx…xY`, say a spec's header literal) against a long repetitive output cost
+    the regex their product (a 200 KB run took minutes): long texts are searched with `find` instead."""
+    import random
+
+    from evalgate import redaction
+
+    forms = ["sk-short-secret-123", "short-secret", "token_abc", "x" * 3000 + "Y"]
+    redaction.register(forms)
+    try:
+        assert len("x" * 200_000) * len(redaction._ordered[0]) > redaction.REGEX_WORK_MAX  # the long path
+        assert redaction.redact("x" * 200_000 + forms[3]) == "x" * 200_000 + "***"
+        assert redaction.redact_bytes(b"x" * 200_000 + b"Y") == b"x" * 197_000 + b"***"
+        rng = random.Random(5)
+        pieces = ["a", " ", "sk-", "x", *forms[:3]]
+        for _ in range(3000):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+            assert redaction._masked(text, redaction._ordered, "***") == redaction._pattern.sub("***", text), text
+    finally:
+        redaction._forget_all()
+
+
 def test_a_runner_token_in_the_data_never_reaches_the_results_file(tmp_path: Path) -> None:
     """The data (or a recorded reply) quoting the runner's token: the results, journal included, show ***."""
     secret = "ghp_datafile0a1b2c3d4e5f"
