@@ -252,6 +252,24 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["this item has no id, so it is `item-2`, the id of the item at line 1"],
         [],
     ),
+    "a key YAML reads as a boolean": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: [{input: a, output: b}]
+                judge:
+                  model: m
+                  1: x
+                gates:
+                  - type: no_tool_errors
+                yes: 1
+                """,
+        },
+        ["evalgate.yaml:5", "evalgate.yaml:8"],
+        ["judge: the key `1` is read as 1, not as a name; quote it: '1':",
+         "the key `yes` is read as true, not as a name; quote it: 'yes':"],
+        ["[1]", "Keys should be strings"],
+    ),
     "an empty item id": (
         {
             "evalgate.yaml": """\
