@@ -157,7 +157,8 @@ def execute(
     if not in_order:
         cases = reorder.track(cases)
     try:
-        writer = ResultsWriter(output, resume=resume, journal=journal) if output is not None else None
+        checks = {c.entry.id: c.entry.params_hash for c in (*gates, *scorers) if c.entry.params_hash}
+        writer = ResultsWriter(output, resume=resume, journal=journal, checks=checks) if output is not None else None
     except BaseException:
         target.close()  # nothing ran: release what the target holds (a served agent, a pool)
         raise
@@ -270,6 +271,10 @@ def _skip_finished(
     records = finished_records(writer.journal_path)
     result.extra_summary["resumed_items"] = 0
     changes = Changes(records)
+    # A check whose parameters changed since the journal (same id, other `value`): its scores there are stale
+    journaled = writer.checks or {}
+    changes.changed_checks = {c.entry.id for c in (*gates, *scorers)
+                              if c.entry.id in journaled and journaled[c.entry.id] != c.entry.params_hash}
 
     def take(item: ItemResult, rescored: bool = False) -> None:
         result.extra_summary["resumed_items"] += 1

@@ -222,7 +222,10 @@ def replaceable_file(path: Path, what: str = "results file") -> None:
 class ResultsWriter:
     """Journal each item as it finishes; write the results JSON at the end."""
 
-    def __init__(self, path: Path, *, resume: bool = False, journal: Path | None = None) -> None:
+    def __init__(self, path: Path, *, resume: bool = False, journal: Path | None = None,
+                 checks: dict[str, str] | None = None) -> None:
+        """checks: each top-level check's params hash, recorded on the journal's first line so that a
+        resume can tell a check whose parameters changed since (its journaled scores are stale)."""
         replaceable_file(path)
         self.path = path
         self.journal_path = journal or journal_path(path)
@@ -233,6 +236,8 @@ class ResultsWriter:
         self.starts = array("q")
         self.ascending = True  # every line's index above the one before: the journal is the items, in order
         self.unflushed_ms = 0.0
+        self.data_start = 0  # where the items begin: after the journal's own first line, if it has one
+        self.checks: dict[str, str] | None = None  # the journaled run's checks (see `checks` above)
         if resume and not self.journal_path.exists():
             self._journal_from_results()  # a finished run's journal is gone: its results hold the items
         self.created = not (resume and self.journal_path.exists())
@@ -244,17 +249,24 @@ class ResultsWriter:
             self.handle = self.journal_path.open("ab")
         else:
             self.handle = self.journal_path.open("wb")
+            if checks is not None:
+                self.handle.write(_journal_head(checks))
+                self.data_start = self.handle.tell()
         self.size = self.handle.tell()  # kept here: tell() on every append would be a system call
         self.pending: list[bytes] = []  # lines not yet handed to the file: one write() per batch
 
     def _journal_from_results(self) -> None:
         try:
-            items = json.loads(self.path.read_bytes()).get("items")
+            raw = json.loads(self.path.read_bytes())
+            items = raw.get("items")
         except (OSError, ValueError, AttributeError):
             return
         if not isinstance(items, list):
             return
         with self.journal_path.open("wb") as handle:
+            checks = _checks_of_results(raw)
+            if checks:
+                handle.write(_journal_head(checks))
             for item in items:
                 if isinstance(item, dict) and isinstance(item.get("index"), int):
                     handle.write(_utf8(dumps_item(item) + "\n"))
@@ -263,6 +275,12 @@ class ResultsWriter:
         good = 0
         with self.journal_path.open("rb") as handle:
             offset = 0
+            head = _read_journal_head(handle.readline())
+            if head is not None:
+                self.checks = head
+                offset = good = self.data_start = handle.tell()
+            else:
+                handle.seek(0)
             for line in handle:
                 try:
                     index = json.loads(line)["index"]
@@ -328,13 +346,14 @@ class ResultsWriter:
             file.write(opening)
             file.write(b', "items": [')
             out = _Hashing(file) if digest_at >= 0 else file
+            journal.seek(self.data_start)
             if keep is None and self.ascending:  # the common case: the journal is the items array
-                _copy_lines(journal, out, self.size)
+                _copy_lines(journal, out, self.size - self.data_start)
             else:
                 offsets = self.offsets()
                 order = sorted(offsets if keep is None else keep & offsets.keys())
-                if _in_order(order, offsets, self.size):
-                    _copy_lines(journal, out, self.size)
+                if _in_order(order, offsets, self.size, self.data_start):
+                    _copy_lines(journal, out, self.size - self.data_start)
                 else:
                     _copy_sorted(journal, out, order, offsets)
             file.write(b"]}\n")
@@ -362,9 +381,9 @@ class ResultsWriter:
             self.journal_path.unlink(missing_ok=True)
 
 
-def _in_order(order: list[int], offsets: dict[int, tuple[int, int]], size: int) -> bool:
+def _in_order(order: list[int], offsets: dict[int, tuple[int, int]], size: int, start: int = 0) -> bool:
     """True when the journal holds exactly these items, one line each, in data order."""
-    position = 0
+    position = start
     for index in order:
         offset, length = offsets[index]
         if offset != position:
@@ -386,7 +405,7 @@ class _Hashing:
 
 
 def _copy_sorted(journal: Any, out: Any, order: list[int], offsets: dict[int, tuple[int, int]]) -> None:
-    position = 0
+    position = journal.tell()
     for n, index in enumerate(order):
         offset, length = offsets[index]
         if offset != position:  # seek only when out of order: sequential reads stay buffered
@@ -439,7 +458,44 @@ def _replaceable(journal: Path, *, resumed: bool = False) -> bool:
         record = json.loads(first)
     except ValueError:
         return False
-    return isinstance(record, dict) and isinstance(record.get("index"), int) and "id" in record
+    return isinstance(record, dict) and (
+        (isinstance(record.get("index"), int) and "id" in record) or _read_journal_head(first) is not None)
+
+
+JOURNAL_HEAD_KEY = "evalgate_journal"
+
+
+def _journal_head(checks: dict[str, str]) -> bytes:
+    """The journal's first line: no item (its index is null), the run's checks and their params hashes."""
+    return (json.dumps({"index": None, JOURNAL_HEAD_KEY: {"version": 1, "checks": checks}},
+                       ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8", "backslashreplace")
+
+
+def _read_journal_head(line: bytes) -> dict[str, str] | None:
+    """The checks a journal's first line records, or None when it is an item (or not ours)."""
+    if JOURNAL_HEAD_KEY.encode() not in line[:200] or not line.endswith(b"\n"):
+        return None
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    head = record.get(JOURNAL_HEAD_KEY) if isinstance(record, dict) and record.get("index") is None else None
+    checks = head.get("checks") if isinstance(head, dict) else None
+    if not isinstance(checks, dict):
+        return None
+    return {k: v for k, v in checks.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _checks_of_results(raw: Any) -> dict[str, str]:
+    """The params hashes a results file's header records for its gates and thresholds."""
+    checks: dict[str, str] = {}
+    for key in ("gate_results", "threshold_results"):
+        entries = raw.get(key) if isinstance(raw, dict) else None
+        for entry in entries if isinstance(entries, list) else ():
+            if isinstance(entry, dict) and isinstance(entry.get("id"), str) \
+                    and isinstance(entry.get("params_hash"), str):
+                checks[entry["id"]] = entry["params_hash"]
+    return checks
 
 
 def journal_path(path: Path) -> Path:

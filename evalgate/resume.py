@@ -37,6 +37,8 @@ class Changes:
         self.rerun_for_repeats = 0
         self.dropped_checks: set[str] = set()
         self.last_index = -1
+        self.changed_checks: set[str] = set()  # ids whose params hash differs from the journal's
+        self.rescored_changed = 0
         self.rerun_for_data = 0
         self.rerun_unreadable = 0
         self.rerun_budget = 0
@@ -46,6 +48,11 @@ class Changes:
         if self.changed_ids:
             out.append(f"resume: {self.changed_ids} journaled items have a different id at their position now "
                        "(the data changed); they were run again")
+        if self.changed_checks:
+            shown = ", ".join(f"`{c}`" for c in sorted(self.changed_checks)[:10])
+            out.append(f"resume: {shown} changed since the journal (other parameters, the same id); its journaled "
+                       "scores were not used: each resumed item was scored again (from its recorded output, or "
+                       "run again)")
         if self.rerun_for_data:
             out.append(f"resume: {self.rerun_for_data} journaled items hold other data now (their input or what "
                        "they expect changed); they were run again")
@@ -123,7 +130,7 @@ def skip_finished(
             missing = set()
             for trial in trials:
                 trial_missing, extra = _check_ids(trial, case, gates, scorers)
-                missing |= trial_missing
+                missing |= trial_missing | changes.changed_checks
                 changes.dropped_checks |= extra
             if not missing or any(t.get("error") is not None for t in trials):
                 take(merge_trials([_trial_from_record(t, record, case, gates, scorers) for t in trials]))
@@ -132,13 +139,14 @@ def skip_finished(
             yield case
             continue
         missing, extra = _check_ids(record, case, gates, scorers)
+        missing |= changes.changed_checks
         changes.dropped_checks |= extra
         if not missing or record.get("error") is not None:
             take(item_from_record(record, case, gates, scorers))
             continue
         runs = _recorded_runs(record, case)
         if runs is not None and rescore is not None:
-            for check_id in missing:
+            for check_id in missing - changes.changed_checks:  # a changed check has its own note
                 changes.rescored[check_id] = changes.rescored.get(check_id, 0) + 1
             rescore(case, runs)
         else:

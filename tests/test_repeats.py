@@ -171,7 +171,8 @@ def test_resume_keeps_finished_items_with_their_trials(tmp_path: Path) -> None:
     killed = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "r.json"], cwd=tmp_path,
                             env={**os.environ, "STOP": "1"}, capture_output=True, text=True, timeout=60)
     assert killed.returncode == 130
-    journal = [json.loads(line) for line in (tmp_path / "r.json.items.jsonl").read_text().splitlines()]
+    head, *journal = [json.loads(line) for line in (tmp_path / "r.json.items.jsonl").read_text().splitlines()]
+    assert head["index"] is None and head["evalgate_journal"]["checks"]  # the run's checks, no item
     assert [r["id"] for r in journal] == ["a", "b"] and all(len(r["trials"]) == 2 for r in journal)
     resumed = run_cli("run", "-o", "r.json", "--resume", cwd=tmp_path)
     assert resumed.code == 0, resumed.output

@@ -58,17 +58,22 @@ def start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+def item_lines(journal: Path) -> list[str]:
+    """The journal's item lines: its first line records the run's checks, no item."""
+    return [line for line in journal.read_text().splitlines()[1:] if line.endswith("}")]
+
+
 def wait_for_lines(journal: Path, count: int) -> None:
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
-        if journal.exists() and journal.read_text().count("\n") >= count:
+        if journal.exists() and len(item_lines(journal)) >= count:
             return
         time.sleep(0.02)
-    raise AssertionError(f"the journal never reached {count} lines")
+    raise AssertionError(f"the journal never reached {count} items")
 
 
 def journal_ids(journal: Path) -> list[str]:
-    return [json.loads(line)["id"] for line in journal.read_text().splitlines() if line.endswith("}")]
+    return [json.loads(line)["id"] for line in item_lines(journal)]
 
 
 def headline(results: dict) -> dict:
@@ -299,3 +304,26 @@ def test_a_run_with_a_nan_gate_resumes(tmp_path: Path) -> None:
     again = run_cli("run", "-o", "out.json", "--resume", cwd=tmp_path)
     assert first.code == again.code == 1, again.output
     assert "failing: a, b" in again.output and "internal error" not in again.output
+
+
+@pytest.mark.parametrize("interrupted", [True, False], ids=["from-the-journal", "from-complete-results"])
+def test_a_check_whose_parameters_changed_is_scored_again_not_read_from_the_journal(tmp_path: Path,
+                                                                                     interrupted: bool) -> None:
+    """Same id, other `value`: the journal's scores measured something else. Recorded outputs are
+    scored again; the resumed verdict is the fresh run's."""
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    run_spec(spec, output=out)
+    if interrupted:  # the journal of a run cut short: its first line names the checks it ran
+        lines = journal_lines(out)
+        head = json.dumps({"index": None, "evalgate_journal": {"version": 1, "checks": {
+            gate["id"]: gate["params_hash"] for gate in json.loads(out.read_text())["gate_results"]}}})
+        out.with_name("out.json.items.jsonl").write_text(head + "\n" + "".join(lines[:8]))
+        out.unlink()
+    data = json.loads(spec.read_text())
+    data["gates"] = [{"type": "excludes", "value": "sunny", "id": "excludes:rain"}]  # same id, other value
+    spec.write_text(json.dumps(data))
+    fresh = run_spec(spec).header()
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.header()["gate_results"] == fresh["gate_results"] and resumed.verdict == fresh["verdict"]
+    assert any("`excludes:rain` changed since the journal" in note for note in resumed.notes), resumed.notes
