@@ -45,26 +45,21 @@ class Changes:
 
     def notes(self) -> list[str]:
         out = []
-        if self.changed_ids:
-            out.append(f"resume: {self.changed_ids} journaled items have a different id at their position now "
-                       "(the data changed); they were run again")
         if self.changed_checks:
             shown = ", ".join(f"`{c}`" for c in sorted(self.changed_checks)[:10])
             out.append(f"resume: {shown} changed since the journal (other parameters, the same id); its journaled "
                        "scores were not used: each resumed item was scored again (from its recorded output, or "
                        "run again)")
-        if self.rerun_for_data:
-            out.append(f"resume: {self.rerun_for_data} journaled items hold other data now (their input or what "
-                       "they expect changed); they were run again")
-        if self.rerun_unreadable:
-            out.append(f"resume: {self.rerun_unreadable} journaled items could not be read back (edited?); "
-                       "they were run again")
+        run_again = (
+            (self.changed_ids, "journaled items have a different id at their position now (the data changed)"),
+            (self.rerun_for_data, "journaled items hold other data now (their input or what they expect changed)"),
+            (self.rerun_unreadable, "journaled items could not be read back (edited?)"),
+            (self.rerun_for_repeats, "journaled items ran a different number of trials than `repeats` asks now"),
+        )
+        out += [f"resume: {count} {what}; they were run again" for count, what in run_again if count]
         if self.rerun_budget:
             out.append(f"resume: {self.rerun_budget} items the budget had stopped were started again, as far as "
                        "the budget allows")
-        if self.rerun_for_repeats:
-            out.append(f"resume: {self.rerun_for_repeats} journaled items ran a different number of trials than "
-                       "`repeats` asks now; they were run again")
         dropped = self.journaled - self.matched - self.changed_ids
         if dropped > 0:
             out.append(f"resume: {dropped} journaled items are no longer in the data set; they are left out")
