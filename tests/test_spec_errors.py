@@ -270,6 +270,22 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
          "the key `yes` is read as true, not as a name; quote it: 'yes':"],
         ["[1]", "Keys should be strings"],
     ),
+    "true and 1.0 where a whole number belongs": (
+        {
+            "evalgate.yaml": """\
+                version: true
+                data: [{input: a, output: b}]
+                concurrency: true
+                max_errors: 1.0
+                gates:
+                  - type: no_tool_errors
+                """,
+        },
+        ["evalgate.yaml:1", "evalgate.yaml:3", "evalgate.yaml:4"],
+        ["version: write the number 1, not true", "concurrency: Input should be a valid integer",
+         "max_errors: Input should be a valid integer"],
+        [],
+    ),
     "an empty item id": (
         {
             "evalgate.yaml": """\
@@ -611,6 +627,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
         _write_files(root, CASES[run[0]][0])
         return run_cli(run[1], "evalgate.yaml", cwd=root)
 
+    tmp_path_factory.getbasetemp()  # made once here: four threads making it at once would make four
     with ThreadPoolExecutor(max_workers=4) as pool:
         return dict(zip(RUNS, pool.map(one, RUNS), strict=True))
 

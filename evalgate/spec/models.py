@@ -6,10 +6,11 @@ a file against them, `evalgate schema` derives the JSON Schema from them.
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 # ---- targets ----
 
@@ -300,7 +301,7 @@ class JudgeSpec(_Strict):
     temperature: float = Field(default=0.0, ge=0)
     max_tokens: int | None = Field(default=None, ge=1)
     timeout_s: Timeout = 60.0
-    concurrency: int | None = Field(default=None, ge=1, description="judge calls in flight; default: 8")
+    concurrency: int | None = Field(default=None, ge=1, strict=True, description="judge calls in flight; default: 8")
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = Field(default=None, description="replay identical judge calls from disk")
     tls: TlsSettings | None = None
@@ -350,19 +351,26 @@ class BudgetSpec(_Strict):
     )
 
 
+def _whole_number(value: Any) -> Any:
+    """A YAML integer as written: `true` would pass as 1 and `1.0` as 1 in pydantic's lax mode."""
+    if isinstance(value, bool | float):
+        raise ValueError(f"write the number 1, not {json.dumps(value)}")
+    return value
+
+
 class Spec(_Strict):
     """An evalgate spec: a data set, a target, gates and scorers."""
 
     model_config = ConfigDict(extra="forbid", title="evalgate spec")
 
-    version: Literal[1]
+    version: Annotated[Literal[1], BeforeValidator(_whole_number)]  # `true` and `1.0` are no version 1
     name: str | None = Field(default=None, description="default: the file's stem")
     data: Annotated[str | list[Any], WithJsonSchema(_DATA_SCHEMA)]
     target: TargetSpec = Field(default_factory=lambda: RecordedTarget(type="recorded"))
-    concurrency: int = Field(default=4, ge=1, le=1024, description="items in flight at once")
-    max_errors: int = Field(default=0, ge=0, description="errored items tolerated before `failed`")
+    concurrency: int = Field(default=4, ge=1, le=1024, strict=True, description="items in flight at once")
+    max_errors: int = Field(default=0, ge=0, strict=True, description="errored items tolerated before `failed`")
     repeats: int | None = Field(
-        default=None, ge=1, le=100,
+        default=None, ge=1, le=100, strict=True,
         description="run every item this many times as independent trials; averages are over every trial, "
         "error bars are clustered by item (see docs/statistics.md)",
     )
