@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from evalgate.cases import Case, Check
+from evalgate.data import BadLine
 from evalgate.errors import Problem, problems_from_validation, show_loc, suggest
 from evalgate.items import Item, plain_item
 from evalgate.runs import RunFormatError, run_from_value
@@ -233,6 +234,9 @@ class CaseBuilder:
         return _where(prefix, self.seen - 1)
 
     def _item(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...]) -> Item | None:
+        if isinstance(raw, BadLine):
+            self.problem(positions, prefix, raw.message)
+            return None
         if not isinstance(raw, dict):
             message = f"{self.where(prefix)}: an item is a mapping with `input`, `inputs` or `turns`"
             self.problem(positions, prefix, message)

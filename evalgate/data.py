@@ -10,6 +10,7 @@ import csv
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,14 @@ def count_lines(path: Path) -> int:
     except (OSError, ValueError):  # a name too long, a NUL, unreadable: reading it says what is wrong
         return 0
     return count
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """A data line that holds no item (not JSON, not UTF-8, too deep): its problem, for the builder to
+    collect with the others instead of ending the reading at the first."""
+
+    message: str
 
 
 class DataError(ValueError):
@@ -118,19 +127,26 @@ def _read_jsonl(path: Path) -> Iterator[Located]:
                         raise DataError(f"nested more than {MAX_DEPTH} levels deep; flatten the structure", number)
                     yield raw, _line_positions(number), ()
                     continue
+            # A line that holds no item is one problem among the others: every one is reported at once
             try:
                 line = data.decode("utf-8-sig" if number == 1 else "utf-8")  # a BOM is fine
             except UnicodeDecodeError as exc:
-                raise DataError(not_utf8(exc), number) from None
+                yield BadLine(not_utf8(exc)), _line_positions(number), ()
+                continue
             if not line.strip():
                 continue
             try:
                 raw = json.loads(line)
+                _check_depth(raw, line, number)
+            except DataError as exc:
+                yield BadLine(str(exc)), _line_positions(number), ()
+                continue
             except ValueError as exc:
-                raise DataError(f"invalid JSON: {exc}", number) from None
+                yield BadLine(f"invalid JSON: {exc}"), _line_positions(number), ()
+                continue
             except RecursionError:
-                raise DataError(TOO_DEEP, number) from None
-            _check_depth(raw, line, number)
+                yield BadLine(TOO_DEEP), _line_positions(number), ()
+                continue
             yield raw, _line_positions(number), ()
 
 

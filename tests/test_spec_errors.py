@@ -375,6 +375,23 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["invalid JSON"],
         [],
     ),
+    "every bad JSONL line at once": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.jsonl
+                target: {type: recorded}
+                gates:
+                  - type: no_tool_errors
+                """,
+            # a recorded set is streamed: a bad line no longer ends the reading at the first
+            "items.jsonl": '{"input": 1, "output": "x"}\n{not json\n{"input": 2, "output": "y"}\n'
+                           '{"input": 3, "output": "z", "nope": 1}\n[1, 2\n' + "[" * 150 + "]" * 150 + "\n",
+        },
+        ["items.jsonl:2", "items.jsonl:4", "items.jsonl:5", "items.jsonl:6"],
+        ["invalid JSON", "unknown key `nope`", "nested more than"],
+        [],
+    ),
     "unknown key in a JSONL item": (
         {
             "evalgate.yaml": """\
