@@ -3,7 +3,10 @@
 Every step is a whole `evalgate` process on the same JSONL and spec as bench/scoring.py (two gates,
 two scorers). Prints each shard's time and peak RSS beside the single run's, then the merge's.
 Targets: the merge takes at most 10% of the single run; a shard's memory stays flat (no higher
-than the single run's: nothing grows with the items a process sees).
+than the single run's: nothing grows with the items a process sees). For scale, the merge's floor:
+the fastest plain way to join the shards by hand (one interpreter that reads the four files, puts
+their item lines in data order and writes them as one items array, synced to disk as evalgate
+writes; no check that the shards belong together, no scores added, no verdict).
 
     python bench/shards.py [--items 20000] [--shards 4] [--repeat 3]
 """
@@ -47,6 +50,24 @@ print(time.process_time() - started)
 """
 
 
+HAND_MERGE = """\
+import os, sys
+lines = []
+for path in sys.argv[1:]:
+    with open(path, "rb") as f:
+        data = f.read()
+    start = data.index(b'"items": [') + len(b'"items": [')
+    lines.extend(data[start:-len(b"]}\\n")].split(b",\\n"))
+lines.sort(key=lambda line: int(line[9:line.index(b",", 9)]))  # b'{"index":N,...'
+with open("hand-merged.json", "wb") as out:
+    out.write(b'{"items": [')
+    out.write(b",\\n".join(lines))
+    out.write(b"]}\\n")
+    out.flush()
+    os.fsync(out.fileno())
+"""
+
+
 def merge_work(shards: list[str], cwd: Path) -> float:
     """CPU seconds of the merge itself, imports and interpreter start-up left out."""
     done = subprocess.run([sys.executable, "-c", MERGE_WORK, *shards], cwd=cwd, capture_output=True, text=True,
@@ -70,6 +91,7 @@ def main() -> None:
         rows: dict[str, list[tuple[float, float, float]]] = {"single run": []}
         rows.update({f"shard {i}/{n}": [] for i in range(1, n + 1)})
         rows["merge"] = []
+        rows["merge floor"] = []
         work_only: list[float] = []
         bare: list[tuple[float, float, float]] = []  # what any click command costs before doing anything
         for _ in range(args.repeat):  # interleaved, so machine noise hits all alike
@@ -80,18 +102,22 @@ def main() -> None:
                     timed([*cli, "run", "spec.yaml", "--shard", f"{i}/{n}", "-o", f"shard-{i}.json"], work))
             shards = [f"shard-{i}.json" for i in range(1, n + 1)]
             rows["merge"].append(timed([*cli, "merge", *shards, "-o", "merged.json"], work))
+            rows["merge floor"].append(timed([sys.executable, "-c", HAND_MERGE, *shards], work))
             work_only.append(merge_work(shards, work))
         full = json.loads((work / "full.json").read_text())
         merged = json.loads((work / "merged.json").read_text())
         assert merged["scores"] == full["scores"] and merged["verdict"] == full["verdict"], "the merge differs"
         assert len(merged["items"]) == args.items
+        hand = json.loads((work / "hand-merged.json").read_text())["items"]
+        assert [i["id"] for i in hand] == [i["id"] for i in merged["items"]], "the hand merge differs"
         sizes = {i: len(json.loads((work / f"shard-{i}.json").read_text())["items"]) for i in range(1, n + 1)}
     median = {name: tuple(statistics.median(r[k] for r in runs) for k in range(3)) for name, runs in rows.items()}
     single_wall, single_cpu, single_rss = median["single run"]
     print(f"bench/shards.py: {args.items:,} recorded runs, 2 gates + 2 scorers, {n} shards, median of {args.repeat}")
     print(f"{'':14}{'items':>8}{'wall s':>8}{'CPU s':>8}{'x single':>10}{'peak RSS':>11}")
     for name, (wall, cpu, rss) in median.items():
-        items = args.items if name in ("single run", "merge") else sizes[int(name.split()[1].split("/")[0])]
+        whole = name in ("single run", "merge", "merge floor")
+        items = args.items if whole else sizes[int(name.split()[1].split("/")[0])]
         print(f"{name:14}{items:8,}{wall:8.2f}{cpu:8.2f}{cpu / single_cpu:10.2f}{rss:8.0f} MB")
     shard_cpu = sum(median[f"shard {i}/{n}"][1] for i in range(1, n + 1))
     merge_wall, merge_cpu, merge_rss = median["merge"]
@@ -100,6 +126,9 @@ def main() -> None:
     print(f"{n} shards together: {shard_cpu:.2f} CPU s ({shard_cpu / single_cpu:.2f}x the single run); "
           f"+ merge {merge_cpu:.2f} CPU s, of which the merge itself {work_cpu:.2f} CPU s "
           f"({work_cpu / single_cpu:.1%} of the single run; the rest is interpreter and import start-up)")
+    floor_wall, floor_cpu, _ = median["merge floor"]
+    print(f"merge vs its floor: {merge_wall / floor_wall:.2f}x wall, {merge_cpu / floor_cpu:.2f}x CPU; the floor "
+          f"alone is {floor_wall / single_wall:.1%} of the single run's wall time")
     bare_wall = statistics.median(b[0] for b in bare)
     print(f"for scale: an interpreter that only imports click takes {bare_wall:.2f} s wall "
           f"({bare_wall / single_wall:.1%} of the single run)")
