@@ -2,9 +2,10 @@
 
 All run as whole processes on the same JSONL, with the same four checks: gates `called_tool`
 and `no_tool_errors`, scorers `includes` (with a threshold) and `similarity`. The floor is the
-fastest plain way to do it by hand: one dict-based loop, no results file. evalgate runs without
-and with `--output` (the results JSON and its journal); `evalgate validate` (reading and validating
-the data, no checks) shows what of that is loading. Prints the median times, the ratio to the floor
+fastest plain way to do it by hand: one dict-based loop, no results file; `floor --output` is the
+same loop writing each scored item as a JSON line, for scale beside `evalgate --output`. evalgate
+runs without and with `--output` (the results JSON and its journal); `evalgate validate` (reading
+and validating the data, no checks) shows what of that is loading. Prints the median times, the ratio to the floor
 and the peak RSS. evalgate's bytecode is compiled first, as an install leaves it
 (bench/installed.py). Targets: <= 2x the floor with `--output`, <= 250 MB.
 
@@ -47,9 +48,9 @@ scorers:
     value: "It is sunny in Brooklyn, 72F."
 """
 
-FLOOR = textwrap.dedent(
+DICE = textwrap.dedent(
     """\
-    import json, re, sys
+    import json, os, re, sys
 
     WS = re.compile(r"\\s+")
 
@@ -70,6 +71,11 @@ FLOOR = textwrap.dedent(
         return 2.0 * shared / (len(a) + len(b) - 2)
 
     target = "it is sunny in brooklyn, 72f."
+    """
+)
+
+FLOOR = DICE + textwrap.dedent(
+    """\
     sums = [0.0, 0.0, 0.0, 0.0]; n = 0
     with open(sys.argv[1], encoding="utf-8") as f:
         for line in f:
@@ -81,6 +87,31 @@ FLOOR = textwrap.dedent(
             sums[2] += 1.0 if "brooklyn" in lower else 0.0
             sums[3] += dice(lower, target)
             n += 1
+    print(json.dumps([s / n for s in sums]))
+    """
+)
+
+# The same job writing what the results file holds: each item with its index, gates and scores as one
+# JSON line, synced to disk at the end (evalgate syncs its results file too).
+FLOOR_OUTPUT = DICE + textwrap.dedent(
+    """\
+    sums = [0.0, 0.0, 0.0, 0.0]; n = 0
+    with open(sys.argv[1], encoding="utf-8") as f, open(sys.argv[2], "w", encoding="utf-8") as results:
+        for line in f:
+            item = json.loads(line)
+            out = item["output"]; text = out["text"]; calls = out.get("tool_calls") or []
+            lower = text.lower()
+            g0 = 1.0 if any(c["name"] == "get_weather" for c in calls) else 0.0
+            g1 = 0.0 if any(c.get("error") or c.get("status") in ("error", "pending") for c in calls) else 1.0
+            s2 = 1.0 if "brooklyn" in lower else 0.0
+            s3 = dice(lower, target)
+            sums[0] += g0; sums[1] += g1; sums[2] += s2; sums[3] += s3
+            item = {"index": n, **item, "gates": {"called_tool:get_weather": g0, "no_tool_errors": g1},
+                    "scores": {"includes:Brooklyn": s2, "similarity:It is sunny in Brooklyn, 72F.": s3}}
+            results.write(json.dumps(item) + "\\n")
+            n += 1
+        results.flush()
+        os.fsync(results.fileno())
     print(json.dumps([s / n for s in sums]))
     """
 )
@@ -130,10 +161,13 @@ def main() -> None:
         make_data(work / "runs.jsonl", args.items)
         (work / "spec.yaml").write_text(SPEC)
         (work / "floor.py").write_text(FLOOR)
+        (work / "floor_output.py").write_text(FLOOR_OUTPUT)
         rows: dict[str, list[tuple[float, float, float]]] = {
-            "floor": [], "evalgate validate": [], "evalgate": [], "evalgate --output": []}
+            "floor": [], "floor --output": [], "evalgate validate": [], "evalgate": [], "evalgate --output": []}
         for _ in range(args.repeat):  # interleaved, so machine noise hits all alike
             rows["floor"].append(timed([sys.executable, "floor.py", "runs.jsonl"], work)[:3])
+            rows["floor --output"].append(timed([sys.executable, "floor_output.py", "runs.jsonl", "floor.jsonl"],
+                                                work)[:3])
             # reading and validating alone: what the run spends before any check
             rows["evalgate validate"].append(timed([*evalgate[:3], "validate", "spec.yaml"], work)[:3])
             rows["evalgate"].append(timed(evalgate, work)[:3])
@@ -156,6 +190,9 @@ def main() -> None:
         print(f"{name:20}{wall:8.2f}{ratios[name][0]:9.2f}{cpu:8.2f}{ratios[name][1]:9.2f}"
               f"{args.items / wall:10,.0f}{rss:8.0f} MB")
     wall_x, cpu_x = ratios["evalgate --output"]
+    by_hand = ratios["floor --output"]
+    print(f"evalgate --output vs floor --output (the same loop writing each scored item): "
+          f"{wall_x / by_hand[0]:.2f}x wall, {cpu_x / by_hand[1]:.2f}x CPU")
     peak = max(r for k in ("evalgate", "evalgate --output") for _, _, r in rows[k])
     verdict = "meets" if max(wall_x, cpu_x) <= 2.0 and peak <= 250 else "MISSES"
     print(f"target <= 2.00x floor with --output and <= 250 MB: {verdict} "
