@@ -211,6 +211,10 @@ class ItemResult:
             hashed = self._data_hash = data_hash(self.case)
         if hashed is not None:
             out["data_hash"] = hashed
+        if self.case is not None and self.case.turn_checks is not None:
+            params = turn_params_hash(self.case)
+            if params:
+                out["turn_params_hash"] = params
         return out
 
 
@@ -273,6 +277,15 @@ def data_hash(case: Case) -> str:
     else:
         data = _HASH_ENCODER.encode(present)
     return hashlib.sha256(data.encode("utf-8", "backslashreplace")).hexdigest()[:16]
+
+
+def turn_params_hash(case: Case) -> dict[str, str]:
+    """Each per-turn check's `params_hash` by its label (`turn-N:id`), for the item's record.
+
+    `data_hash` covers the turns' inputs, not their checks (and matches baseline items, so it stays
+    as it is): `--resume` compares these to tell a per-turn check whose parameters changed."""
+    return {f"turn-{index}:{c.entry.id}": c.entry.params_hash
+            for index, checks in enumerate(case.turn_checks or ()) for c in checks if c.entry.params_hash}
 
 
 def input_of(case: Case) -> Any:

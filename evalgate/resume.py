@@ -13,7 +13,7 @@ from typing import Any
 
 from evalgate.budget import BUDGET_EXCEEDED
 from evalgate.cases import Case, Check
-from evalgate.engine import Contribution, ItemResult, TurnScores, data_hash, merge_trials
+from evalgate.engine import Contribution, ItemResult, TurnScores, data_hash, merge_trials, turn_params_hash
 from evalgate.results import read_journal
 from evalgate.runs import Run, RunFormatError, run_from_value
 
@@ -42,6 +42,9 @@ class Changes:
         self.rerun_for_data = 0
         self.rerun_unreadable = 0
         self.rerun_budget = 0
+        self.changed_turn_checks: set[str] = set()  # `turn-N:id` labels whose params hash differs from the record's
+        self.changed_turn_items = 0
+        self.unknown_turn_params = 0  # records of turn items written before per-turn params were recorded
 
     def notes(self) -> list[str]:
         out = []
@@ -50,6 +53,15 @@ class Changes:
             out.append(f"resume: {shown} changed since the journal (other parameters, the same id); its journaled "
                        "scores were not used: each resumed item was scored again (from its recorded output, or "
                        "run again)")
+        if self.changed_turn_checks:
+            shown = ", ".join(f"`{c}`" for c in sorted(self.changed_turn_checks)[:10])
+            out.append(f"resume: per-turn {shown} changed since the journal (other parameters, the same id) on "
+                       f"{self.changed_turn_items} resumed items; their journaled scores were not used: each was "
+                       "scored again (from its recorded output, or run again)")
+        if self.unknown_turn_params:
+            out.append(f"resume: {self.unknown_turn_params} journaled items with per-turn checks do not record "
+                       "those checks' parameters (an earlier evalgate wrote them); their per-turn scores were kept: "
+                       "run without --resume if you changed a per-turn check")
         run_again = (
             (self.changed_ids, "journaled items have a different id at their position now (the data changed)"),
             (self.rerun_for_data, "journaled items hold other data now (their input or what they expect changed)"),
@@ -68,7 +80,7 @@ class Changes:
                        "from their recorded output")
         if self.rerun_for_checks:
             out.append(f"resume: {self.rerun_for_checks} resumed items were run again to score checks added "
-                       "since the journal")
+                       "or changed since the journal")
         if self.dropped_checks:
             shown = ", ".join(f"`{c}`" for c in sorted(self.dropped_checks)[:10])
             out.append(f"resume: no longer in the spec, ignored in the verdict: {shown}")
@@ -120,12 +132,13 @@ def skip_finished(
             changes.rerun_for_repeats += 1
             yield case
             continue
+        changed_turns = _changed_turn_checks(record, case, changes)
         if repeats is not None:
             trials = record["trials"]
             missing = set()
             for trial in trials:
                 trial_missing, extra = _check_ids(trial, case, gates, scorers)
-                missing |= trial_missing | changes.changed_checks
+                missing |= trial_missing | changes.changed_checks | changed_turns
                 changes.dropped_checks |= extra
             if not missing or any(t.get("error") is not None for t in trials):
                 take(merge_trials([_trial_from_record(t, record, case, gates, scorers) for t in trials]))
@@ -134,19 +147,42 @@ def skip_finished(
             yield case
             continue
         missing, extra = _check_ids(record, case, gates, scorers)
-        missing |= changes.changed_checks
+        missing |= changes.changed_checks | changed_turns
         changes.dropped_checks |= extra
         if not missing or record.get("error") is not None:
             take(item_from_record(record, case, gates, scorers))
             continue
         runs = _recorded_runs(record, case)
         if runs is not None and rescore is not None:
-            for check_id in missing - changes.changed_checks:  # a changed check has its own note
+            for check_id in missing - changes.changed_checks - changed_turns:  # a changed check has its own note
                 changes.rescored[check_id] = changes.rescored.get(check_id, 0) + 1
             rescore(case, runs)
         else:
             changes.rerun_for_checks += 1
             yield case
+
+
+def _changed_turn_checks(record: dict[str, Any], case: Case, changes: Changes) -> set[str]:
+    """Labels (`turn-N:id`) of the case's per-turn checks whose parameters differ from those the record
+    was scored with; counted into `changes`.
+
+    A record without `turn_params_hash` (written before evalgate recorded it) cannot tell: its per-turn
+    scores are kept, as before, and a note says so, rather than running every such item again."""
+    if case.turn_checks is None or record.get("error") is not None:  # an errored item holds no scores
+        return set()
+    now = turn_params_hash(case)
+    if not now:
+        return set()
+    recorded = record.get("turn_params_hash")
+    if recorded is None:
+        changes.unknown_turn_params += 1
+        return set()
+    # a check the record has no hash for is new (scored as such) or was not hashed then: nothing to compare
+    changed = {label for label, params in now.items() if label in recorded and recorded[label] != params}
+    if changed:
+        changes.changed_turn_checks |= changed
+        changes.changed_turn_items += 1
+    return changed
 
 
 def _texts(value: Any) -> bool:
@@ -167,7 +203,7 @@ def _readable(record: Any) -> bool:
     return (
         (record.get("error") is None or isinstance(record["error"], str))
         and _scores(record.get("gates")) and _scores(record.get("scores"))
-        and all(_texts(record.get(k)) for k in ("reasons", "not_scorable", "scorer_errors"))
+        and all(_texts(record.get(k)) for k in ("reasons", "not_scorable", "scorer_errors", "turn_params_hash"))
         and (record.get("duration_ms") is None or isinstance(record["duration_ms"], int | float))
         and (cost is None or _scores(cost))
         and (record.get("trials") is None or isinstance(record["trials"], list))

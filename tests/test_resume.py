@@ -327,3 +327,56 @@ def test_a_check_whose_parameters_changed_is_scored_again_not_read_from_the_jour
     resumed = run_spec(spec, output=out, resume=True)
     assert resumed.header()["gate_results"] == fresh["gate_results"] and resumed.verdict == fresh["verdict"]
     assert any("`excludes:rain` changed since the journal" in note for note in resumed.notes), resumed.notes
+
+
+def _turn_scorer_changed(spec: Path) -> None:
+    """The turn items' turn-0 scorer keeps its id but measures something else (no output holds "xyz")."""
+    data = json.loads(spec.read_text())
+    for item in data["data"]:
+        for turn in item.get("turns", ()):
+            if "scorers" in turn:
+                turn["scorers"] = [{"type": "includes", "value": "xyz", "id": "includes:sunny", "threshold": 0.1}]
+    spec.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("interrupted", [True, False], ids=["from-the-journal", "from-complete-results"])
+def test_a_per_turn_check_whose_parameters_changed_is_scored_again_not_read_from_the_journal(
+        tmp_path: Path, interrupted: bool) -> None:
+    """`data_hash` covers the turns' inputs, not their checks: the record's `turn_params_hash` tells
+    the resume that `includes:sunny` on turn 0 measures something else now."""
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    run_spec(spec, output=out)
+    if interrupted:
+        out.with_name("out.json.items.jsonl").write_text("".join(journal_lines(out)[:8]))  # t4, not t9
+        out.unlink()
+    _turn_scorer_changed(spec)
+    fresh = run_spec(spec, output=tmp_path / "fresh.json").header()
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.header()["turn_results"] == fresh["turn_results"] and resumed.verdict == fresh["verdict"]
+    assert fresh["turn_results"][0]["threshold_results"][0]["passed"] is False  # the stale 0.5 passed
+    note = next(n for n in resumed.notes if "per-turn `turn-0:includes:sunny` changed" in n)
+    assert f"on {1 if interrupted else 2} resumed items" in note, note
+    written = json.loads(out.read_text())["items"][4]
+    assert written["turns"][0]["scores"] == {"includes:sunny": 0.0}
+    assert written["turn_params_hash"] == json.loads((tmp_path / "fresh.json").read_text())["items"][4][
+        "turn_params_hash"]  # the new parameters: a later resume compares with these
+
+
+def test_a_journal_without_per_turn_params_keeps_its_per_turn_scores_and_says_so(tmp_path: Path) -> None:
+    """A journal of an earlier evalgate records no per-turn params: nothing tells they changed, so the
+    items are not run again (that would be every turn item), and a note says the scores were kept."""
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    full = run_spec(spec, output=out).header()
+    records = [json.loads(line) for line in journal_lines(out)]
+    assert set(records[4]["turn_params_hash"]) == {"turn-0:includes:sunny", "turn-1:no_tool_errors"}
+    assert "turn_params_hash" not in records[0]  # an item without per-turn checks: its record is as before
+    for record in records:
+        record.pop("turn_params_hash", None)
+    out.with_name("out.json.items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out.unlink()
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.summary["resumed_items"] == 12 and resumed.header()["turn_results"] == full["turn_results"]
+    assert any("2 journaled items with per-turn checks do not record those checks' parameters" in n
+               for n in resumed.notes), resumed.notes
