@@ -87,6 +87,7 @@ def execute(
     compare_settings: dict[str, Any] | None = None,
     shard: dict[str, Any] | None = None,
     budget: Budget | None = None,
+    late_warnings: Callable[[], list[str]] | None = None,
 ) -> EvalResult:
     """Run every case, journal each as it finishes, aggregate in data order, write the results.
 
@@ -98,6 +99,7 @@ def execute(
     with a baseline); not after an interruption.
     shard: the run is one shard (`index`, `count`, fingerprints): the results record what the merge needs.
     budget: once the spend reaches it, no new item starts; the rest are errored as `budget exceeded`.
+    late_warnings: warnings known once every case was read (a streamed data set's), for `summary.warnings`.
 
     On Ctrl-C the finished items are still aggregated and written before the interrupt propagates.
     """
@@ -209,8 +211,9 @@ def execute(
         if stats is not None:
             result.extra_summary["network"] = stats()
         warnings = getattr(target, "warnings", None)
-        if warnings is not None and warnings():
-            result.extra_summary["warnings"] = warnings()
+        said = [*(warnings() if warnings is not None else ()), *(late_warnings() if late_warnings else ())]
+        if said:
+            result.extra_summary["warnings"] = said
         target.close()
         judging.finish(result.extra_summary)
         if repeats is not None:
@@ -424,6 +427,7 @@ def run_spec(
         compare_settings=compare_settings,
         shard=shard_info,
         budget=Budget.of(loaded.spec.budget, max_cost, shard),
+        late_warnings=lambda: [str(w) for w in loaded.late_warnings],
     )
 
 

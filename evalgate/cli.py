@@ -262,7 +262,7 @@ def validate(spec: Path) -> None:
     except SpecError as exc:
         _print_spec_error(exc)
         sys.exit(2)
-    for warning in loaded.warnings:
+    for warning in (*loaded.warnings, *loaded.late_warnings):  # late: a streamed data set's, once it was read
         click.echo(f"warning: {warning}", err=True)
     click.echo(
         f"{loaded.file}: ok ({count} items, {len(loaded.gates)} gates, {len(loaded.scorers)} scorers)"

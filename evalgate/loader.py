@@ -7,7 +7,7 @@ change (docs/spec.md). Building goes through `evalgate.build`, which `run_evals`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,8 @@ class LoadedSpec:
     scorers: list[Check]
     warnings: list[Problem] = field(default_factory=list)
     stream: Any = None  # data.CaseStream for large recorded data sets
+    # known only once a streamed data set has been read whole (`iter_cases`): per-turn ids come with the items
+    late_warnings: list[Problem] = field(default_factory=list)
 
     @property
     def item_count(self) -> int:
@@ -62,6 +64,9 @@ class LoadedSpec:
         yield from self.stream.iterate()
         if self.stream.problems:
             raise SpecError(self.stream.problems[:20])
+        if self.stream.keep is None:  # a shard's stream skips the other shards' items: their ids are unseen
+            self.late_warnings = _unknown_compare_ids(self.spec, self.file, self.positions,
+                                                      self.gates + self.scorers, self.stream.turn_ids)
 
     @property
     def name(self) -> str:
@@ -189,17 +194,20 @@ def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:
         )
     if problems:
         raise SpecError(problems[:20])
-    warnings += _unknown_compare_ids(spec, file, positions, gates + scorers, cases)
+    turn_ids = (c.entry.id for case in cases for turn in case.turn_checks or () for c in turn)
+    warnings += _unknown_compare_ids(spec, file, positions, gates + scorers, turn_ids)
     return LoadedSpec(path, spec, positions, cases, gates, scorers, warnings)
 
 
 def _unknown_compare_ids(spec: Spec, file: str, positions: Positions, checks: list[Check],
-                         cases: list[Case]) -> list[Problem]:
-    """`compare.entries` naming no entry of the spec: a typo would silently keep the default max_drop."""
+                         turn_ids: Iterable[str]) -> list[Problem]:
+    """`compare.entries` naming no entry of the spec: a typo would silently keep the default max_drop.
+
+    turn_ids: the ids of the items' per-turn checks (a streamed data set's are known once it was read)."""
     if spec.compare is None or not spec.compare.entries:
         return []
     known = {c.entry.id for c in checks}
-    known |= {c.entry.id for case in cases for turn in case.turn_checks or () for c in turn}
+    known.update(turn_ids)
     return [Problem(file, positions.line(("compare", "entries", name), key=True),
                     f"compare.entries: `{name}` is not the id of a gate or scorer" + suggest(name, sorted(known)))
             for name in spec.compare.entries if name not in known]
@@ -230,6 +238,9 @@ class CaseStream:
         # A shard's filter on item ids: the other shards' items are counted (indices stay the whole
         # data set's) but neither validated nor converted; their own shard's job checks them.
         self.keep: Callable[[str], bool] | None = None
+        # The per-turn check ids met, for `compare.entries`' typo warning (only when it names any).
+        self.turn_ids: set[str] = set()
+        self._collect_ids = spec.compare is not None and bool(spec.compare.entries)
 
     def iterate(self) -> Iterator[Case]:
         spec, spec_path = self.spec, self.spec_path
@@ -259,6 +270,8 @@ class CaseStream:
             for raw, positions, prefix in located:
                 case = builder.add(raw, positions, prefix)
                 if case is not None and not builder.problems:
+                    if self._collect_ids and case.turn_checks:
+                        self.turn_ids.update(c.entry.id for turn in case.turn_checks for c in turn)
                     yield case
                 if len(builder.problems) >= MAX_PROBLEMS:
                     break

@@ -304,6 +304,24 @@ def test_a_compare_entry_naming_no_entry_is_warned_at_its_line(tmp_path: Path) -
     assert result.stderr.count("is not the id") == 1
 
 
+def test_a_compare_entry_naming_no_entry_is_warned_once_a_streamed_data_set_was_read(tmp_path: Path) -> None:
+    """A recorded data file is streamed: its per-turn ids are known only at the end of the run, where a
+    typo is warned (stderr, `summary.warnings`) and an id only a turn declares is not."""
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: data.jsonl\ntarget: {type: recorded}\nscorers:\n  - type: includes\n    value: x\n"
+        "compare:\n  entries:\n    greet: {max_drop: 0.1}\n    includes:y: {max_drop: 0.1}\n")
+    turn = {"input": "hi", "output": "hello", "gates": [{"type": "includes", "value": "hello", "id": "greet"}]}
+    (tmp_path / "data.jsonl").write_text(json.dumps({"id": "a", "turns": [turn]}) + "\n"
+                                         + json.dumps({"id": "b", "input": "x", "output": "x"}) + "\n")
+    warning = ("evalgate.yaml:10: compare.entries: `includes:y` is not the id of a gate or scorer; "
+               "did you mean `includes:x`?")
+    for args in (("run", "-o", "out.json"), ("validate",)):
+        result = run_cli(*args, cwd=tmp_path)
+        assert result.code == 0, result.output
+        assert f"warning: {warning}" in result.stderr and result.stderr.count("is not the id") == 1, result.stderr
+    assert json.loads((tmp_path / "out.json").read_text())["summary"]["warnings"] == [warning]
+
+
 def test_entries_only_on_one_side_are_said() -> None:
     base = _results({f"i{n}": [1.0] for n in range(10)})
     head = _results({f"i{n}": [1.0] for n in range(10)})
