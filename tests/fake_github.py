@@ -22,6 +22,12 @@
   (with `expired`), and `GET .../actions/artifacts/{id}/zip`: 410 when expired, else a 302 to storage on
   another host name (`localhost`), which serves the zip and records whether a token came along. A token
   added with `actions_read=False` gets 403 "Resource not accessible by integration" on these.
+- `rename(old, new)`: the repository is renamed, as GitHub does it: its issues, comments, runs and
+  artifacts move to `new`, the numeric id `/repositories/{id}/...` reaches it, and the old name
+  answers 301 to that id for GET and 307 for writes (method and body kept), query string kept.
+- `redirect_next(method, path_regex, status, location)` answers with a redirect to `location` (a
+  format string: `{url}` this API's base, `{path}`, `{query}`, `{hop}` a counter, so each hop of a
+  chain differs); to another server's origin, to itself (a loop), or with hostile text.
 - `link_template` and `max_per_page` vary what GitHub fixes: how `Link` URLs are spelt (order of
   the query, relative, another host name) and the largest page.
 A `prefix` serves it under a path like GitHub Enterprise Server's `/api/v3`.
@@ -36,7 +42,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 BOT = "github-actions[bot]"
 MAX_BODY = 65_536
@@ -73,6 +79,15 @@ class Fault:
 
 
 @dataclass
+class Redirect:
+    method: str
+    path: re.Pattern[str]
+    status: int
+    location: str  # a format string: {url}, {path}, {query}, {hop}
+    times: int
+
+
+@dataclass
 class RawBody:
     text: str
 
@@ -100,6 +115,10 @@ class State:
     artifacts: dict[int, dict[str, Any]] = field(default_factory=dict)
     blobs: dict[str, bytes] = field(default_factory=dict)
     blob_auth: list[str] = field(default_factory=list)  # the Authorization header each blob download carried
+    renamed: dict[str, int] = field(default_factory=dict)  # an old full name -> the repository's id
+    repository_ids: dict[int, str] = field(default_factory=dict)  # id -> the current full name
+    redirects: list[Redirect] = field(default_factory=list)
+    hops: int = 0
 
 
 class FakeGitHub:
@@ -170,6 +189,27 @@ class FakeGitHub:
         body = {"message": message, "documentation_url": "https://docs.github.com/rest"}
         self.state.faults.append(Fault(method, re.compile(path_regex), status, headers or {}, body, times, raw,
                                        landed))
+
+    def rename(self, old: str, new: str, repo_id: int = 4242) -> None:
+        """`old` is renamed `new`: everything moves, the old name redirects to `/repositories/{repo_id}`."""
+        with self.lock:
+            state = self.state
+            state.repos = {new if r == old else r for r in state.repos}
+            state.issues = {(new if r == old else r, n) for r, n in state.issues}
+            state.pulls = {(new if r == old else r, n): sha for (r, n), sha in state.pulls.items()}
+            for comment in state.comments.values():
+                if comment["_issue"][0] == old:
+                    comment["_issue"] = (new, comment["_issue"][1])
+                    comment["url"] = comment["url"].replace(f"/repos/{old}/", f"/repos/{new}/")
+                    comment["html_url"] = comment["html_url"].replace(f"/{old}/", f"/{new}/")
+            for record in [*state.runs.values(), *state.artifacts.values()]:
+                if record["_repo"] == old:
+                    record["_repo"] = new
+            state.renamed[old] = repo_id
+            state.repository_ids[repo_id] = new
+
+    def redirect_next(self, method: str, path_regex: str, status: int, location: str, *, times: int = 1) -> None:
+        self.state.redirects.append(Redirect(method, re.compile(path_regex), status, location, times))
 
     def comments_on(self, repo: str, number: int) -> list[dict[str, Any]]:
         return [c for c in self.state.comments.values() if c["_issue"] == (repo, number)]
@@ -257,6 +297,9 @@ class FakeGitHub:
             def do_PATCH(self) -> None:
                 self._handle("PATCH")
 
+            def do_DELETE(self) -> None:
+                self._handle("DELETE")
+
         return Handler
 
     @property
@@ -276,6 +319,12 @@ class FakeGitHub:
             path = path[len(self.prefix):]
         else:
             return 404, {"message": "Not Found"}, {}
+        moved = self._moved(method, path, query)
+        if moved is not None:
+            return moved
+        match = re.fullmatch(r"/repositories/(\d+)(/.*)?", path)
+        if match and int(match.group(1)) in self.state.repository_ids:  # GitHub's name-free address
+            path = f"/repos/{self.state.repository_ids[int(match.group(1))]}{match.group(2) or ''}"
         for fault in self.state.faults:
             if fault.times > 0 and fault.method == method and fault.path.search(path):
                 fault.times -= 1
@@ -283,6 +332,26 @@ class FakeGitHub:
                     self._route(method, path, query, auth, body)
                 return fault.status, (RawBody(fault.raw) if fault.raw is not None else fault.body), fault.headers
         return self._route(method, path, query, auth, body)
+
+    def _moved(self, method: str, path: str, query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]] | None:
+        """A queued redirect, or the old name of a renamed repository: GitHub answers a GET 301 and a write
+        307 (the client must send the same method and body again), to the repository's id."""
+        raw_query = urlencode(query, doseq=True)
+        for redirect in self.state.redirects:
+            if redirect.times > 0 and redirect.method == method and redirect.path.search(path):
+                redirect.times -= 1
+                self.state.hops += 1
+                location = redirect.location.format(url=self.url, path=path, query=raw_query, hop=self.state.hops)
+                return redirect.status, {"message": "Moved", "url": location}, {"Location": location}
+        match = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)?", path)
+        repo_id = self.state.renamed.get(match.group(1)) if match else None
+        if match is None or repo_id is None:
+            return None
+        location = f"{self.url}/repositories/{repo_id}{match.group(2) or ''}" + (f"?{raw_query}" if raw_query else "")
+        status, message = (301, "Moved Permanently") if method in ("GET", "HEAD") else (307, "Temporary Redirect")
+        return status, {"message": message, "url": location,
+                        "documentation_url": "https://docs.github.com/rest/guides/best-practices-for-using-the-rest-api"
+                        "#follow-redirects"}, {"Location": location}
 
     def _route(self, method: str, path: str, query: dict[str, list[str]], auth: str,
                body: Any) -> tuple[int, Any, dict[str, str]]:
