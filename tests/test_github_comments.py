@@ -12,7 +12,7 @@ import pytest
 from fake_github import BOT, DROP, SPAMMED, FakeGitHub
 
 from evalgate.github.comments import CommentError, GitHub, comment_key, graphql_url, marker
-from evalgate.net import HttpClient, RetryPolicy
+from evalgate.net import Exchange, HttpClient, Redactor, RetryPolicy
 
 REPO = "octo/agent"
 
@@ -377,3 +377,142 @@ def test_comment_command_breaks_mentions_in_a_body_file_and_needs_one_source(git
         assert refused.returncode == 2 and "one of --results" in refused.stderr
     junk = comment_cli(github, "--results", str(body), "--pr", "1")
     assert junk.returncode == 2 and "not an evalgate results file" in junk.stderr
+
+
+# ---- redirects: a renamed or transferred repository ----
+
+
+def test_a_renamed_repository_keeps_its_one_comment_through_301_and_307(github: FakeGitHub) -> None:
+    """GitHub answers the old name 301 on GET and 307 on PATCH: followed on the API's origin, the
+    comment on page 2 is found and updated in place, never posted a second time."""
+    for n in range(150):
+        github.add_comment(REPO, 1, "reviewer", f"c{n}")
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    github.rename(REPO, "octo/renamed", repo_id=77)
+    done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.action == "updated" and ours["body"] == marker("k") + "\nnew"
+    assert len(github.comments_on("octo/renamed", 1)) == 151
+    paths = [(r.method, r.path) for r in github.requests() if r.method != "POST"]
+    assert paths[:2] == [("GET", f"/repos/{REPO}/issues/1/comments"), ("GET", "/repositories/77/issues/1/comments")]
+    patches = github.requests("PATCH")
+    assert [r.path for r in patches] == [f"/repos/{REPO}/issues/comments/{ours['id']}",
+                                         f"/repositories/77/issues/comments/{ours['id']}"]
+    assert all(r.body == {"body": marker("k") + "\nnew"} for r in patches)  # 307: method and body kept
+    assert {r.authorization for r in github.requests()} == {"Bearer app"}
+
+
+def test_a_renamed_repository_gets_its_first_comment_through_a_307_post(github: FakeGitHub) -> None:
+    github.rename(REPO, "octo/renamed")
+    first = client(github).upsert(REPO, 1, marker("k") + "\none", "k")
+    second = client(github).upsert(REPO, 1, marker("k") + "\ntwo", "k")
+    assert (first.action, second.action) == ("created", "updated") and first.url == second.url
+    [comment] = github.comments_on("octo/renamed", 1)
+    assert comment["body"] == marker("k") + "\ntwo"
+    assert [r.path for r in github.requests("POST") if r.path != "/graphql"] == [
+        f"/repos/{REPO}/issues/1/comments", "/repositories/4242/issues/1/comments"]
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_redirect_to_another_origin_never_takes_the_token_there(github: FakeGitHub, method: str) -> None:
+    """Another port on the same host is another origin: refused, naming it; the other server hears nothing."""
+    github.add_token("ghp_secret_token", "alice")
+    with FakeGitHub() as other:
+        other.add_token("ghp_secret_token", "alice")
+        other.add_pull(REPO, 1)
+        github.redirect_next(method, r"/issues/1/comments$", 307, other.url + "{path}?t=ghp_secret_token")
+        with pytest.raises(CommentError) as caught:
+            client(github, "ghp_secret_token").upsert(REPO, 1, marker("k") + "\nbody", "k")
+        assert other.requests() == [] and other.comments_on(REPO, 1) == []
+    message = str(caught.value)
+    assert caught.value.status == 307 and f"another origin, {other.url}" in message
+    assert "ghp_secret_token" not in message and "?t=" not in message
+    assert github.comments_on(REPO, 1) == []
+
+
+def test_a_redirect_to_another_host_name_on_the_same_port_is_refused(github: FakeGitHub) -> None:
+    port = github.url.rsplit(":", 1)[1]
+    github.redirect_next("GET", r"/comments$", 301, f"http://localhost:{port}" + "{path}")
+    with pytest.raises(CommentError) as caught:
+        client(github).find(REPO, 1, BOT, "k")
+    assert f"http://localhost:{port}" in str(caught.value)
+    assert len(github.requests("GET")) == 1  # nothing reached `localhost`, the same server under another name
+
+
+def test_a_redirect_loop_and_an_endless_chain_end_with_a_clear_error(github: FakeGitHub) -> None:
+    """A loop is seen when it comes back to an address already asked, before asking it again; a chain of
+    distinct hops ends after five. Either is an error saying so, never a hang or a second comment."""
+    github.redirect_next("GET", r"/issues/1/comments$", 302, "{url}/repos/octo/agent/issues/2/comments?{query}",
+                         times=100)
+    github.redirect_next("GET", r"/issues/2/comments$", 302, "{url}/repos/octo/agent/issues/1/comments?{query}",
+                         times=100)
+    with pytest.raises(CommentError) as caught:
+        client(github).find(REPO, 1, BOT, "k")
+    assert caught.value.status == 302 and "redirect loop" in str(caught.value)
+    assert [r.path for r in github.requests("GET")] == [f"/repos/{REPO}/issues/1/comments",
+                                                        f"/repos/{REPO}/issues/2/comments"]
+    github.state.redirects.clear()
+    github.state.log.clear()
+    github.redirect_next("PATCH", r"/comments/\d+$", 308, "{url}{path}?hop={hop}", times=100)
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    with pytest.raises(CommentError) as caught:
+        client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert "more than 5 redirects" in str(caught.value)
+    assert len(github.requests("PATCH")) == 6 and ours["body"] == marker("k") + "\nold"
+    assert github.requests("POST")[-1].path == "/graphql"  # a refused redirect is no reason to post anew
+
+
+@pytest.mark.parametrize("location", ["\x1b]0;pwned\x07/x", "http://a b/", "/" + "x" * 5000, "\\\\evil.invalid/x", ""],
+                         ids=["control-characters", "space", "too-long", "backslashes", "empty"])
+def test_a_hostile_location_is_refused_and_never_echoed(github: FakeGitHub, location: str) -> None:
+    github.redirect_next("GET", r"/comments$", 302, location.replace("{", "{{").replace("}", "}}"))
+    with pytest.raises(CommentError) as caught:
+        client(github).find(REPO, 1, BOT, "k")
+    message = str(caught.value)
+    assert "redirect" in message and caught.value.status == 302
+    assert "\x1b" not in message and "pwned" not in message and "xxxxx" not in message and len(message) < 400
+    assert len(github.requests("GET")) == 1
+
+
+class Stub:
+    """An HttpClient that answers every request with one redirect, for an https API the fake cannot be."""
+
+    def __init__(self, status: int, location: str) -> None:
+        self.status, self.location = status, location
+        self.sent: list[tuple[str, str]] = []
+        self.redact = Redactor()
+
+    def add_secrets(self, secrets: object) -> None:
+        pass
+
+    def exchange(self, method: str, url: str, **_: object) -> Exchange:
+        self.sent.append((method, url))
+        return Exchange(self.status, {"Location": self.location}, "{}", url)
+
+
+def test_a_downgrade_from_https_to_http_is_refused() -> None:
+    stub = Stub(301, "http://api.github.com/repositories/1/issues/1/comments")
+    github = GitHub("https://api.github.com", "tok", stub, author="alice")  # type: ignore[arg-type]
+    with pytest.raises(CommentError) as caught:
+        github.find(REPO, 1, "alice", "k")
+    assert "https to http" in str(caught.value) and len(stub.sent) == 1
+
+
+def test_a_same_origin_redirect_keeps_the_default_port_and_follows_it() -> None:
+    stub = Stub(308, "https://API.github.com:443/repositories/1/pulls/1")
+    github = GitHub("https://api.github.com", "tok", stub, author="alice")  # type: ignore[arg-type]
+    with pytest.raises(CommentError):  # the stub redirects forever: a loop, after one hop
+        github.pull_head_sha(REPO, 1)
+    assert stub.sent == [("GET", f"https://api.github.com/repos/{REPO}/pulls/1"),
+                         ("GET", "https://API.github.com:443/repositories/1/pulls/1")]
+
+
+def test_the_artifact_storage_redirect_is_still_fetched_without_the_token(github: FakeGitHub) -> None:
+    """The artifact zip's 302 to storage is another origin on purpose: handed back, fetched without the
+    token; a renamed repository's 301 before it is followed."""
+    from evalgate.github.artifacts import download
+
+    github.add_run(REPO, 5, workflow_id=1, branch="main")
+    artifact = github.add_artifact(REPO, 5, "evalgate-results", b"zip bytes")
+    github.rename(REPO, "octo/renamed")
+    assert download(client(github), REPO, artifact) == b"zip bytes"
+    assert github.state.blob_auth == [""]

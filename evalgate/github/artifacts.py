@@ -94,7 +94,8 @@ def download(client: GitHub, repo: str, artifact_id: int) -> bytes:
     """The artifact's zip. The URL is built here, on the API's host; GitHub answers with a redirect to
     storage, fetched without the token (another host: the client's own headers only)."""
     try:
-        response = client.request("GET", f"/repos/{repo}/actions/artifacts/{artifact_id}/zip")
+        # offsite: the redirect to storage is the answer; one to the API's origin (a renamed repository) is followed
+        response = client.request("GET", f"/repos/{repo}/actions/artifacts/{artifact_id}/zip", offsite=True)
     except CommentError as exc:
         if exc.status == 410:
             raise NoBaseline("the baseline artifact has expired (HTTP 410)") from None

@@ -4,7 +4,9 @@ One comment per key, found by its hidden marker among the comments written by th
 identity (GraphQL `viewer`, which answers for GITHUB_TOKEN, App installation tokens and users'
 tokens alike, or the `comment-author` input), updated in place (PATCH) or created (POST). Requests
 go through the one HTTP layer (`evalgate.net`: proxies, CA bundles), passed in by the caller.
-Rate limits are honoured, boundedly; nothing is ever written twice.
+Rate limits are honoured, boundedly; nothing is ever written twice. Redirects (a renamed or
+transferred repository: 301, 302, 307, 308) are followed a few hops, with the same method and body as
+GitHub asks, on GITHUB_API_URL's own origin only: the token never goes anywhere else.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
 from evalgate.net import Exchange, HttpClient, HttpError, parse_retry_after
+from evalgate.textsafe import visible
 
 PER_PAGE = 100
 MAX_PAGES = 100  # 10,000 comments: a bound on the listing loop
@@ -27,6 +30,11 @@ SECONDARY_WAIT_S = 60.0  # GitHub: after a secondary rate limit without retry-af
 TIMEOUT_S = 30.0
 RETRY_STATUSES = {500, 502, 503, 504}
 IDEMPOTENT = {"GET", "PATCH"}
+MAX_REDIRECTS = 5  # GitHub redirects once (a renamed repository); more is a loop or a misbehaving proxy
+REDIRECTS = {301, 302, 303, 307, 308}
+# A Location we follow: printable ASCII, no space, no backslash (URL parsers disagree on `\`).
+PLAIN_URL = re.compile(r"[!-\[\]-~]{1,2000}")
+SHOWN_ORIGIN = 100
 KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 VIEWER_QUERY = "query { viewer { login __typename } }"
 LINK = re.compile(r'<([^>]*)>\s*;\s*rel="?([^";,]+)"?')
@@ -89,6 +97,19 @@ def _message(response: Exchange) -> str:
     # A 422 says "Validation Failed" on top and why in `errors` ("body is too long ...").
     details = [str(e.get("message", "")) if isinstance(e, dict) else str(e) for e in data.get("errors") or []]
     return "; ".join([str(data.get("message", "")), *[d for d in details if d]])[:500]
+
+
+def origin(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) with the default port spelt out and case folded; ValueError for a bad port."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
+
+
+def shown_origin(url: str) -> str:
+    """An origin for a message: never the path, query or user info, where a token could hide."""
+    scheme, host, port = origin(url)
+    return visible(f"{scheme}://{host}:{port}")[:SHOWN_ORIGIN]
 
 
 def links(response: Exchange) -> dict[str, str]:
@@ -197,17 +218,75 @@ class GitHub:
             return None  # too long for a CI step: give up, the caller warns
         return wait
 
+    def _redirect(self, where: str, response: Exchange, offsite: bool) -> str | None:
+        """Where a redirect leads, when it may be followed with the token: the API's own origin only.
+        None: another origin the caller fetches itself, without the token (`offsite`, artifact storage).
+        CommentError otherwise; the Location is untrusted text, so only its origin is ever shown."""
+        status = response.status
+        location = response.headers.get("Location") or ""
+        if not location:
+            raise CommentError(status, f"{where}: redirected without a Location")
+        try:
+            if not PLAIN_URL.fullmatch(location):
+                raise ValueError
+            target = urldefrag(urljoin(response.url, location)).url
+            scheme, host, _port = origin(target)
+            if scheme not in ("http", "https") or not host:
+                raise ValueError
+        except ValueError:
+            raise CommentError(status, f"{where}: redirected to a Location that is not a plain http(s) URL "
+                                       f"({len(location)} characters, not shown): not followed") from None
+        if origin(target) == origin(self.api_url):
+            return target
+        shown = self.http.redact.bounded(shown_origin(target), SHOWN_ORIGIN)
+        if urlsplit(self.api_url).scheme.lower() == "https" and scheme == "http":
+            raise CommentError(status, f"{where}: redirected from https to http ({shown}): not followed, the "
+                                       "token never travels unencrypted")
+        if offsite:
+            return None
+        raise CommentError(status, f"{where}: redirected to another origin, {shown}: not followed, the token "
+                                   f"goes only to GITHUB_API_URL's origin ({shown_origin(self.api_url)})")
+
+    def _send(self, method: str, url: str, json: Any, offsite: bool) -> Exchange:
+        """One exchange and the redirects it leads to (GitHub: "any request may result in a redirect").
+        Every hop re-sends the same method and body: GitHub answers writes to a renamed repository
+        with 307, and asks 301/302 to be repeated as they were too. Only 303 turns into a GET."""
+        where = f"{method} {urlsplit(url).path}"
+        seen = {(method, url)}
+        for hop in range(MAX_REDIRECTS + 1):
+            try:
+                response = self.http.exchange(method, url, json_body=json, headers=self.headers, timeout_s=TIMEOUT_S)
+            except HttpError as exc:
+                if not hop:
+                    raise
+                # the message would name the redirect's target: keep to the path we were asked for
+                raise HttpError(f"after {hop} redirect(s): {_no_url(str(exc), url)}") from None
+            if response.status not in REDIRECTS:
+                return response
+            target = self._redirect(where, response, offsite)
+            if target is None:
+                return response
+            if response.status == 303:
+                method, json = "GET", None
+            if (method, target) in seen:
+                raise CommentError(response.status, f"{where}: a redirect loop, back to an address already asked "
+                                                    f"after {hop + 1} redirects: not followed")
+            seen.add((method, target))
+            url = target
+        raise CommentError(response.status, f"{where}: more than {MAX_REDIRECTS} redirects: not followed further")
+
     def request(self, method: str, path_or_url: str, *, params: dict[str, Any] | None = None,
-                json: Any = None, read: bool = False) -> Exchange:
-        """One API call with GitHub's retry rules; `read`: a POST that changes nothing (GraphQL
-        queries), retried like a GET."""
+                json: Any = None, read: bool = False, offsite: bool = False) -> Exchange:
+        """One API call with GitHub's retry rules and its redirects followed on the API's origin;
+        `read`: a POST that changes nothing (GraphQL queries), retried like a GET; `offsite`: a redirect
+        to another origin is the answer (artifact storage, fetched without the token), not an error."""
         url = self._url(path_or_url)
         kind = "GET" if read else method  # what the retry rules treat it as
         if params:
             url += ("&" if "?" in url else "?") + urlencode(params)
         for attempt in range(MAX_ATTEMPTS):
             try:
-                response = self.http.exchange(method, url, json_body=json, headers=self.headers, timeout_s=TIMEOUT_S)
+                response = self._send(method, url, json, offsite)
             except HttpError as exc:
                 wait = 2.0**attempt
                 # A reset connection is retried for idempotent calls only: a POST may have landed.
