@@ -407,3 +407,31 @@ def test_a_spec_errors_summary_shows_control_and_bidi_characters_as_escapes(acti
     assert run.code == 2, run.log
     assert "unknown key" in run.summary or "extra" in run.summary.lower()
     assert "\u202e" not in run.summary and "\u0007" not in run.summary and "@octocat" not in run.summary
+
+
+def test_a_renamed_repository_keeps_one_sticky_comment(action: scenarios.Action, github: FakeGitHub) -> None:
+    """GITHUB_REPOSITORY still names the old repository: 301/307 to `/repositories/{id}` are followed,
+    the first run creates the comment there and the second updates it."""
+    scenarios.write_project(action.root / "ws", "passed")
+    github.rename(scenarios.REPO, "octo/agent-renamed", repo_id=99)
+    first = action.run()
+    second = action.run()
+    assert (first.code, second.code) == (0, 0), second.log
+    [comment] = github.comments_on("octo/agent-renamed", scenarios.PR)
+    assert first.outputs["comment-url"] == second.outputs["comment-url"] == comment["html_url"]
+    assert "PR comment updated" in second.log
+    assert not [c for c in first.commands + second.commands if c.name == "warning"]
+    moved = [(r.method, r.path) for r in github.requests() if r.path.startswith("/repositories/99/")]
+    assert {m for m, _ in moved} == {"GET", "POST", "PATCH"}
+
+
+def test_a_redirect_loop_is_a_warning_and_the_verdict_keeps_the_exit_code(action: scenarios.Action,
+                                                                          github: FakeGitHub) -> None:
+    scenarios.write_project(action.root / "ws", "failed")
+    github.redirect_next("GET", r"/comments$", 302, "{url}{path}?{query}", times=10)
+    run = action.run()
+    assert run.code == 1, run.log  # the verdict's exit code, as for any other GitHub failure
+    [warning] = [c for c in run.commands if c.properties.get("title") == "evalgate: no PR comment"]
+    assert "HTTP 302" in warning.data and "redirect loop" in warning.data
+    assert run.outputs["verdict"] == "failed" and run.outputs["comment-url"] == ""
+    assert github.comments_on(scenarios.REPO, scenarios.PR) == []

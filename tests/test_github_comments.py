@@ -516,3 +516,16 @@ def test_the_artifact_storage_redirect_is_still_fetched_without_the_token(github
     github.rename(REPO, "octo/renamed")
     assert download(client(github), REPO, artifact) == b"zip bytes"
     assert github.state.blob_auth == [""]
+
+
+def test_comment_command_follows_a_rename_and_exits_1_on_a_refused_redirect(github: FakeGitHub,
+                                                                          tmp_path: Path) -> None:
+    body = tmp_path / "comment.md"
+    body.write_text(marker("weather") + "\n## report")
+    github.rename(REPO, "octo/renamed")
+    assert comment_cli(github, "--body-file", str(body), "--pr", "1").returncode == 0
+    assert len(github.comments_on("octo/renamed", 1)) == 1
+    github.redirect_next("GET", r"/comments$", 302, "http://evil.invalid:1/steal?pat")
+    refused = comment_cli(github, "--body-file", str(body), "--pr", "1")
+    assert refused.returncode == 1 and "another origin, http://evil.invalid:1" in refused.stderr
+    assert "steal" not in refused.stderr and len(github.comments_on("octo/renamed", 1)) == 1
