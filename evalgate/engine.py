@@ -35,12 +35,17 @@ class TurnScores:
     gates: dict[str, float] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
+    # The ids not scorable at this turn, by kind ("gates", "scores"): the item's `not_scorable` labels
+    # (`turn-N:id`) are one for a gate and a scorer of one id, so `evalgate merge` could not tell them apart.
+    not_scorable: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = {"index": self.index, "input": self.input, "output": self.run.to_dict(),
                "gates": self.gates, "scores": self.scores}
         if self.reasons:
             out["reasons"] = self.reasons
+        if self.not_scorable:
+            out["not_scorable"] = self.not_scorable
         return out
 
 
@@ -393,8 +398,12 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
                 view = case.item.model_copy(update={"input": turn_input, "inputs": None, "turns": None})
                 scores = TurnScores(index, turn_input, runs[index])
                 for check in checks:  # a turn's gates and scorers, in the order the item lists them
-                    into = scores.gates if check.entry.kind == "gate" else scores.scores
-                    _score([check], view, runs[index], result, into, scores.reasons, ledger, index)
+                    gate = check.entry.kind == "gate"
+                    before = len(result.contributions)
+                    _score([check], view, runs[index], result, scores.gates if gate else scores.scores,
+                           scores.reasons, ledger, index)
+                    if len(result.contributions) > before and result.contributions[-1][1] is None:
+                        scores.not_scorable.setdefault("gates" if gate else "scores", []).append(check.entry.id)
                 result.turns.append(scores)
     finally:
         if ledger is not None:

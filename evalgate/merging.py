@@ -326,7 +326,13 @@ def _replay_one(record: dict[str, Any], aggregator: Aggregator, top: tuple[list[
             add(entries[(index, "gate", key)], _number(value))
         for key, value in (turn.get("scores") or {}).items():
             add(entries[(index, "scorer", key)], _number(value))
-    for label in record.get("not_scorable") or {}:
+        kinds = turn.get("not_scorable")  # by kind, as runs record it since a gate and a scorer may share an id
+        if kinds is not None:
+            for key in kinds.get("gates") or ():
+                add(entries[(index, "gate", key)], None)
+            for key in kinds.get("scores") or ():
+                add(entries[(index, "scorer", key)], None)
+    for label in record.get("not_scorable") or {}:  # older records: only the labels, the kind guessed
         if not label.startswith("turn-"):
             continue
         turn_text, _, key = label[5:].partition(":")
@@ -334,6 +340,8 @@ def _replay_one(record: dict[str, Any], aggregator: Aggregator, top: tuple[list[
             continue
         index = int(turn_text)
         turn = turns[index]
+        if "not_scorable" in turn:
+            continue  # counted above
         gate = entries.get((index, "gate", key))
         scorer = entries.get((index, "scorer", key))
         if gate is not None and (scorer is None or key in (turn.get("scores") or {}) or label in errors):

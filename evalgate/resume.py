@@ -209,8 +209,15 @@ def _readable(record: Any) -> bool:
         and (record.get("trials") is None or isinstance(record["trials"], list))
         and (turns is None or (isinstance(turns, list) and all(
             isinstance(t, dict) and _scores(t.get("gates")) and _scores(t.get("scores")) and _texts(t.get("reasons"))
-            for t in turns)))
+            and _kinds(t.get("not_scorable")) for t in turns)))
     )
+
+
+def _kinds(value: Any) -> bool:
+    """A turn's `not_scorable`: absent, or lists of ids by kind."""
+    return value is None or (isinstance(value, dict) and all(
+        k in ("gates", "scores") and isinstance(v, list) and all(isinstance(i, str) for i in v)
+        for k, v in value.items()))
 
 
 def _budget_stopped(record: dict[str, Any]) -> bool:
@@ -301,7 +308,8 @@ def item_from_record(record: dict[str, Any], case: Case, gates: list[Check], sco
             turn = turns[index] if index < len(turns) and isinstance(turns[index], dict) else {}
             scores = TurnScores(index, turn.get("input"), _run(turn.get("output")) or Run(),
                                 dict(turn.get("gates") or {}), dict(turn.get("scores") or {}),
-                                dict(turn.get("reasons") or {}))
+                                dict(turn.get("reasons") or {}),
+                                {k: list(v) for k, v in (turn.get("not_scorable") or {}).items()})
             item.turns.append(scores)
             turn_gates = [c for c in checks if c.entry.kind == "gate"]
             turn_scorers = [c for c in checks if c.entry.kind != "gate"]

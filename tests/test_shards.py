@@ -522,3 +522,65 @@ def test_a_per_turn_check_first_scored_in_a_later_trial_merges(tmp_path: Path) -
     full = json.loads((tmp_path / "full.json").read_text())
     assert full["turn_results"] and full["summary"]["errored_trials"] == 2, "first trials errored, later scored"
     assert_same_run(full, json.loads((tmp_path / "merged.json").read_text()))
+
+
+def shared_id_spec(folder: Path) -> Path:
+    """Turn items whose turn 1 has a gate and a scorer both with id `maybe`: in one item both, in others
+    only one of them, each sometimes not scorable ("skip me"), errored ("boom") or scored."""
+    folder.mkdir(parents=True, exist_ok=True)
+    gate = {"type": "python", "function": "scorers:maybe", "id": "maybe"}
+    scorer = {"type": "python", "function": "scorers:maybe", "id": "maybe"}
+    texts = ["skip me", "sunny day", "boom", "rainy"]
+    data = []
+    for i in range(24):
+        which = i % 3  # 0: both, 1: only the gate, 2: only the scorer
+        turn = {"input": "b", "output": texts[(i // 3) % len(texts)],
+                "gates": [gate] if which != 2 else [], "scorers": [scorer] if which != 1 else []}
+        data.append({"id": f"s{i}", "turns": [{"input": "a", "output": "sunny"}, turn]})
+    (folder / "scorers.py").write_text(SCORERS_PY)
+    (folder / "items.jsonl").write_text("".join(json.dumps(d) + "\n" for d in data))
+    path = folder / "evalgate.yaml"
+    path.write_text(json.dumps({"version": 1, "data": "items.jsonl", "max_errors": 24,
+                                "gates": [{"type": "excludes", "value": "hail"}]}))
+    return path
+
+
+@pytest.mark.parametrize("columns", [True, False])
+def test_a_per_turn_gate_and_scorer_sharing_an_id_merge_their_not_scorable_apart(
+        columns: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both not scorable at one turn of one item, or one of them in an item that lacks the other: the
+    item-by-item merge (older shards, repeats) counts each as the run did."""
+    from evalgate import merging
+
+    spec = shared_id_spec(tmp_path / "spec")
+    run_spec(spec, output=tmp_path / "full.json")
+    files = run_sharded(spec, 3, tmp_path)
+    if not columns:
+        monkeypatch.setattr(merging, "_columns", lambda files: None)
+    merge(files, tmp_path / "merged.json")
+    full = json.loads((tmp_path / "full.json").read_text())
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    both = [t for i in full["items"] for t in i["turns"][1:] if t["input"] == "b" and "maybe" in t["gates"]]
+    assert both  # the gate scored in some items (and so it has a result)
+    assert full["summary"]["not_scorable"]["maybe"] == 2 * 2 + 2 + 2  # both in 2 items, each alone in 2 more
+    assert_same_run(full, merged)
+
+
+def test_shards_written_before_turns_recorded_not_scorable_by_kind_still_merge(tmp_path: Path) -> None:
+    """Older results hold only the item's `turn-N:id` labels: the merge still reads them."""
+    spec = turns_spec(tmp_path / "spec")
+    run_spec(spec, output=tmp_path / "full.json")
+    files = run_sharded(spec, 3, tmp_path)
+    stripped = 0
+    for path in files:
+        results = json.loads(path.read_text())
+        for item in results["items"]:
+            for turn in item.get("turns") or []:
+                stripped += turn.pop("not_scorable", None) is not None
+        path.write_text(json.dumps(results))
+    assert stripped
+    merge(files, tmp_path / "merged.json")
+    full = json.loads((tmp_path / "full.json").read_text())
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    merged["items"] = full["items"]  # the older items, as they were
+    assert_same_run(full, merged)
