@@ -117,6 +117,7 @@ def execute(
     costs = CostTotals()
 
     taken: set[int] | None = set() if resume else None  # a resumed journal may hold other items
+    from_journal: set[int] = set()  # items resumed as journaled: this run's judges made none of their calls
 
     def take(item: ItemResult) -> None:
         if first_seen is not None:  # per-turn entries: where each was first seen, for the merge's order
@@ -148,6 +149,8 @@ def execute(
             if part.judge_cost or (part.run is not None and part.run.cost_usd is not None):
                 costs.add(part.run.cost_usd if part.run is not None else None, part.judge_cost)
                 spent = True
+                if part.judge_cost and item.index not in from_journal:
+                    judging.charged(part.judge_cost)  # summary.judge.cost_usd, in data order
         if replay is not None:
             replay.add(item.index, item.id, item.contributions, errored or spent)
         if keep_items:
@@ -166,7 +169,8 @@ def execute(
         raise
     changes = None
     if resume and writer is not None:
-        cases, changes = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result, repeats, budget)
+        cases, changes = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result, repeats, budget,
+                                        from_journal)
     completed = False
 
     def finished(item: ItemResult) -> None:
@@ -215,6 +219,8 @@ def execute(
         if said:
             result.extra_summary["warnings"] = said
         target.close()
+        if result.interrupted:  # items cut short were billed too: the tallies hold every call
+            judging.items_usd = None
         judging.finish(result.extra_summary)
         if repeats is not None:
             result.extra_summary.update(repeats=repeats, **trial_counts)
@@ -267,7 +273,9 @@ def _skip_finished(
     result: EvalResult,
     repeats: int | None = None,
     budget: Budget | None = None,
+    from_journal: set[int] | None = None,
 ) -> tuple[Iterator[Case], Any]:
+    """from_journal: gets the index of each item taken as the journal holds it (not scored again)."""
     from evalgate.engine import evaluate_case
     from evalgate.resume import Changes, finished_records, skip_finished
 
@@ -287,6 +295,8 @@ def _skip_finished(
                 budget.add(item)
             else:
                 budget.add_resumed(item)
+        if from_journal is not None and not rescored:
+            from_journal.add(item.index)
         reorder.push(item)
         if on_result is not None:
             on_result(item)

@@ -370,7 +370,8 @@ def _sum_counters(values: list[Any]) -> Any:
     return present[0]
 
 
-def _summary_extras(files: list[ShardFile]) -> dict[str, Any]:
+def _summary_extras(files: list[ShardFile], judge_usd: float = 0.0) -> dict[str, Any]:
+    """The summary's figures beyond the outcome; `judge_usd`: the items' judge spend added in data order."""
     summaries = [f.head.get("summary") or {} for f in files]
     extras: dict[str, Any] = {
         "duration_s": round(max(float(s.get("duration_s") or 0.0) for s in summaries), 3),
@@ -411,7 +412,12 @@ def _summary_extras(files: list[ShardFile]) -> dict[str, Any]:
             prompts.update(j.get("prompts") or {})
         judge["prompts"] = dict(sorted(prompts.items()))
         costs = [j.get("cost_usd") for j in judges]
-        judge["cost_usd"] = None if any(c is None for c in costs) else round(sum(costs), 8)
+        if any(c is None for c in costs):
+            judge["cost_usd"] = None
+        elif any(s.get("resumed_items") for s in summaries):  # its figure leaves out its journaled items
+            judge["cost_usd"] = round(sum(costs), 8)
+        else:  # as the run adds it up, not the shards' rounded figures (each off by up to 5e-9)
+            judge["cost_usd"] = round(judge_usd, 8)
         extras["judge"] = judge
     return extras
 
@@ -447,6 +453,7 @@ class _Spend:
     def __init__(self, result: EvalResult) -> None:
         self.result = result
         self.costs = CostTotals()
+        self.judge_usd = 0.0  # summary.judge.cost_usd: every judge cost added in data order, as the run does
         self.errors = ErrorTally()  # summary.top_error, counted in data order as one run counts it
         self.errored = 0
 
@@ -458,6 +465,10 @@ class _Spend:
             run_cost = (part.get("run" if part is not record else "output") or {}).get("cost_usd")
             if judge_cost or run_cost is not None:
                 self.costs.add(run_cost, judge_cost if isinstance(judge_cost, dict) else {})
+            if judge_cost and isinstance(judge_cost, dict):
+                for usd in judge_cost.values():
+                    if _finite(usd):
+                        self.judge_usd += usd
         errored = _errored(record)
         if errored:
             self.errored += 1
@@ -524,7 +535,7 @@ def _not_a_shard(output: Path, paths: Sequence[str | Path]) -> None:
 def _finish(result: EvalResult, files: list[ShardFile], aggregator: Aggregator, spend: _Spend,
             max_errors: int) -> None:
     result.outcome = aggregator.outcome(max_errors)
-    result.extra_summary.update(_summary_extras(files))
+    result.extra_summary.update(_summary_extras(files, spend.judge_usd))
     top_error = spend.errors.top()
     if top_error is not None:
         result.extra_summary["top_error"] = top_error

@@ -584,3 +584,36 @@ def test_shards_written_before_turns_recorded_not_scorable_by_kind_still_merge(t
     merged = json.loads((tmp_path / "merged.json").read_text())
     merged["items"] = full["items"]  # the older items, as they were
     assert_same_run(full, merged)
+
+
+def test_four_shards_of_a_priced_judge_run_merge_to_its_judge_cost_to_the_last_digit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each shard's `summary.judge.cost_usd` is rounded to 8 decimals: the merged figure is not their
+    sum, but the unsharded run's own, to the last bit."""
+    from fake_judge import FakeJudge
+
+    # awkward prices: every call costs a fraction of a cent with digits far past the 8th decimal
+    prices = {"priced-judge": {"prompt": 0.123456789, "completion": 0.987654321}}
+    with FakeJudge() as judge:
+        data = [{"id": f"j{i}", "input": f"What is the weather in city {i}?", "context": [f"City {i} is sunny."],
+                 "output": {"text": f"City {i} is sunny today. " * (1 + i % 3), "tool_calls": []}}
+                for i in range(40)]
+        spec = {"version": 1, "data": data, "concurrency": 4,
+                "scorers": [{"type": "faithfulness", "threshold": 0.5}, {"type": "answer_relevancy"}],
+                "judge": {"model": "priced-judge", "base_url": judge.base_url, "api_key_env": None,
+                          "prices": prices}}
+        path = tmp_path / "evalgate.yaml"
+        path.write_text(json.dumps(spec))
+        run_spec(path, output=tmp_path / "full.json")
+        files = run_sharded(path, 4, tmp_path)
+    merge(files, tmp_path / "merged.json")
+    full = json.loads((tmp_path / "full.json").read_text())
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    shard_costs = [json.loads(f.read_text())["summary"]["judge"]["cost_usd"] for f in files]
+    assert full["summary"]["judge"]["calls"] > 40 and all(c > 0 for c in shard_costs)
+    assert merged["summary"]["judge"]["cost_usd"] == full["summary"]["judge"]["cost_usd"]
+    assert_same_run(full, merged)
+    from evalgate import merging
+
+    monkeypatch.setattr(merging, "_columns", lambda files: None)  # item by item (older shards, repeats): the same
+    assert merge(files).summary["judge"] == merged["summary"]["judge"]

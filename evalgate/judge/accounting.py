@@ -65,6 +65,10 @@ class JudgeRun:
     def __init__(self, scorers: Iterable[Any] = ()) -> None:
         self.judges: list[Judge] = []
         self.start: list[tuple[Tally, int]] = []
+        # The items' judge spend added in data order (`charged`); None: not given, the tallies' sum.
+        # The tallies add calls as they finish, an order concurrency changes and no merge of shards
+        # can follow; items in data order give one sum, the same in a run and in its merged shards.
+        self.items_usd: float | None = None
         self.add(scorers)
 
     def add(self, scorers: Iterable[Any]) -> None:
@@ -81,6 +85,13 @@ class JudgeRun:
             for checks in getattr(case, "turn_checks", None) or ():
                 self.add(check.scorer for check in checks)
             yield case
+
+    def charged(self, judge_cost: dict[str, float]) -> None:
+        """An item's (or trial's) judge spend by check, as its record's `judge_cost_usd`: called in data order."""
+        total = 0.0 if self.items_usd is None else self.items_usd
+        for usd in judge_cost.values():
+            total += usd
+        self.items_usd = total
 
     def summary(self) -> dict[str, Any]:
         total = Tally()
@@ -103,7 +114,8 @@ class JudgeRun:
                 "total_tokens": total.prompt_tokens + total.completion_tokens,
             },
             # Unknown when any billed call had no price: a partial sum would understate it.
-            "cost_usd": None if total.unpriced_calls else round(total.cost_usd, 8),
+            "cost_usd": None if total.unpriced_calls else round(
+                total.cost_usd if self.items_usd is None else self.items_usd, 8),
             "prompts": dict(sorted(prompts.items())),
         }
 
