@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from fake_github import BOT, DROP, SPAMMED, FakeGitHub
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evalgate.github.comments import CommentError, GitHub, comment_key, graphql_url, marker
 from evalgate.net import Exchange, HttpClient, Redactor, RetryPolicy
@@ -211,6 +213,31 @@ def test_a_link_to_another_host_never_takes_the_token_there(github: FakeGitHub) 
 def test_keys_cannot_break_the_marker() -> None:
     assert comment_key("my eval --> <b>") == "my-eval-b"
     assert marker("") == "<!-- evalgate:default -->"
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_an_ascii_key_is_the_very_key_it_always_was(key: str) -> None:
+    """Its comment, posted by an earlier version, is still found and updated: never a second one."""
+    import re
+
+    before = re.sub(r"-{2,}", "-", re.sub(r"[^A-Za-z0-9._-]+", "-", key)).strip("-") or "default"
+    assert comment_key(key) == before
+    assert comment_key(before) == before  # a body file's marker keeps its key
+
+
+def test_names_that_differ_only_beyond_ascii_keep_their_own_comment(github: FakeGitHub) -> None:
+    """`évals` and `øvals` both lost every letter but `vals`: the second eval overwrote the first's comment."""
+    names = ["évals", "øvals", "日本語", "中文", "vals"]
+    keys = [comment_key(name) for name in names]
+    assert len(set(keys)) == len(names) and keys[-1] == "vals"
+    assert comment_key("e\u0301vals") == keys[0]  # a decomposed é is the same name
+    assert all(comment_key(k) == k and marker(k) == marker(name) for k, name in zip(keys, names, strict=True))
+    for round_ in ("one", "two"):
+        for name in names:
+            done = client(github).upsert(REPO, 1, marker(name) + f"\n{name} {round_}", name)
+            assert done.action == ("created" if round_ == "one" else "updated"), name
+    bodies = [c["body"] for c in github.comments_on(REPO, 1)]
+    assert bodies == [marker(name) + f"\n{name} two" for name in names]
 
 
 def comment_cli(github: FakeGitHub, *args: str, token: str = "pat") -> subprocess.CompletedProcess[str]:

@@ -11,8 +11,10 @@ GitHub asks, on GITHUB_API_URL's own origin only: the token never goes anywhere 
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -67,8 +69,17 @@ class CommentError(Exception):
 
 
 def comment_key(key: str) -> str:
-    """A key safe inside an HTML comment: `-->` or spaces could end or confuse the marker."""
-    return re.sub(r"-{2,}", "-", KEY_CHARS.sub("-", key)).strip("-") or "default"  # no `--` in a comment
+    """A key safe inside an HTML comment: `-->` or spaces could end or confuse the marker.
+
+    An ASCII key keeps the key it always had, so its comment is still found. Other characters would
+    all become `-`, and `évals` and `øvals` share `vals`: such a key also gets a hash of the whole key."""
+    if not key.isascii():  # NFC: a name typed with a composed or a decomposed `é` is one key
+        key = unicodedata.normalize("NFC", key)
+    safe = re.sub(r"-{2,}", "-", KEY_CHARS.sub("-", key)).strip("-")  # no `--` in a comment
+    if key.isascii():
+        return safe or "default"
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{safe}-{digest}" if safe else digest
 
 
 def marker(key: str) -> str:
