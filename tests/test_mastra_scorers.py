@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -126,11 +127,13 @@ def output(rng: random.Random, tools: bool = True) -> tuple[Any, Any]:
 
 class Case:
     def __init__(self, label: str, node: dict[str, Any], scorer: Any, item: dict[str, Any], run: Any,
-                 answer: dict[str, Any] | None = None, mastra_rejects: bool = False) -> None:
+                 answer: dict[str, Any] | None = None, mastra_rejects: bool = False,
+                 mastra_throws: bool = False) -> None:
         self.label, self.node, self.scorer, self.answer = label, node, scorer, answer
         self.item = Item(**item)
         self.run: Run = run_from_value(run)
         self.mastra_rejects = mastra_rejects
+        self.mastra_throws = mastra_throws  # Mastra's scorer throws: evalgate's must raise (a scorer error)
 
 
 def code_cases(rng: random.Random, per_scorer: int) -> Iterator[Case]:
@@ -238,7 +241,7 @@ def trajectory_cases(rng: random.Random, count: int) -> Iterator[Case]:
         yield Case("trajectory_accuracy", node, scorer, {"input": "q", "expected_trajectory": expectation}, ours)
 
 
-def edge_cases() -> Iterator[Case]:
+def js_rule_cases(ctx: Any) -> Iterator[Case]:
     """Inputs where JavaScript's rules differ from Python's, found by probing against Mastra."""
     for output, tone in (("constructor good", "good day"), ("constructor good. good!", None)):
         # `negators[prev]` in the sentiment package finds Object.prototype.constructor: a negator
@@ -265,6 +268,38 @@ def edge_cases() -> Iterator[Case]:
         node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation}
         yield Case("trajectory_accuracy", node, trajectory.trajectory_accuracy(),
                    {"input": "q", "expected_trajectory": expectation}, out)
+
+
+def trajectory_case(label: str, calls: list[dict[str, Any]], expectation: dict[str, Any],
+                    defaults: dict[str, Any] | None = None, throws: bool = False) -> Case:
+    """The run format's calls against `expectation` (Mastra's keys), entry defaults in Mastra's keys."""
+    out = {"text": "done", "tool_calls": calls}
+    node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation,
+            "options": {"defaults": defaults} if defaults else {}}
+    snake = {k: re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower() for k in defaults or {}}
+    scorer = trajectory.trajectory_accuracy(**{snake[k]: v for k, v in (defaults or {}).items()})
+    return Case(label, node, scorer, {"input": "q", "expected_trajectory": expectation}, out, mastra_throws=throws)
+
+
+def null_expectation_cases(ctx: Any) -> Iterator[Case]:
+    """An item's explicit null overrides the entry's default (`{...defaults, ...item}`), then falls back."""
+    b, a = {"name": "b", "args": {}}, {"name": "a", "args": {}}
+    failed = {"name": "b", "args": {}, "error": "boom"}
+    yield trajectory_case("ordering null is relaxed", [b, a], {"steps": [{"name": "a"}, {"name": "b"}],
+                                                               "ordering": None}, {"ordering": "strict"})
+    yield trajectory_case("steps null: no accuracy", [b], {"steps": None}, {"steps": [{"name": "a"}]})
+    yield trajectory_case("maxSteps null throws", [b], {"maxSteps": None}, {"maxSteps": 3}, throws=True)
+    yield trajectory_case("noRedundantCalls null checks", [b, b], {"noRedundantCalls": None},
+                          {"noRedundantCalls": False})
+    yield trajectory_case("allowRepeatedSteps null allows", [b, b], {"steps": [{"name": "b"}],
+                                                                     "allowRepeatedSteps": None},
+                          {"allowRepeatedSteps": False})
+    yield trajectory_case("blacklistedTools null: none", [b], {"blacklistedTools": None}, {"blacklistedTools": ["b"]})
+    yield trajectory_case("maxRetriesPerTool null is 2", [failed, failed, failed, b], {"maxRetriesPerTool": None},
+                          {"maxRetriesPerTool": 0})
+    for field in ("toolArgs", "toolResult", "success"):  # a null step field is compared: it never matches
+        yield trajectory_case(f"step {field} null", [{"name": "b", "args": {}, "result": {}}],
+                              {"steps": [{"name": "b", "stepType": "tool_call", field: None}]})
 
 
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
@@ -475,25 +510,32 @@ def tool_and_rubric_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iter
 # ---- running both sides ----
 
 
-def evalgate_score(case: Case, fake: FakeJudge) -> tuple[float | None, int]:
-    """(evalgate's score or None for not scorable, judge calls made)."""
+def evalgate_score(case: Case, fake: FakeJudge) -> tuple[float | str | None, int]:
+    """(evalgate's score, None for not scorable or "error" where Mastra's throws; judge calls made)."""
     before = fake.calls
     fake.script = case.answer
+    value: float | str | None
     try:
         value, _ = normalize(case.scorer.fn(case.item, case.run))
     except NotScorable:
         value = None
+    except Exception:
+        if not case.mastra_throws:
+            raise
+        value = "error"
     finally:
         fake.script = None
     return value, fake.calls - before
 
 
-def agree(mastra: dict[str, Any], ours: float | None, case: Case) -> bool:
+def agree(mastra: dict[str, Any], ours: float | str | None, case: Case) -> bool:
+    if case.mastra_throws:
+        return "error" in mastra and ours == "error"
     if case.mastra_rejects:
         return "error" in mastra and ours is None
     if "error" in mastra or ours is None:
         return False
-    return abs(mastra["score"] - ours) <= TOLERANCE
+    return isinstance(ours, (int, float)) and abs(mastra["score"] - ours) <= TOLERANCE
 
 
 CODE_CASES, TRAJECTORY_CASES, JUDGED_CASES = 100, 300, 16  # per scorer; Mastra's judged pipeline is slow
@@ -539,7 +581,6 @@ def compared(fake: FakeJudge) -> dict[str, list[tuple[Case, dict[str, Any], floa
         *trajectory_cases(rng, TRAJECTORY_CASES),
         *judged_cases(rng, ctx, JUDGED_CASES),
         *tool_and_rubric_cases(rng, ctx, JUDGED_CASES),
-        *edge_cases(),
     ]
     mastra = run_node([c.node for c in cases])
     assert len(mastra) == len(cases)
@@ -573,6 +614,35 @@ def test_scorer_agrees_with_mastra(label: str, compared: dict[str, list[Any]]) -
     wrong = [(case.node, theirs, ours) for case, theirs, ours in rows if not agree(theirs, ours, case)]
     first = json.dumps(wrong[0], default=str)[:1500] if wrong else ""
     assert not wrong, f"{len(wrong)} of {len(rows)} {label} cases differ; first: {first}"
+
+
+# Edge cases, each group a parity gap once found by running Mastra; one Node process for all of them.
+EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
+    "js_rules": js_rule_cases,
+    "null_expectations": null_expectation_cases,
+}
+
+
+@pytest.fixture(scope="module")
+def edge_compared(fake: FakeJudge) -> dict[str, list[tuple[Case, dict[str, Any], float | str | None]]]:
+    judge = Judge(model="scripted", base_url=fake.base_url, api_key_env=None, retries={"attempts": 1})
+    ctx = judge.context()
+    groups = {name: list(make(ctx)) for name, make in EDGE_GROUPS.items()}
+    cases = [case for group in groups.values() for case in group]
+    mastra = iter(run_node([c.node for c in cases]))
+    out = {name: [(case, next(mastra), evalgate_score(case, fake)[0]) for case in group]
+           for name, group in groups.items()}
+    judge.close()
+    return out
+
+
+@pytest.mark.parametrize("group", EDGE_GROUPS)
+def test_edge_cases_agree_with_mastra(group: str, edge_compared: dict[str, list[Any]]) -> None:
+    rows = edge_compared[group]
+    assert rows, f"no {group} cases"
+    wrong = [(case.label, case.node, theirs, ours) for case, theirs, ours in rows if not agree(theirs, ours, case)]
+    shown = "\n".join(json.dumps(w, default=str)[:800] for w in wrong)
+    assert not wrong, f"{len(wrong)} of {len(rows)} {group} cases differ:\n{shown}"
 
 
 def test_completeness_agreement_holds(compared: dict[str, list[Any]]) -> None:

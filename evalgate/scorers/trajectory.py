@@ -60,6 +60,13 @@ STEP_TYPES = (
 WEIGHTS = {"accuracy": 0.4, "efficiency": 0.3, "tool_failures": 0.2, "blacklist": 0.1}
 _STEP_FIELDS = ("tool_args", "tool_result", "success")
 _BUDGETS = ("max_steps", "max_total_tokens", "max_total_duration_ms")
+# What an explicit null in an expectation means in Mastra (None: the dimension is off).
+_NULL_MEANS: dict[str, Any] = {
+    "ordering": "relaxed",
+    "allow_repeated_steps": True,
+    "no_redundant_calls": True,  # `null !== undefined` turns efficiency on; `?? true` then checks redundancy
+    "max_retries_per_tool": 2,
+}
 # What makes an expectation (rather than only tuning one): without any, an item is not scorable.
 _EXPECTING = ("steps", *_BUDGETS, "no_redundant_calls", "blacklisted_tools", "blacklisted_sequences")
 
@@ -102,9 +109,10 @@ def parse_step(raw: Any, where: str) -> Step:
     step_type = values.get("step_type")
     if step_type is not None and step_type not in STEP_TYPES:
         raise ValueError(f"{where}: step_type must be one of {', '.join(STEP_TYPES)}; got {step_type!r}")
-    if "success" in values and not isinstance(values["success"], bool):
+    if values.get("success") is not None and not isinstance(values["success"], bool):
         raise ValueError(f"{where}: `success` must be true or false")
-    data = {k: values[k] for k in _STEP_FIELDS if values.get(k) is not None}
+    # An explicit null is compared too, as Mastra does: no call's data is null, so it never matches.
+    data = {k: values[k] for k in _STEP_FIELDS if k in values}
     return Step(name, step_type, data)
 
 
@@ -114,7 +122,7 @@ def parse_expectation(raw: Any, where: str) -> dict[str, Any]:
         raw = {"steps": raw}
     if not isinstance(raw, Mapping):
         raise ValueError(f"{where}: expected_trajectory is a list of steps or a mapping with `steps`")
-    values = {_snake(k): v for k, v in raw.items() if v is not None}
+    values = {_snake(k): v for k, v in raw.items()}
     known = {
         "steps",
         "ordering",
@@ -130,6 +138,13 @@ def parse_expectation(raw: Any, where: str) -> dict[str, Any]:
         allowed = ", ".join(sorted(known))
         raise ValueError(f"{where}: unknown key(s) {sorted(unknown)}; expected_trajectory has {allowed}")
     out: dict[str, Any] = {}
+    # An explicit null still overrides the entry's default, as `{...defaults, ...item}` does in Mastra,
+    # and then means what Mastra's `??` fallback (or the value's falsiness) makes of it.
+    for key in [k for k, v in values.items() if v is None]:
+        del values[key]
+        if key in _BUDGETS:  # checkTrajectoryEfficiency throws "Invalid maxSteps budget"
+            raise ValueError(f"{where}: `{key}` must be a finite number >= 0, not null")
+        out[key] = _NULL_MEANS.get(key)
     if "steps" in values:
         if not isinstance(values["steps"], list):
             raise ValueError(f"{where}: `steps` must be a list")
@@ -324,8 +339,8 @@ def _total_tokens(run: Run) -> float:
 
 def blacklist_hits(actual: list[Actual], config: dict[str, Any]) -> list[str]:
     names = [a.name for a in actual]
-    hits = [t for t in config.get("blacklisted_tools", []) if t in names]
-    for seq in config.get("blacklisted_sequences", []):
+    hits = [t for t in config.get("blacklisted_tools") or [] if t in names]
+    for seq in config.get("blacklisted_sequences") or []:
         n = len(seq)
         if n and any(names[i : i + n] == seq for i in range(len(names) - n + 1)):
             hits.append(" → ".join(seq))
@@ -388,7 +403,7 @@ def score_trajectory(
         return 0.0, f"blacklisted: {', '.join(hits)}"
     dims: list[tuple[float, float]] = []
     notes: list[str] = []
-    if "steps" in config:
+    if config.get("steps") is not None:
         ordering = config.get("ordering", "relaxed")
         acc = compare(actual, config["steps"], ordering, config.get("allow_repeated_steps", True), same, rounding)
         dims.append((weights["accuracy"], acc.score))
