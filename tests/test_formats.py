@@ -248,3 +248,20 @@ def test_spec_with_mastra_outputs_and_a_bad_one_names_the_line(tmp_path: Path) -
 )
 def test_run_format_keeps_a_measurement_next_to_the_text(value: dict[str, Any]) -> None:
     assert run_from_value(value).latency_ms == 5
+
+
+@pytest.mark.parametrize(
+    ("call", "failed", "succeeded"),
+    [
+        ({"name": "t", "error": 0}, False, True),  # falsy in JavaScript: no error
+        ({"name": "t", "error": float("nan")}, False, True),
+        ({"name": "t", "error": False}, False, True),
+        ({"name": "t", "error": {}}, True, False),  # an empty object is truthy
+        ({"name": "t", "result": {"error": "not found"}}, True, True),  # noToolErrors flags it; it returned
+        ({"name": "t", "result": {"error": 0}}, False, True),
+        ({"name": "t", "result": {"error": []}}, True, True),
+    ],
+)
+def test_run_format_errors_are_truthy_as_in_javascript(call: dict[str, Any], failed: bool, succeeded: bool) -> None:
+    (tool_call,) = run_from_value({"text": "x", "tool_calls": [call]}).tool_calls
+    assert (tool_call.failed, tool_call.succeeded) == (failed, succeeded)

@@ -33,7 +33,7 @@ from fake_judge import FakeJudge
 from evalgate.items import Item
 from evalgate.judge import Judge
 from evalgate.runs import Run, run_from_value
-from evalgate.scorers import code, judged, trajectory
+from evalgate.scorers import checks, code, judged, trajectory
 from evalgate.scorers.base import NotScorable, normalize
 
 HARNESS = Path(__file__).parent / "mastra"
@@ -300,6 +300,36 @@ def null_expectation_cases(ctx: Any) -> Iterator[Case]:
     for field in ("toolArgs", "toolResult", "success"):  # a null step field is compared: it never matches
         yield trajectory_case(f"step {field} null", [{"name": "b", "args": {}, "result": {}}],
                               {"steps": [{"name": "b", "stepType": "tool_call", field: None}]})
+
+
+CHECKS: dict[str, Callable[[dict[str, Any]], Any]] = {  # the harness's options -> evalgate's check
+    "called_tool": lambda o: checks.called_tool(o["tool"], **({"times": o["times"]} if "times" in o else {})),
+    "did_not_call": lambda o: checks.did_not_call(o["tool"]),
+    "tool_order": lambda o: checks.tool_order(o["tools"]),
+    "max_tool_calls": lambda o: checks.max_tool_calls(o["max"]),
+    "used_no_tools": lambda o: checks.used_no_tools(),
+    "no_tool_errors": lambda o: checks.no_tool_errors(),
+}
+
+
+def check_case(check: str, output: Any, **options: Any) -> Case:
+    node = {"scorer": check, "input": "q", "output": output, "options": options}
+    return Case(check, node, CHECKS[check](options), {"input": "q"}, output)
+
+
+def falsy_error_cases(ctx: Any) -> Iterator[Case]:
+    """The run format's `error` and a result's `error` field are errors when truthy in JavaScript."""
+    for error in (0, 0.0, False, "", "0", {}, [], 1, "boom"):
+        out = {"text": "done", "tool_calls": [{"name": "t", "args": {}, "error": error}]}
+        yield check_case("no_tool_errors", out)
+        yield trajectory_case("trajectory", out["tool_calls"],
+                              {"steps": [{"name": "t", "stepType": "tool_call", "success": True}]})
+    for value in ("bad", 0, "", False, {}, [], True):
+        call = {"name": "t", "args": {}, "result": {"error": value}}
+        yield check_case("no_tool_errors", {"text": "done", "tool_calls": [call]})
+        # the trajectory: a call that returned `{error}` still succeeded, and keeps its result
+        yield trajectory_case("trajectory", [call], {"steps": [{"name": "t", "stepType": "tool_call", "success": True,
+                                                                "toolResult": {"error": value}}]})
 
 
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
@@ -620,6 +650,7 @@ def test_scorer_agrees_with_mastra(label: str, compared: dict[str, list[Any]]) -
 EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "js_rules": js_rule_cases,
     "null_expectations": null_expectation_cases,
+    "falsy_errors": falsy_error_cases,
 }
 
 

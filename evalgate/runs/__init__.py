@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalgate.runs.messages import run_from_messages
-from evalgate.runs.model import TOOL_STATUSES, Run, RunFormatError, ToolCall, conversation
+from evalgate.runs.model import TOOL_STATUSES, Run, RunFormatError, ToolCall, conversation, js_truthy
 
 
 def run_from_value(value: Any) -> Run:
@@ -93,7 +93,7 @@ def _tool_call(raw: Any, index: int) -> ToolCall:
         )
     error = raw.get("error")
     if error is not None and error.__class__ is not str:
-        error = str(error) if error not in (False, 0) else None  # falsy, as for Mastra: no error
+        error = str(error) if js_truthy(error) else None  # falsy in JavaScript (0, NaN, false): no error
     status = raw.get("status")
     if status is not None and status not in TOOL_STATUSES:
         raise RunFormatError(

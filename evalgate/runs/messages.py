@@ -34,7 +34,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalgate.runs.model import Run, RunFormatError, ToolCall
+from evalgate.runs.model import Run, RunFormatError, ToolCall, js_truthy
 
 # Tool-invocation states that count as calls (Mastra's extractToolCalls).
 _COUNTED_STATES = frozenset({"result", "call", "output-error"})
@@ -261,17 +261,9 @@ def _parse_json(value: Any) -> Any:
 def _result_error(result: Any) -> str | None:
     """A result object's truthy `error` field, as text (Mastra's `result.error`): truthy as in
     JavaScript, where an empty object or list is truthy too."""
-    if isinstance(result, Mapping) and _js_truthy(result.get("error")):
+    if isinstance(result, Mapping) and js_truthy(result.get("error")):
         return _error_text(result["error"])
     return None
-
-
-def _js_truthy(value: Any) -> bool:
-    if isinstance(value, Mapping | list):
-        return True
-    if isinstance(value, float):
-        return value == value and value != 0.0  # NaN is falsy
-    return bool(value)
 
 
 def _error_text(value: Any) -> str | None:

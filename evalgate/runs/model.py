@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,8 +23,15 @@ class ToolCall:
 
     @property
     def failed(self) -> bool:
-        """True if the call errored or never got a result back."""
-        return bool(self.error) or self.status in ("error", "pending")
+        """True if the call errored, never got a result back, or its result has a truthy `error`
+        field (Mastra's noToolErrors: `Boolean(inv.result?.error)`)."""
+        return not self.succeeded or (isinstance(self.result, Mapping) and js_truthy(self.result.get("error")))
+
+    @property
+    def succeeded(self) -> bool:
+        """True if the call returned and was not flagged as failed (Mastra's trajectory `success`:
+        `state === 'result' && isError !== true`; a result's own `error` field does not count)."""
+        return not self.error and self.status not in ("error", "pending")
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "args": self.args}
@@ -35,6 +42,15 @@ class ToolCall:
         if self.status is not None:
             out["status"] = self.status
         return out
+
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript's truthiness: an empty object or list is truthy, NaN is falsy."""
+    if isinstance(value, Mapping | list):
+        return True
+    if isinstance(value, float):
+        return value == value and value != 0.0  # NaN is falsy
+    return bool(value)
 
 
 @dataclass(slots=True)

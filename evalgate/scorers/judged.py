@@ -148,7 +148,7 @@ def _tool_results(run: Run) -> str:
     results = [
         f"{call.name}({_text(call.args) if call.args is not None else ''}) returned {_text(call.result)}"
         for call in run.tool_calls
-        if call.result is not None and (not call.failed or returned_with_error_field(call))
+        if call.result is not None and (call.succeeded or returned_with_error_field(call))
     ]
     return p.section("tool_results", "\n".join(results)) if results else ""
 

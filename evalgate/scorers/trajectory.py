@@ -378,7 +378,7 @@ def _actual(call: ToolCall) -> Actual:
             return value
         return {"value": value}
 
-    ok = not call.failed or returned_with_error_field(call)
+    ok = call.succeeded or returned_with_error_field(call)
     return Actual(call.name, wrap(call.args), wrap(call.result) if ok else None, ok)
 
 

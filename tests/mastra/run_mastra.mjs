@@ -52,7 +52,8 @@ const nextId = (p) => `${p}-${++idCounter}`;
 function toolInvocation(tc, i) {
   const toolCallId = tc.id ?? tc.tool_call_id ?? nextId('call');
   const base = { toolCallId, toolName: tc.name, args: tc.args ?? {} };
-  const failed = (tc.error !== undefined && tc.error !== null && tc.error !== '' && tc.error !== false) || tc.status === 'error';
+  // An error is any truthy value, as Mastra reads `result.error` (0, false, '' are none).
+  const failed = Boolean(tc.error) || tc.status === 'error';
   if (tc.status === 'pending') return { ...base, state: 'call' };
   if (failed) {
     return {

@@ -10,8 +10,10 @@
 //               "tone" | "tool_call_accuracy_code" | "trajectory" | "answer_relevancy" |
 //               "answer_similarity" | "faithfulness" | "hallucination" | "toxicity" | "bias" |
 //               "context_precision" | "context_relevance" | "context_recall" | "prompt_alignment" |
-//               "summarization" | "tool_call_accuracy" | "rubric",
-//     "options": {...},            // passed to Mastra's factory as its options (camelCase, Mastra's names)
+//               "summarization" | "tool_call_accuracy" | "rubric" | the checks "called_tool" |
+//               "did_not_call" | "tool_order" | "max_tool_calls" | "used_no_tools" | "no_tool_errors",
+//     "options": {...},            // passed to Mastra's factory as its options (camelCase, Mastra's names;
+//                                  //   the checks take {tool, times}, {tools} or {max})
 //     "input": "user message",     // the agent's input message (omit for none)
 //     "output": RUN,               // as in run_mastra.mjs: "text" | {"text": "..." | [...], "tool_calls": [...]}
 //                                  //   | {"messages": [raw MastraDBMessage, ...]}
@@ -44,7 +46,8 @@ const nextId = (p) => `${p}-${++idCounter}`;
 function toolInvocation(tc) {
   const toolCallId = tc.id ?? nextId('call');
   const inv = { toolCallId, toolName: tc.name, args: tc.args ?? {} };
-  const failed = (tc.error !== undefined && tc.error !== null && tc.error !== '' && tc.error !== false) || tc.status === 'error';
+  // An error is any truthy value, as Mastra reads `result.error` (0, false, '' are none).
+  const failed = Boolean(tc.error) || tc.status === 'error';
   if (tc.status === 'pending') return { ...inv, state: 'call' };
   if (failed) return { ...inv, state: 'output-error', errorText: typeof tc.error === 'string' ? tc.error : JSON.stringify(tc.error ?? 'error') };
   const out = { ...inv, state: 'result' };
@@ -146,6 +149,13 @@ function makeScorer(c, model) {
     case 'summarization': return prebuilt.createSummarizationScorer({ model, options: o });
     case 'tool_call_accuracy': return prebuilt.createToolCallAccuracyScorerLLM({ model, availableTools: o.availableTools ?? [] });
     case 'rubric': return prebuilt.createRubricScorer({ model, criteria: o.criteria, options: o.options });
+    // the quick checks, for edge cases in raw messages (run_mastra.mjs runs them through runEvals)
+    case 'called_tool': return prebuilt.checks.calledTool(o.tool, o.times !== undefined ? { times: o.times } : {});
+    case 'did_not_call': return prebuilt.checks.didNotCall(o.tool);
+    case 'tool_order': return prebuilt.checks.toolOrder(o.tools);
+    case 'max_tool_calls': return prebuilt.checks.maxToolCalls(o.max);
+    case 'used_no_tools': return prebuilt.checks.usedNoTools();
+    case 'no_tool_errors': return prebuilt.checks.noToolErrors();
     default: throw new Error(`harness: unknown scorer ${JSON.stringify(c.scorer)}`);
   }
 }
