@@ -332,6 +332,37 @@ def falsy_error_cases(ctx: Any) -> Iterator[Case]:
                                                                 "toolResult": {"error": value}}]})
 
 
+def assistant(*invocations: dict[str, Any], legacy: bool = True, text: str = "done") -> dict[str, Any]:
+    """One assistant message with these tool invocations in its parts (and, as an agent writes them,
+    the returned ones in the legacy `toolInvocations`)."""
+    parts: list[dict[str, Any]] = [{"type": "tool-invocation", "toolInvocation": i} for i in invocations]
+    content: dict[str, Any] = {"format": 2, "parts": [*parts, {"type": "text", "text": text}], "content": text}
+    if legacy:
+        content["toolInvocations"] = [i for i in invocations if i.get("state") == "result"]
+    return {"id": "m1", "role": "assistant", "createdAt": "1970-01-01T00:00:00.000Z", "content": content}
+
+
+def is_error_result_cases(ctx: Any) -> Iterator[Case]:
+    """A `state: 'result'` call flagged `isError` keeps its result in Mastra (and still failed)."""
+    flagged = {"state": "result", "toolCallId": "c1", "toolName": "t", "args": {}, "result": {"temp": 72},
+               "isError": True}
+    raw = {"messages": [assistant(flagged, text="It is 72F.")]}
+    late = {"name": "t", "args": {}, "error": "late", "result": {"temp": 72}}  # the run format's failed call
+    recorded = {"text": "It is 72F.", "tool_calls": [late]}
+    for out in (raw, recorded):
+        for step in ({"toolResult": {"temp": 72}}, {"toolResult": {"temp": 72}, "success": False},
+                     {"success": True}, {"toolArgs": {}}):
+            expectation = {"steps": [{"name": "t", "stepType": "tool_call", **step}]}
+            node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation}
+            yield Case("trajectory", node, trajectory.trajectory_accuracy(),
+                       {"input": "q", "expected_trajectory": expectation}, out)
+        # faithfulness: with no context, the results of the calls are the evidence, this one's too
+        yield Case("faithfulness", {"scorer": "faithfulness", "input": "Weather?", "output": out, "judge": [
+                       {"claims": ["c0"]}, {"verdicts": [{"verdict": "yes", "reason": "r"}]}]},
+                   judged.faithfulness(ctx=ctx), {"input": "Weather?"}, out,
+                   {"claims": [{"claim": "c0", "verdict": "supported"}]})
+
+
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
 
 
@@ -651,6 +682,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "js_rules": js_rule_cases,
     "null_expectations": null_expectation_cases,
     "falsy_errors": falsy_error_cases,
+    "is_error_results": is_error_result_cases,
 }
 
 

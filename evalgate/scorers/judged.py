@@ -30,7 +30,6 @@ from evalgate.runs import Run
 from evalgate.scorers import jstext
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.registry import BuildContext, scorer_type
-from evalgate.scorers.trajectory import returned_with_error_field
 
 UNSURE_WEIGHT = 0.3  # answer_relevancy: an "unsure" statement counts this much
 # answer_similarity (Mastra's defaults): exact 1 + bonus, semantic 0.8, partial half of that, missing -0.15
@@ -148,7 +147,8 @@ def _tool_results(run: Run) -> str:
     results = [
         f"{call.name}({_text(call.args) if call.args is not None else ''}) returned {_text(call.result)}"
         for call in run.tool_calls
-        if call.result is not None and (call.succeeded or returned_with_error_field(call))
+        # Mastra's faithfulness context: every `state: 'result'` call's result, `isError` ones too
+        if call.result is not None and call.status != "pending"
     ]
     return p.section("tool_results", "\n".join(results)) if results else ""
 

@@ -4,7 +4,8 @@ Gives the number of Mastra's unified trajectory scorer (`createTrajectoryScorerC
 `@mastra/evals` 1.10.2): the same expectation fields, the same comparison per ordering, the same
 dimension weights and Mastra's rounding (each dimension to 2 decimals, then the weighted score).
 The run's trajectory is its tool calls as Mastra extracts them from an agent's messages: a call
-succeeded unless it errored or is pending, and only a successful call has a result. Step data
+succeeded unless it errored or is pending, and it has its result unless it is pending (a failed
+call that returned one, Mastra's `isError`, keeps it). Step data
 (tool_args, tool_result, success) and repeated arguments are compared as JSON strings, as Mastra
 does, so key order matters. Options that depart from Mastra: `round: false` (no rounding: a
 gate passes only when everything matches) and `compare_data: value` (key order ignored).
@@ -372,14 +373,15 @@ def actual_steps(run: Run) -> list[Actual]:
 
 
 def _actual(call: ToolCall) -> Actual:
-    # Mastra wraps non-object args and results as {value: ...}; a failed call has no result.
+    # Mastra wraps non-object args and results as {value: ...}. Every `state: 'result'` keeps its
+    # result, `isError` ones too; a thrown call has none to keep, a pending one none yet.
     def wrap(value: Any) -> Any:
         if value is None or isinstance(value, Mapping):
             return value
         return {"value": value}
 
     ok = call.succeeded or returned_with_error_field(call)
-    return Actual(call.name, wrap(call.args), wrap(call.result) if ok else None, ok)
+    return Actual(call.name, wrap(call.args), wrap(call.result) if call.status != "pending" else None, ok)
 
 
 def returned_with_error_field(call: ToolCall) -> bool:

@@ -55,6 +55,8 @@ function toolInvocation(tc, i) {
   // An error is any truthy value, as Mastra reads `result.error` (0, false, '' are none).
   const failed = Boolean(tc.error) || tc.status === 'error';
   if (tc.status === 'pending') return { ...base, state: 'call' };
+  // A failed call that still returned something is Mastra's `state: 'result'` with `isError`.
+  if (failed && tc.result !== undefined) return { ...base, state: 'result', isError: true, result: tc.result };
   if (failed) {
     return {
       ...base,

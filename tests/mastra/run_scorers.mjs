@@ -49,6 +49,8 @@ function toolInvocation(tc) {
   // An error is any truthy value, as Mastra reads `result.error` (0, false, '' are none).
   const failed = Boolean(tc.error) || tc.status === 'error';
   if (tc.status === 'pending') return { ...inv, state: 'call' };
+  // A failed call that still returned something is Mastra's `state: 'result'` with `isError`.
+  if (failed && tc.result !== undefined) return { ...inv, state: 'result', isError: true, result: tc.result };
   if (failed) return { ...inv, state: 'output-error', errorText: typeof tc.error === 'string' ? tc.error : JSON.stringify(tc.error ?? 'error') };
   const out = { ...inv, state: 'result' };
   if (tc.result !== undefined) out.result = tc.result;
