@@ -265,3 +265,27 @@ def test_run_format_keeps_a_measurement_next_to_the_text(value: dict[str, Any]) 
 def test_run_format_errors_are_truthy_as_in_javascript(call: dict[str, Any], failed: bool, succeeded: bool) -> None:
     (tool_call,) = run_from_value({"text": "x", "tool_calls": [call]}).tool_calls
     assert (tool_call.failed, tool_call.succeeded) == (failed, succeeded)
+
+
+def test_mastra_invocations_that_are_no_calls_keep_their_errors() -> None:
+    messages = [
+        mastra(
+            "assistant",
+            {"type": "tool-invocation", "toolInvocation": {"state": "call", "toolCallId": "c1", "args": {}}},
+            inv("partial-call", "half", "c2", args={}, isError=True, errorText="cut off"),
+            inv("partial-call", "fine", "c3", args={}),
+            inv("approval-requested", "pay", "c4", args={}, result={"error": "denied"}),
+            inv("result", "t", "c5", args={}, result=1),
+        )
+    ]
+    run = run_from_value(messages)
+    assert [c.name for c in run.tool_calls] == ["t"]
+    assert run.uncounted_tool_errors == [
+        "a tool with no name (state call): no result",
+        "tool half (state partial-call): cut off",
+        "tool pay (state approval-requested): denied",
+    ]
+    # written to the results and read back (--resume) the same
+    again = run_from_value(run.to_dict())
+    assert again.uncounted_tool_errors == run.uncounted_tool_errors
+    assert [c.to_dict() for c in again.tool_calls] == [c.to_dict() for c in run.tool_calls]

@@ -363,6 +363,45 @@ def is_error_result_cases(ctx: Any) -> Iterator[Case]:
                    {"claims": [{"claim": "c0", "verdict": "supported"}]})
 
 
+def tool_invocation_cases(ctx: Any) -> Iterator[Case]:
+    """Invocations that are no calls (no name, another state): noToolErrors still reads them all."""
+    def inv(state: str | None, name: Any = None, **extra: Any) -> dict[str, Any]:
+        out = {"toolCallId": "x1", "args": {}, **extra}
+        if state is not None:
+            out["state"] = state
+        if name is not None:
+            out["toolName"] = name
+        return out
+
+    odd = [
+        inv("call"), inv("output-error", errorText="boom"), inv("result", result={"error": "x"}),
+        inv("result", result={"temp": 1}), inv("result", result={"error": 0}), inv("call", ""),
+        inv("partial-call", "t", isError=True), inv("partial-call", "t"),
+        inv("partial-call", "t", result={"error": {}}),
+        inv("approval-requested", "t", result={"error": "denied"}), inv("approval-requested", "t"),
+        inv(None, "t", isError=True), inv(None, "t"), inv("result", isError=True, result={"ok": 1}),
+    ]
+    for invocation in odd:
+        for legacy_only in (False, True):
+            message = assistant(invocation, legacy=False)
+            if legacy_only:  # only in the legacy `toolInvocations`
+                message["content"]["parts"] = message["content"]["parts"][-1:]
+                message["content"]["toolInvocations"] = [invocation]
+            out = {"messages": [message]}
+            yield check_case("no_tool_errors", out)
+            yield check_case("max_tool_calls", out, max=0)
+            yield check_case("called_tool", out, tool="t")
+            expectation = {"steps": [], "noRedundantCalls": True}  # 1 only when there is no call
+            yield Case("trajectory", {"scorer": "trajectory", "input": "q", "output": out,
+                                      "expected_trajectory": expectation},
+                       trajectory.trajectory_accuracy(), {"input": "q", "expected_trajectory": expectation}, out)
+    # the run format carries them (what evalgate writes for such messages)
+    for errors in ([], ["a tool with no name (state call): no result"]):
+        out = {"text": "done", "tool_calls": [{"name": "t", "args": {}, "result": 1}], "uncounted_tool_errors": errors}
+        yield check_case("no_tool_errors", out)
+        yield check_case("max_tool_calls", out, max=1)
+
+
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
 
 
@@ -683,6 +722,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "null_expectations": null_expectation_cases,
     "falsy_errors": falsy_error_cases,
     "is_error_results": is_error_result_cases,
+    "tool_invocations": tool_invocation_cases,
 }
 
 

@@ -34,7 +34,9 @@ def run_from_value(value: Any) -> Run:
     )
 
 
-_RUN_KEYS = frozenset({"text", "texts", "tool_calls", "latency_ms", "usage", "cost_usd", "result", "steps"})
+_RUN_KEYS = frozenset(
+    {"text", "texts", "tool_calls", "latency_ms", "usage", "cost_usd", "result", "steps", "uncounted_tool_errors"}
+)
 
 
 def _run_from_mapping(value: Mapping[str, Any]) -> Run:
@@ -66,6 +68,9 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
     steps = value.get("steps")
     if steps is not None and not isinstance(steps, Mapping):
         raise RunFormatError(f"`steps` must be a mapping of step id to its outcome, got {_kind(steps)}")
+    uncounted = value.get("uncounted_tool_errors") or []
+    if not isinstance(uncounted, list) or not all(isinstance(e, str) for e in uncounted):
+        raise RunFormatError("`uncounted_tool_errors` must be a list of strings")
     return Run(
         texts=texts,
         tool_calls=calls,
@@ -74,6 +79,7 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
         cost_usd=_number(value.get("cost_usd"), "cost_usd"),
         result=value.get("result"),
         steps=dict(steps) if steps is not None else None,
+        uncounted_tool_errors=list(uncounted),
     )
 
 

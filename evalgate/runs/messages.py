@@ -14,7 +14,10 @@ parts, or `{format: 2, parts: [...], content?, toolInvocations?}`. The rules fol
   `call` and `output-error` count as calls; `partial-call` (an unfinished stream fragment)
   and the approval states do not, as in Mastra's `extractToolCalls`;
 - `result` with `isError: true` or a result carrying a truthy `error` field is an error; so is
-  `output-error` (its `errorText` is the error); `call` (no result came back) is `pending`.
+  `output-error` (its `errorText` is the error); `call` (no result came back) is `pending`;
+- an invocation that is not a call (no `toolName`, or another state) but that Mastra's
+  `noToolErrors` flags (`call`/`output-error` state, `isError: true`, a truthy `result.error`)
+  is listed in the run's `uncounted_tool_errors`.
 
 OpenAI chat (`messages` of the Chat Completions API): an assistant message's `tool_calls`
 (`{id, type: function, function: {name, arguments}}`, `arguments` a JSON string) are paired
@@ -98,6 +101,7 @@ def _is_openai(messages: Sequence[Mapping[str, Any]]) -> bool:
 def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
     texts: list[str] = []
     calls: list[ToolCall] = []
+    uncounted: list[str] = []
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
             texts.append(_mastra_text(message.get("content")))
@@ -105,7 +109,9 @@ def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
             call = _mastra_call(invocation, index)
             if call is not None:
                 calls.append(call)
-    return Run(texts=texts, tool_calls=calls)
+            elif (error := _uncounted_error(invocation)) is not None:
+                uncounted.append(error)
+    return Run(texts=texts, tool_calls=calls, uncounted_tool_errors=uncounted)
 
 
 def _mastra_text(content: Any) -> str:
@@ -183,6 +189,17 @@ def _mastra_call(invocation: Mapping[str, Any], message_index: int) -> ToolCall 
     if error:
         return ToolCall(name, args, result, error, "error")
     return ToolCall(name, args, result, status="ok")
+
+
+def _uncounted_error(invocation: Mapping[str, Any]) -> str | None:
+    """What is wrong with an invocation that is no call, if noToolErrors' isErrorInvocation flags it."""
+    state, result = invocation.get("state"), invocation.get("result")
+    if state in ("call", "output-error") or invocation.get("isError") is True or _result_error(result):
+        error = _result_error(result) or _error_text(invocation.get("errorText")) or "no result"
+        name = invocation.get("toolName")
+        who = f"tool {_error_text(name)}" if name not in (None, "") else "a tool with no name"
+        return f"{who} (state {_error_text(state) or 'missing'}): {error}"
+    return None
 
 
 # ---- OpenAI ----

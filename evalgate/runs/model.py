@@ -59,6 +59,9 @@ class Run:
 
     `result` and `steps` are a workflow's structured result and its steps' outcomes
     (`{step_id: {status, output?, error?}}`), for scorers that read more than text.
+    `uncounted_tool_errors` describes the failed tool invocations of Mastra messages that are not
+    calls (no `toolName`, or a state other than result/call/output-error): Mastra's noToolErrors
+    counts them, its call counts and trajectories do not.
     """
 
     texts: list[str] = field(default_factory=list)
@@ -68,6 +71,7 @@ class Run:
     cost_usd: float | None = None
     result: Any = None
     steps: dict[str, Any] | None = None
+    uncounted_tool_errors: list[str] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -98,6 +102,8 @@ class Run:
             out["result"] = self.result
         if self.steps is not None:
             out["steps"] = self.steps
+        if self.uncounted_tool_errors:
+            out["uncounted_tool_errors"] = list(self.uncounted_tool_errors)
         return out
 
 
@@ -118,6 +124,7 @@ def conversation(runs: list[Run]) -> Run:
         cost_usd=_total(r.cost_usd for r in runs),
         result=next((r.result for r in reversed(runs) if r.result is not None), None),
         steps=next((r.steps for r in reversed(runs) if r.steps is not None), None),
+        uncounted_tool_errors=[e for r in runs for e in r.uncounted_tool_errors],
     )
 
 

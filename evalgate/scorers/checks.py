@@ -249,8 +249,9 @@ def used_no_tools() -> ScoreFn:
 
 @scorer_type("no_tool_errors")
 def no_tool_errors() -> ScoreFn:
-    """1 if no call has a non-empty `error` or a status of `error` or `pending`."""
-    return lambda item, run: 0.0 if any(c.failed for c in run.tool_calls) else 1.0
+    """1 if no call failed (an `error`, a status of `error` or `pending`, a result's truthy `error`)
+    and no Mastra tool invocation that is not a call failed (`uncounted_tool_errors`)."""
+    return lambda item, run: 0.0 if run.uncounted_tool_errors or any(c.failed for c in run.tool_calls) else 1.0
 
 
 @scorer_type("tool_args")

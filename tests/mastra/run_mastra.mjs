@@ -19,7 +19,8 @@
 //     "scorers": [ENTRY, ...],          // ENTRY may carry "threshold": number | {min?, max?}
 //     "concurrency": 1                  // optional, passed to runEvals
 //   }
-//   RUN   = "text" | {"text": "..." | ["msg1", "msg2"], "tool_calls": [{name, args, result, error, status}]}
+//   RUN   = "text" | {"text": "..." | ["msg1", "msg2"], "tool_calls": [{name, args, result, error, status}],
+//                     "uncounted_tool_errors": ["..."]}
 //           | {"messages": [raw MastraDBMessage, ...]}   (raw passthrough, advanced)
 //   ENTRY = {"type": "includes", "value": "a", "ignore_case": true, "threshold": 0.7, "id": "optional override"}
 //           types: includes excludes equals matches similarity called_tool did_not_call tool_order
@@ -75,6 +76,10 @@ function runToMessages(run) {
   if (Array.isArray(run.messages)) return run.messages; // raw passthrough
   const texts = Array.isArray(run.text) ? run.text : [run.text ?? ''];
   const toolParts = (run.tool_calls ?? []).map((tc, i) => ({ type: 'tool-invocation', toolInvocation: toolInvocation(tc, i) }));
+  // uncounted_tool_errors: failed invocations that are no calls (here: thrown, without a toolName)
+  for (const errorText of run.uncounted_tool_errors ?? []) {
+    toolParts.push({ type: 'tool-invocation', toolInvocation: { toolCallId: nextId('call'), state: 'output-error', args: {}, errorText } });
+  }
   const messages = [];
   texts.forEach((text, i) => {
     // Same shape a real Agent persists (checked against @mastra/core 1.71.0): one assistant

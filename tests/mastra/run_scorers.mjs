@@ -63,6 +63,10 @@ function runToMessages(run) {
   if (Array.isArray(run.messages)) return run.messages; // raw MastraDBMessages, as a real agent persists them
   const texts = Array.isArray(run.text) && run.text.length > 0 ? run.text : [Array.isArray(run.text) ? '' : run.text ?? ''];
   const toolParts = (run.tool_calls ?? []).map((tc) => ({ type: 'tool-invocation', toolInvocation: toolInvocation(tc) }));
+  // uncounted_tool_errors: failed invocations that are no calls (here: thrown, without a toolName)
+  for (const errorText of run.uncounted_tool_errors ?? []) {
+    toolParts.push({ type: 'tool-invocation', toolInvocation: { toolCallId: nextId('call'), state: 'output-error', args: {}, errorText } });
+  }
   const messages = texts.map((text, i) => {
     const parts = i === 0 ? [...toolParts] : [];
     const content = { format: 2, parts };
