@@ -289,3 +289,13 @@ def test_mastra_invocations_that_are_no_calls_keep_their_errors() -> None:
     again = run_from_value(run.to_dict())
     assert again.uncounted_tool_errors == run.uncounted_tool_errors
     assert [c.to_dict() for c in again.tool_calls] == [c.to_dict() for c in run.tool_calls]
+
+
+def test_mastra_tool_name_that_is_no_string_is_kept_when_truthy() -> None:
+    messages = [mastra("assistant", *(inv("result", n, f"c{i}", args={}, result=1)  # type: ignore[arg-type]
+                                      for i, n in enumerate([7, True, 0, False, "", "t"])))]
+    run = run_from_value(messages)
+    assert [c.name for c in run.tool_calls] == [7, True, "t"]
+    assert [c.name for c in run_from_value(run.to_dict()).tool_calls] == [7, True, "t"]
+    with pytest.raises(RunFormatError, match="non-empty string `name`"):
+        run_from_value({"text": "x", "tool_calls": [{"name": 0}]})

@@ -402,6 +402,47 @@ def tool_invocation_cases(ctx: Any) -> Iterator[Case]:
         yield check_case("max_tool_calls", out, max=1)
 
 
+def tool_name_cases(ctx: Any) -> Iterator[Case]:
+    """A `toolName` that is no string: a call when truthy in JavaScript, compared with `===`."""
+    def calls(*names: Any, state: str = "result", failed: bool = False) -> dict[str, Any]:
+        invocations = []
+        for n, name in enumerate(names):
+            invocation = {"state": state, "toolCallId": f"c{n}", "toolName": name, "args": {}, "result": {"n": 1}}
+            invocations.append(invocation | ({"isError": True} if failed else {}))
+        return {"messages": [assistant(*invocations)]}
+
+    def trajectory_of(out: Any, expectation: dict[str, Any]) -> Case:
+        node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation}
+        return Case("trajectory", node, trajectory.trajectory_accuracy(),
+                    {"input": "q", "expected_trajectory": expectation}, out)
+
+    for name in (7, 7.5, -1, True, {}, [], {"a": 1}, 0, False, "", None, "7"):
+        out = calls(name)
+        yield check_case("called_tool", out, tool="7")
+        yield check_case("did_not_call", out, tool="7")
+        yield check_case("tool_order", out, tools=["7"])
+        yield check_case("max_tool_calls", out, max=0)
+        yield check_case("used_no_tools", out)
+        yield check_case("no_tool_errors", calls(name, state="call"))
+        for options in ({"expectedTool": "7"}, {"expectedToolOrder": ["7"], "strictMode": True}):
+            yield Case("tool_call_accuracy_code", {"scorer": "tool_call_accuracy_code", "input": "q", "output": out,
+                                                   "options": options},
+                       code.tool_call_accuracy_code(expected_tool=options.get("expectedTool"),
+                                                    expected_order=options.get("expectedToolOrder"),
+                                                    strict=options.get("strictMode", False)),
+                       {"input": "q"}, out)
+        yield trajectory_of(out, {"steps": [{"name": "7"}], "blacklistedTools": ["7"]})
+    # between the calls' own names: 7 is 7 (and 7.0), never "7" nor true; an object only itself
+    for pair in ((7, 7), (7, 7.0), (7, "7"), (True, 1), (True, True), ({}, {}), ([1], [1]), ("a", "a")):
+        yield trajectory_of(calls(*pair), {"noRedundantCalls": True})
+        yield trajectory_of(calls(*pair), {"steps": [{"name": "a"}], "allowRepeatedSteps": False})
+        yield trajectory_of(calls(*pair, failed=True), {"maxRetriesPerTool": 0})
+    # the run format takes such a name too (what evalgate writes back for these messages)
+    out = {"text": "done", "tool_calls": [{"name": 7, "args": {}, "result": 1}]}
+    yield check_case("called_tool", out, tool="7")
+    yield check_case("max_tool_calls", out, max=0)
+
+
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
 
 
@@ -723,6 +764,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "falsy_errors": falsy_error_cases,
     "is_error_results": is_error_result_cases,
     "tool_invocations": tool_invocation_cases,
+    "tool_names": tool_name_cases,
 }
 
 

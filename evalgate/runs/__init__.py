@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalgate.runs.messages import run_from_messages
-from evalgate.runs.model import TOOL_STATUSES, Run, RunFormatError, ToolCall, conversation, js_truthy
+from evalgate.runs.model import TOOL_STATUSES, Run, RunFormatError, ToolCall, ToolName, conversation, js_truthy
 
 
 def run_from_value(value: Any) -> Run:
@@ -90,7 +90,7 @@ def _tool_call(raw: Any, index: int) -> ToolCall:
     if raw.__class__ is not dict and not isinstance(raw, Mapping):
         raise RunFormatError(f"tool_calls[{index}] must be a mapping, got {_kind(raw)}")
     name = raw.get("name")
-    if name.__class__ is not str or not name:
+    if (name.__class__ is not str or not name) and not _other_name(name):
         raise RunFormatError(f"tool_calls[{index}] needs a non-empty string `name`")
     if not _CALL_KEYS.issuperset(raw):
         unknown = sorted(map(str, raw.keys() - _CALL_KEYS))
@@ -106,6 +106,11 @@ def _tool_call(raw: Any, index: int) -> ToolCall:
             f"tool_calls[{index}].status must be one of {list(TOOL_STATUSES)}, got {status!r}"
         )
     return ToolCall(name, raw.get("args"), raw.get("result"), error, status)
+
+
+def _other_name(name: Any) -> bool:
+    """A name a Mastra message may hold (and evalgate writes back): any JSON value truthy in JavaScript."""
+    return isinstance(name, int | float | Mapping | list) and js_truthy(name)
 
 
 def _number(value: Any, key: str) -> float | None:
@@ -136,4 +141,4 @@ def _kind(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-__all__ = ["TOOL_STATUSES", "Run", "RunFormatError", "ToolCall", "conversation", "run_from_value"]
+__all__ = ["TOOL_STATUSES", "Run", "RunFormatError", "ToolCall", "ToolName", "conversation", "run_from_value"]

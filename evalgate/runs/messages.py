@@ -9,6 +9,8 @@ parts, or `{format: 2, parts: [...], content?, toolInvocations?}`. The rules fol
 
 - one text per assistant message, even an empty one: `content` if a string; else
   `content.content` or `content.text` if a non-empty string; else the *last* `text` part;
+- a `toolName` that is not a string but truthy in JavaScript (7, true) is kept as it is: Mastra
+  counts the call, and compares names with `===`, so 7 never matches the tool "7";
 - tool calls come from every message's `tool-invocation` parts merged with the legacy
   `content.toolInvocations` (parts win on a shared `toolCallId`), in order; states `result`,
   `call` and `output-error` count as calls; `partial-call` (an unfinished stream fragment)
@@ -37,7 +39,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalgate.runs.model import Run, RunFormatError, ToolCall, js_truthy
+from evalgate.runs.model import Run, RunFormatError, ToolCall, js_truthy, shown_name
 
 # Tool-invocation states that count as calls (Mastra's extractToolCalls).
 _COUNTED_STATES = frozenset({"result", "call", "output-error"})
@@ -175,7 +177,7 @@ def _merged_invocations(content: Any) -> list[Mapping[str, Any]]:
 def _mastra_call(invocation: Mapping[str, Any], message_index: int) -> ToolCall | None:
     state = invocation.get("state")
     name = invocation.get("toolName")
-    if state not in _COUNTED_STATES or not isinstance(name, str) or not name:
+    if state not in _COUNTED_STATES or not js_truthy(name):  # Mastra: `invocation.toolName && ...`
         return None
     args = invocation.get("args")
     if state == "call":
@@ -197,7 +199,7 @@ def _uncounted_error(invocation: Mapping[str, Any]) -> str | None:
     if state in ("call", "output-error") or invocation.get("isError") is True or _result_error(result):
         error = _result_error(result) or _error_text(invocation.get("errorText")) or "no result"
         name = invocation.get("toolName")
-        who = f"tool {_error_text(name)}" if name not in (None, "") else "a tool with no name"
+        who = f"tool {shown_name(name)}" if js_truthy(name) else "a tool with no name"
         return f"{who} (state {_error_text(state) or 'missing'}): {error}"
     return None
 

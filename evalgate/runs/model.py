@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 TOOL_STATUSES = ("ok", "error", "pending")
+# A string; from Mastra messages, whatever `toolName` held that is truthy in JavaScript (7, true, ...),
+# which Mastra counts as a call and compares with `===`: 7 is never "7".
+ToolName: TypeAlias = str | int | float | bool | dict[str, Any] | list[Any]
 
 
 class RunFormatError(ValueError):
@@ -15,7 +19,7 @@ class RunFormatError(ValueError):
 
 @dataclass(slots=True)
 class ToolCall:
-    name: str
+    name: ToolName
     args: Any = None
     result: Any = None
     error: str | None = None
@@ -42,6 +46,28 @@ class ToolCall:
         if self.status is not None:
             out["status"] = self.status
         return out
+
+
+def name_key(name: Any) -> tuple[str, Any]:
+    """Equal for two names exactly when JavaScript's `===` (and a Map's keys) says so: strings and
+    numbers by value, `true` is not 1, an object or list only to itself."""
+    if isinstance(name, str):
+        return ("string", name)
+    if isinstance(name, bool):
+        return ("boolean", name)
+    if isinstance(name, int | float):
+        return ("number", float(name))
+    return ("object", id(name))
+
+
+def shown_name(name: Any) -> str:
+    """A name as text, for reasons and reports."""
+    if isinstance(name, str):
+        return name
+    try:
+        return json.dumps(name, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(name)
 
 
 def js_truthy(value: Any) -> bool:

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from evalgate.items import Item
 from evalgate.runs import Run
+from evalgate.runs.model import shown_name
 from evalgate.scorers import jstext, wordforms
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.checks import dice
@@ -310,7 +311,7 @@ def tool_call_accuracy_code(
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         names = [c.name for c in run.tool_calls]
-        called = ", ".join(names) or "no tools"
+        called = ", ".join(map(shown_name, names)) or "no tools"
         order = expected_order
         if expected_tool is None and order is None:
             order = _trajectory_names(item.expected_trajectory)

@@ -27,6 +27,7 @@ from evalgate.items import Item
 from evalgate.judge import prompts as p
 from evalgate.judge.client import Judge, judge_for
 from evalgate.runs import Run
+from evalgate.runs.model import shown_name
 from evalgate.scorers import jstext
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.registry import BuildContext, scorer_type
@@ -145,7 +146,7 @@ def _ground_truth(item: Item) -> str | None:
 
 def _tool_results(run: Run) -> str:
     results = [
-        f"{call.name}({_text(call.args) if call.args is not None else ''}) returned {_text(call.result)}"
+        f"{shown_name(call.name)}({_text(call.args) if call.args is not None else ''}) returned {_text(call.result)}"
         for call in run.tool_calls
         # Mastra's faithfulness context: every `state: 'result'` call's result, `isError` ones too
         if call.result is not None and call.status != "pending"
@@ -653,7 +654,8 @@ def tool_call_accuracy(
         if not available:
             raise NotScorable("tool_call_accuracy needs the available tools: `tools:` on the entry or metadata.tools")
         calls = [
-            f"{n}. {c.name}({_text(c.args) if c.args is not None else ''})" for n, c in enumerate(run.tool_calls, 1)
+            f"{n}. {shown_name(c.name)}({_text(c.args) if c.args is not None else ''})"
+            for n, c in enumerate(run.tool_calls, 1)
         ]
         reply = judge.ask(
             p.TOOL_CALL_ACCURACY,
@@ -672,7 +674,7 @@ def tool_call_accuracy(
                                     [(t, reply.reason) for t in reply.missing_tools])
             return 1.0, "no tool was called and none was needed"
         good = sum(1 for c in reply.calls if c.appropriate)
-        wrong = [(run.tool_calls[n].name, c.reason) for n, c in enumerate(reply.calls) if not c.appropriate]
+        wrong = [(shown_name(run.tool_calls[n].name), c.reason) for n, c in enumerate(reply.calls) if not c.appropriate]
         return options.value(good / len(calls)), _reason(f"{good} of {len(calls)} tool calls appropriate",
                                                          "Inappropriate", wrong)
 

@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 from evalgate.items import Item
 from evalgate.runs import Run, ToolCall
+from evalgate.runs.model import ToolName, name_key, shown_name
 from evalgate.scorers import jstext
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.registry import scorer_type
@@ -87,7 +88,7 @@ class Step:
 
 @dataclass(frozen=True)
 class Actual:
-    name: str
+    name: ToolName  # compared with JavaScript's `===` (name_key): 7 is never "7"
     tool_args: Any
     tool_result: Any
     success: bool
@@ -237,9 +238,9 @@ def compare(
     expected_names = [s.name for s in expected]
     if not expected:
         return Accuracy(1.0 if not actual else 0.0, 0, 0, [], names, [])
-    counts: dict[str, int] = {}
+    counts: dict[tuple[str, Any], int] = {}
     for name in names:
-        counts[name] = counts.get(name, 0) + 1
+        counts[name_key(name)] = counts.get(name_key(name), 0) + 1
     repeated = [n for n, c in counts.items() if c > 1]
     matched_idx: set[int] = set()
     out_of_order: list[str] = []
@@ -277,7 +278,8 @@ def compare(
     if not allow_repeated and repeated:
         score = max(0.0, score - len(repeated) * 0.1)
     missing = [n for i, n in enumerate(expected_names) if i not in matched_idx]
-    extra = [n for n in names if n not in set(expected_names)]
+    expected_set = set(expected_names)  # strings: a name of another type is never among them
+    extra = [n for n in names if not (isinstance(n, str) and n in expected_set)]
     return Accuracy(_round2(max(0.0, min(1.0, score)), rounding), matched, len(expected), missing, extra, out_of_order)
 
 
@@ -316,11 +318,11 @@ def efficiency(
         redundant = [
             cur.name
             for prev, cur in itertools.pairwise(actual)
-            if prev.name == cur.name and same(prev.tool_args, cur.tool_args)
+            if name_key(prev.name) == name_key(cur.name) and same(prev.tool_args, cur.tool_args)
         ]
         dims.append(max(0.0, 1.0 - len(redundant) * 0.2) if redundant else 1.0)
         if redundant:
-            notes.append(f"redundant calls: {', '.join(redundant)}")
+            notes.append(f"redundant calls: {', '.join(map(shown_name, redundant))}")
     total = 0.0
     for value in dims:
         total += value
@@ -354,7 +356,7 @@ def tool_failures(actual: list[Actual], tolerated: float, rounding: bool = True)
     i = 0
     while i < len(actual):
         j, retries = i + 1, 0
-        while j < len(actual) and actual[j].name == actual[i].name:
+        while j < len(actual) and name_key(actual[j].name) == name_key(actual[i].name):
             if not actual[j - 1].success:
                 retries += 1
             j += 1
@@ -364,7 +366,7 @@ def tool_failures(actual: list[Actual], tolerated: float, rounding: bool = True)
     if not retried:
         return None, []
     excess = sum(max(0, r - tolerated) for _, r in retried)
-    notes = [f"{name} retried {r} times (tolerated {tolerated:g})" for name, r in retried if r > tolerated]
+    notes = [f"{shown_name(name)} retried {r} times (tolerated {tolerated:g})" for name, r in retried if r > tolerated]
     return _round2(max(0.0, min(1.0, max(0.0, 1 - excess * 0.2))), rounding), notes
 
 
@@ -413,7 +415,7 @@ def score_trajectory(
             detail = [f"{acc.matched}/{acc.expected} expected steps matched"]
             for label, names in (("missing", acc.missing), ("extra", acc.extra), ("out of order", acc.out_of_order)):
                 if names:
-                    detail.append(f"{label}: {', '.join(names)}")
+                    detail.append(f"{label}: {', '.join(map(shown_name, names))}")
             notes.append("; ".join(detail))
     if any(k in config for k in (*_BUDGETS, "no_redundant_calls")):
         value, more = efficiency(actual, run, config, same, rounding)
