@@ -47,6 +47,7 @@ import tempfile
 import threading
 import time
 import weakref
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,8 @@ if TYPE_CHECKING:  # imported when the first client is built: offline specs neve
 
 RETRY_STATUSES = frozenset({408, 429})
 ERROR_BODY_SHOWN = 300
+MAX_REPLY_BYTES = 32 * 2**20  # a reply bigger than this (sent, or once decompressed) is a runaway, not an answer
+_READ_CHUNK = 1 << 16
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -586,7 +589,68 @@ class _Raw:
 
 
 class _NoRetry(Exception):
-    """A failure no retry can fix (a certificate the CA bundle does not vouch for)."""
+    """A failure no retry can fix (a certificate the CA bundle does not vouch for, a runaway reply)."""
+
+
+class _BadEncoding(_NoRetry):
+    """A body that is not what its Content-Encoding says."""
+
+
+def _read_body(reply: Any, max_bytes: int) -> bytes:
+    """The whole body as sent, at most `max_bytes`; _NoRetry past that (the rest is never read)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = reply.read(_READ_CHUNK, decode_content=False)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > max_bytes:
+            raise _NoRetry(f"the reply is larger than {_size(max_bytes)}; it was not read (a runaway reply?)")
+        chunks.append(chunk)
+
+
+def _decoded(content: bytes, encoding: str | None, max_bytes: int) -> bytes:
+    """The body with its Content-Encoding (gzip, deflate) undone, never inflated past `max_bytes`:
+    a reply of a few KiB that decompresses to gigabytes (a "zip bomb") stops at the limit."""
+    codings = [c.strip().lower() for c in (encoding or "").split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    if len(codings) > 2:
+        raise _NoRetry(f"the reply is encoded {len(codings)} times over (Content-Encoding); not decoded")
+    for coding in reversed(codings):
+        if coding in ("gzip", "x-gzip"):
+            content = _inflate(content, 16 + zlib.MAX_WBITS, max_bytes, coding)
+        elif coding == "deflate":  # zlib-wrapped as the RFC says, or raw as some servers send it
+            try:
+                content = _inflate(content, zlib.MAX_WBITS, max_bytes, coding)
+            except _BadEncoding:
+                content = _inflate(content, -zlib.MAX_WBITS, max_bytes, coding)
+        else:
+            shown = _one_line(coding, 40)
+            raise _NoRetry(f"the reply is compressed with `{shown}` (Content-Encoding), which evalgate does not "
+                           "decode; have the server send it plain, gzip or deflate")
+    return content
+
+
+def _inflate(data: bytes, wbits: int, max_bytes: int, coding: str) -> bytes:
+    out = bytearray()
+    while data:
+        inflater = zlib.decompressobj(wbits)
+        try:
+            out += inflater.decompress(data, max_bytes + 1 - len(out))
+        except zlib.error:
+            raise _BadEncoding(f"the reply says Content-Encoding {coding} but is not valid {coding} data") from None
+        if len(out) > max_bytes:
+            raise _NoRetry(f"the reply decompresses to more than {_size(max_bytes)}; it was not read "
+                           "(a runaway reply, or a compression bomb)")
+        if not inflater.eof:
+            break  # a truncated stream: what came is what there is
+        data = inflater.unused_data if wbits > zlib.MAX_WBITS else b""  # gzip: the next member, if any
+    return bytes(out)
+
+
+def _size(limit: int) -> str:
+    return f"{limit // 2**20} MiB" if limit >= 2**20 and limit % 2**20 == 0 else f"{limit} bytes"
 
 
 class Transport:
@@ -659,8 +723,9 @@ class Transport:
         return manager
 
     def send(self, method: str, url: str, origin: tuple[str, str, int], path: str, data: bytes | None,
-             headers: Mapping[str, str], timeout_s: float) -> _Raw:
-        """One exchange, the whole body read; urllib3's own retries and redirects off (ours decide)."""
+             headers: Mapping[str, str], timeout_s: float, max_bytes: int = MAX_REPLY_BYTES) -> _Raw:
+        """One exchange, the whole body read (at most `max_bytes`, decoded by us within that bound);
+        urllib3's own retries, redirects and decompression off (ours decide)."""
         import urllib3
 
         timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s)
@@ -669,14 +734,23 @@ class Transport:
             target = path if proxy is None else url  # a forwarding proxy needs the absolute URL
             try:
                 reply = pool.urlopen(method, target, body=data, headers=headers, retries=False, redirect=False,
-                                     timeout=timeout, preload_content=True, assert_same_host=False)
+                                     timeout=timeout, preload_content=False, decode_content=False,
+                                     assert_same_host=False)
             except urllib3.exceptions.ClosedPoolError:
                 if fresh:
                     raise
                 with self._lock:  # the manager retired this origin's pool (more origins than pools)
                     self._routes.pop(origin, None)
                 continue
-            return _Raw(reply.status, reply.headers, reply.data)
+            try:
+                content = _read_body(reply, max_bytes)
+            except BaseException:
+                reply.close()  # the connection holds an unread rest: never reused
+                raise
+            finally:
+                reply.release_conn()
+            content = _decoded(content, reply.headers.get("Content-Encoding"), max_bytes)
+            return _Raw(reply.status, reply.headers, content)
         raise AssertionError("unreachable")
 
     def close(self) -> None:
@@ -817,7 +891,7 @@ class HttpClient:
         try:
             raw = self.transport.send(method, url, (scheme, host, port), path, data, send_headers, timeout)
         except Exception as exc:
-            problem = self._problem(exc, scheme, host, port, timeout)
+            problem = self._final_problem(exc, scheme, host, port, timeout)
             self._count(failures=1)
             raise HttpError(f"{method} {self.redact(url)}: {self.redact(problem)}") from None
         text = raw.content.decode("utf-8", errors="replace")
@@ -834,9 +908,9 @@ class HttpClient:
         self._count(requests=1)
         headers = {**self._headers(None, False), "Accept": "*/*"}
         try:
-            raw = self.transport.send("GET", url, (scheme, host, port), path, None, headers, timeout)
+            raw = self.transport.send("GET", url, (scheme, host, port), path, None, headers, timeout, max_bytes)
         except Exception as exc:
-            problem = self._problem(exc, scheme, host, port, timeout)
+            problem = self._final_problem(exc, scheme, host, port, timeout)
             self._count(failures=1)
             raise HttpError(f"GET {self.redact(url)}: {self.redact(problem)}") from None
         if len(raw.content) > max_bytes:
@@ -905,6 +979,8 @@ class HttpClient:
         """What went wrong, in words a user acts on; raises _NoRetry when retrying cannot help."""
         from urllib3 import exceptions as u3
 
+        if isinstance(exc, _NoRetry):  # the transport's own verdict on the reply (too big, undecodable)
+            raise exc
         where = f"{scheme}://{host}:{port}"
         if self.transport.proxy_secrets:
             self.redact.add(self.transport.proxy_secrets)
@@ -940,6 +1016,13 @@ class HttpClient:
         # Anything else is a bug or a value http.client refused: its message may quote a header.
         raise _NoRetry(f"the request could not be sent ({type(exc).__name__})")
 
+    def _final_problem(self, exc: Exception, scheme: str, host: str, port: int, timeout_s: float) -> str:
+        """`_problem` for a caller that never retries: retryable or not, only the words."""
+        try:
+            return self._problem(exc, scheme, host, port, timeout_s)
+        except _NoRetry as final:
+            return str(final)
+
     def _send_with_retries(
         self, method: str, url: str, data: bytes | None, headers: dict[str, str], timeout_s: float
     ) -> Response:
@@ -959,8 +1042,6 @@ class HttpClient:
             try:
                 self._count(requests=1)
                 raw = self.transport.send(method, url, origin, path, data, headers, timeout_s)
-            except _NoRetry:
-                raise
             except Exception as exc:
                 try:
                     problem = self._problem(exc, scheme, host, port, timeout_s)

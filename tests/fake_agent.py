@@ -14,9 +14,10 @@ Faults, injected per input (the request's `input`, or the last user message):
 input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<retry-after>`, `hang`
 (no reply until the client gives up), `reset` (headers and half a body, then a TCP reset),
 `malformed` (200 with broken JSON), `slow:<seconds>`, `redirect:<3xx>` (to `server.redirect_to`),
-`echo` / `400echo` / `401pad` (a reply, a 400, or a
-401 after 270 bytes of padding, quoting the request's Authorization and X-Api-Key headers: a leaky
-agent). `server.default_fault` applies to every request without a queued action.
+`gzip` (a normal reply, gzip-compressed), `bomb` (a small gzip reply that inflates to 64 MiB), `brotli`
+(a reply in an encoding evalgate does not decode), `huge` (a 40 MiB reply), `echo` / `400echo` /
+`401pad` (a reply, a 400, or a 401 after 270 bytes of padding, quoting the request's Authorization
+and X-Api-Key headers: a leaky agent). `server.default_fault` applies to every request without a queued action.
 `server.max_in_flight = n` answers 429 (Retry-After: `server.retry_after`) to a request arriving
 while n are already being served.
 """
@@ -24,6 +25,9 @@ while n are already being served.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
+import gzip
 import json
 import socket
 import struct
@@ -120,6 +124,16 @@ def agent_reply(body: Any) -> dict[str, Any]:
         "session": session or f"s-{zlib.crc32(key.encode()) % 10_000}",
         "turn": turn,
     }
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """About 64 KiB of gzip that inflates to a 64 MiB JSON reply."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [packer.compress(b'{"output": {"text": "')]
+    parts += [packer.compress(b" " * 2**20) for _ in range(64)]
+    parts += [packer.compress(b'"}}'), packer.flush()]
+    return b"".join(parts)
 
 
 def chat_reply(body: Any) -> dict[str, Any]:
@@ -230,6 +244,21 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(int(fault.split(":", 1)[1]), {"error": "moved"}, {"Location": server.redirect_to})
         elif fault == "malformed":
             self.reply_raw(200, b'{"output": {"text": "unterminated')
+        elif fault == "gzip":
+            self.reply_raw(200, gzip.compress(json.dumps(agent_reply(body)).encode()), {"Content-Encoding": "gzip"})
+        elif fault == "bomb":
+            self.reply_raw(200, gzip_bomb(), {"Content-Encoding": "gzip"})
+        elif fault == "brotli":
+            self.reply_raw(200, b"\x1b\x03\x00\xf8\xa5", {"Content-Encoding": "br"})
+        elif fault == "huge":  # a runaway: 40 MiB of text in one JSON string
+            size = 40 * 2**20
+            self.wfile.write(f"HTTP/1.1 200 OK\r\nContent-Length: {size + 25}\r\n\r\n".encode())
+            with contextlib.suppress(OSError):  # the client stops reading at its limit
+                self.wfile.write(b'{"output": {"text": "')
+                for _ in range(40):
+                    self.wfile.write(b"x" * 2**20)
+                self.wfile.write(b'"}}')
+            self.close_connection = True
         else:
             raise ValueError(f"unknown fault {fault!r}")
 

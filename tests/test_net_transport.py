@@ -321,3 +321,26 @@ def test_a_redirect_is_not_followed_and_the_error_says_where_to(server: FakeServ
     assert f"HTTP {status}" in message and "redirects to https://agent.example/v2/agent?key=***" in message
     assert "put the final URL in the spec" in message and "sk-hidden" not in message
     assert server.requests_for("x") == 1 and caught.value.attempts == 1
+
+
+# ---- replies too big to be answers ----
+
+
+def test_a_gzip_reply_is_decoded(server: FakeServer) -> None:
+    server.faults["Oslo"] = ["gzip"]
+    reply = client().post_json(server.url + "/agent", {"input": "Oslo"})
+    assert reply.body["output"]["text"] == "It is sunny in Oslo, 72F."
+
+
+@pytest.mark.parametrize(("fault", "said"), [
+    ("bomb", "decompresses to more than 32 MiB"),  # 64 KiB on the wire, 64 MiB inflated
+    ("huge", "larger than 32 MiB"),
+    ("brotli", "compressed with `br` (Content-Encoding), which evalgate does not decode"),
+])
+def test_a_runaway_reply_errors_without_being_read_whole_or_retried(server: FakeServer, fault: str, said: str) -> None:
+    server.faults["x"] = [fault] * 3
+    with pytest.raises(HttpError) as caught:
+        client().post_json(server.url + "/agent", {"input": "x"})
+    assert said in str(caught.value) and caught.value.attempts == 1
+    server.faults["x"] = []
+    assert client().post_json(server.url + "/agent", {"input": "x"}).body["output"]["text"] == "You said: x"
