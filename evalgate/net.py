@@ -596,12 +596,23 @@ class _BadEncoding(_NoRetry):
     """A body that is not what its Content-Encoding says."""
 
 
-def _read_body(reply: Any, max_bytes: int) -> bytes:
-    """The whole body as sent, at most `max_bytes`; _NoRetry past that (the rest is never read)."""
+def _read_body(reply: Any, max_bytes: int, deadline: float, timeout_s: float) -> bytes:
+    """The whole body as sent, at most `max_bytes`; _NoRetry past that (the rest is never read).
+
+    TimeoutError at `deadline` (monotonic): a server that trickles a byte now and then never trips a
+    socket timeout, so each read may wait only for what is left of the attempt's time.
+    """
+    read = getattr(reply, "read1", None) or reply.read  # read1: one socket read (urllib3 >= 2.2)
+    sock = getattr(getattr(reply, "connection", None), "sock", None)
     chunks: list[bytes] = []
     size = 0
     while True:
-        chunk = reply.read(_READ_CHUNK, decode_content=False)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the reply was still arriving at the deadline")
+        with contextlib.suppress(AttributeError, OSError):
+            sock.settimeout(min(timeout_s, left))  # type: ignore[union-attr]
+        chunk = read(_READ_CHUNK, decode_content=False)
         if not chunk:
             return b"".join(chunks)
         size += len(chunk)
@@ -724,11 +735,12 @@ class Transport:
 
     def send(self, method: str, url: str, origin: tuple[str, str, int], path: str, data: bytes | None,
              headers: Mapping[str, str], timeout_s: float, max_bytes: int = MAX_REPLY_BYTES) -> _Raw:
-        """One exchange, the whole body read (at most `max_bytes`, decoded by us within that bound);
-        urllib3's own retries, redirects and decompression off (ours decide)."""
+        """One exchange, the whole body read (at most `max_bytes`, decoded by us within that bound) within
+        `timeout_s` from the start; urllib3's own retries, redirects and decompression off (ours decide)."""
         import urllib3
 
-        timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s)
+        deadline = time.monotonic() + timeout_s  # the whole exchange, however the server paces it
+        timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s, total=timeout_s)
         for fresh in (False, True):
             pool, proxy = self.route(*origin)
             target = path if proxy is None else url  # a forwarding proxy needs the absolute URL
@@ -743,7 +755,7 @@ class Transport:
                     self._routes.pop(origin, None)
                 continue
             try:
-                content = _read_body(reply, max_bytes)
+                content = _read_body(reply, max_bytes, deadline, timeout_s)
             except BaseException:
                 reply.close()  # the connection holds an unread rest: never reused
                 raise

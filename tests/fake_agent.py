@@ -15,7 +15,8 @@ input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<ret
 (no reply until the client gives up), `reset` (headers and half a body, then a TCP reset),
 `malformed` (200 with broken JSON), `slow:<seconds>`, `redirect:<3xx>` (to `server.redirect_to`),
 `gzip` (a normal reply, gzip-compressed), `bomb` (a small gzip reply that inflates to 64 MiB), `brotli`
-(a reply in an encoding evalgate does not decode), `huge` (a 40 MiB reply), `echo` / `400echo` /
+(a reply in an encoding evalgate does not decode), `huge` (a 40 MiB reply), `trickle` (a reply
+that never ends: a byte every 0.1 s), `echo` / `400echo` /
 `401pad` (a reply, a 400, or a 401 after 270 bytes of padding, quoting the request's Authorization
 and X-Api-Key headers: a leaky agent). `server.default_fault` applies to every request without a queued action.
 `server.max_in_flight = n` answers 429 (Retry-After: `server.retry_after`) to a request arriving
@@ -240,6 +241,15 @@ class Handler(BaseHTTPRequestHandler):
                 self.reply_raw(401, (" " * 270 + leaked).encode())
             else:
                 self.reply(400, {"error": leaked})
+        elif fault == "trickle":  # a reply that never ends: one byte every 0.1 s, until HANG_S
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n{")
+            with contextlib.suppress(OSError):
+                for _ in range(int(HANG_S / 0.1)):
+                    if server.stopping.wait(0.1):
+                        break
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+            self.close_connection = True
         elif fault.startswith("redirect:"):  # a load balancer sending http to https, or a moved endpoint
             self.reply(int(fault.split(":", 1)[1]), {"error": "moved"}, {"Location": server.redirect_to})
         elif fault == "malformed":
