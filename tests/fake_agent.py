@@ -13,7 +13,8 @@ Faults, injected per input (the request's `input`, or the last user message):
 `server.faults["some input"] = ["500", "429:1", "ok"]` is consumed one action per request for that
 input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<retry-after>`, `hang`
 (no reply until the client gives up), `reset` (headers and half a body, then a TCP reset),
-`malformed` (200 with broken JSON), `slow:<seconds>`, `redirect:<3xx>` (to `server.redirect_to`),
+`malformed` (200 with broken JSON), `extra:<JSON object>` (a normal reply with these keys set, e.g.
+`extra:{"usage": {"prompt_tokens": NaN}}`), `slow:<seconds>`, `redirect:<3xx>` (to `server.redirect_to`),
 `gzip` (a normal reply, gzip-compressed), `bomb` (a small gzip reply that inflates to 64 MiB), `brotli`
 (a reply in an encoding evalgate does not decode), `huge` (a 40 MiB reply), `trickle` (a reply
 that never ends: a byte every 0.1 s), `echo` / `400echo` /
@@ -216,8 +217,10 @@ class Handler(BaseHTTPRequestHandler):
             fault = None
         if server.delay_s:
             time.sleep(server.delay_s)
-        if fault is None or fault == "ok":
+        if fault is None or fault == "ok" or fault.startswith("extra:"):
             reply = chat_reply(body) if self.path.rstrip("/").endswith("/chat/completions") else agent_reply(body)
+            if fault and fault.startswith("extra:"):
+                reply.update(json.loads(fault.split(":", 1)[1]))  # NaN, Infinity and -1 welcome
             self.reply(200, reply)
         elif fault in ("500", "503", "400", "404"):
             self.reply(int(fault), {"error": f"injected {fault}"})

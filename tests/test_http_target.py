@@ -374,3 +374,21 @@ def test_cache_files_hold_no_secret_even_when_the_agent_echoes_it(tmp_path: Path
     assert len(cached) == 3 and server.count == 3
     assert "Bearer ***" in cached[0].read_text()
     assert all(token.encode() not in f.read_bytes() for f in tmp_path.rglob("*") if f.is_file())
+
+
+def test_a_nan_or_negative_cost_in_a_reply_cannot_switch_the_budget_off(tmp_path: Path, server: FakeServer) -> None:
+    # One reply saying `"cost": NaN` made the run's spend NaN, which never reaches a cap: every item ran.
+    data = [{"id": f"q{i}", "input": f"q{i}"} for i in range(5)]
+    server.faults["q0"] = ['extra:{"cost": NaN, "latency": -5, "usage": {"prompt_tokens": -1000, "total_tokens": NaN}}']
+    server.faults["q1"] = ['extra:{"cost": -1e300}']
+    server.default_fault = 'extra:{"cost": 0.25}'
+    target = {"response": {"text": "output.text", "usage": "usage", "cost_usd": "cost", "latency_ms": "latency"}}
+    spec = write_spec(tmp_path, spec_text(server.url, data, target, concurrency=1, budget={"max_usd": 0.5},
+                                          gates=[{"type": "includes", "value": "said"}], scorers=[]))
+    result = run_spec(spec, output=tmp_path / "out.json")
+    items = {i["id"]: i for i in json.loads((tmp_path / "out.json").read_text())["items"]}
+    first = items["q0"]["output"]
+    assert "cost_usd" not in first and "usage" not in first and first["latency_ms"] >= 0  # measured instead
+    assert "cost_usd" not in items["q1"]["output"]
+    assert [items[f"q{i}"]["output"]["cost_usd"] for i in (2, 3)] == [0.25, 0.25]
+    assert result.summary["budget"]["items_not_run"] == 1 and "budget exceeded" in items["q4"]["error"]

@@ -153,3 +153,20 @@ def test_cli_output_never_shows_the_key(tmp_path: Path, server: FakeServer) -> N
         if path.is_file():
             assert SECRET not in path.read_text(errors="replace"), path
     assert "HTTP 400" in items(tmp_path / "out.json")["b"]["error"]
+
+
+def test_usage_that_is_not_a_count_is_left_out_never_an_error(tmp_path: Path, server: FakeServer) -> None:
+    # A token count sent as "100" used to error the item (`TypeError: can't multiply sequence`); a
+    # NaN or a negative one made a NaN or negative cost, which a budget never reaches.
+    data = [{"id": "s", "input": "as string"}, {"id": "n", "input": "nan"}, {"id": "m", "input": "minus"}]
+    server.faults["as string"] = ['extra:{"usage": {"prompt_tokens": "100", "completion_tokens": 10}}']
+    server.faults["nan"] = ['extra:{"usage": {"prompt_tokens": NaN, "completion_tokens": 1e999}}']
+    server.faults["minus"] = ['extra:{"usage": {"prompt_tokens": -1000000, "completion_tokens": 10, "x": [1]}}']
+    target = {"api_key_env": None, "prices": {"fake-mini": {"prompt": 1.0, "completion": 2.0}}}
+    result = run_spec(write_spec(tmp_path, server.url, data, target), output=tmp_path / "out.json")
+    got = items(tmp_path / "out.json")
+    assert result.summary["errored_items"] == 0
+    assert got["s"]["output"]["usage"] == {"completion_tokens": 10}
+    assert "usage" not in got["n"]["output"] and "cost_usd" not in got["n"]["output"]  # unknown, not NaN
+    assert got["m"]["output"]["usage"] == {"completion_tokens": 10, "x": [1]}
+    assert got["s"]["output"]["cost_usd"] == got["m"]["output"]["cost_usd"] == pytest.approx(20 / 1_000_000)

@@ -208,6 +208,14 @@ def test_mastra_reply_reads_the_error_its_tool_calls_hide() -> None:
     assert run.usage == {"prompt_tokens": 30, "completion_tokens": 14, "total_tokens": 44}
 
 
+def test_usage_counts_that_are_not_counts_are_left_out() -> None:
+    # NaN (json reads it), Infinity (1e999), negatives and strings: none may reach a budget's sum.
+    bad = json.loads('{"inputTokens": NaN, "outputTokens": -7, "totalTokens": 1e999, "promptTokens": "9", '
+                     '"completionTokens": 4}')
+    assert read_reply("mastra", {"text": "hi", "usage": bad}).usage == {"completion_tokens": 4}
+    assert read_reply("ai-sdk", {"text": "hi", "totalUsage": {"inputTokens": -1}}).usage is None
+
+
 def test_messages_format_detects_each_shape() -> None:
     assert calls(read_reply("messages", OPENAI_MESSAGES))[2][2] == "pending"
     assert calls(read_reply("messages", {"messages": AI_SDK_UI_MESSAGES}))[1][2] == "error"

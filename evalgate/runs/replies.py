@@ -19,6 +19,7 @@ and `cached_tokens` when the reply has them).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -59,14 +60,39 @@ def read_reply(format_name: str, body: Any) -> Run:
 # ---- usage ----
 
 
+def measure(value: Any) -> int | float | None:
+    """A finite, non-negative number, else None. A reply's token counts, cost and latency are the
+    agent's word: a NaN, an Infinity (`1e999`) or a negative would poison every sum and budget."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value) or value < 0:
+        return None
+    return value
+
+
+def usage_as_sent(usage: Any) -> dict[str, Any] | None:
+    """A reply's usage kept as it is, less the counts that are not `measure`s (a token count sent as
+    "100", a NaN, a negative); None if it is not a mapping or nothing is left."""
+    if not isinstance(usage, Mapping):
+        return None
+    out = {}
+    for key, value in usage.items():
+        if key in _USAGE_KEYS or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+            value = measure(value)
+            if value is None:
+                continue
+        out[key] = value
+    return out or None
+
+
 def normalize_usage(usage: Any) -> dict[str, Any] | None:
     """Token counts under evalgate's names; None if there are none."""
     if not isinstance(usage, Mapping):
         return None
     out: dict[str, Any] = {}
     for key, name in _USAGE_KEYS.items():
-        value = usage.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and name not in out:
+        value = measure(usage.get(key))
+        if value is not None and name not in out:
             out[name] = value
     if "total_tokens" not in out and "prompt_tokens" in out and "completion_tokens" in out:
         out["total_tokens"] = out["prompt_tokens"] + out["completion_tokens"]
@@ -138,11 +164,10 @@ def run_from_chat_completion(body: Mapping[str, Any]) -> Run:
         function = raw.get("function") if isinstance(raw.get("function"), Mapping) else {}
         name = function.get("name") or raw.get("name") or "?"
         calls.append(ToolCall(str(name), parse_arguments(function.get("arguments", raw.get("arguments")))))
-    usage = body.get("usage")
     return Run(
         texts=[content if isinstance(content, str) else ""],
         tool_calls=calls,
-        usage=dict(usage) if isinstance(usage, Mapping) and usage else None,
+        usage=usage_as_sent(body.get("usage")),
     )
 
 

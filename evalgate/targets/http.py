@@ -35,7 +35,14 @@ from evalgate.net import (
     tls_from_settings,
 )
 from evalgate.runs import TOOL_STATUSES, Run, RunFormatError, run_from_value
-from evalgate.runs.replies import guess_format, parse_arguments, read_reply, tool_call_paths
+from evalgate.runs.replies import (
+    guess_format,
+    measure,
+    parse_arguments,
+    read_reply,
+    tool_call_paths,
+    usage_as_sent,
+)
 from evalgate.targets.base import History, TargetError, trial_key
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}")
@@ -186,9 +193,9 @@ class ReplyMapping:
             if paths:
                 self._lookalike = (paths[0], guess_format(body))
         if self.usage is not None:
-            usage = self.usage.search(body)
-            if isinstance(usage, Mapping):
-                value["usage"] = dict(usage)
+            usage = usage_as_sent(self.usage.search(body))
+            if usage is not None:
+                value["usage"] = usage
         try:
             run = run_from_value(value)
         except RunFormatError as exc:
@@ -230,21 +237,20 @@ class ReplyMapping:
             except RunFormatError as exc:
                 raise TargetError(f"the reply does not map to a run: {exc}") from None
         if self.usage is not None:
-            usage = self.usage.search(body)
-            run.usage = dict(usage) if isinstance(usage, Mapping) else None
+            run.usage = usage_as_sent(self.usage.search(body))
         self._measurements(run, body)
         return run
 
     def _measurements(self, run: Run, body: Any) -> None:
         if not isinstance(body, (Mapping, list)):
             return
-        if self.cost_usd is not None:
-            cost = self.cost_usd.search(body)
-            if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        if self.cost_usd is not None:  # a NaN or negative cost would switch a `budget:` off: not a cost
+            cost = measure(self.cost_usd.search(body))
+            if cost is not None:
                 run.cost_usd = cost
         if self.latency_ms is not None:
-            latency = self.latency_ms.search(body)
-            if isinstance(latency, (int, float)) and not isinstance(latency, bool):
+            latency = measure(self.latency_ms.search(body))
+            if latency is not None:
                 run.latency_ms = float(latency)
 
     def _text(self, text: Any, body: Any) -> str | None:
