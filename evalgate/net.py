@@ -35,6 +35,7 @@ to record in results.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import email.utils
 import hashlib
@@ -52,7 +53,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 from evalgate import __version__
 
@@ -341,6 +342,36 @@ def expand_env(template: str, environ: Mapping[str, str] | None = None) -> tuple
 def env_names(template: str) -> list[str]:
     """The `${NAME}` references in a template."""
     return _ENV_REF.findall(template)
+
+
+_SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|auth|sig|credential|session", re.IGNORECASE)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secrets a URL carries: its userinfo's password, and the values of query parameters named
+    like one (`api_key`, `token`, `sig`, ...), as written and decoded; with userinfo, the Basic
+    credentials made of it (`basic_auth`)."""
+    parts = urlsplit(url)
+    userinfo = parts.netloc.rpartition("@")[0]
+    found: list[str] = []
+    if userinfo:
+        password = userinfo.partition(":")[2]
+        found += [password, unquote(password), basic_auth(url) or ""]
+    for pair in parts.query.split("&"):
+        name, _, value = pair.partition("=")
+        if value and _SECRET_PARAM.search(unquote_plus(name)):
+            found += [value, unquote_plus(value)]
+    return [s for s in found if s]
+
+
+def basic_auth(url: str) -> str | None:
+    """`Basic <base64 user:password>` from a URL's userinfo (as curl and requests send it), or None."""
+    userinfo = urlsplit(url).netloc.rpartition("@")[0]
+    if not userinfo:
+        return None
+    user, _, password = userinfo.partition(":")
+    pair = f"{unquote(user)}:{unquote(password)}".encode()
+    return "Basic " + base64.b64encode(pair).decode("ascii")
 
 
 class Redactor:
@@ -743,7 +774,8 @@ class Transport:
         timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s, total=timeout_s)
         for fresh in (False, True):
             pool, proxy = self.route(*origin)
-            target = path if proxy is None else url  # a forwarding proxy needs the absolute URL
+            # a forwarding proxy needs the absolute URL, never with the userinfo (sent as Authorization)
+            target = path if proxy is None else f"{origin[0]}://{urlsplit(url).netloc.rpartition('@')[2]}{path}"
             try:
                 reply = pool.urlopen(method, target, body=data, headers=headers, retries=False, redirect=False,
                                      timeout=timeout, preload_content=False, decode_content=False,
@@ -832,6 +864,7 @@ class HttpClient:
         self._counts = _Counters()
         self._lock = threading.Lock()
         self.transport = Transport(self.concurrency, tls, environ)
+        self._url_headers: dict[str, dict[str, str]] = {}
         _CLIENTS.add(self)
 
     # -- public --
@@ -873,7 +906,7 @@ class HttpClient:
                 return Response(int(hit.get("status", 200)), hit["body"], "", {}, elapsed, 0, from_cache=True)
             self._count(cache_misses=1)
         data = _encode(json_body) if json_body is not None else None
-        send_headers = self._headers(headers, data is not None)
+        send_headers = self._headers({**self._from_url(url), **(headers or {})}, data is not None)
         reply = self._send_with_retries(method, url, data, send_headers, timeout_s or self.timeout_s)
         if key is not None and self.cache is not None and reply.is_json:
             self.cache.put(key, {"status": reply.status, "body": reply.body, "elapsed_ms": reply.elapsed_ms})
@@ -893,7 +926,7 @@ class HttpClient:
         HttpError (status None) only when no answer came: refused, reset, timed out, TLS refused.
         """
         data = _encode(json_body) if json_body is not None else None
-        send_headers = self._headers(headers, data is not None)
+        send_headers = self._headers({**self._from_url(url), **(headers or {})}, data is not None)
         try:
             scheme, host, port, path = _split(url)
         except ValueError as exc:
@@ -912,6 +945,7 @@ class HttpClient:
     def download(self, url: str, *, max_bytes: int, timeout_s: float | None = None) -> tuple[int, bytes]:
         """GET a binary body (an artifact's zip from storage), with only the client's own headers: a
         caller's credentials never travel to another host. HttpError when no answer came or it is too big."""
+        self._from_url(url)  # its secrets, for the messages; no credentials are sent
         try:
             scheme, host, port, path = _split(url)
         except ValueError as exc:
@@ -968,6 +1002,18 @@ class HttpClient:
         with self._lock:
             for name, delta in deltas.items():
                 setattr(self._counts, name, getattr(self._counts, name) + delta)
+
+    def _from_url(self, url: str) -> dict[str, str]:
+        """The headers a URL asks for (its userinfo as Basic credentials); its secrets (that password, an
+        `api_key=` in its query) are redacted from now on, so no message shows them."""
+        found = self._url_headers.get(url)
+        if found is None:
+            self.redact.add(url_secrets(url))
+            auth = basic_auth(url)
+            found = {"Authorization": auth} if auth else {}
+            if len(self._url_headers) < 256:
+                self._url_headers[url] = found
+        return found
 
     def _headers(self, headers: Mapping[str, str] | None, has_body: bool) -> dict[str, str]:
         """The headers to send; HttpError naming (never quoting) a value that cannot be sent."""
@@ -1160,4 +1206,5 @@ __all__ = [
     "policy_from_settings",
     "retryable_status",
     "tls_from_settings",
+    "url_secrets",
 ]

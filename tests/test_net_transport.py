@@ -355,3 +355,27 @@ def test_a_reply_that_trickles_in_forever_times_out_at_timeout_s(server: FakeSer
                                                                                           {"input": "x"})
     assert time.monotonic() - started < 3.0
     assert "timed out after 0.5s" in str(caught.value) and caught.value.attempts == 2
+
+
+# ---- secrets in the URL ----
+
+
+def test_a_urls_password_and_key_parameter_never_show_and_the_password_is_used(server: FakeServer,
+                                                                               proxy: FakeProxy) -> None:
+    url = server.url.replace("http://", "http://alice:pa%24%24word-9@") + "/agent?v=2&api_key=qk-77e1f0"
+    basic = "Basic " + base64.b64encode(b"alice:pa$$word-9").decode()
+    server.faults["x"] = ["500", "echo"]
+    with pytest.raises(HttpError) as caught:
+        client(retries=RetryPolicy(attempts=1)).post_json(url, {"input": "x"})
+    assert str(caught.value).startswith(f"POST http://alice:***@127.0.0.1:{server.server_address[1]}/agent?v=2&api_key=***")
+    assert server.requests[-1]["headers"]["Authorization"] == basic  # sent as curl and requests send it
+    echoed = client().post_json(url, {"input": "x"})  # an agent echoing its Authorization header
+    assert echoed.body["output"]["text"] == "I got *** and None"
+    refused = url.replace(f":{server.server_address[1]}/", ":9/")
+    with pytest.raises(HttpError) as caught:
+        client(retries=RetryPolicy(attempts=1)).post_json(refused, {"input": "y"})
+    assert "pa$$" not in str(caught.value) and "pa%24" not in str(caught.value) and "qk-77" not in str(caught.value)
+    # Through a proxy: the absolute URL in the request line has no userinfo (proxies log request lines).
+    assert client({"HTTP_PROXY": proxy.url}).post_json(url, {"input": "z"}).status == 200
+    assert proxy.seen[-1][1] == f"{server.url}/agent?v=2&api_key=qk-77e1f0"
+    assert server.requests[-1]["headers"]["Authorization"] == basic
