@@ -590,8 +590,8 @@ class Exchange:
     url: str
 
     def json(self) -> Any:
-        """The body as JSON; ValueError when it is not."""
-        return json.loads(self.text)
+        """The body as JSON; ValueError when it is not (nested too deeply included)."""
+        return loads(self.text)
 
 
 @dataclass
@@ -1112,7 +1112,12 @@ class HttpClient:
                 elapsed = (time.perf_counter() - started) * 1000.0
                 if 200 <= status < 300:
                     ok = True
-                    return self._response(status, raw, elapsed, attempt)
+                    try:
+                        return self._response(status, raw, elapsed, attempt)
+                    except TooDeep as exc:
+                        self._count(failures=1)
+                        raise HttpError(f"{method} {shown_url}: the reply {exc}", status=status,
+                                        attempts=attempt) from None
                 throttled = status == 429
                 retry_after = parse_retry_after(raw.headers.get("Retry-After"))
                 text = raw.content[: 4 * (ERROR_BODY_SHOWN + self.redact.longest)].decode("utf-8", errors="replace")
@@ -1150,7 +1155,9 @@ class HttpClient:
         results or the cache."""
         text = raw.content.decode("utf-8", errors="replace")
         try:
-            body, is_json = json.loads(text), True
+            body, is_json = loads(text), True
+        except TooDeep:
+            raise
         except ValueError:
             body, is_json = None, False
         if self.redact.longest and self.redact(text) != text:
@@ -1167,6 +1174,19 @@ def global_stats() -> dict[str, int]:
         for key in totals:
             totals[key] += stats[key]
     return totals
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than the interpreter can parse: bad JSON, not a crash."""
+
+
+def loads(text: str | bytes) -> Any:
+    """`json.loads`, with JSON nested past the recursion limit (`[[[[...` 100,000 deep) a ValueError
+    (`TooDeep`) like any other bad JSON, never a RecursionError that skips every `except ValueError`."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise TooDeep("is JSON nested too deeply (about 1,000 levels or more) to be read") from None
 
 
 def _encode(value: Any) -> bytes:
@@ -1194,6 +1214,7 @@ __all__ = [
     "ResponseCache",
     "RetryPolicy",
     "TlsOptions",
+    "TooDeep",
     "Transport",
     "cache_from_settings",
     "env_names",
@@ -1201,6 +1222,7 @@ __all__ = [
     "global_stats",
     "header_problem",
     "key_digest",
+    "loads",
     "parse_retry_after",
     "parse_ttl",
     "policy_from_settings",

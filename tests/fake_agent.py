@@ -13,8 +13,9 @@ Faults, injected per input (the request's `input`, or the last user message):
 `server.faults["some input"] = ["500", "429:1", "ok"]` is consumed one action per request for that
 input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<retry-after>`, `hang`
 (no reply until the client gives up), `reset` (headers and half a body, then a TCP reset),
-`malformed` (200 with broken JSON), `extra:<JSON object>` (a normal reply with these keys set, e.g.
-`extra:{"usage": {"prompt_tokens": NaN}}`), `slow:<seconds>`, `redirect:<3xx>` (to `server.redirect_to`),
+`malformed` (200 with broken JSON), `deep` (200 with JSON nested 100,000 deep), `extra:<JSON object>`
+(a normal reply with these keys set, e.g. `extra:{"usage": {"prompt_tokens": NaN}}`), `slow:<seconds>`,
+`redirect:<3xx>` (to `server.redirect_to`),
 `gzip` (a normal reply, gzip-compressed), `bomb` (a small gzip reply that inflates to 64 MiB), `brotli`
 (a reply in an encoding evalgate does not decode), `huge` (a 40 MiB reply), `trickle` (a reply
 that never ends: a byte every 0.1 s), `echo` / `400echo` /
@@ -257,6 +258,8 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(int(fault.split(":", 1)[1]), {"error": "moved"}, {"Location": server.redirect_to})
         elif fault == "malformed":
             self.reply_raw(200, b'{"output": {"text": "unterminated')
+        elif fault == "deep":  # JSON nested past any recursion limit
+            self.reply_raw(200, b"[" * 100_000 + b"]" * 100_000)
         elif fault == "gzip":
             self.reply_raw(200, gzip.compress(json.dumps(agent_reply(body)).encode()), {"Content-Encoding": "gzip"})
         elif fault == "bomb":

@@ -31,7 +31,7 @@ verdicts (and so the score) in advance:
   graded: round(max_grade x found / quoted).
 
 Usage reported per reply: prompt_tokens = words in all messages, completion_tokens = words in the
-reply. `mode` injects faults: ok, malformed, malformed_once, truncated, truncated_once,
+reply. `mode` injects faults: ok, malformed, malformed_once, truncated, truncated_once, deep_once,
 wrong_shape, outage (503), not_completion, flaky (first `fail_first` requests 503).
 
 Run as a script to serve until killed; it prints its base URL as its first line (`judge.serve`).
@@ -262,6 +262,8 @@ class FakeJudge:
             text, finish = good[: len(good) // 2], "length"
         elif mode == "wrong_shape":
             text = json.dumps({"score": 0.9})
+        elif mode == "deep_once" and not repairing:  # JSON nested past the recursion limit
+            text = '{"statements": ' + "[" * 100_000 + "]" * 100_000 + "}"
         else:
             text = good
         usage = {"prompt_tokens": words_in(messages), "completion_tokens": len(text.split())}

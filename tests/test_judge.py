@@ -67,7 +67,7 @@ def test_parse_reply_tolerates_fences_and_chatter() -> None:
         parse_reply('{"score": 1}', _Verdict)
 
 
-@pytest.mark.parametrize("mode", ["malformed_once", "truncated_once"])
+@pytest.mark.parametrize("mode", ["malformed_once", "truncated_once", "deep_once"])
 def test_one_bad_reply_is_repaired(fake: FakeJudge, mode: str) -> None:
     fake.mode = mode
     result = _faithfulness_run(_judge(fake))

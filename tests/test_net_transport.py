@@ -379,3 +379,13 @@ def test_a_urls_password_and_key_parameter_never_show_and_the_password_is_used(s
     assert client({"HTTP_PROXY": proxy.url}).post_json(url, {"input": "z"}).status == 200
     assert proxy.seen[-1][1] == f"{server.url}/agent?v=2&api_key=qk-77e1f0"
     assert server.requests[-1]["headers"]["Authorization"] == basic
+
+
+def test_json_nested_past_the_recursion_limit_is_bad_json_not_a_crash(server: FakeServer) -> None:
+    # A RecursionError is no ValueError: it went past every `except ValueError` meant for bad JSON.
+    server.faults["x"] = ["deep"] * 2
+    with pytest.raises(HttpError, match="the reply is JSON nested too deeply") as caught:
+        client().post_json(server.url + "/agent", {"input": "x"})
+    assert caught.value.attempts == 1
+    with pytest.raises(ValueError, match="nested too deeply"):
+        client().exchange("POST", server.url + "/agent", json_body={"input": "x"}).json()

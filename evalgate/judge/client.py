@@ -30,8 +30,10 @@ from evalgate.ledger import charge, current_trial
 from evalgate.net import (
     HttpClient,
     HttpError,
+    TooDeep,
     cache_from_settings,
     header_problem,
+    loads,
     policy_from_settings,
     tls_from_settings,
 )
@@ -58,14 +60,18 @@ def parse_reply(content: str, model: type[T], check: Callable[[T], None] | None 
     if fenced:
         text = fenced.group(1).strip()
     try:
-        value = json.loads(text)
+        value = loads(text)
+    except TooDeep as exc:
+        raise ValueError(f"the reply {exc}") from None
     except ValueError:
         start, end = text.find("{"), text.rfind("}")
         if start < 0 or end <= start:
             raise ValueError("the reply is not a JSON object") from None
         try:
-            value = json.loads(text[start : end + 1])
-        except ValueError as exc:
+            value = loads(text[start : end + 1])
+        except TooDeep as exc:
+            raise ValueError(f"the reply {exc}") from None
+        except json.JSONDecodeError as exc:
             raise ValueError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
     try:
         parsed = model.model_validate(value)
