@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from evalgate import run_evals, run_spec
 from evalgate.items import Item
 from evalgate.judge import Judge, cost_usd, parse_reply
 from evalgate.judge.prompts import ANSWER_RELEVANCY, FAITHFULNESS, RUBRIC_BINARY, RUBRIC_GRADED
+from evalgate.judge.served import Server
 from evalgate.runs import Run
 from evalgate.scorers import judged
 
@@ -322,3 +325,27 @@ def test_a_judge_key_with_a_trailing_newline_is_named_never_shown(fake: FakeJudg
         message = item.scorer_errors["faithfulness"]
         assert "environment variable EVALGATE_JUDGE_KEY contains a line break" in message and key not in message
     assert fake.calls == 0 and result.summary["failure_reason"] is None  # within max_errors: not failed
+
+
+def test_a_served_judge_that_logs_to_stdout_is_read_not_kept(tmp_path: Path) -> None:
+    # Every line after the URL used to be queued for nobody: 300 MB of logs, 300 MB held by evalgate.
+    done = tmp_path / "done"
+    script = (f"import pathlib, sys\nprint('http://127.0.0.1:9/v1', flush=True)\n"
+              f"for _ in range(200_000): sys.stdout.buffer.write(b'x' * 1000 + b'\\n')\n"
+              f"sys.stdout.flush()\npathlib.Path({str(done)!r}).touch()\nsys.stdin.read()\n")
+    before = _rss_mb()
+    server = Server([sys.executable, "-c", script], tmp_path)
+    try:
+        assert server.start() == "http://127.0.0.1:9/v1"
+        deadline = time.monotonic() + 30
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # the last reads
+        assert done.exists() and _rss_mb() - before < 50
+    finally:
+        server.stop()
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20

@@ -17,6 +17,7 @@ from evalgate import isolation
 from evalgate.judge.errors import JudgeError, excerpt
 
 SERVE_START_TIMEOUT_S = 20.0
+FIRST_LINE_MAX = 64 * 1024  # a base URL is a line, not a stream
 
 
 class Server:
@@ -85,8 +86,13 @@ class Server:
 
 
 def _drain(stream: Any, lines: queue.Queue[bytes]) -> None:
-    # Keep reading so a chatty server never blocks on a full pipe.
-    for line in iter(stream.readline, b""):
-        lines.put(line)
-    lines.put(b"")  # end of output: a server that exited early fails at once, not after the timeout
-    stream.close()
+    # The first line is the base URL; b"" when the server exited without one (it fails at once, not
+    # after the timeout). The rest is read and dropped, so a chatty server never blocks on a full pipe
+    # and its logs never pile up here for the whole run.
+    with contextlib.suppress(OSError, ValueError):
+        lines.put(stream.readline(FIRST_LINE_MAX))
+        while stream.read1(1 << 16):
+            pass
+    lines.put(b"")
+    with contextlib.suppress(OSError):
+        stream.close()
