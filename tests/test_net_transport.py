@@ -157,6 +157,15 @@ def test_tls_with_an_unknown_ca_is_refused_without_retrying(tls_server: TlsServe
     assert tls_server.count == 0
 
 
+def test_an_untrusted_certificate_is_an_http_error_for_exchange_and_download_too(tls_server: TlsServer) -> None:
+    # The GitHub client's calls: a bare internal exception used to escape them (a crash, not a message).
+    http = client()
+    with pytest.raises(HttpError, match="not trusted"):
+        http.exchange("GET", tls_server.url + "/agent")
+    with pytest.raises(HttpError, match="not trusted"):
+        http.download(tls_server.url + "/artifact.zip", max_bytes=1024)
+
+
 @pytest.mark.parametrize("how", ["setting", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "CURL_CA_BUNDLE"])
 def test_a_ca_bundle_makes_the_private_ca_trusted(tls_server: TlsServer, ca: TestCA, how: str) -> None:
     http = client(tls=TlsOptions(ca_bundle=str(ca.ca_file))) if how == "setting" else client({how: str(ca.ca_file)})
