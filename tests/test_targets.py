@@ -188,6 +188,29 @@ def test_command_json_stdout_gets_the_item_on_stdin(tmp_path: Path) -> None:
     assert result.items[0].run.latency_ms is not None  # measured when the command reports none
 
 
+def test_command_and_python_runs_with_a_nan_or_negative_cost_cannot_switch_the_budget_off(tmp_path: Path) -> None:
+    # {"cost_usd": NaN} (json writes and reads it) made the spend NaN: a `budget:` never stopped the run.
+    agent = """
+        import json, sys
+        item = json.load(sys.stdin)
+        cost = {"brooklyn": "NaN", "paris": "-1e300"}.get(item["id"], "0.25")
+        print('{"text": "ok", "cost_usd": %s, "latency_ms": -3, "usage": {"total_tokens": -9, "x": 1}}' % cost)
+        """
+    data = "data:\n" + "".join(f"  - {{id: {i}, input: q}}\n" for i in ("brooklyn", "paris", "a", "b", "c"))
+    budget = "concurrency: 1\nbudget: {max_usd: 0.5}\ngates: [{type: includes, value: ok}]\n"
+    (tmp_path / "agent.py").write_text(dedent(agent), encoding="utf-8")
+    spec = tmp_path / "evalgate.yaml"
+    spec.write_text(f"version: 1\n{data}target:\n  type: command\n  run: [{sys.executable!r}, agent.py]\n{budget}")
+    result = run_spec(spec, keep_items=True)
+    first = result.items[0].run
+    assert first.cost_usd is None and first.latency_ms is not None and first.latency_ms >= 0 and first.usage == {"x": 1}
+    assert result.items[1].run.cost_usd is None
+    assert result.summary["budget"]["items_not_run"] == 1 and "budget exceeded" in result.items[4].error
+    module = _module(tmp_path, "def answer(q):\n    return {'text': 'ok', 'cost_usd': float('nan')}\n")
+    spec.write_text(f"version: 1\n{data}target:\n  type: python\n  function: {module}:answer\n{budget}")
+    assert all(item.run.cost_usd is None for item in run_spec(spec, keep_items=True).items)
+
+
 def test_command_plain_text_stdout(tmp_path: Path) -> None:
     spec = _command_spec(tmp_path, "import sys, json\nprint('Brooklyn: ' + json.load(sys.stdin)['input'])\n")
     result = run_spec(spec, keep_items=True)

@@ -85,6 +85,17 @@ def usage_as_sent(usage: Any) -> dict[str, Any] | None:
     return out or None
 
 
+def checked_measures(run: Run) -> Run:
+    """The run with a cost, latency or usage count that is not a `measure` left out (a run a command or
+    a function returned: its numbers are the agent's word too)."""
+    run.cost_usd = measure(run.cost_usd)
+    latency = measure(run.latency_ms)
+    run.latency_ms = float(latency) if latency is not None else None
+    if run.usage is not None:
+        run.usage = usage_as_sent(run.usage)
+    return run
+
+
 def normalize_usage(usage: Any) -> dict[str, Any] | None:
     """Token counts under evalgate's names; None if there are none."""
     if not isinstance(usage, Mapping):

@@ -15,6 +15,7 @@ from evalgate import isolation
 from evalgate.cases import Case
 from evalgate.redaction import redact_cut
 from evalgate.runs import Run, RunFormatError, run_from_value
+from evalgate.runs.replies import checked_measures
 from evalgate.targets.base import History, TargetError
 from evalgate.textsafe import plain
 
@@ -70,7 +71,7 @@ class CommandTarget:
             raise TargetError(f"was killed by signal {-proc.returncode}{_tail(err)}")
         if proc.returncode != 0:
             raise TargetError(f"exited with code {proc.returncode}{_tail(err)}")
-        run = _parse_stdout(out.decode("utf-8", errors="replace"))
+        run = checked_measures(_parse_stdout(out.decode("utf-8", errors="replace")))
         if run.latency_ms is None:
             run.latency_ms = (time.perf_counter() - started) * 1000.0
         return run

@@ -12,6 +12,7 @@ from typing import Any
 from evalgate import isolation
 from evalgate.cases import Case
 from evalgate.runs import Run, RunFormatError, run_from_value
+from evalgate.runs.replies import checked_measures
 from evalgate.targets.base import History, TargetError
 from evalgate.textsafe import plain
 
@@ -52,6 +53,7 @@ class PythonTarget:
             raise TargetError(f"the function returned something that is not a run: {exc}") from None
         except RecursionError:
             raise TargetError("the function returned a value nested too deeply to record") from None
+        run = checked_measures(run)
         if run.latency_ms is None:
             run.latency_ms = (time.perf_counter() - started) * 1000.0
         return run
