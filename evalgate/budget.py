@@ -8,6 +8,7 @@ window); every item not started is errored as `budget exceeded`: not scored, cou
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -70,13 +71,12 @@ class Budget:
         run = getattr(item, "run", None)
         if run is None:
             return
-        if isinstance(run.cost_usd, (int, float)):
-            self.target_usd += run.cost_usd
+        self.target_usd += _spend(run.cost_usd)
         usage = run.usage or {}
         total = usage.get("total_tokens")
-        if not isinstance(total, int):
+        if not isinstance(total, int) or not _spend(total):
             total = sum(v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens", "input_tokens",
-                                                              "output_tokens") and isinstance(v, int))
+                                                              "output_tokens") and isinstance(v, int) and _spend(v))
         self.target_tokens += total
 
     def add_resumed(self, item: Any) -> None:
@@ -85,8 +85,7 @@ class Budget:
         for part in getattr(item, "trials", None) or (item,):
             self.add(part)
             for usd in (getattr(part, "judge_cost", None) or {}).values():
-                if isinstance(usd, int | float):
-                    self.target_usd += usd
+                self.target_usd += _spend(usd)
 
     def spent(self) -> tuple[float, int]:
         """(USD, tokens) so far: the target's finished items and every judge call billed."""
@@ -129,3 +128,11 @@ class Budget:
             out["share"] = self.share
             out["run_max_usd"], out["run_max_tokens"] = self.run_caps
         return out
+
+
+def _spend(value: Any) -> float:
+    """A finite amount above 0, else 0. Recorded data and a journal are untrusted text: a NaN would make
+    every comparison with the cap false (the budget off), a negative would pay it back."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        return 0
+    return value

@@ -185,3 +185,22 @@ def test_the_merge_of_shards_gives_the_runs_caps_not_the_sum_of_their_shares(tmp
     assert merged["max_usd"] == 1.0 and merged["max_tokens"] == 100_000
     assert "share" not in merged and "run_max_usd" not in merged
     assert merged == {**run_spec(spec).summary["budget"], "spent_usd": merged["spent_usd"]}
+
+
+@pytest.mark.parametrize("poison", [float("nan"), -100.0, float("inf")], ids=["nan", "negative", "infinity"])
+def test_a_recorded_cost_that_is_no_amount_cannot_switch_the_budget_off(tmp_path: Path, poison: float) -> None:
+    """Recorded data is untrusted: a NaN cost made every comparison with the cap false, a negative one
+    paid the cap back. Such a cost adds nothing; the other items' spend still reaches the cap."""
+    spec = recorded_costs(tmp_path, 12, 0.01, 0.1)
+    rows = (tmp_path / "runs.jsonl").read_text().splitlines()
+    first = json.loads(rows[0])
+    first["output"]["cost_usd"] = poison
+    first["output"]["usage"] = {"total_tokens": -10**9, "prompt_tokens": 5}
+    rows[0] = json.dumps(first)  # json writes NaN and Infinity, as a careless exporter would
+    (tmp_path / "runs.jsonl").write_text("\n".join(rows) + "\n")
+    data = json.loads(spec.read_text())
+    data["budget"]["max_tokens"] = 10**6
+    spec.write_text(json.dumps(data))
+    budget = run_spec(spec).summary["budget"]
+    assert budget["items_not_run"] == 1  # ten items of 0.01 after the poisoned one reach 0.10
+    assert budget["spent_usd"] == pytest.approx(0.1)
