@@ -214,8 +214,9 @@ class FakeJudge:
         self.api_key = api_key
         self.fail_first = fail_first
         self.requests: list[dict[str, Any]] = []
-        # When set, every reply is this answer instead of the word rules' (differential tests script it).
-        self.script: dict[str, Any] | None = None
+        # When set, every reply is this answer instead of the word rules' (differential tests script it);
+        # a string is the reply's text as is (duplicate keys, odd JSON).
+        self.script: dict[str, Any] | str | None = None
         self.authorizations: list[str | None] = []
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -254,7 +255,10 @@ class FakeJudge:
         repairing = any(m["role"] == "assistant" for m in messages)
         metric = _METRIC.search(messages[0]["content"]).group(1)
         script = self.script
-        good = json.dumps(script if script is not None else answer(metric, parse(messages[1]["content"])))
+        if isinstance(script, str):
+            good = script
+        else:
+            good = json.dumps(script if script is not None else answer(metric, parse(messages[1]["content"])))
         finish = "stop"
         if mode == "malformed" or (mode == "malformed_once" and not repairing):
             text = "Sure! Here is my assessment: the answer looks mostly fine."

@@ -308,3 +308,75 @@ def test_per_turn_judged_scorers_are_counted(tmp_path: Path, fake: FakeJudge) ->
     judge = result.summary["judge"]
     assert judge["calls"] == fake.calls == 1
     assert judge["prompts"] == {"toxicity": TOXICITY.hash}
+
+
+# ---- the judge's JSON types: exactly what Mastra's judge-output schemas accept ----
+
+_ALIGNED = {"intent": {"score": 1}, "requirements": {"items": [], "score": 1}, "completeness": {"score": 1},
+            "appropriateness": {"score": 1}}
+_PLAIN = {"input": "q", "output": "a"}
+_WITH_CONTEXT = {"input": "q", "context": ["c"], "ground_truth": "g", "output": "a"}
+_WITH_CALL = {"input": "q", "output": {"text": "a", "tool_calls": [{"name": "t", "args": {}}]}}
+# (scorer type, its options, item, a reply whose only fault is a JSON type Mastra's schema rejects)
+WRONG_TYPES = {
+    "score true": ("prompt_alignment", {}, _PLAIN, {**_ALIGNED, "intent": {"score": True}}),
+    "score string": ("prompt_alignment", {}, _PLAIN, {**_ALIGNED, "completeness": {"score": "1"}}),
+    "fulfilled 0": ("prompt_alignment", {}, _PLAIN,
+                    {**_ALIGNED, "requirements": {"items": [{"fulfilled": 0}], "score": 1}}),
+    "grade true": ("rubric", {"criterion": "x", "scale": "graded", "max_grade": 3}, _PLAIN, {"grade": True}),
+    "grade string": ("rubric", {"criterion": "x", "scale": "graded", "max_grade": 3}, _PLAIN, {"grade": "2"}),
+    "useful yes": ("context_precision", {}, _WITH_CONTEXT, {"verdicts": [{"index": 1, "useful": "yes"}]}),
+    "index true": ("context_precision", {}, _WITH_CONTEXT, {"verdicts": [{"index": True, "useful": True}]}),
+    "used string": ("context_relevance", {}, _WITH_CONTEXT,
+                    {"verdicts": [{"index": 1, "relevance": "high", "used": "true"}]}),
+    "attributed 1": ("context_recall", {}, _WITH_CONTEXT, {"sentences": [{"sentence": "s", "attributed": 1}]}),
+    "appropriate 1": ("tool_call_accuracy", {"tools": ["t"]}, _WITH_CALL,
+                      {"calls": [{"index": 1, "appropriate": 1}]}),
+    "satisfied yes": ("rubric", {"criterion": "x"}, _PLAIN, {"criteria": [{"index": 1, "satisfied": "yes"}]}),
+    "covered 1": ("summarization", {}, _PLAIN,
+                  {"claims": [{"claim": "c", "verdict": "supported"}], "key_points": [{"point": "p", "covered": 1}]}),
+    "reason number": ("faithfulness", {}, _WITH_CONTEXT,
+                      {"claims": [{"claim": "c", "verdict": "supported", "reason": 5}]}),
+}
+
+
+def _scored(fake: FakeJudge, scorer_type: str, options: dict[str, Any], item: dict[str, Any],
+            reply: dict[str, Any] | str) -> Any:
+    fake.script = reply
+    judge = Judge(model="m", base_url=fake.base_url, api_key_env=None, retries={"attempts": 1})
+    scorer = getattr(judged, scorer_type)(id=scorer_type, **options, ctx=judge.context())
+    return run_evals(data=[item], scorers=[scorer], max_errors=1).items[0]
+
+
+@pytest.mark.parametrize("case", WRONG_TYPES)
+def test_a_reply_of_the_wrong_json_type_is_repaired_then_errors(fake: FakeJudge, case: str) -> None:
+    # Mastra validates without coercion (true is no number, "yes" no boolean) and its scorer throws
+    # after one retry; evalgate: one repair, then the item's scorer error.
+    scorer_type, options, item, reply = WRONG_TYPES[case]
+    result = _scored(fake, scorer_type, options, item, reply)
+    assert fake.calls == 2
+    assert "after one repair" in result.scorer_errors[scorer_type]
+    assert "required shape" in result.scorer_errors[scorer_type]
+
+
+@pytest.mark.parametrize(
+    ("scorer_type", "options", "item", "reply", "score"),
+    [
+        # JSON.parse reads 2.0 as the number 2: a whole grade
+        ("rubric", {"criterion": "x", "scale": "graded", "max_grade": 4}, _PLAIN, {"grade": 2.0}, 0.5),
+        # any JSON number is an index, as Mastra's context_index (`number`); 1e400 is infinite in both
+        ("context_precision", {}, {**_WITH_CONTEXT, "context": ["c", "d"]},
+         '{"verdicts": [{"index": 1e400, "useful": true}, {"index": 1.5, "useful": false}]}', 0.5),
+        # duplicate keys: the last wins, as JSON.parse does in Mastra
+        ("faithfulness", {}, _WITH_CONTEXT,
+         '{"claims": [{"claim": "c", "verdict": "unsupported"}], "claims": [{"claim": "c", "verdict": "supported"}]}',
+         1.0),
+    ],
+)
+def test_json_numbers_and_duplicate_keys_read_as_javascript_reads_them(
+    fake: FakeJudge, scorer_type: str, options: dict[str, Any], item: dict[str, Any], reply: Any, score: float
+) -> None:
+    result = _scored(fake, scorer_type, options, item, reply)
+    assert not result.scorer_errors
+    assert result.scores[scorer_type] == score
+    assert fake.calls == 1

@@ -2,6 +2,10 @@
 
 Imported when a judged scorer is built, not with the registry: a run without a judge never
 builds these models.
+
+Types are strict, as Mastra's judge-output schemas (JSON Schema, checked without coercion): a boolean
+is no number, "yes" or 1 no boolean, a number no string. A reply of the wrong type is an invalid
+reply (one repair, then a scorer error), where Mastra's scorer throws after its one retry.
 """
 
 from __future__ import annotations
@@ -15,11 +19,19 @@ def _lower(value: Any) -> Any:
     return value.strip().lower().replace(" ", "_") if isinstance(value, str) else value
 
 
+def _whole(value: Any) -> Any:
+    # JSON.parse reads `3.0` as the number 3: a whole float is that whole number (booleans stay rejected)
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Number = float  # any JSON number, 1e400 (infinite) too: Mastra's context_index is a `number`
+Whole = Annotated[int, BeforeValidator(_whole)]
 
 
 class Reply(BaseModel):
-    model_config = ConfigDict(extra="ignore")  # a judge may add keys of its own
+    # strict: no bool-to-number, "yes"-to-bool or "0.5"-to-float coercion; a judge may add keys of its own
+    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 Label = TypeVar("Label")
@@ -91,7 +103,7 @@ class Opinions(Reply):
 
 
 class Useful(Reply):
-    index: int | None = None
+    index: Number | None = None
     useful: bool
     reason: str = ""
 
@@ -101,7 +113,7 @@ class UsefulVerdicts(Reply):
 
 
 class Relevance(Reply):
-    index: int | None = None
+    index: Number | None = None
     relevance: Annotated[Literal["high", "medium", "low", "none"], BeforeValidator(_lower)]
     used: bool
     reason: str = ""
@@ -163,7 +175,7 @@ class Summary(Reply):
 
 
 class CallVerdict(Reply):
-    index: int | None = None
+    index: Number | None = None
     appropriate: bool
     reason: str = ""
 
@@ -175,7 +187,7 @@ class ToolCalls(Reply):
 
 
 class CriterionVerdict(Reply):
-    index: int | None = None
+    index: Number | None = None
     satisfied: bool
     reason: str = ""
 
@@ -185,5 +197,5 @@ class Criteria(Reply):
 
 
 class Grade(Reply):
-    grade: int
+    grade: Whole
     reason: str = ""
