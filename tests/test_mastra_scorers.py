@@ -127,7 +127,7 @@ def output(rng: random.Random, tools: bool = True) -> tuple[Any, Any]:
 
 class Case:
     def __init__(self, label: str, node: dict[str, Any], scorer: Any, item: dict[str, Any], run: Any,
-                 answer: dict[str, Any] | None = None, mastra_rejects: bool = False,
+                 answer: dict[str, Any] | str | None = None, mastra_rejects: bool = False,
                  mastra_throws: bool = False) -> None:
         self.label, self.node, self.scorer, self.answer = label, node, scorer, answer
         self.item = Item(**item)
@@ -444,6 +444,61 @@ def tool_name_cases(ctx: Any) -> Iterator[Case]:
 
 
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
+
+
+def judge_type_cases(ctx: Any) -> Iterator[Case]:
+    """Judge replies of a JSON type Mastra's schema rejects (it throws after one retry) or reads as JavaScript."""
+    context = ["Brooklyn is sunny.", "Paris is rainy."]
+    base = {"input": "Weather?", "output": "It is sunny."}
+    item = {"input": "Weather?", "context": context}
+    precision = judged.context_precision(ctx=ctx)
+
+    def precision_case(theirs: Any, ours: Any, throws: bool) -> Case:
+        node = {**base, "scorer": "context_precision", "options": {"context": context}, "judge": [theirs]}
+        return Case("context_precision", node, precision, item, base["output"], ours, mastra_throws=throws)
+
+    def verdicts(index: Any, verdict: Any) -> dict[str, Any]:
+        return {"verdicts": [{"context_index": index, "verdict": verdict, "reason": "r"},
+                             {"context_index": 1, "verdict": "no", "reason": "r"}]}
+
+    def useful(index: Any, value: Any) -> dict[str, Any]:
+        return {"verdicts": [{"index": index, "useful": value}, {"index": 2, "useful": False}]}
+
+    # a boolean is no number, a string no boolean
+    yield precision_case(verdicts(True, "yes"), useful(True, True), True)
+    yield precision_case(verdicts(0, True), useful(1, "yes"), True)
+    yield precision_case(verdicts(0, 1), useful(1, 1), True)
+    # any JSON number is an index, 1e400 (Infinity) too; of duplicate keys the last wins
+    yield precision_case(verdicts(1.5, "yes"), useful(2.5, True), False)
+    yield precision_case('{"verdicts": [{"context_index": 1e400, "verdict": "yes", "reason": "r"}, '
+                         '{"context_index": 1, "verdict": "no", "reason": "r"}]}',
+                         '{"verdicts": [{"index": 1e400, "useful": true}, {"index": 2, "useful": false}]}', False)
+    yield precision_case('{"verdicts": [], "verdicts": [{"context_index": 1, "verdict": "yes", "reason": "r"}, '
+                         '{"context_index": 0, "verdict": "no", "reason": "r"}]}',
+                         '{"verdicts": [], "verdicts": [{"index": 2, "useful": true}, {"index": 1, "useful": false}]}',
+                         False)
+    aligned = {"intentAlignment": {"score": True, "primaryIntent": "p", "isAddressed": True, "reasoning": "r"},
+               "requirementsFulfillment": {"requirements": [], "overallScore": 1},
+               "completeness": {"score": 1, "missingElements": [], "reasoning": "r"},
+               "responseAppropriateness": {"score": 1, "formatAlignment": True, "toneAlignment": True,
+                                           "reasoning": "r"}, "overallAssessment": "a"}
+    yield Case("prompt_alignment", {**base, "scorer": "prompt_alignment", "judge": [aligned]},
+               judged.prompt_alignment(ctx=ctx), {"input": "Weather?"}, base["output"],
+               {"intent": {"score": True}, "requirements": {"items": [], "score": 1}, "completeness": {"score": 1},
+                "appropriateness": {"score": 1}}, mastra_throws=True)
+    calls = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}, "result": "ok"}]}
+    yield Case("tool_call_accuracy", {"scorer": "tool_call_accuracy", "input": "Book it", "output": calls,
+                                      "options": {"availableTools": [{"id": "book", "description": "books"}]},
+                                      "judge": [{"evaluations": [{"toolCalled": "book", "wasAppropriate": "yes",
+                                                                  "reasoning": "r"}], "missingTools": []}]},
+               judged.tool_call_accuracy(tools=["book"], ctx=ctx), {"input": "Book it"}, calls,
+               {"calls": [{"index": 1, "appropriate": "yes"}]}, mastra_throws=True)
+    yield Case("summarization", {**base, "scorer": "summarization", "judge": [
+                   {"alignment": [{"claim": "c", "supported": 1, "reason": "r"}], "questions": ["q"]},
+                   {"coverage": [{"question": "q", "answered": True, "reason": "r"}]}]},
+               judged.summarization(ctx=ctx), {"input": "Weather?"}, base["output"],
+               {"claims": [{"claim": "c", "verdict": "supported"}], "key_points": [{"point": "q", "covered": 1}]},
+               mastra_throws=True)
 
 
 def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
@@ -765,6 +820,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "is_error_results": is_error_result_cases,
     "tool_invocations": tool_invocation_cases,
     "tool_names": tool_name_cases,
+    "judge_types": judge_type_cases,
 }
 
 

@@ -20,6 +20,7 @@
 //     "ground_truth": ...,         // optional
 //     "expected_trajectory": {...},// optional (Mastra's camelCase keys)
 //     "judge": [{...}, ...]        // LLM scorers: the judge's structured answers, one per judge step, in order
+//                                  //   (a string: the reply's raw text)
 //   }
 // stdout: a JSON array, one {"score": number} or {"error": "message"} per case.
 //
@@ -97,7 +98,9 @@ function scriptedModel(answers, log) {
   const reply = (options) => {
     // Judge steps run in order and the reason step comes last: the answers first, then a sentence.
     const structured = queue.length > 0;
-    const text = structured ? JSON.stringify(queue.shift()) : 'The score follows from the verdicts.';
+    // A string answer is the reply's text as is (duplicate keys, NaN, ...); anything else is sent as JSON.
+    const answer = structured ? queue.shift() : undefined;
+    const text = !structured ? 'The score follows from the verdicts.' : typeof answer === 'string' ? answer : JSON.stringify(answer);
     log.push({ structured, text });
     if (verbose) process.stderr.write(`judge call (${structured ? 'json' : 'text'}): ${text}\n`);
     return text;
