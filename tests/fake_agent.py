@@ -18,7 +18,8 @@ input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<ret
 `redirect:<3xx>` (to `server.redirect_to`),
 `gzip` (a normal reply, gzip-compressed), `bomb` (a small gzip reply that inflates to 64 MiB), `brotli`
 (a reply in an encoding evalgate does not decode), `huge` (a 40 MiB reply), `trickle` (a reply
-that never ends: a byte every 0.1 s), `echo` / `400echo` /
+that never ends: a byte every 0.1 s), `trickle_headers` (a status line and headers that never end:
+a byte every 0.1 s, so no single socket read ever times out), `echo` / `400echo` /
 `401pad` (a reply, a 400, or a 401 after 270 bytes of padding, quoting the request's Authorization
 and X-Api-Key headers: a leaky agent). `server.default_fault` applies to every request without a queued action.
 `server.max_in_flight = n` answers 429 (Retry-After: `server.retry_after`) to a request arriving
@@ -252,6 +253,15 @@ class Handler(BaseHTTPRequestHandler):
                     if server.stopping.wait(0.1):
                         break
                     self.wfile.write(b" ")
+                    self.wfile.flush()
+            self.close_connection = True
+        elif fault == "trickle_headers":  # the head never ends: one byte every 0.1 s, until HANG_S
+            head = b"HTTP/1.1 200 OK\r\n" + b"X-Pad: slow\r\n" * 1000
+            with contextlib.suppress(OSError):
+                for byte in head[: int(HANG_S / 0.1)]:
+                    if server.stopping.wait(0.1):
+                        break
+                    self.wfile.write(bytes([byte]))
                     self.wfile.flush()
             self.close_connection = True
         elif fault.startswith("redirect:"):  # a load balancer sending http to https, or a moved endpoint

@@ -112,7 +112,8 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def _forward(self, client: socket.socket, method: str, target: str, header_lines: list[str],
                  headers: dict[str, Any], rest: bytes) -> bool:
-        """Relay one absolute-form request; the upstream connection is closed after its answer."""
+        """Relay one absolute-form request and its answer as it arrives; the upstream connection is
+        closed after its answer."""
         if not target.startswith("http://"):
             client.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
             return False
@@ -132,14 +133,11 @@ class _Handler(socketserver.BaseRequestHandler):
         except OSError:
             client.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
             return True
-        with upstream:
+        with upstream, contextlib.suppress(OSError):  # the client may give up first
             upstream.sendall(request + body[:length])
-            answer = b""
-            while True:
+            while True:  # relayed as it comes, as real proxies do: a slow server stays slow
                 chunk = upstream.recv(65536)
                 if not chunk:
                     break
-                answer += chunk
-        with contextlib.suppress(OSError):
-            client.sendall(answer)
+                client.sendall(chunk)
         return True
