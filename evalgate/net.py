@@ -38,12 +38,14 @@ from __future__ import annotations
 import base64
 import contextlib
 import email.utils
+import functools
 import hashlib
 import ipaddress
 import json
 import os
 import random
 import re
+import socket
 import tempfile
 import threading
 import time
@@ -695,6 +697,136 @@ def _size(limit: int) -> str:
     return f"{limit // 2**20} MiB" if limit >= 2**20 and limit % 2**20 == 0 else f"{limit} bytes"
 
 
+class _Watchdog:
+    """Shuts down the TCP socket of an exchange still under way at its deadline.
+
+    http.client reads the status line and headers (and a proxy's CONNECT answer) with a socket timeout
+    per read: a server sending a byte just inside each one holds the request for ~100 header lines x
+    64 KiB x timeout_s, that is for ever. No socket timeout can end that; a shutdown() from another
+    thread makes the blocked read return at once, whatever TLS or tunnel sits on the socket. One daemon
+    thread for the process, started with the first exchange (a thread per request costs ~166 us). Only
+    exchanges in flight are held (a set, not a heap of every deadline ever set), so it stays as small
+    as the concurrency; it wakes at the earliest deadline.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._active: set[_Exchange] = set()
+        self._wake = float("inf")  # when the thread looks next; an earlier deadline wakes it
+        self._thread: threading.Thread | None = None
+        self.local = threading.local()  # the exchange this thread is sending, set by `_Exchange`
+
+    def attach(self, sock: socket.socket) -> None:
+        """Watch `sock` for the exchange the calling thread is sending (from the connection's hooks)."""
+        exchange = getattr(self.local, "exchange", None)
+        if exchange is None:
+            return
+        with self._cond:
+            exchange.sock = sock
+            self._active.add(exchange)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="evalgate-deadlines", daemon=True)
+                self._thread.start()
+            if exchange.deadline < self._wake:
+                self._wake = exchange.deadline
+                self._cond.notify()
+
+    def end(self, exchange: _Exchange) -> bool:
+        """Stop watching; True when the deadline shut the socket down first. Under the lock, so once
+        this returns no shutdown can follow (the connection may go back to the pool)."""
+        self.local.exchange = None
+        with self._cond:
+            self._active.discard(exchange)
+            exchange.sock = None
+            return exchange.fired
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                wake = float("inf")
+                for exchange in list(self._active):
+                    if exchange.deadline <= now:
+                        self._active.discard(exchange)
+                        exchange.fired = True
+                        with contextlib.suppress(OSError):  # already closed: nothing left to stop
+                            exchange.sock.shutdown(socket.SHUT_RDWR)  # type: ignore[union-attr]
+                    else:
+                        wake = min(wake, exchange.deadline)
+                self._wake = wake
+                self._cond.wait(None if wake == float("inf") else wake - now)
+
+
+_WATCHDOG = _Watchdog()
+
+
+class _Exchange:
+    """One attempt's deadline, watched from the first socket it gets until `urlopen` returns (the body
+    has its own deadline in `_read_body`). An exchange the watchdog cut off is a timeout."""
+
+    __slots__ = ("deadline", "fired", "sock")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.sock: socket.socket | None = None
+        self.fired = False
+
+    def __enter__(self) -> _Exchange:
+        _WATCHDOG.local.exchange = self
+        return self
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        # A shut-down socket surfaces as whatever the read in progress makes of an EOF (a closed
+        # connection, a TLS error, headers cut short): past the deadline, it is our timeout.
+        if _WATCHDOG.end(self) and kind is not None and issubclass(kind, Exception):
+            raise TimeoutError("the reply's head was still arriving at the deadline") from None
+
+
+@functools.cache
+def _pool_classes() -> dict[str, Any]:
+    """urllib3's pools, their connections reporting each exchange's socket to the watchdog."""
+    import urllib3
+    from urllib3.connection import HTTPConnection, HTTPSConnection
+
+    class Watched:
+        # A dup of the TCP socket, kept for the connection's life: one handle under whatever wraps it
+        # (TLS detaches the socket it wraps; SSLSocket.shutdown would drop its state mid-read).
+        _watch_sock: socket.socket | None = None
+
+        def _new_conn(self) -> socket.socket:
+            sock = super()._new_conn()  # type: ignore[misc]
+            self._watch_sock = sock.dup()
+            _WATCHDOG.attach(self._watch_sock)
+            return sock
+
+        def request(self, *args: Any, **kwargs: Any) -> None:
+            if self._watch_sock is not None:  # a kept-alive connection (a new one attaches in _new_conn)
+                _WATCHDOG.attach(self._watch_sock)
+            super().request(*args, **kwargs)  # type: ignore[misc]
+
+        def close(self) -> None:
+            try:
+                super().close()  # type: ignore[misc]
+            finally:
+                if self._watch_sock is not None:
+                    self._watch_sock.close()
+                    self._watch_sock = None
+
+    class WatchedHTTP(Watched, HTTPConnection):
+        pass
+
+    class WatchedHTTPS(Watched, HTTPSConnection):
+        pass
+
+    class HTTPPool(urllib3.HTTPConnectionPool):
+        ConnectionCls = WatchedHTTP
+
+    class HTTPSPool(urllib3.HTTPSConnectionPool):
+        ConnectionCls = WatchedHTTPS
+
+    return {"http": HTTPPool, "https": HTTPSPool}
+
+
 class Transport:
     """urllib3 underneath: one direct PoolManager and one ProxyManager per proxy, picked per origin
     from the environment, all sharing one TLS context; each pool keeps `size` connections."""
@@ -739,6 +871,7 @@ class Transport:
 
                     if self._direct is None:
                         self._direct = urllib3.PoolManager(num_pools=8, maxsize=self.size)
+                        self._direct.pool_classes_by_scheme = _pool_classes()
                     tls = {"ssl_context": self.context()} if scheme == "https" else None
                     manager: Any = self._direct.connection_from_host(host, port, scheme, pool_kwargs=tls)
                     found = (manager, None)
@@ -761,6 +894,7 @@ class Transport:
             bare = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
             manager = urllib3.ProxyManager(bare, num_pools=8, maxsize=self.size, proxy_headers=headers,
                                            ssl_context=self.context(), proxy_ssl_context=self.context())  # rare: eager
+            manager.pool_classes_by_scheme = _pool_classes()
             self._proxies[proxy] = manager
         return manager
 
@@ -776,16 +910,19 @@ class Transport:
             pool, proxy = self.route(*origin)
             # a forwarding proxy needs the absolute URL, never with the userinfo (sent as Authorization)
             target = path if proxy is None else f"{origin[0]}://{urlsplit(url).netloc.rpartition('@')[2]}{path}"
-            try:
-                reply = pool.urlopen(method, target, body=data, headers=headers, retries=False, redirect=False,
-                                     timeout=timeout, preload_content=False, decode_content=False,
-                                     assert_same_host=False)
-            except urllib3.exceptions.ClosedPoolError:
-                if fresh:
-                    raise
-                with self._lock:  # the manager retired this origin's pool (more origins than pools)
-                    self._routes.pop(origin, None)
-                continue
+            # Connect, request, status line and headers within the deadline (see _Watchdog); should the
+            # socket be shut down as the head arrived, _read_body finds the deadline passed at once.
+            with _Exchange(deadline):
+                try:
+                    reply = pool.urlopen(method, target, body=data, headers=headers, retries=False,
+                                         redirect=False, timeout=timeout, preload_content=False,
+                                         decode_content=False, assert_same_host=False)
+                except urllib3.exceptions.ClosedPoolError:
+                    if fresh:
+                        raise
+                    with self._lock:  # the manager retired this origin's pool (more origins than pools)
+                        self._routes.pop(origin, None)
+                    continue
             try:
                 content = _read_body(reply, max_bytes, deadline, timeout_s)
             except BaseException:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -392,3 +393,18 @@ def test_a_nan_or_negative_cost_in_a_reply_cannot_switch_the_budget_off(tmp_path
     assert "cost_usd" not in items["q1"]["output"]
     assert [items[f"q{i}"]["output"]["cost_usd"] for i in (2, 3)] == [0.25, 0.25]
     assert result.summary["budget"]["items_not_run"] == 1 and "budget exceeded" in items["q4"]["error"]
+
+
+def test_an_agent_trickling_its_headers_errors_the_item_at_timeout_s(tmp_path: Path, server: FakeServer) -> None:
+    # The status line and headers a byte every 0.1 s: no socket read ever times out, and the server
+    # would hold each attempt 10 s; the item errors once its attempts' deadlines pass.
+    server.faults["slow head"] = ["trickle_headers"] * 2
+    data = [{"id": "q0", "input": "slow head"}, {"id": "q1", "input": "weather in Paris"}]
+    target = {"timeout_s": 1, "retries": {"attempts": 2, "backoff_s": 0.01, "max_backoff_s": 0.05}}
+    spec = write_spec(tmp_path, spec_text(server.url, data, target, concurrency=2, max_errors=5))
+    started = time.monotonic()
+    run_spec(spec, output=tmp_path / "out.json")
+    assert time.monotonic() - started < 5.0
+    items = {i["id"]: i for i in json.loads((tmp_path / "out.json").read_text())["items"]}
+    assert "timed out after 1s" in items["q0"]["error"] and server.requests_for("slow head") == 2
+    assert items["q1"]["error"] is None

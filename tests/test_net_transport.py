@@ -15,7 +15,7 @@ from fake_agent import FakeServer
 from fake_proxy import FakeProxy
 from tls_ca import TestCA
 
-from evalgate.net import HttpClient, HttpError, RetryPolicy, TlsOptions, bypasses_proxy, proxy_for
+from evalgate.net import _WATCHDOG, HttpClient, HttpError, RetryPolicy, TlsOptions, bypasses_proxy, proxy_for
 
 FAST = RetryPolicy(attempts=3, backoff_s=0.01, max_backoff_s=0.05)
 SECRET = "sk-evalgate-test-9f8e7d6c5b4a"
@@ -364,6 +364,49 @@ def test_a_reply_that_trickles_in_forever_times_out_at_timeout_s(server: FakeSer
                                                                                           {"input": "x"})
     assert time.monotonic() - started < 3.0
     assert "timed out after 0.5s" in str(caught.value) and caught.value.attempts == 2
+
+
+@pytest.mark.parametrize("via_proxy", [False, True], ids=["direct", "forwarding-proxy"])
+def test_a_head_that_trickles_in_forever_times_out_at_timeout_s(server: FakeServer, proxy: FakeProxy,
+                                                                via_proxy: bool) -> None:
+    # A byte of status line and headers every 0.1 s: each socket read waits well under timeout_s, and
+    # http.client reads the head before any of our code runs; the server would go on for 10 s an attempt.
+    server.faults["x"] = ["trickle_headers"] * 2
+    http = client({"HTTP_PROXY": proxy.url} if via_proxy else {}, timeout_s=1.0,
+                  retries=RetryPolicy(attempts=2, backoff_s=0.01))
+    started = time.monotonic()
+    with pytest.raises(HttpError) as caught:
+        http.post_json(server.url + "/agent", {"input": "x"})
+    assert time.monotonic() - started < 5.0
+    assert "timed out after 1s" in str(caught.value) and caught.value.attempts == 2  # retried like any timeout
+    assert server.requests_for("x") == 2 and proxy.count("POST") == (2 if via_proxy else 0)
+    assert http.post_json(server.url + "/agent", {"input": "y"}).status == 200  # the client is fine after
+
+
+@pytest.mark.parametrize("via_proxy", [False, True], ids=["direct", "connect-tunnel"])
+def test_a_head_that_trickles_in_forever_over_tls_times_out_at_timeout_s(tls_server: TlsServer, proxy: FakeProxy,
+                                                                         ca: TestCA, via_proxy: bool) -> None:
+    tls_server.faults["x"] = ["trickle_headers"]
+    http = client({"HTTPS_PROXY": proxy.url} if via_proxy else {}, timeout_s=1.0, retries=RetryPolicy(attempts=1),
+                  tls=TlsOptions(ca_bundle=str(ca.ca_file)))
+    started = time.monotonic()
+    with pytest.raises(HttpError, match=r"timed out after 1s"):
+        http.post_json(tls_server.url + "/agent", {"input": "x"})
+    assert time.monotonic() - started < 5.0 and proxy.count("CONNECT") == (1 if via_proxy else 0)
+
+
+def test_watched_requests_keep_their_connection_and_leave_nothing_watched(server: FakeServer) -> None:
+    http = client()
+    for n in range(5):
+        assert http.post_json(server.url + "/agent", {"input": f"n{n}"}).status == 200
+    assert server.connections == 1  # kept alive: the watch never costs the connection
+    assert not _WATCHDOG._active  # each exchange unwatched once its head came: no socket left to shut down
+    server.faults["x"] = ["trickle_headers"]
+    started = time.monotonic()
+    with pytest.raises(HttpError, match="timed out"):
+        client(timeout_s=0.5, retries=RetryPolicy(attempts=1)).post_json(server.url + "/agent", {"input": "x"})
+    assert time.monotonic() - started < 3.0 and not _WATCHDOG._active
+    assert http.post_json(server.url + "/agent", {"input": "again"}).status == 200 and server.connections == 2
 
 
 # ---- secrets in the URL ----
