@@ -363,7 +363,10 @@ def _sum_counters(values: list[Any]) -> Any:
     if not present:
         return None
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-        return sum(present)
+        total = present[0]
+        for value in present[1:]:  # left to right: Python 3.12's `sum()` compensates floats
+            total += value
+        return total
     if all(isinstance(v, dict) for v in present):
         keys = dict.fromkeys(k for v in present for k in v)
         return {k: _sum_counters([v.get(k) for v in present]) for k in keys}

@@ -511,3 +511,18 @@ def test_demo_conversation_passes_offline(tmp_path: Path) -> None:
     assert [t["index"] for t in results["turn_results"]] == [0, 1, 2]
     paris = results["items"][0]
     assert [c["args"]["day"] for c in paris["output"]["tool_calls"]] == ["today", "tomorrow"]
+
+
+def test_a_conversations_cost_and_latency_add_up_turn_by_turn(tmp_path: Path) -> None:
+    """0.1 + 0.2 + 0.3 added left to right, as JavaScript adds: 0.6000000000000001 on every Python.
+
+    Python 3.12's `sum()` compensates and gives 0.6: the Action's image (3.12) would then disagree
+    with a 3.11 run of the same data in the last digit.
+    """
+    costs = [0.1, 0.2, 0.3]
+    data = [{"id": "a", "turns": [turn({"text": "x", "cost_usd": c, "latency_ms": c * 10}) for c in costs]}]
+    path = tmp_path / "evalgate.yaml"
+    path.write_text(json.dumps({"version": 1, "data": data, "gates": [inc("x")]}))
+    run = evalgate.run_spec(path, keep_items=True).items[0].run
+    assert run.cost_usd == (0.1 + 0.2) + 0.3 == 0.6000000000000001
+    assert run.latency_ms == (1.0 + 2.0) + 3.0

@@ -155,8 +155,13 @@ def conversation(runs: list[Run]) -> Run:
 
 
 def _total(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
+    """Added left to right, as JavaScript adds: Python 3.12's `sum()` compensates, and would give
+    the image (3.12) other last digits than a 3.11 run."""
+    total: float | None = None
+    for value in values:
+        if value is not None:
+            total = value if total is None else total + value
+    return total
 
 
 def _merge_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
