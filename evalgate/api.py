@@ -14,9 +14,9 @@ from evalgate.budget import Budget, CostTotals
 from evalgate.build import python_cases, python_checks
 from evalgate.cases import Case, Check
 from evalgate.engine import ItemResult, evaluate, input_of, runs_inline
-from evalgate.errors import Problem, SpecError
+from evalgate.errors import Problem, SpecError, display_path
 from evalgate.judge.accounting import JudgeRun
-from evalgate.loader import LoadedSpec, load_spec
+from evalgate.loader import LoadedSpec, load_spec, unpriced_spend
 from evalgate.replay import Recorder
 from evalgate.results import ITEMS_SHA256_PENDING, ErrorTally, EvalResult, ResultsWriter
 from evalgate.shards import Shard, fingerprints, parse_shard, select
@@ -386,6 +386,10 @@ def run_spec(
     if resume and output is None:
         raise ValueError("resume needs an output path: the journal beside it holds the finished items")
     loaded = load_spec(path, use_cache=use_cache)
+    if max_cost is not None:
+        unpriced = unpriced_spend(loaded.spec, "--max-cost")
+        if unpriced:
+            raise SpecError([Problem(display_path(loaded.path), None, message) for message in unpriced])
     base = load_baseline(baseline) if baseline is not None else None
     compare_settings = loaded.spec.compare.model_dump() if loaded.spec.compare is not None else None
     finalize = None

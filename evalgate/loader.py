@@ -30,6 +30,7 @@ from evalgate.errors import (
     show_loc,
     suggest,
 )
+from evalgate.judge.accounting import DEFAULT_PRICES
 from evalgate.judge.client import Judge
 from evalgate.scorers.builtins import load_builtins
 from evalgate.scorers.registry import REGISTRY
@@ -172,6 +173,9 @@ def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:
     )
     problems += more
     warnings += more_warnings
+    if spec.budget is not None and spec.budget.max_usd is not None:
+        problems += [Problem(file, positions.line(("budget", "max_usd")), message)
+                     for message in unpriced_spend(spec, "budget.max_usd")]
     # With a judge, repeats of recorded runs do measure something: how much the judge's verdicts vary.
     if spec.target.type == "recorded" and spec.repeats is not None and spec.repeats > 1 and spec.judge is None:
         warnings.append(Problem(file, positions.line(("repeats",)), "repeats: the recorded target replays the "
@@ -197,6 +201,23 @@ def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:
     turn_ids = (c.entry.id for case in cases for turn in case.turn_checks or () for c in turn)
     warnings += _unknown_compare_ids(spec, file, positions, gates + scorers, turn_ids)
     return LoadedSpec(path, spec, positions, cases, gates, scorers, warnings)
+
+
+def unpriced_spend(spec: Spec, cap: str) -> list[str]:
+    """What a USD cap (`cap` names it) could not count: a model without a price. Its calls would
+    count as $0, so the run could spend past the cap with nothing said."""
+    out = []
+    target = spec.target
+    if target.type == "openai" and target.model not in target.prices:
+        out.append(f"{cap}: the target's model `{target.model}` has no price in `target.prices`, so its calls "
+                   f"would count as $0 against the cap; add `target.prices: {{{target.model}: {{prompt: <USD per 1M "
+                   "tokens>, completion: <USD per 1M tokens>}}`, or cap tokens with `budget.max_tokens`")
+    judge = spec.judge
+    if judge is not None and judge.model not in judge.prices and judge.model not in DEFAULT_PRICES:
+        out.append(f"{cap}: the judge's model `{judge.model}` has no price (neither in `judge.prices` nor built in), "
+                   f"so its calls would count as $0 against the cap; add `judge.prices: {{{judge.model}: {{prompt: "
+                   "<USD per 1M tokens>, completion: <USD per 1M tokens>}}`, or cap tokens with `budget.max_tokens`")
+    return out
 
 
 def _unknown_compare_ids(spec: Spec, file: str, positions: Positions, checks: list[Check],

@@ -609,6 +609,76 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["cannot import `no_such_agent`"],
         [],
     ),
+    "a misspelt price key would price those tokens at $0": (
+        {
+            "evalgate.yaml": "version: 1\n" + ITEM + dedent("""\
+                judge:
+                  model: gpt-4o
+                  prices: {gpt-4o: {promt: 2.5, completion: 10}}
+                scorers:
+                  - type: includes
+                    value: hello
+                """)
+        },
+        ["evalgate.yaml:7"],
+        ["judge.prices.gpt-4o.promt", "'prompt', 'completion', 'input' or 'output'"],
+        [],
+    ),
+    "a negative or NaN price": (
+        {
+            "evalgate.yaml": "version: 1\n" + ITEM + dedent("""\
+                target:
+                  type: openai
+                  model: m
+                  prices:
+                    m: {prompt: -1}
+                    n: {completion: .nan}
+                scorers:
+                  - type: includes
+                    value: hello
+                """)
+        },
+        ["evalgate.yaml:9", "evalgate.yaml:10"],
+        ["target.prices.m.prompt: Input should be greater than or equal to 0", "target.prices.n.completion"],
+        [],
+    ),
+    "a USD budget over a judge with no price": (
+        {
+            "evalgate.yaml": "version: 1\n" + ITEM + dedent("""\
+                judge:
+                  model: local-llama
+                  base_url: http://127.0.0.1:9/v1
+                budget:
+                  max_usd: 2
+                scorers:
+                  - type: includes
+                    value: hello
+                """)
+        },
+        ["evalgate.yaml:9"],
+        ["budget.max_usd: the judge's model `local-llama` has no price",
+         "add `judge.prices: {local-llama: {prompt: <USD per 1M tokens>, completion: <USD per 1M tokens>}}`",
+         "`budget.max_tokens`"],
+        [],
+    ),
+    "a USD budget over an openai target with no price": (
+        {
+            "evalgate.yaml": "version: 1\n" + ITEM + dedent("""\
+                target:
+                  type: openai
+                  base_url: http://127.0.0.1:9/v1
+                  model: gpt-4o
+                  prices: {gpt-4o-mini: {prompt: 0.15, completion: 0.6}}
+                budget: {max_usd: 2}
+                scorers:
+                  - type: includes
+                    value: hello
+                """)
+        },
+        ["evalgate.yaml:10"],
+        ["budget.max_usd: the target's model `gpt-4o` has no price in `target.prices`"],
+        [],
+    ),
     "spec is not a mapping": (
         {"evalgate.yaml": "- just\n- a list\n"},
         ["evalgate.yaml:1"],
@@ -626,6 +696,7 @@ def _write_files(root: Path, files: dict[str, str]) -> None:
 # `run` shares `validate`'s loading path: a few cases check it too.
 RUN_TOO = [
     "typo'd key suggests the closest",
+    "a USD budget over a judge with no price",
     "bad JSONL line",
     "missing data file",
     "python target that cannot be imported",
@@ -699,3 +770,19 @@ def test_spec_needs_exactly_one_of_agent_or_workflow(tmp_path: Path) -> None:
     result = run_cli("validate", cwd=tmp_path)
     assert result.code == 2 and "evalgate.yaml:4" in result.stderr
     assert "exactly one of `agent" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_max_cost_over_a_model_with_no_price_is_refused(tmp_path: Path) -> None:
+    """`--max-cost` with a judge the price tables do not know: its calls would count as $0, so the
+    cap would not hold; a token budget alone is fine."""
+    (tmp_path / "evalgate.yaml").write_text("version: 1\n" + ITEM + dedent("""\
+        judge: {model: local-llama, base_url: "http://127.0.0.1:9/v1"}
+        budget: {max_tokens: 1000}
+        scorers:
+          - type: includes
+            value: hello
+        """))
+    refused = run_cli("run", "evalgate.yaml", "--max-cost", "1", cwd=tmp_path)
+    assert refused.code == 2 and "Traceback" not in refused.output
+    assert "--max-cost: the judge's model `local-llama` has no price" in refused.stderr
+    assert run_cli("run", "evalgate.yaml", cwd=tmp_path).code == 0

@@ -24,6 +24,10 @@ MAX_BACKOFF_S = 3_600.0
 MAX_COMMAND_CHARS = 16 * 1024  # shlex slows quadratically on long tokens; argv strings are capped anyway
 Timeout = Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)]
 Backoff = Annotated[float, Field(ge=0, le=MAX_BACKOFF_S, allow_inf_nan=False)]
+# USD per 1M tokens, by model, then by `prompt` (or `input`) and `completion` (or `output`). A misspelt
+# key used to price those tokens at $0, and a negative or NaN price could pay a budget back or switch it off.
+PriceKey = Literal["prompt", "completion", "input", "output"]
+PriceTable = dict[str, dict[PriceKey, Annotated[float, Field(ge=0, allow_inf_nan=False)]]]
 
 
 def _env_name(name: str) -> str:
@@ -227,7 +231,7 @@ class OpenAITarget(_Strict):
     max_tokens: int | None = Field(default=None, ge=1)
     tools: list[dict[str, Any]] = Field(default_factory=list, description="function definitions offered to the model")
     headers: dict[str, str] = Field(default_factory=dict, description="extra headers; `${ENV_VAR}` allowed")
-    prices: dict[str, dict[str, float]] = Field(
+    prices: PriceTable = Field(
         default_factory=dict,
         description="USD per 1M tokens by model: {model: {prompt: 0.15, completion: 0.6}}",
     )
@@ -305,7 +309,7 @@ class JudgeSpec(_Strict):
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = Field(default=None, description="replay identical judge calls from disk")
     tls: TlsSettings | None = None
-    prices: dict[str, dict[str, float]] = Field(
+    prices: PriceTable = Field(
         default_factory=dict,
         description="USD per 1M tokens by model, added to the built-in table: {model: {prompt: 0.15, completion: 0.6}}",
     )
