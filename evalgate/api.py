@@ -215,7 +215,8 @@ def execute(
         if stats is not None:
             result.extra_summary["network"] = stats()
         warnings = getattr(target, "warnings", None)
-        said = [*(warnings() if warnings is not None else ()), *(late_warnings() if late_warnings else ())]
+        said = [*(warnings() if warnings is not None else ()), *(late_warnings() if late_warnings else ()),
+                *(budget.warnings() if budget is not None else ())]
         if said:
             result.extra_summary["warnings"] = said
         target.close()
@@ -440,7 +441,7 @@ def run_spec(
         finalize=finalize,
         compare_settings=compare_settings,
         shard=shard_info,
-        budget=Budget.of(loaded.spec.budget, max_cost, shard),
+        budget=Budget.of(loaded.spec.budget, max_cost, shard, agent=loaded.spec.target.type != "recorded"),
         late_warnings=lambda: [str(w) for w in loaded.late_warnings],
     )
 

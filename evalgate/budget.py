@@ -50,10 +50,18 @@ class Budget:
     reason: str | None = None
     judging: Any = None  # the run's JudgeRun: judge calls count as spend
     run_caps: tuple[float | None, int | None] = (None, None)  # a shard's: the whole run's caps, for the merge
+    # An agent's spend is what its replies report: runs that report none are counted, to say the cap missed them.
+    agent: bool = False  # the target is an agent that may report its spend (not recorded runs)
+    runs: int = 0
+    without_cost: int = 0
+    without_tokens: int = 0
 
     @classmethod
-    def of(cls, settings: Any, max_cost: float | None = None, shard: Any = None) -> Budget | None:
-        """The run's budget from the spec's `budget:` and `--max-cost` (which wins); a shard's share is cap/N."""
+    def of(cls, settings: Any, max_cost: float | None = None, shard: Any = None,
+           agent: bool = False) -> Budget | None:
+        """The run's budget from the spec's `budget:` and `--max-cost` (which wins); a shard's share is cap/N.
+
+        agent: the target's spend is whatever its replies report (not recorded runs, which cost nothing)."""
         max_usd = max_cost if max_cost is not None else getattr(settings, "max_usd", None)
         max_tokens = getattr(settings, "max_tokens", None)
         if max_usd is None and max_tokens is None:
@@ -64,20 +72,25 @@ class Budget:
             share = f"shard {shard}: 1/{shard.count} of the run's budget"
             max_usd = max_usd / shard.count if max_usd is not None else None
             max_tokens = max(1, max_tokens // shard.count) if max_tokens is not None else None
-        return cls(max_usd=max_usd, max_tokens=max_tokens, share=share, run_caps=run_caps)
+        return cls(max_usd=max_usd, max_tokens=max_tokens, share=share, run_caps=run_caps, agent=agent)
 
     def add(self, item: Any) -> None:
         """Count a finished item's run: its cost and tokens."""
         run = getattr(item, "run", None)
         if run is None:
             return
-        self.target_usd += _spend(run.cost_usd)
+        usd = _spend(run.cost_usd)
+        self.target_usd += usd
         usage = run.usage or {}
         total = usage.get("total_tokens")
         if not isinstance(total, int) or not _spend(total):
             total = sum(v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens", "input_tokens",
                                                               "output_tokens") and isinstance(v, int) and _spend(v))
         self.target_tokens += total
+        if self.agent:
+            self.runs += 1
+            self.without_cost += run.cost_usd is None
+            self.without_tokens += not total
 
     def add_resumed(self, item: Any) -> None:
         """Count an item a resumed run takes from its journal: its runs' spend and its judge calls'
@@ -119,6 +132,17 @@ class Budget:
             else:
                 self.skipped += 1
                 skip(case, reason)
+
+    def warnings(self) -> list[str]:
+        """What the caps could not see: an agent's runs that reported no spend counted as nothing."""
+        out = []
+        for cap, missing, what in (("max_usd", self.without_cost, "no `cost_usd`"),
+                                   ("max_tokens", self.without_tokens, "no token `usage`")):
+            if getattr(self, cap) is not None and missing:
+                out.append(f"budget.{cap}: {missing} of {self.runs} runs of the target reported {what}, so the "
+                           "cap counted nothing for them (only what was reported, and the judge's calls); have the "
+                           "agent report it (docs/targets.md)")
+        return out
 
     def summary(self) -> dict[str, Any]:
         usd, tokens = self.spent()

@@ -207,3 +207,26 @@ def test_a_recorded_cost_that_is_no_amount_cannot_switch_the_budget_off(tmp_path
     budget = run_spec(spec).summary["budget"]
     assert budget["items_not_run"] == 1  # ten items of 0.01 after the poisoned one reach 0.10
     assert budget["spent_usd"] == pytest.approx(0.1)
+
+
+def test_a_cap_says_which_spend_the_agent_never_reported(tmp_path: Path, server: FakeServer) -> None:
+    """An http agent that reports token usage but no cost: a USD cap would count $0 for it, silently;
+    the run says so (summary.warnings, stderr). The token cap sees its usage: nothing to say there."""
+    spec = {
+        "version": 1,
+        "data": [{"id": f"q{i}", "input": f"question number {i}"} for i in range(5)],
+        "target": {"type": "http", "url": f"{server.url}/agent", "timeout_s": 5, "response": {"text": "output.text"}},
+        "budget": {"max_usd": 1.0, "max_tokens": 1_000_000},
+        "scorers": [{"type": "includes", "value": "said"}],
+    }
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+    done = run_cli("run", "evalgate.yaml", "--output", "out.json", cwd=tmp_path)
+    said = json.loads((tmp_path / "out.json").read_text())["summary"].get("warnings", [])
+    expected = "budget.max_usd: 5 of 5 runs of the target reported no `cost_usd`, so the cap counted nothing for them"
+    budget_warnings = [w for w in said if w.startswith("budget.")]
+    assert len(budget_warnings) == 1 and budget_warnings[0].startswith(expected), said
+    assert expected in done.stderr, done.stderr
+    # the openai target prices every reply it gets: no warning
+    priced = run_spec(write_spec(tmp_path, server.url, {"max_usd": 100.0, "max_tokens": 10**9}),
+                      output=tmp_path / "priced.json")
+    assert not [w for w in priced.summary.get("warnings", []) if w.startswith("budget.")]
