@@ -102,7 +102,8 @@ def skip_finished(
     A record whose id does not match the case at that index (the data changed), or whose trials are
     not the `repeats` asked for now, is run again.
     A record scored before a check was added is scored again from its recorded runs (`rescore`),
-    or run again when those runs were not recorded per turn (an item with trials: always run again).
+    or run again when those runs were not recorded per turn (an item with trials: always run again; an
+    errored trial holds no scores, so the trials that scored decide).
     """
     changes = changes or Changes(records)
     for case in cases:
@@ -135,12 +136,14 @@ def skip_finished(
         changed_turns = _changed_turn_checks(record, case, changes)
         if repeats is not None:
             trials = record["trials"]
+            # An errored trial holds no scores (nothing stale, nothing to compare): the scored ones decide
+            scored = [t for t in trials if t.get("error") is None]
             missing = set()
-            for trial in trials:
+            for trial in scored:
                 trial_missing, extra = _check_ids(trial, case, gates, scorers)
                 missing |= trial_missing | changes.changed_checks | changed_turns
                 changes.dropped_checks |= extra
-            if not missing or any(t.get("error") is not None for t in trials):
+            if not missing:
                 take(merge_trials([_trial_from_record(t, record, case, gates, scorers) for t in trials]))
                 continue
             changes.rerun_for_checks += 1
@@ -168,7 +171,7 @@ def _changed_turn_checks(record: dict[str, Any], case: Case, changes: Changes) -
 
     A record without `turn_params_hash` (written before evalgate recorded it) cannot tell: its per-turn
     scores are kept, as before, and a note says so, rather than running every such item again."""
-    if case.turn_checks is None or record.get("error") is not None:  # an errored item holds no scores
+    if case.turn_checks is None or not _scored(record):
         return set()
     now = turn_params_hash(case)
     if not now:
@@ -183,6 +186,15 @@ def _changed_turn_checks(record: dict[str, Any], case: Case, changes: Changes) -
         changes.changed_turn_checks |= changed
         changes.changed_turn_items += 1
     return changed
+
+
+def _scored(record: dict[str, Any]) -> bool:
+    """Whether the record holds any scores: an errored item holds none; with repeats, each trial's own
+    error counts (the item's `error` is its first errored trial's)."""
+    trials = record.get("trials")
+    if isinstance(trials, list):
+        return any(isinstance(t, dict) and t.get("error") is None for t in trials)
+    return record.get("error") is None
 
 
 def _texts(value: Any) -> bool:

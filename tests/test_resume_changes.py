@@ -114,3 +114,60 @@ def test_a_file_of_the_users_at_the_journals_path_is_never_overwritten(tmp_path:
     theirs.write_text('{"index": 0, "id": "q0"}\n')  # an earlier run's journal is started over
     run_spec(spec, output=tmp_path / "r.json")
     assert load_results(tmp_path / "r.json").summary.total_items == 1
+
+
+# An agent that fails the second of every three calls for one input: each run of `repeats: 3` errors
+# that item's trial 1 (trials run in order at concurrency 1), whichever run it is.
+FLAKY_AGENT = """\
+from pathlib import Path
+def agent(text):
+    count = Path(__file__).with_name("count-" + text)
+    asked = int(count.read_text()) if count.exists() else 0
+    count.write_text(str(asked + 1))
+    if text == "q1" and asked % 3 == 1:
+        raise RuntimeError("flaky")
+    return "answer to " + text
+"""
+
+
+def test_a_changed_check_rescores_a_repeated_item_with_an_errored_trial(tmp_path: Path) -> None:
+    """One errored trial of three: the other two were scored by the old check, so the journal's scores
+    are stale; the item is run again, as every other resumed item is, not taken as journaled."""
+    def write(value: str, where: Path) -> Path:
+        where.mkdir(exist_ok=True)
+        (where / "agent.py").write_text(FLAKY_AGENT)
+        (where / "data.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "input": f"q{i}"}) + "\n"
+                                                  for i in range(3)))
+        spec = {"version": 1, "data": "data.jsonl", "target": {"type": "python", "function": "agent:agent"},
+                "concurrency": 1, "repeats": 3, "max_errors": 3,
+                "scorers": [{"type": "includes", "value": value, "id": "says", "threshold": 0.5}]}
+        (where / "evalgate.yaml").write_text(json.dumps(spec))
+        return where / "evalgate.yaml"
+
+    spec = write("answer", tmp_path)
+    first = run_spec(spec, output=tmp_path / "r.json")
+    assert first.outcome.scores["says"] == 1.0 and first.summary["errored_trials"] == 1
+    write("nowhere", tmp_path)  # the same id measures something else now
+    fresh = run_spec(write("nowhere", tmp_path / "fresh"), output=tmp_path / "fresh" / "r.json").header()
+    resumed = run_spec(spec, output=tmp_path / "r.json", resume=True)
+    assert resumed.header()["scores"] == fresh["scores"] == {"says": 0.0}
+    assert resumed.header()["threshold_results"] == fresh["threshold_results"]
+    assert resumed.summary["errored_trials"] == fresh["summary"]["errored_trials"] == 1
+    items = json.loads((tmp_path / "r.json").read_text())["items"]
+    assert [t["scores"] for t in items[1]["trials"]] == [{"says": 0.0}, {}, {"says": 0.0}]
+    assert any("`says` changed since the journal" in note for note in resumed.notes), resumed.notes
+
+
+def test_a_repeated_item_with_an_errored_trial_is_taken_as_journaled_when_nothing_changed(tmp_path: Path) -> None:
+    """The errored trial holds no scores: that alone is no reason to run the item again."""
+    (tmp_path / "agent.py").write_text(FLAKY_AGENT)
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "input": f"q{i}"}) + "\n"
+                                                 for i in range(3)))
+    spec = {"version": 1, "data": "data.jsonl", "target": {"type": "python", "function": "agent:agent"},
+            "concurrency": 1, "repeats": 3, "max_errors": 3, "scorers": [{"type": "includes", "value": "answer"}]}
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+    full = run_spec(tmp_path / "evalgate.yaml", output=tmp_path / "r.json").header()
+    resumed = run_spec(tmp_path / "evalgate.yaml", output=tmp_path / "r.json", resume=True)
+    assert resumed.summary["resumed_items"] == 3 and not resumed.notes
+    assert resumed.header()["scores"] == full["scores"]
+    assert (tmp_path / "count-q1").read_text() == "3"  # not asked again
