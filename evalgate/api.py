@@ -162,7 +162,8 @@ def execute(
     if not in_order:
         cases = reorder.track(cases)
     try:
-        checks = {c.entry.id: c.entry.params_hash for c in (*gates, *scorers) if c.entry.params_hash}
+        checks = {kind: {c.entry.id: c.entry.params_hash for c in group if c.entry.params_hash}
+                  for kind, group in (("gates", gates), ("scorers", scorers))}
         writer = ResultsWriter(output, resume=resume, journal=journal, checks=checks) if output is not None else None
     except BaseException:
         target.close()  # nothing ran: release what the target holds (a served agent, a pool)
@@ -283,10 +284,7 @@ def _skip_finished(
     records = finished_records(writer.journal_path)
     result.extra_summary["resumed_items"] = 0
     changes = Changes(records)
-    # A check whose parameters changed since the journal (same id, other `value`): its scores there are stale
-    journaled = writer.checks or {}
-    changes.changed_checks = {c.entry.id for c in (*gates, *scorers)
-                              if c.entry.id in journaled and journaled[c.entry.id] != c.entry.params_hash}
+    _changed_checks(changes, writer, gates, scorers)
 
     def take(item: ItemResult, rescored: bool = False) -> None:
         result.extra_summary["resumed_items"] += 1
@@ -310,6 +308,33 @@ def _skip_finished(
         take(item, rescored=True)
 
     return skip_finished(cases, records, gates, scorers, take, repeats, rescore, changes), changes
+
+
+def _changed_checks(changes: Any, writer: ResultsWriter, gates: list[Check], scorers: list[Check]) -> None:
+    """Into `changes`: the checks whose journaled scores are stale. A check whose parameters changed since
+    the journal (same id, other `value`); one that moved between `gates` and `scorers` under its id (a
+    gate's score read as a scorer's, or the other way, would be the wrong kind: a raising gate scored 0
+    where a scorer errors; a gate has no threshold)."""
+    journaled = writer.checks
+    if journaled is None:
+        return
+    kinds = journaled.kinds
+    if kinds is None:  # an earlier evalgate's journal: hashes by id only
+        changes.changed_checks = {c.entry.id for c in (*gates, *scorers) if c.entry.id in journaled.hashes
+                                  and journaled.hashes[c.entry.id] != c.entry.params_hash}
+        return
+    ids = {"gates": {c.entry.id for c in gates}, "scorers": {c.entry.id for c in scorers}}
+    for kind, other, group in (("gates", "scorers", gates), ("scorers", "gates", scorers)):
+        for check in group:
+            key = check.entry.id
+            if key in kinds[kind]:
+                if kinds[kind][key] != check.entry.params_hash:
+                    changes.changed_checks.add(key)
+            elif key in kinds[other]:
+                if key in ids[other]:  # new beside the other kind's entry of its id: that one's scores are not its
+                    changes.added_beside.add(key)
+                else:
+                    changes.moved_checks[key] = f"from `{other}` to `{kind}`"
 
 
 def prepare_target(loaded: LoadedSpec, *, concurrency: int | None = None, use_cache: bool = True) -> Target:

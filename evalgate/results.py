@@ -223,9 +223,10 @@ class ResultsWriter:
     """Journal each item as it finishes; write the results JSON at the end."""
 
     def __init__(self, path: Path, *, resume: bool = False, journal: Path | None = None,
-                 checks: dict[str, str] | None = None) -> None:
-        """checks: each top-level check's params hash, recorded on the journal's first line so that a
-        resume can tell a check whose parameters changed since (its journaled scores are stale)."""
+                 checks: Checks | None = None) -> None:
+        """checks: each top-level check's params hash by kind (`gates`, `scorers`), recorded on the
+        journal's first line so that a resume can tell a check whose parameters changed since, or that
+        moved to the other kind (its journaled scores are stale either way)."""
         replaceable_file(path)
         self.path = path
         self.journal_path = journal or journal_path(path)
@@ -237,7 +238,7 @@ class ResultsWriter:
         self.ascending = True  # every line's index above the one before: the journal is the items, in order
         self.unflushed_ms = 0.0
         self.data_start = 0  # where the items begin: after the journal's own first line, if it has one
-        self.checks: dict[str, str] | None = None  # the journaled run's checks (see `checks` above)
+        self.checks: JournalChecks | None = None  # the journaled run's checks (see `checks` above)
         if resume and not self.journal_path.exists():
             self._journal_from_results()  # a finished run's journal is gone: its results hold the items
         self.created = not (resume and self.journal_path.exists())
@@ -265,7 +266,7 @@ class ResultsWriter:
             return
         with self.journal_path.open("wb") as handle:
             checks = _checks_of_results(raw)
-            if checks:
+            if checks["gates"] or checks["scorers"]:
                 handle.write(_journal_head(checks))
             for item in items:
                 if isinstance(item, dict) and isinstance(item.get("index"), int):
@@ -465,13 +466,32 @@ def _replaceable(journal: Path, *, resumed: bool = False) -> bool:
 JOURNAL_HEAD_KEY = "evalgate_journal"
 
 
-def _journal_head(checks: dict[str, str]) -> bytes:
-    """The journal's first line: no item (its index is null), the run's checks and their params hashes."""
-    return (json.dumps({"index": None, JOURNAL_HEAD_KEY: {"version": 1, "checks": checks}},
+Checks = dict[str, dict[str, str]]  # "gates" and "scorers": each check's params hash by id
+
+
+@dataclass
+class JournalChecks:
+    """What a journal's first line says of the run's top-level checks."""
+
+    hashes: dict[str, str]  # params hash by id (a gate's and a scorer's of one id: the scorer's)
+    kinds: Checks | None = None  # by kind; None in a journal written before kinds were recorded
+
+
+def _journal_head(checks: Checks) -> bytes:
+    """The journal's first line: no item (its index is null), the run's checks and their params hashes.
+    `checks` keeps the by-id map an earlier evalgate reads; `gates`/`scorers` say each check's kind."""
+    hashes = {**checks.get("gates", {}), **checks.get("scorers", {})}
+    return (json.dumps({"index": None, JOURNAL_HEAD_KEY: {"version": 1, "checks": hashes, **checks}},
                        ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8", "backslashreplace")
 
 
-def _read_journal_head(line: bytes) -> dict[str, str] | None:
+def _hashes(value: Any) -> dict[str, str] | None:
+    if not isinstance(value, dict):
+        return None
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _read_journal_head(line: bytes) -> JournalChecks | None:
     """The checks a journal's first line records, or None when it is an item (or not ours)."""
     if JOURNAL_HEAD_KEY.encode() not in line[:200] or not line.endswith(b"\n"):
         return None
@@ -480,21 +500,29 @@ def _read_journal_head(line: bytes) -> dict[str, str] | None:
     except ValueError:
         return None
     head = record.get(JOURNAL_HEAD_KEY) if isinstance(record, dict) and record.get("index") is None else None
-    checks = head.get("checks") if isinstance(head, dict) else None
-    if not isinstance(checks, dict):
+    hashes = _hashes(head.get("checks")) if isinstance(head, dict) else None
+    if hashes is None:
         return None
-    return {k: v for k, v in checks.items() if isinstance(k, str) and isinstance(v, str)}
+    gates, scorers = _hashes(head.get("gates")), _hashes(head.get("scorers"))
+    kinds = {"gates": gates, "scorers": scorers} if gates is not None and scorers is not None else None
+    return JournalChecks(hashes, kinds)
 
 
-def _checks_of_results(raw: Any) -> dict[str, str]:
-    """The params hashes a results file's header records for its gates and thresholds."""
-    checks: dict[str, str] = {}
-    for key in ("gate_results", "threshold_results"):
-        entries = raw.get(key) if isinstance(raw, dict) else None
+def _checks_of_results(raw: Any) -> Checks:
+    """The params hashes a results file's header records for its gates and scorers (a scorer without a
+    threshold: in `score_stats`); a check with no numeric score is in none of them."""
+    checks: Checks = {"gates": {}, "scorers": {}}
+    if not isinstance(raw, dict):
+        return checks
+    stats = raw.get("score_stats")
+    sources = (("gates", raw.get("gate_results")), ("scorers", raw.get("threshold_results")),
+               ("scorers", [{**v, "id": k} for k, v in stats.items() if isinstance(v, dict)]
+                if isinstance(stats, dict) else None))
+    for kind, entries in sources:
         for entry in entries if isinstance(entries, list) else ():
             if isinstance(entry, dict) and isinstance(entry.get("id"), str) \
                     and isinstance(entry.get("params_hash"), str):
-                checks[entry["id"]] = entry["params_hash"]
+                checks[kind][entry["id"]] = entry["params_hash"]
     return checks
 
 

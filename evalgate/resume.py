@@ -38,12 +38,16 @@ class Changes:
         self.dropped_checks: set[str] = set()
         self.last_index = -1
         self.changed_checks: set[str] = set()  # ids whose params hash differs from the journal's
+        self.moved_checks: dict[str, str] = {}  # id -> how it moved between `gates` and `scorers`
+        self.added_beside: set[str] = set()  # ids new beside a check of the other kind and that id
         self.rescored_changed = 0
         self.rerun_for_data = 0
         self.rerun_unreadable = 0
         self.rerun_budget = 0
         self.changed_turn_checks: set[str] = set()  # `turn-N:id` labels whose params hash differs from the record's
         self.changed_turn_items = 0
+        self.moved_turn_checks: set[str] = set()  # `turn-N:id` labels the record scored as the other kind
+        self.moved_turn_items = 0
         self.unknown_turn_params = 0  # records of turn items written before per-turn params were recorded
 
     def notes(self) -> list[str]:
@@ -53,11 +57,21 @@ class Changes:
             out.append(f"resume: {shown} changed since the journal (other parameters, the same id); its journaled "
                        "scores were not used: each resumed item was scored again (from its recorded output, or "
                        "run again)")
+        if self.moved_checks:
+            shown = ", ".join(f"`{c}` {how}" for c, how in sorted(self.moved_checks.items())[:10])
+            out.append(f"resume: {shown} moved since the journal (the same id, the other kind); its journaled "
+                       "scores were not used: each resumed item was scored again (from its recorded output, or "
+                       "run again)")
         if self.changed_turn_checks:
             shown = ", ".join(f"`{c}`" for c in sorted(self.changed_turn_checks)[:10])
             out.append(f"resume: per-turn {shown} changed since the journal (other parameters, the same id) on "
                        f"{self.changed_turn_items} resumed items; their journaled scores were not used: each was "
                        "scored again (from its recorded output, or run again)")
+        if self.moved_turn_checks:
+            shown = ", ".join(f"`{c}`" for c in sorted(self.moved_turn_checks)[:10])
+            out.append(f"resume: per-turn {shown} moved between `gates` and `scorers` since the journal (the same "
+                       f"id, the other kind) on {self.moved_turn_items} resumed items; their journaled scores were "
+                       "not used: each was scored again (from its recorded output, or run again)")
         if self.unknown_turn_params:
             out.append(f"resume: {self.unknown_turn_params} journaled items with per-turn checks do not record "
                        "those checks' parameters (an earlier evalgate wrote them); their per-turn scores were kept: "
@@ -106,6 +120,9 @@ def skip_finished(
     errored trial holds no scores, so the trials that scored decide).
     """
     changes = changes or Changes(records)
+    stale = changes.changed_checks | set(changes.moved_checks)  # top-level checks the journal scored otherwise
+    # A check new beside one of the other kind and its id: the record's entry of that id is not its own
+    beside = changes.added_beside
     for case in cases:
         record = records.get(case.index)
         if record is None:
@@ -133,7 +150,7 @@ def skip_finished(
             changes.rerun_for_repeats += 1
             yield case
             continue
-        changed_turns = _changed_turn_checks(record, case, changes)
+        changed_turns, new_turns = _changed_turn_checks(record, case, changes)
         if repeats is not None:
             trials = record["trials"]
             # An errored trial holds no scores (nothing stale, nothing to compare): the scored ones decide
@@ -141,7 +158,7 @@ def skip_finished(
             missing = set()
             for trial in scored:
                 trial_missing, extra = _check_ids(trial, case, gates, scorers)
-                missing |= trial_missing | changes.changed_checks | changed_turns
+                missing |= trial_missing | stale | beside | changed_turns | new_turns
                 changes.dropped_checks |= extra
             if not missing:
                 take(merge_trials([_trial_from_record(t, record, case, gates, scorers) for t in trials]))
@@ -150,14 +167,14 @@ def skip_finished(
             yield case
             continue
         missing, extra = _check_ids(record, case, gates, scorers)
-        missing |= changes.changed_checks | changed_turns
+        missing |= stale | beside | changed_turns | new_turns
         changes.dropped_checks |= extra
         if not missing or record.get("error") is not None:
             take(item_from_record(record, case, gates, scorers))
             continue
         runs = _recorded_runs(record, case)
         if runs is not None and rescore is not None:
-            for check_id in missing - changes.changed_checks - changed_turns:  # a changed check has its own note
+            for check_id in missing - stale - changed_turns:  # a changed or moved check has its own note
                 changes.rescored[check_id] = changes.rescored.get(check_id, 0) + 1
             rescore(case, runs)
         else:
@@ -165,27 +182,64 @@ def skip_finished(
             yield case
 
 
-def _changed_turn_checks(record: dict[str, Any], case: Case, changes: Changes) -> set[str]:
+def _changed_turn_checks(record: dict[str, Any], case: Case, changes: Changes) -> tuple[set[str], set[str]]:
     """Labels (`turn-N:id`) of the case's per-turn checks whose parameters differ from those the record
-    was scored with; counted into `changes`.
+    was scored with, or that the record scored as the other kind; counted into `changes`. Then the labels of
+    checks new beside one of the other kind and their id at their turn (the record's is not theirs).
 
     A record without `turn_params_hash` (written before evalgate recorded it) cannot tell: its per-turn
     scores are kept, as before, and a note says so, rather than running every such item again."""
     if case.turn_checks is None or not _scored(record):
-        return set()
+        return set(), set()
+    moved, new = _other_kind_turn_checks(record, case)
+    if moved:
+        changes.moved_turn_checks |= moved
+        changes.moved_turn_items += 1
     now = turn_params_hash(case)
-    if not now:
-        return set()
     recorded = record.get("turn_params_hash")
+    if not now:
+        return moved, new
     if recorded is None:
         changes.unknown_turn_params += 1
-        return set()
+        return moved, new
     # a check the record has no hash for is new (scored as such) or was not hashed then: nothing to compare
     changed = {label for label, params in now.items() if label in recorded and recorded[label] != params}
     if changed:
         changes.changed_turn_checks |= changed
         changes.changed_turn_items += 1
-    return changed
+    return changed | moved, new
+
+
+def _other_kind_turn_checks(record: dict[str, Any], case: Case) -> tuple[set[str], set[str]]:
+    """Labels (`turn-N:id`) of the case's per-turn checks the record scored only as the other kind (a gate
+    then, a scorer now, or the other way): moved ones, and new ones beside a check of the other kind and
+    their id. The turn's `gates`/`scores`, its `not_scorable` by kind and the scorer errors say which kind
+    it was; a record that says neither cannot tell."""
+    trials = record.get("trials")
+    parts = [t for t in trials if t.get("error") is None] if isinstance(trials, list) else [record]
+    moved: set[str] = set()
+    new: set[str] = set()
+    for part in parts:
+        turns = part.get("turns")
+        if not isinstance(turns, list):
+            continue
+        errors = part.get("scorer_errors") or {}
+        for index, checks in enumerate(case.turn_checks or ()):
+            turn = turns[index] if index < len(turns) else None
+            if not isinstance(turn, dict):
+                continue
+            kinds = turn.get("not_scorable") or {}
+            gates, scores = turn.get("gates") or {}, turn.get("scores") or {}
+            now_gates = {c.entry.id for c in checks if c.entry.kind == "gate"}
+            now_scorers = {c.entry.id for c in checks if c.entry.kind != "gate"}
+            for check in checks:
+                key = check.entry.id
+                label = f"turn-{index}:{key}"
+                as_gate = key in gates or key in kinds.get("gates", ())
+                as_scorer = key in scores or key in kinds.get("scores", ()) or label in errors
+                if (as_scorer and not as_gate) if check.entry.kind == "gate" else (as_gate and not as_scorer):
+                    (new if key in now_gates and key in now_scorers else moved).add(label)
+    return moved, new
 
 
 def _scored(record: dict[str, Any]) -> bool:

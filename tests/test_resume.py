@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cli
@@ -380,3 +381,104 @@ def test_a_journal_without_per_turn_params_keeps_its_per_turn_scores_and_says_so
     assert resumed.summary["resumed_items"] == 12 and resumed.header()["turn_results"] == full["turn_results"]
     assert any("2 journaled items with per-turn checks do not record those checks' parameters" in n
                for n in resumed.notes), resumed.notes
+
+
+def _kill_after(count: int) -> Any:
+    """An on_result that stops the run as Ctrl-C does once `count` items finished: the journal is kept."""
+    seen = []
+
+    def on_result(item: Any) -> None:
+        seen.append(item)
+        if len(seen) == count:
+            raise KeyboardInterrupt
+
+    return on_result
+
+
+def _interrupted_run(spec: Path, out: Path, count: int) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        run_spec(spec, output=out, on_result=_kill_after(count))
+    assert out.with_name(out.name + ".items.jsonl").exists()
+
+
+@pytest.mark.parametrize("to", ["gates", "scorers"])
+@pytest.mark.parametrize("interrupted", [True, False], ids=["from-the-journal", "from-complete-results"])
+def test_a_check_moved_between_gates_and_scorers_is_scored_again_as_its_new_kind(
+        tmp_path: Path, interrupted: bool, to: str) -> None:
+    """`maybe` keeps its id and parameters but changes kind: its journaled scores are of the other kind
+    (a gate that raises scores 0, a scorer that raises errors), so the resumed run scores it again."""
+    spec = recorded_spec(tmp_path)
+    data = json.loads(spec.read_text())
+    maybe = {"type": "python", "function": "scorers:maybe", "id": "maybe"}
+    before, after = (data["scorers"], data["gates"]) if to == "gates" else (data["gates"], data["scorers"])
+    data["scorers"] = [c for c in data["scorers"] if c.get("id") != "maybe"]
+    before, after = (data["scorers"], data["gates"]) if to == "gates" else (data["gates"], data["scorers"])
+    before.append(maybe)  # a gate has no threshold
+    spec.write_text(json.dumps(data))
+    out = tmp_path / "out.json"
+    if interrupted:
+        _interrupted_run(spec, out, 8)
+    else:
+        run_spec(spec, output=out)
+    before.remove(maybe)
+    after.append({**maybe, "threshold": 0.5} if to == "scorers" else maybe)
+    spec.write_text(json.dumps(data))
+    fresh = run_spec(spec).header()
+    resumed = run_spec(spec, output=out, resume=True)
+    header = resumed.header()
+    for key in ("verdict", "scores", "gate_results", "threshold_results"):
+        assert header[key] == fresh[key], key
+    for key in ("errored_items", "not_scorable"):
+        assert header["summary"][key] == fresh["summary"][key], key
+    assert "maybe" in {g["id"] for g in fresh["gate_results"]} | set(fresh["scores"])
+    other = "scorers" if to == "gates" else "gates"
+    assert any(f"`maybe` from `{other}` to `{to}` moved since the journal" in n for n in resumed.notes), resumed.notes
+
+
+@pytest.mark.parametrize("interrupted", [True, False], ids=["from-the-journal", "from-complete-results"])
+def test_a_per_turn_check_moved_between_gates_and_scorers_is_scored_again(tmp_path: Path, interrupted: bool) -> None:
+    """Turn 0's `includes:sunny` becomes a gate (turn 1's `no_tool_errors` a scorer): the records' turns
+    hold them as the other kind, so the resumed run scores them again rather than find no such score."""
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    if interrupted:
+        _interrupted_run(spec, out, 9)  # t4 journaled, t9 not
+    else:
+        run_spec(spec, output=out)
+    data = json.loads(spec.read_text())
+    for item in data["data"]:
+        if "turns" in item:
+            first, second = item["turns"]
+            first["gates"] = [{"type": "includes", "value": "sunny"}]
+            second["scorers"] = [{"type": "no_tool_errors", "threshold": 0.5}]
+            del first["scorers"], second["gates"]
+    spec.write_text(json.dumps(data))
+    fresh = run_spec(spec).header()
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.header()["turn_results"] == fresh["turn_results"] and resumed.verdict == fresh["verdict"]
+    assert resumed.header()["summary"]["not_scorable"] == fresh["summary"]["not_scorable"]
+    note = next(n for n in resumed.notes if "moved between `gates` and `scorers`" in n)
+    assert "`turn-0:includes:sunny`, `turn-1:no_tool_errors`" in note, note
+
+
+@pytest.mark.parametrize("interrupted", [True, False], ids=["from-the-journal", "from-complete-results"])
+def test_a_scorer_added_beside_a_gate_of_its_id_is_scored_on_the_resumed_items(tmp_path: Path,
+                                                                              interrupted: bool) -> None:
+    """The records hold the gate `excludes:rain`'s scores: none is the new scorer's of that id."""
+    spec = recorded_spec(tmp_path)
+    data = json.loads(spec.read_text())
+    scorer = data["scorers"].pop()
+    assert scorer["type"] == "excludes" and data["gates"][0]["type"] == "excludes"
+    spec.write_text(json.dumps(data))
+    out = tmp_path / "out.json"
+    if interrupted:
+        _interrupted_run(spec, out, 8)
+    else:
+        run_spec(spec, output=out)
+    data["scorers"].append(scorer)
+    spec.write_text(json.dumps(data))
+    fresh = run_spec(spec).header()
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.header()["scores"] == fresh["scores"] and "excludes:rain" in fresh["scores"]
+    assert resumed.header()["summary"]["not_scorable"] == fresh["summary"]["not_scorable"]
+    assert any("`excludes:rain` is new since the journal" in n for n in resumed.notes), resumed.notes
