@@ -79,13 +79,12 @@ class Budget:
         run = getattr(item, "run", None)
         if run is None:
             return
-        usd = _spend(run.cost_usd)
-        self.target_usd += usd
+        self.target_usd += spend(run.cost_usd)
         usage = run.usage or {}
         total = usage.get("total_tokens")
-        if not isinstance(total, int) or not _spend(total):
+        if not isinstance(total, int) or not spend(total):
             total = sum(v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens", "input_tokens",
-                                                              "output_tokens") and isinstance(v, int) and _spend(v))
+                                                              "output_tokens") and isinstance(v, int) and spend(v))
         self.target_tokens += total
         if self.agent:
             self.runs += 1
@@ -98,7 +97,7 @@ class Budget:
         for part in getattr(item, "trials", None) or (item,):
             self.add(part)
             for usd in (getattr(part, "judge_cost", None) or {}).values():
-                self.target_usd += _spend(usd)
+                self.target_usd += spend(usd)
 
     def spent(self) -> tuple[float, int]:
         """(USD, tokens) so far: the target's finished items and every judge call billed."""
@@ -154,7 +153,7 @@ class Budget:
         return out
 
 
-def _spend(value: Any) -> float:
+def spend(value: Any) -> float:
     """A finite amount above 0, else 0. Recorded data and a journal are untrusted text: a NaN would make
     every comparison with the cap false (the budget off), a negative would pay it back."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:

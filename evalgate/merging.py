@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from evalgate.budget import CostTotals
+from evalgate.budget import CostTotals, spend
 from evalgate.errors import display_path, not_a_file
 from evalgate.replay import Column, Replay, decode
 from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, replaceable_file
@@ -373,8 +373,9 @@ def _sum_counters(values: list[Any]) -> Any:
     return present[0]
 
 
-def _summary_extras(files: list[ShardFile], judge_usd: float = 0.0) -> dict[str, Any]:
-    """The summary's figures beyond the outcome; `judge_usd`: the items' judge spend added in data order."""
+def _summary_extras(files: list[ShardFile], judge_usd: float = 0.0, budget_usd: float = 0.0) -> dict[str, Any]:
+    """The summary's figures beyond the outcome; `judge_usd`: the items' judge spend added in data order;
+    `budget_usd`: the items' spend as the budget counts it, added in data order."""
     summaries = [f.head.get("summary") or {} for f in files]
     extras: dict[str, Any] = {
         "duration_s": round(max(float(s.get("duration_s") or 0.0) for s in summaries), 3),
@@ -394,6 +395,8 @@ def _summary_extras(files: list[ShardFile], judge_usd: float = 0.0) -> dict[str,
     if isinstance(extras.get("budget"), dict):  # each shard ran a share: the run's caps are the merged run's
         merged = extras["budget"]
         merged.pop("share", None)
+        # as one run adds it up, not the sum of the shards' rounded figures (each off by up to 5e-9)
+        merged["spent_usd"] = round(budget_usd, 8)
         for key in ("max_usd", "max_tokens"):
             caps = {b.get(f"run_{key}") for b in budgets}
             merged.pop(f"run_{key}", None)
@@ -457,6 +460,10 @@ class _Spend:
         self.result = result
         self.costs = CostTotals()
         self.judge_usd = 0.0  # summary.judge.cost_usd: every judge cost added in data order, as the run does
+        # summary.budget.spent_usd, as the budget counts (amounts above 0 only): the targets' and the
+        # judges' spend, each added in data order, as one run adds its items that finish in data order
+        self.budget_target_usd = 0.0
+        self.budget_judge_usd = 0.0
         self.errors = ErrorTally()  # summary.top_error, counted in data order as one run counts it
         self.errored = 0
 
@@ -468,10 +475,12 @@ class _Spend:
             run_cost = (part.get("run" if part is not record else "output") or {}).get("cost_usd")
             if judge_cost or run_cost is not None:
                 self.costs.add(run_cost, judge_cost if isinstance(judge_cost, dict) else {})
+                self.budget_target_usd += spend(run_cost)
             if judge_cost and isinstance(judge_cost, dict):
                 for usd in judge_cost.values():
                     if _finite(usd):
                         self.judge_usd += usd
+                    self.budget_judge_usd += spend(usd)
         errored = _errored(record)
         if errored:
             self.errored += 1
@@ -538,7 +547,8 @@ def _not_a_shard(output: Path, paths: Sequence[str | Path]) -> None:
 def _finish(result: EvalResult, files: list[ShardFile], aggregator: Aggregator, spend: _Spend,
             max_errors: int) -> None:
     result.outcome = aggregator.outcome(max_errors)
-    result.extra_summary.update(_summary_extras(files, spend.judge_usd))
+    result.extra_summary.update(_summary_extras(files, spend.judge_usd,
+                                                spend.budget_target_usd + spend.budget_judge_usd))
     top_error = spend.errors.top()
     if top_error is not None:
         result.extra_summary["top_error"] = top_error

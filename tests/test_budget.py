@@ -230,3 +230,40 @@ def test_a_cap_says_which_spend_the_agent_never_reported(tmp_path: Path, server:
     priced = run_spec(write_spec(tmp_path, server.url, {"max_usd": 100.0, "max_tokens": 10**9}),
                       output=tmp_path / "priced.json")
     assert not [w for w in priced.summary.get("warnings", []) if w.startswith("budget.")]
+
+
+# Chosen so that the three shards' sums, each rounded to 8 decimals, add up to other last digits than
+# the items' spend added in data order, once or twice over (the test checks that it is so).
+PRICED = [0.00359066212, 0.00220679339, 0.00620747578, 0.00157949029, 0.00528705603, 0.00392551134]
+
+
+@pytest.mark.parametrize("repeats", [None, 2], ids=["columns", "items"])
+def test_a_merged_budget_adds_the_items_spend_in_data_order_not_the_shards_rounded_sums(
+        tmp_path: Path, repeats: int | None) -> None:
+    from evalgate.merging import merge
+
+    spec = recorded_costs(tmp_path, 12, 0.0, 1.0)
+    rows = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    for n, row in enumerate(rows):
+        row["output"]["cost_usd"] = PRICED[n % len(PRICED)]
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if repeats:
+        data = json.loads(spec.read_text())
+        data["repeats"] = repeats
+        spec.write_text(json.dumps(data))
+    files = []
+    for index in (1, 2, 3):
+        files.append(tmp_path / f"s{index}.json")
+        run_spec(spec, output=files[-1], shard=f"{index}/3")
+    spent = [json.loads(f.read_text())["summary"]["budget"]["spent_usd"] for f in files]
+    total = 0.0
+    for row in rows:
+        for _ in range(repeats or 1):
+            total += row["output"]["cost_usd"]
+    shards_added = 0.0
+    for figure in spent:  # left to right, as a naive merge adds (Python 3.12's sum() compensates)
+        shards_added += figure
+    assert round(shards_added, 8) != round(total, 8) and shards_added != round(total, 8)  # not trivial
+    merged = merge(files, tmp_path / "merged.json").summary["budget"]
+    assert merged["spent_usd"] == round(total, 8) == run_spec(spec).summary["budget"]["spent_usd"]
+    assert json.loads((tmp_path / "merged.json").read_text())["summary"]["budget"]["spent_usd"] == round(total, 8)
