@@ -38,6 +38,9 @@ class TurnScores:
     # The ids not scorable at this turn, by kind ("gates", "scores"): the item's `not_scorable` labels
     # (`turn-N:id`) are one for a gate and a scorer of one id, so `evalgate merge` could not tell them apart.
     not_scorable: dict[str, list[str]] = field(default_factory=dict)
+    # A gate and a scorer of one id at this turn share the `reasons` key (it holds the reason given last):
+    # each one's reason by kind ("gates", "scores"), only for such ids and only when one gave a reason.
+    reasons_by_kind: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = {"index": self.index, "input": self.input, "output": self.run.to_dict(),
@@ -46,6 +49,8 @@ class TurnScores:
             out["reasons"] = self.reasons
         if self.not_scorable:
             out["not_scorable"] = self.not_scorable
+        if self.reasons_by_kind:
+            out["reasons_by_kind"] = self.reasons_by_kind
         return out
 
 
@@ -350,6 +355,24 @@ def _label(entry: Entry, turn: int | None) -> str:
     return entry.id if turn is None else f"turn-{turn}:{entry.id}"
 
 
+def _shared_ids(checks: list[Check]) -> set[str] | None:
+    """The ids a turn gives both a gate and a scorer (rare), or None."""
+    gates = {c.entry.id for c in checks if c.entry.kind == "gate"}
+    if not gates or len(gates) == len(checks):
+        return None
+    return {c.entry.id for c in checks if c.entry.kind != "gate" and c.entry.id in gates} or None
+
+
+def _keep_by_kind(scores: TurnScores, key: str, kind: str, prior: str | None) -> None:
+    """After a check of a shared id was scored: its reason (if any) by kind; `reasons` keeps the reason
+    given last, as it always held (`prior`: the other kind's, taken out before this check was scored)."""
+    mine = scores.reasons.get(key)
+    if mine is not None:
+        scores.reasons_by_kind.setdefault(kind, {})[key] = mine
+    elif prior is not None:
+        scores.reasons[key] = prior
+
+
 def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[Check],
                   top_judged: bool | None = None) -> ItemResult:
     """Run one case through the target and every check; never raises for the target's or a scorer's sake.
@@ -397,13 +420,17 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
                 turn_input = inputs[index]
                 view = case.item.model_copy(update={"input": turn_input, "inputs": None, "turns": None})
                 scores = TurnScores(index, turn_input, runs[index])
+                shared = _shared_ids(checks)
                 for check in checks:  # a turn's gates and scorers, in the order the item lists them
                     gate = check.entry.kind == "gate"
                     before = len(result.contributions)
+                    prior = scores.reasons.pop(check.entry.id, None) if shared and check.entry.id in shared else None
                     _score([check], view, runs[index], result, scores.gates if gate else scores.scores,
                            scores.reasons, ledger, index)
                     if len(result.contributions) > before and result.contributions[-1][1] is None:
                         scores.not_scorable.setdefault("gates" if gate else "scores", []).append(check.entry.id)
+                    if shared and check.entry.id in shared:
+                        _keep_by_kind(scores, check.entry.id, "gates" if gate else "scores", prior)
                 result.turns.append(scores)
     finally:
         if ledger is not None:

@@ -275,7 +275,7 @@ def _readable(record: Any) -> bool:
         and (record.get("trials") is None or isinstance(record["trials"], list))
         and (turns is None or (isinstance(turns, list) and all(
             isinstance(t, dict) and _scores(t.get("gates")) and _scores(t.get("scores")) and _texts(t.get("reasons"))
-            and _kinds(t.get("not_scorable")) for t in turns)))
+            and _kinds(t.get("not_scorable")) and _reasons_by_kind(t.get("reasons_by_kind")) for t in turns)))
     )
 
 
@@ -284,6 +284,12 @@ def _kinds(value: Any) -> bool:
     return value is None or (isinstance(value, dict) and all(
         k in ("gates", "scores") and isinstance(v, list) and all(isinstance(i, str) for i in v)
         for k, v in value.items()))
+
+
+def _reasons_by_kind(value: Any) -> bool:
+    """A turn's `reasons_by_kind`: absent, or reasons by id under `gates` and `scores`."""
+    return value is None or (isinstance(value, dict) and all(
+        k in ("gates", "scores") and isinstance(v, dict) and _texts(v) for k, v in value.items()))
 
 
 def _budget_stopped(record: dict[str, Any]) -> bool:
@@ -375,7 +381,8 @@ def item_from_record(record: dict[str, Any], case: Case, gates: list[Check], sco
             scores = TurnScores(index, turn.get("input"), _run(turn.get("output")) or Run(),
                                 dict(turn.get("gates") or {}), dict(turn.get("scores") or {}),
                                 dict(turn.get("reasons") or {}),
-                                {k: list(v) for k, v in (turn.get("not_scorable") or {}).items()})
+                                {k: list(v) for k, v in (turn.get("not_scorable") or {}).items()},
+                                {k: dict(v) for k, v in (turn.get("reasons_by_kind") or {}).items()})
             item.turns.append(scores)
             turn_gates = [c for c in checks if c.entry.kind == "gate"]
             turn_scorers = [c for c in checks if c.entry.kind != "gate"]

@@ -526,3 +526,36 @@ def test_a_conversations_cost_and_latency_add_up_turn_by_turn(tmp_path: Path) ->
     run = evalgate.run_spec(path, keep_items=True).items[0].run
     assert run.cost_usd == (0.1 + 0.2) + 0.3 == 0.6000000000000001
     assert run.latency_ms == (1.0 + 2.0) + 3.0
+
+
+SAME_ID_PY = '''
+def gate(item, run):
+    return (0.0, "the gate's reason") if "bad" in run.text else 1.0
+
+def scorer(item, run):
+    return (0.25, "the scorer's reason") if "bad" in run.text else 1.0
+'''
+
+
+def test_a_gate_and_a_scorer_of_one_id_at_a_turn_keep_each_their_reason(tmp_path: Path) -> None:
+    """They share the turn's `reasons` key (it keeps the reason given last, as before); `reasons_by_kind`
+    holds each one's, and the report shows the gate's reason for the gate, the scorer's for the scorer."""
+    from evalgate.report.markdown import ReportContext, render
+    from evalgate.results_model import load_results
+
+    (tmp_path / "same.py").write_text(SAME_ID_PY)
+    both = {"gates": [{"type": "python", "function": "same:gate", "id": "same"}],
+            "scorers": [{"type": "python", "function": "same:scorer", "id": "same", "threshold": 0.9}]}
+    data = [{"id": "conv", "turns": [{"input": "a", "output": "bad answer", **both},
+                                     {"input": "b", "output": "bad again", "gates": [inc("again")],
+                                      "scorers": [{"type": "python", "function": "same:scorer", "id": "other"}]}]}]
+    path = tmp_path / "evalgate.yaml"
+    path.write_text(json.dumps({"version": 1, "data": data}))
+    evalgate.run_spec(path, output=tmp_path / "out.json")
+    first, second = json.loads((tmp_path / "out.json").read_text())["items"][0]["turns"]
+    assert first["reasons"] == {"same": "the scorer's reason"}  # the plain format, as it always was
+    assert first["reasons_by_kind"] == {"gates": {"same": "the gate's reason"},
+                                        "scores": {"same": "the scorer's reason"}}
+    assert "reasons_by_kind" not in second  # no id shared by a gate and a scorer: nothing more
+    report = render(load_results(tmp_path / "out.json"), ReportContext())
+    assert "the gate's reason" in report and "the scorer's reason" in report

@@ -263,6 +263,10 @@ def _scores_of(item: ItemRecord, entry: Row) -> tuple[dict[str, Any], dict[str, 
     scores = source.get("gates" if entry.kind == "gate" else "scores") or {}
     reasons = {**(source.get("not_scorable") or {}), **(source.get("reasons") or {}),
                **(source.get("scorer_errors") or {})}
+    by_kind = source.get("reasons_by_kind")  # a gate and a scorer of one id at a turn: each one's own reason
+    if isinstance(by_kind, dict) and any(isinstance(v, dict) and entry.id in v for v in by_kind.values()):
+        own = by_kind.get("gates" if entry.kind == "gate" else "scores")
+        reasons[entry.id] = str(own.get(entry.id, "")) if isinstance(own, dict) else ""
     return scores, reasons, source.get("input"), source.get("output")
 
 
