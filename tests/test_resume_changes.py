@@ -171,3 +171,25 @@ def test_a_repeated_item_with_an_errored_trial_is_taken_as_journaled_when_nothin
     assert resumed.summary["resumed_items"] == 3 and not resumed.notes
     assert resumed.header()["scores"] == full["scores"]
     assert (tmp_path / "count-q1").read_text() == "3"  # not asked again
+
+
+def test_a_changed_per_turn_check_reruns_a_repeated_item_with_an_errored_trial(tmp_path: Path) -> None:
+    """The item's `error` is its errored trial's: the per-turn check's change must still be seen."""
+    def write(value: str) -> Path:
+        (tmp_path / "agent.py").write_text(FLAKY_AGENT)
+        data = [{"id": f"q{i}", "turns": [{"input": f"q{i}", "scorers": [
+            {"type": "includes", "value": value, "id": "says", "threshold": 0.5}]}]} for i in range(3)]
+        spec = {"version": 1, "data": data, "target": {"type": "python", "function": "agent:agent"},
+                "concurrency": 1, "repeats": 3, "max_errors": 3}
+        (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+        return tmp_path / "evalgate.yaml"
+
+    spec = write("answer")
+    first = run_spec(spec, output=tmp_path / "r.json")
+    assert first.summary["errored_trials"] == 1
+    spec = write("nowhere")
+    fresh = run_spec(spec).header()
+    resumed = run_spec(spec, output=tmp_path / "r.json", resume=True)
+    assert resumed.header()["turn_results"] == fresh["turn_results"]
+    assert fresh["turn_results"][0]["scores"] == {"says": 0.0}
+    assert any("per-turn `turn-0:says` changed" in note for note in resumed.notes), resumed.notes
