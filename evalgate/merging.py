@@ -395,8 +395,8 @@ def _summary_extras(files: list[ShardFile], judge_usd: float = 0.0, budget_usd: 
     if isinstance(extras.get("budget"), dict):  # each shard ran a share: the run's caps are the merged run's
         merged = extras["budget"]
         merged.pop("share", None)
-        # as one run adds it up, not the sum of the shards' rounded figures (each off by up to 5e-9)
-        merged["spent_usd"] = round(budget_usd, 8)
+        if len(budgets) == len(summaries):  # every item was counted by a budget: add them up as one run does,
+            merged["spent_usd"] = round(budget_usd, 8)  # not the shards' rounded figures (each off by up to 5e-9)
         for key in ("max_usd", "max_tokens"):
             caps = {b.get(f"run_{key}") for b in budgets}
             merged.pop(f"run_{key}", None)
