@@ -59,8 +59,7 @@ def test_mastra_every_tool_state() -> None:
             "name": "lookup",
             "args": {"q": "x"},
             "result": {"error": "not found"},
-            "error": "not found",
-            "status": "error",
+            "status": "ok",  # it returned (Mastra's trajectory: success); noToolErrors flags it
         },
         {"name": "slow_tool", "args": {"n": 2}, "status": "pending"},
     ]
@@ -150,8 +149,7 @@ def test_openai_calls_paired_by_id_with_errors_and_pending() -> None:
             "name": "get_weather",
             "args": {"city": "Lima"},
             "result": {"error": "rate limited"},
-            "error": "rate limited",
-            "status": "error",
+            "status": "ok",  # it returned; ToolCall.failed flags its `error` field
         },
         {"name": "get_alerts", "args": {"region": "EU"}, "status": "pending"},
         {"name": "translate", "args": "not json", "error": "tool crashed", "status": "error"},

@@ -443,6 +443,31 @@ def tool_name_cases(ctx: Any) -> Iterator[Case]:
     yield check_case("max_tool_calls", out, max=0)
 
 
+def is_error_field_cases(ctx: Any) -> Iterator[Case]:
+    """`isError` with a result that has an `error` field: failed (Mastra reads only `isError`)."""
+    flagged = {"state": "result", "toolCallId": "c1", "toolName": "t", "args": {}, "result": {"error": "x"},
+               "isError": True}
+    returned = {**flagged, "isError": False}
+    recorded = {"text": "done", "tool_calls": [{"name": "t", "args": {}, "result": {"error": "x"}, "error": "x"}]}
+    # what evalgate writes for a call that returned `{error}`, read back as a recorded output
+    written = run_from_value({"messages": [assistant(returned)]}).to_dict()
+    for out in ({"messages": [assistant(flagged)]}, {"messages": [assistant(flagged, legacy=False)]}, recorded,
+                {"messages": [assistant(returned)]}, written):
+        for step in ({"success": False}, {"success": True}, {"success": False, "toolResult": {"error": "x"}}):
+            expectation = {"steps": [{"name": "t", "stepType": "tool_call", **step}]}
+            node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation}
+            yield Case("trajectory", node, trajectory.trajectory_accuracy(),
+                       {"input": "q", "expected_trajectory": expectation}, out)
+        expectation = {"steps": [{"name": "t"}], "maxRetriesPerTool": 0}
+        twice = {"messages": [msg | {"content": {**msg["content"], "parts": msg["content"]["parts"] * 2}}
+                              for msg in out.get("messages", [])]} if "messages" in out else \
+            {**out, "tool_calls": out["tool_calls"] * 2}
+        node = {"scorer": "trajectory", "input": "q", "output": twice, "expected_trajectory": expectation}
+        yield Case("trajectory retried", node, trajectory.trajectory_accuracy(),
+                   {"input": "q", "expected_trajectory": expectation}, twice)
+        yield check_case("no_tool_errors", out)
+
+
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
 
 
@@ -821,6 +846,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "tool_invocations": tool_invocation_cases,
     "tool_names": tool_name_cases,
     "judge_types": judge_type_cases,
+    "is_error_fields": is_error_field_cases,
 }
 
 

@@ -15,8 +15,10 @@ parts, or `{format: 2, parts: [...], content?, toolInvocations?}`. The rules fol
   `content.toolInvocations` (parts win on a shared `toolCallId`), in order; states `result`,
   `call` and `output-error` count as calls; `partial-call` (an unfinished stream fragment)
   and the approval states do not, as in Mastra's `extractToolCalls`;
-- `result` with `isError: true` or a result carrying a truthy `error` field is an error; so is
-  `output-error` (its `errorText` is the error); `call` (no result came back) is `pending`;
+- `result` with `isError: true` is an error (it keeps its result); so is `output-error` (its
+  `errorText` is the error); `call` (no result came back) is `pending`; a `result` carrying a
+  truthy `error` field returned (`status: ok`, a success for the trajectory, as in Mastra's
+  `extractTrajectory`) but is a failed call for `no_tool_errors` (`ToolCall.failed`);
 - an invocation that is not a call (no `toolName`, or another state) but that Mastra's
   `noToolErrors` flags (`call`/`output-error` state, `isError: true`, a truthy `result.error`)
   is listed in the run's `uncounted_tool_errors`.
@@ -28,8 +30,8 @@ with the `tool` messages by `tool_call_id`:
 - a call with no tool message is `status: pending`;
 - a tool message's `content` (a string, or a list of text parts joined) is parsed as JSON when
   it is JSON, else kept as the string; it is an error when the message has `is_error: true`
-  (then the content is the error) or its JSON is an object with a truthy `error` field (that
-  field is the error), mirroring Mastra's `result.error`;
+  (then the content is the error); JSON that is an object with a truthy `error` field returned
+  (`status: ok`) but fails `no_tool_errors`, mirroring Mastra's `result.error`;
 - one text per assistant message: the string content, or the text parts joined with nothing.
 """
 
@@ -185,11 +187,12 @@ def _mastra_call(invocation: Mapping[str, Any], message_index: int) -> ToolCall 
     if state == "output-error":
         return ToolCall(name, args, error=_error_text(invocation.get("errorText")) or "the tool threw", status="error")
     result = invocation.get("result")
-    error = _result_error(result)
     if invocation.get("isError") is True:
-        error = error or _error_text(invocation.get("errorText")) or _error_text(result) or "the tool reported an error"
-    if error:
+        error = (_result_error(result) or _error_text(invocation.get("errorText")) or _error_text(result)
+                 or "the tool reported an error")
         return ToolCall(name, args, result, error, "error")
+    # A result with an `error` field still returned (extractTrajectory: success); ToolCall.failed
+    # flags it for noToolErrors. Marking it `error` would read back as Mastra's `isError`.
     return ToolCall(name, args, result, status="ok")
 
 
@@ -258,9 +261,7 @@ def _openai_call(raw: Any, replies: Mapping[str, Mapping[str, Any]], where: str)
     result = _parse_json(content)
     if reply.get("is_error") is True:
         return ToolCall(name, args, None, _error_text(result) or "the tool reported an error", "error")
-    error = _result_error(result)
-    if error:
-        return ToolCall(name, args, result, error, "error")
+    # A JSON `{error}` reply returned, as Mastra's `result.error`: ToolCall.failed flags it.
     return ToolCall(name, args, result, status="ok")
 
 

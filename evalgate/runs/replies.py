@@ -27,7 +27,6 @@ from typing import Any
 from evalgate.runs.messages import (
     error_text,
     parse_json,
-    result_error,
     run_from_mastra_messages,
     run_from_messages,
     run_from_openai_messages,
@@ -308,9 +307,7 @@ def _with_output(name: str, args: Any, output: Any) -> ToolCall:
 
 
 def _with_result(name: str, args: Any, result: Any) -> ToolCall:
-    error = result_error(result)
-    if error:
-        return ToolCall(name, args, result, error, "error")
+    # A result with an `error` field returned (Mastra's `result.error`): ToolCall.failed flags it.
     return ToolCall(name, args, result, status="ok")
 
 

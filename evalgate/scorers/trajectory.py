@@ -382,15 +382,9 @@ def _actual(call: ToolCall) -> Actual:
             return value
         return {"value": value}
 
-    ok = call.succeeded or returned_with_error_field(call)
-    return Actual(call.name, wrap(call.args), wrap(call.result) if call.status != "pending" else None, ok)
-
-
-def returned_with_error_field(call: ToolCall) -> bool:
-    """A Mastra call that returned `{error: ...}`: an error for the checks, a success for the trajectory."""
-    from evalgate.runs.messages import _result_error  # the text message formats put in ToolCall.error
-
-    return call.status == "error" and call.error is not None and call.error == _result_error(call.result)
+    # success: `state === 'result' && isError !== true`; a result's own `error` field does not count.
+    return Actual(call.name, wrap(call.args), wrap(call.result) if call.status != "pending" else None,
+                  call.succeeded)
 
 
 def score_trajectory(
