@@ -468,6 +468,25 @@ def is_error_field_cases(ctx: Any) -> Iterator[Case]:
         yield check_case("no_tool_errors", out)
 
 
+def tool_call_id_cases(ctx: Any) -> Iterator[Case]:
+    """`toolCallId`s of any JSON type: Mastra's merge keys them by SameValueZero (an object only itself)."""
+    def merged(part_id: Any, legacy_id: Any) -> dict[str, Any]:
+        call = {"state": "result", "toolName": "t", "args": {}, "result": {"ok": 1}}
+        message = assistant({**call, "toolCallId": part_id}, legacy=False)
+        message["content"]["toolInvocations"] = [{**call, "toolCallId": legacy_id}]
+        return {"messages": [message]}
+
+    for part_id, legacy_id in (({"a": 1}, {"a": 1}), ([1], [1]), ({}, {}), (True, 1), (1, 1.0), ("1", 1),
+                               (1, 1), ({"a": 1}, "a"), (0, 0), (False, False), ("", ""), (10**400, 10**400)):
+        out = merged(part_id, legacy_id)
+        yield check_case("max_tool_calls", out, max=1)
+        yield check_case("called_tool", out, tool="t", times=1)
+        expectation = {"steps": [{"name": "t"}], "allowRepeatedSteps": False}
+        node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation}
+        yield Case("trajectory", node, trajectory.trajectory_accuracy(),
+                   {"input": "q", "expected_trajectory": expectation}, out)
+
+
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
 
 
@@ -847,6 +866,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "tool_names": tool_name_cases,
     "judge_types": judge_type_cases,
     "is_error_fields": is_error_field_cases,
+    "tool_call_ids": tool_call_id_cases,
 }
 
 

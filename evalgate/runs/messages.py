@@ -12,7 +12,8 @@ parts, or `{format: 2, parts: [...], content?, toolInvocations?}`. The rules fol
 - a `toolName` that is not a string but truthy in JavaScript (7, true) is kept as it is: Mastra
   counts the call, and compares names with `===`, so 7 never matches the tool "7";
 - tool calls come from every message's `tool-invocation` parts merged with the legacy
-  `content.toolInvocations` (parts win on a shared `toolCallId`), in order; states `result`,
+  `content.toolInvocations` (parts win on a shared `toolCallId`, compared as JavaScript `Map`
+  keys: an object id is never shared), in order; states `result`,
   `call` and `output-error` count as calls; `partial-call` (an unfinished stream fragment)
   and the approval states do not, as in Mastra's `extractToolCalls`;
 - `result` with `isError: true` is an error (it keeps its result); so is `output-error` (its
@@ -41,7 +42,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalgate.runs.model import Run, RunFormatError, ToolCall, js_truthy, shown_name
+from evalgate.runs.model import Run, RunFormatError, ToolCall, js_truthy, name_key, shown_name
 
 # Tool-invocation states that count as calls (Mastra's extractToolCalls).
 _COUNTED_STATES = frozenset({"result", "call", "output-error"})
@@ -156,23 +157,25 @@ def _merged_invocations(content: Any) -> list[Mapping[str, Any]]:
     ]
     raw_legacy = content.get("toolInvocations")
     legacy = [i for i in raw_legacy if isinstance(i, Mapping)] if isinstance(raw_legacy, list) else []
-    part_ids = {i.get("toolCallId") for i in from_parts if i.get("toolCallId")}
-    positions: dict[Any, int] = {}
+    # Ids are a JS Set's and Map's keys (name_key): any JSON value, an object or list equal only to
+    # itself (so never shared), `true` never 1; falsy ids are never looked up.
+    part_ids = {name_key(i.get("toolCallId")) for i in from_parts if js_truthy(i.get("toolCallId"))}
+    positions: dict[tuple[str, Any], int] = {}
     for position, invocation in enumerate(legacy):
-        positions[invocation.get("toolCallId")] = position  # last one wins, as a JS Map built in order
+        positions[name_key(invocation.get("toolCallId"))] = position  # last one wins, as a JS Map built in order
     merged: list[Mapping[str, Any]] = []
     next_legacy = 0
     for invocation in from_parts:
         call_id = invocation.get("toolCallId")
-        shared = positions.get(call_id) if call_id else None
+        shared = positions.get(name_key(call_id)) if js_truthy(call_id) else None
         if shared is not None and shared >= next_legacy:
             # Keep legacy-only calls that came before this shared one where they were.
             for previous in legacy[next_legacy:shared]:
-                if previous.get("toolCallId") not in part_ids:
+                if name_key(previous.get("toolCallId")) not in part_ids:
                     merged.append(previous)
             next_legacy = shared + 1
         merged.append(invocation)
-    merged.extend(i for i in legacy[next_legacy:] if i.get("toolCallId") not in part_ids)
+    merged.extend(i for i in legacy[next_legacy:] if name_key(i.get("toolCallId")) not in part_ids)
     return merged
 
 

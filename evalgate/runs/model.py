@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -56,7 +57,10 @@ def name_key(name: Any) -> tuple[str, Any]:
     if isinstance(name, bool):
         return ("boolean", name)
     if isinstance(name, int | float):
-        return ("number", float(name))
+        try:
+            return ("number", float(name))
+        except OverflowError:  # an integer beyond a double: JSON.parse makes it Infinity
+            return ("number", math.inf if name > 0 else -math.inf)
     return ("object", id(name))
 
 
