@@ -487,6 +487,24 @@ def tool_call_id_cases(ctx: Any) -> Iterator[Case]:
                    {"input": "q", "expected_trajectory": expectation}, out)
 
 
+def null_step_name_cases(ctx: Any) -> Iterator[Case]:
+    """An expected step whose name is null (or missing): it matches no call, as `===` never does."""
+    b = {"name": "b", "args": {}, "result": 1}
+    for ordering in ("strict", "relaxed", "unordered"):
+        for nameless in ({"name": None}, {"name": None, "stepType": "tool_call"}, {"stepType": "tool_call"}):
+            yield trajectory_case(f"{ordering} {nameless}", [b], {"steps": [nameless, {"name": "b"}],
+                                                                  "ordering": ordering})
+            yield trajectory_case(f"{ordering} {nameless} after", [b, b], {"steps": [{"name": "b"}, nameless],
+                                                                           "ordering": ordering})
+    # strict order: past the run's end a missing name is `undefined === undefined`, a match; null is not
+    for nameless in ({}, {"name": None}, {"name": ""}, {"stepType": "tool_call", "success": False}):
+        yield trajectory_case(f"strict, past the end: {nameless}", [b], {"steps": [{"name": "b"}, nameless],
+                                                                         "ordering": "strict"})
+        yield trajectory_case(f"strict, no calls: {nameless}", [], {"steps": [nameless, nameless],
+                                                                    "ordering": "strict"})
+    yield trajectory_case("a null step throws", [b], {"steps": [None]}, throws=True)
+
+
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
 
 
@@ -867,6 +885,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "judge_types": judge_type_cases,
     "is_error_fields": is_error_field_cases,
     "tool_call_ids": tool_call_id_cases,
+    "null_step_names": null_step_name_cases,
 }
 
 

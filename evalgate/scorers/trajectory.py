@@ -12,7 +12,7 @@ gate passes only when everything matches) and `compare_data: value` (key order i
 See docs/multiturn.md and docs/scorers.md.
 
 Expectation (on the item, or as the entry's defaults; camelCase keys accepted):
-    steps: [name | {name, step_type?, tool_args?, tool_result?, success?}]
+    steps: [name | {name, step_type?, tool_args?, tool_result?, success?}]   (a null name matches nothing)
     ordering: strict | relaxed | unordered          (default relaxed)
     allow_repeated_steps: bool                      (default true)
     max_steps, max_total_tokens, max_total_duration_ms: budgets
@@ -77,11 +77,27 @@ def _snake(key: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
 
 
+class _Undefined:
+    """JavaScript's `undefined`: the name of a step given none. Equal only to itself, so in strict
+    order it matches the missing call past the end of the run, as `undefined === undefined`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+
+UNDEFINED = _Undefined()
+
+
 @dataclass(frozen=True)
 class Step:
-    """One expected step: a name, optionally a kind and the tool call's data to compare."""
+    """One expected step: a name, optionally a kind and the tool call's data to compare.
 
-    name: str
+    A name that is null, empty or missing (UNDEFINED) matches no call: every call's name is truthy.
+    """
+
+    name: str | _Undefined | None
     step_type: str | None = None
     data: dict[str, Any] = field(default_factory=dict)  # tool_args / tool_result / success given
 
@@ -105,9 +121,9 @@ def parse_step(raw: Any, where: str) -> Step:
     if unknown:
         allowed = ", ".join(("name", "step_type", *_STEP_FIELDS))
         raise ValueError(f"{where}: unknown step key(s) {sorted(unknown)}; a step has {allowed}")
-    name = values.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"{where}: a step needs a non-empty string `name`")
+    name = values.get("name", UNDEFINED)
+    if name is not None and name is not UNDEFINED and not isinstance(name, str):
+        raise ValueError(f"{where}: a step's `name` must be a string")
     step_type = values.get("step_type")
     if step_type is not None and step_type not in STEP_TYPES:
         raise ValueError(f"{where}: step_type must be one of {', '.join(STEP_TYPES)}; got {step_type!r}")
@@ -246,11 +262,12 @@ def compare(
     out_of_order: list[str] = []
     if ordering == "strict":
         for i in range(max(len(names), len(expected))):
-            name = names[i] if i < len(names) else None
+            name = names[i] if i < len(names) else UNDEFINED
             if i < len(expected) and name == expected_names[i]:
-                if step_matches(actual[i], expected[i], same):
+                # past the run's end only a nameless step gets here: Mastra counts it matched
+                if i >= len(names) or step_matches(actual[i], expected[i], same):
                     matched_idx.add(i)
-            elif name is not None and name in expected_names:
+            elif i < len(names) and name in expected_names:
                 out_of_order.append(name)
     elif ordering == "unordered":
         used: set[int] = set()
