@@ -86,11 +86,23 @@ def params_hash(type_name: str, params: dict[str, Any]) -> str:
     return hashlib.sha256(data.encode("utf-8", "backslashreplace")).hexdigest()[:12]
 
 
+def _explicit_nulls(model: Any, scorer_type: Any) -> frozenset[str]:
+    """The parameters an entry set to null, for a factory where null differs from absent (Mastra's
+    `{...defaults, ...item}` keeps a null default)."""
+    if not scorer_type.takes_nulls:
+        return frozenset()
+    return frozenset(k for k in model.model_fields_set - {"type", "id", "threshold"} if getattr(model, k) is None)
+
+
 def entry_hash(model: Any) -> str:
     """`params_hash` of one validated entry (its type's model)."""
     scorer_type = lookup(model.type)
     assert scorer_type is not None
-    return params_hash(scorer_type.name, model.model_dump(exclude={"type", "id", "threshold"}))
+    params = model.model_dump(exclude={"type", "id", "threshold"})
+    nulls = _explicit_nulls(model, scorer_type)
+    if nulls:  # a null that means something measures something else
+        params["explicit_nulls"] = sorted(nulls)
+    return params_hash(scorer_type.name, params)
 
 
 def build_entry(model: Any, ctx: BuildContext) -> Scorer:
@@ -98,7 +110,7 @@ def build_entry(model: Any, ctx: BuildContext) -> Scorer:
     scorer_type = lookup(model.type)
     assert scorer_type is not None  # the entry's model came from the registry
     params = model.model_dump(exclude={"type", "id", "threshold"})
-    return scorer_type.build(params, id=model.id, ctx=ctx)
+    return scorer_type.build(params, id=model.id, ctx=ctx, nulls=_explicit_nulls(model, scorer_type))
 
 
 def build_checks(

@@ -30,11 +30,14 @@ from typing import Any
 import pytest
 from fake_judge import FakeJudge
 
+from evalgate.build import build_entry
 from evalgate.items import Item
 from evalgate.judge import Judge
 from evalgate.runs import Run, run_from_value
 from evalgate.scorers import checks, code, judged, trajectory
 from evalgate.scorers.base import NotScorable, normalize
+from evalgate.scorers.registry import lookup
+from evalgate.spec.context import BuildContext
 
 HARNESS = Path(__file__).parent / "mastra"
 READY = shutil.which("node") is not None and (HARNESS / "node_modules" / "@mastra" / "evals").is_dir()
@@ -505,6 +508,47 @@ def null_step_name_cases(ctx: Any) -> Iterator[Case]:
     yield trajectory_case("a null step throws", [b], {"steps": [None]}, throws=True)
 
 
+def spec_trajectory(params: dict[str, Any]) -> Any:
+    """trajectory_accuracy as a spec entry builds it: an explicit null stays a null there."""
+    entry = lookup("trajectory_accuracy")
+    assert entry is not None
+    return build_entry(entry.model("scorer").model_validate({"type": "trajectory_accuracy", **params}),
+                       BuildContext())
+
+
+def entry_null_cases(ctx: Any) -> Iterator[Case]:
+    """Nulls in the entry's own parameters (Mastra's `defaults`): `{...defaults, ...item}` keeps them."""
+    b, a = {"name": "b", "args": {}}, {"name": "a", "args": {}}
+
+    def case(label: str, calls: list[dict[str, Any]], expectation: dict[str, Any], defaults: dict[str, Any],
+             throws: bool = False, weights: dict[str, Any] | None = None) -> Case:
+        out = {"text": "done", "tool_calls": calls}
+        options: dict[str, Any] = {"defaults": defaults}
+        snake = {re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): v for k, v in defaults.items()}
+        if weights is not None:
+            options["weights"] = weights
+            snake["weights"] = {"tool_failures" if k == "toolFailures" else k: v for k, v in weights.items()}
+        node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation,
+                "options": options}
+        return Case(label, node, spec_trajectory(snake), {"input": "q", "expected_trajectory": expectation}, out,
+                    mastra_throws=throws)
+
+    steps = {"steps": [{"name": "b"}]}
+    for budget in ("maxSteps", "maxTotalTokens", "maxTotalDurationMs"):  # a null budget throws for every item
+        yield case(f"{budget} null", [b], steps, {budget: None}, throws=True)
+    yield case("maxSteps null, blacklist hit", [b], {"blacklistedTools": ["b"]}, {"maxSteps": None}, throws=True)
+    yield case("maxSteps null, the item's 3", [b, a], {**steps, "maxSteps": 3}, {"maxSteps": None})
+    yield case("noRedundantCalls null checks", [b, b], steps, {"noRedundantCalls": None})
+    yield case("noRedundantCalls null, the item's false", [b, b], {**steps, "noRedundantCalls": False},
+               {"noRedundantCalls": None})
+    nulls = {"steps": None, "ordering": None, "allowRepeatedSteps": None, "blacklistedTools": None,
+             "blacklistedSequences": None, "maxRetriesPerTool": None}
+    yield case("the rest null: as if absent", [a, b, b], {"steps": [{"name": "b"}, {"name": "a"}]}, nulls)
+    # a null weight is Mastra's default weight (`?? 0.4`)
+    yield case("accuracy weight null", [b, b], {"steps": [{"name": "b"}, {"name": "a"}], "maxSteps": 1}, {},
+               weights={"accuracy": None, "efficiency": 1})
+
+
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
 
 
@@ -886,6 +930,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "is_error_fields": is_error_field_cases,
     "tool_call_ids": tool_call_id_cases,
     "null_step_names": null_step_name_cases,
+    "entry_nulls": entry_null_cases,
 }
 
 

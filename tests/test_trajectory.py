@@ -273,3 +273,50 @@ def test_spec_entry_with_a_bad_ordering_is_a_spec_error(write: Callable[[str, st
     result = run_cli("run", spec)
     assert result.code == 2
     assert "evalgate.yaml:5" in result.output or "line 5" in result.output, result.output
+
+
+def test_spec_entry_nulls_are_kept_under_the_items(write: Callable[[str, str], Path], tmp_path: Path) -> None:
+    # Mastra's `{...defaults, ...item}` keeps a null default: a null budget throws unless the item
+    # sets its own, a null no_redundant_calls still checks redundancy.
+    data = [
+        {"id": "own", "input": "q", "output": {"text": "", "tool_calls": [{"name": "a"}]},
+         "expected_trajectory": {"steps": ["a"], "max_steps": 3}},
+        {"id": "null", "input": "q", "output": {"text": "", "tool_calls": [{"name": "a", "args": {}}] * 2},
+         "expected_trajectory": ["a"]},
+    ]
+    (tmp_path / "data.json").write_text(json.dumps(data), encoding="utf-8")
+    spec = write("evalgate.yaml", """
+        version: 1
+        data: data.json
+        scorers:
+          - type: trajectory_accuracy
+            max_steps: null
+          - {type: trajectory_accuracy, id: redundancy, no_redundant_calls: null}
+    """)
+    out = tmp_path / "results.json"
+    run_cli("run", spec, "--output", out)
+    items = json.loads(out.read_text())["items"]
+    assert items[0]["scores"]["trajectory_accuracy"] == 1.0
+    assert "not null" in items[1]["scorer_errors"]["trajectory_accuracy"]
+    assert [i["scores"]["redundancy"] for i in items] == [1.0, 0.91]  # left out: 1.0
+    # a null weights mapping is a spec error (Mastra's factory throws on it)
+    bad = write("evalgate.yaml", """
+        version: 1
+        data: [{input: q, output: hi, expected_trajectory: [a]}]
+        scorers:
+          - {type: trajectory_accuracy, weights: null}
+    """)
+    result = run_cli("run", bad)
+    assert result.code == 2 and "weights" in result.output, result.output
+
+
+def test_an_explicit_null_changes_the_entry_hash() -> None:
+    from evalgate.build import entry_hash
+    from evalgate.scorers.registry import lookup
+
+    entry = lookup("trajectory_accuracy")
+    assert entry is not None
+    model = entry.model("scorer")
+    absent, null = (entry_hash(model.model_validate({"type": "trajectory_accuracy", **extra}))
+                    for extra in ({}, {"max_steps": None}))
+    assert absent != null

@@ -102,11 +102,23 @@ class ScorerType:
                 )
         return self._models[kind]
 
-    def build(self, params: dict[str, Any], *, id: str | None = None, ctx: BuildContext) -> Scorer:
-        """A Scorer from validated parameters; the id defaults to `type:main-argument`."""
+    @property
+    def takes_nulls(self) -> bool:
+        """The factory tells an explicit null from an absent parameter (keyword-only `nulls`)."""
+        return "nulls" in inspect.signature(self.factory).parameters
+
+    def build(
+        self, params: dict[str, Any], *, id: str | None = None, ctx: BuildContext, nulls: frozenset[str] = frozenset()
+    ) -> Scorer:
+        """A Scorer from validated parameters; the id defaults to `type:main-argument`.
+
+        `nulls`: the parameters the entry set to null explicitly, for a factory that takes them.
+        """
         kwargs = {k: v for k, v in params.items() if k in self.params}
         if "ctx" in inspect.signature(self.factory).parameters:
             kwargs["ctx"] = ctx
+        if nulls and self.takes_nulls:
+            kwargs["nulls"] = nulls
         made = self.factory(**kwargs)
         scorer_id = id or default_id(self, kwargs)
         if isinstance(made, Scorer):

@@ -158,10 +158,9 @@ def parse_expectation(raw: Any, where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     # An explicit null still overrides the entry's default, as `{...defaults, ...item}` does in Mastra,
     # and then means what Mastra's `??` fallback (or the value's falsiness) makes of it.
+    # A null budget is kept, to throw when scored (an item's own budget may still replace a default's).
     for key in [k for k, v in values.items() if v is None]:
         del values[key]
-        if key in _BUDGETS:  # checkTrajectoryEfficiency throws "Invalid maxSteps budget"
-            raise ValueError(f"{where}: `{key}` must be a finite number >= 0, not null")
         out[key] = _NULL_MEANS.get(key)
     if "steps" in values:
         if not isinstance(values["steps"], list):
@@ -412,6 +411,9 @@ def score_trajectory(
     rounding: bool = True,
 ) -> tuple[float, str | None]:
     """The score and, below 1, a reason naming what differed."""
+    for key in _BUDGETS:
+        if key in config and config[key] is None:  # checkTrajectoryEfficiency: "Invalid maxSteps budget"
+            raise ValueError(f"`{key}` must be a finite number >= 0, not null")
     actual = actual_steps(run)
     hits = blacklist_hits(actual, config)
     if hits:
@@ -466,16 +468,21 @@ def trajectory_accuracy(
     blacklisted_tools: list[str] | None = None,
     blacklisted_sequences: list[list[str]] | None = None,
     max_retries_per_tool: int | None = None,
-    weights: dict[str, float] | None = None,
+    weights: dict[str, float | None] | None = None,
     round: bool = True,
     compare_data: CompareData = "json_string",
+    *,
+    nulls: frozenset[str] = frozenset(),
 ) -> Any:
     """How well the run's tool calls follow the item's `expected_trajectory` (1.0: all as expected).
 
     The parameters are defaults that an item's `expected_trajectory` overrides key by key.
     An item with no `expected_trajectory` is not scorable unless these parameters set steps,
-    a budget or a blacklist. Mastra rounds to 2 decimals (`round: false` keeps the exact value)
-    and compares step data as JSON strings (`compare_data: value` ignores key order).
+    a budget or a blacklist. A parameter set to null stays null under the item's (as in Mastra's
+    `{...defaults, ...item}`): a null budget is every such item's error, a null no_redundant_calls
+    checks redundancy, a null weight is its default. Mastra rounds to 2 decimals (`round: false`
+    keeps the exact value) and compares step data as JSON strings (`compare_data: value` ignores
+    key order).
     """
     given = {
         "steps": steps,
@@ -489,14 +496,20 @@ def trajectory_accuracy(
         "blacklisted_sequences": blacklisted_sequences,
         "max_retries_per_tool": max_retries_per_tool,
     }
-    defaults = parse_expectation({k: v for k, v in given.items() if v is not None}, "trajectory_accuracy")
+    # `nulls`: the parameters the spec entry set to null (None from Python means absent).
+    defaults = parse_expectation({k: v for k, v in given.items() if v is not None or k in nulls},
+                                 "trajectory_accuracy")
+    if "weights" in nulls:  # createTrajectoryScorerCode reads `null.accuracy`: it throws
+        raise ValueError("`weights` must be a mapping of weights, not null (or leave it out)")
+    chosen = {k: w for k, w in (weights or {}).items() if w is not None}  # a null weight: `?? default`
     unknown = (weights or {}).keys() - WEIGHTS.keys()
     if unknown:
         raise ValueError(f"unknown weight(s) {sorted(unknown)}; weights are {', '.join(WEIGHTS)}")
-    if any(isinstance(w, bool) or not math.isfinite(w) for w in (weights or {}).values()):
+    if any(isinstance(w, bool) or not math.isfinite(w) for w in chosen.values()):
         raise ValueError("weights must be finite numbers")
-    merged_weights = {k: max(0.0, float((weights or {}).get(k, v))) for k, v in WEIGHTS.items()}
-    stand_alone = any(k in defaults for k in _EXPECTING)
+    merged_weights = {k: max(0.0, float(chosen.get(k, v))) for k, v in WEIGHTS.items()}
+    # A null that expects nothing (steps, a blacklist) does not make items without one scorable.
+    stand_alone = any(k in defaults and (defaults[k] is not None or k in _BUDGETS) for k in _EXPECTING)
 
     def score(item: Item, run: Run) -> tuple[float, str | None]:
         raw = item.expected_trajectory
