@@ -297,3 +297,22 @@ def test_mastra_tool_name_that_is_no_string_is_kept_when_truthy() -> None:
     assert [c.name for c in run_from_value(run.to_dict()).tool_calls] == [7, True, "t"]
     with pytest.raises(RunFormatError, match="non-empty string `name`"):
         run_from_value({"text": "x", "tool_calls": [{"name": 0}]})
+
+
+def test_faithfulness_evidence_is_the_assistant_messages_legacy_invocations() -> None:
+    # Mastra's faithfulness reads only `content.toolInvocations` of assistant messages (not parts).
+    legacy = {"state": "result", "toolCallId": "c2", "toolName": "b", "args": {}, "result": 2}
+    messages = [
+        mastra("user", toolInvocations=[{"state": "result", "toolName": "u", "result": 0}]),
+        mastra("assistant", inv("result", "a", "c1", args={}, result=1), toolInvocations=[legacy]),
+        mastra("assistant", text("done")),
+    ]
+    run = run_from_value(messages)
+    assert [c.name for c in run.tool_calls] == ["u", "a", "b"]
+    assert run.legacy_tool_invocations == [legacy]
+    # a conversation: a run-format turn gives its returned calls, as the harness writes them
+    recorded = run_from_value({"text": "x", "tool_calls": [{"name": "c", "args": {}, "result": 3},
+                                                           {"name": "d", "status": "pending"}]})
+    whole = evalgate.runs.conversation([run, recorded])
+    assert whole.legacy_tool_invocations == [legacy, {"state": "result", "toolName": "c", "args": {}, "result": 3}]
+    assert evalgate.runs.conversation([recorded, recorded]).legacy_tool_invocations is None

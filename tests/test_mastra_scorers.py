@@ -446,68 +446,6 @@ def tool_name_cases(ctx: Any) -> Iterator[Case]:
     yield check_case("max_tool_calls", out, max=0)
 
 
-def is_error_field_cases(ctx: Any) -> Iterator[Case]:
-    """`isError` with a result that has an `error` field: failed (Mastra reads only `isError`)."""
-    flagged = {"state": "result", "toolCallId": "c1", "toolName": "t", "args": {}, "result": {"error": "x"},
-               "isError": True}
-    returned = {**flagged, "isError": False}
-    recorded = {"text": "done", "tool_calls": [{"name": "t", "args": {}, "result": {"error": "x"}, "error": "x"}]}
-    # what evalgate writes for a call that returned `{error}`, read back as a recorded output
-    written = run_from_value({"messages": [assistant(returned)]}).to_dict()
-    for out in ({"messages": [assistant(flagged)]}, {"messages": [assistant(flagged, legacy=False)]}, recorded,
-                {"messages": [assistant(returned)]}, written):
-        for step in ({"success": False}, {"success": True}, {"success": False, "toolResult": {"error": "x"}}):
-            expectation = {"steps": [{"name": "t", "stepType": "tool_call", **step}]}
-            node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation}
-            yield Case("trajectory", node, trajectory.trajectory_accuracy(),
-                       {"input": "q", "expected_trajectory": expectation}, out)
-        expectation = {"steps": [{"name": "t"}], "maxRetriesPerTool": 0}
-        twice = {"messages": [msg | {"content": {**msg["content"], "parts": msg["content"]["parts"] * 2}}
-                              for msg in out.get("messages", [])]} if "messages" in out else \
-            {**out, "tool_calls": out["tool_calls"] * 2}
-        node = {"scorer": "trajectory", "input": "q", "output": twice, "expected_trajectory": expectation}
-        yield Case("trajectory retried", node, trajectory.trajectory_accuracy(),
-                   {"input": "q", "expected_trajectory": expectation}, twice)
-        yield check_case("no_tool_errors", out)
-
-
-def tool_call_id_cases(ctx: Any) -> Iterator[Case]:
-    """`toolCallId`s of any JSON type: Mastra's merge keys them by SameValueZero (an object only itself)."""
-    def merged(part_id: Any, legacy_id: Any) -> dict[str, Any]:
-        call = {"state": "result", "toolName": "t", "args": {}, "result": {"ok": 1}}
-        message = assistant({**call, "toolCallId": part_id}, legacy=False)
-        message["content"]["toolInvocations"] = [{**call, "toolCallId": legacy_id}]
-        return {"messages": [message]}
-
-    for part_id, legacy_id in (({"a": 1}, {"a": 1}), ([1], [1]), ({}, {}), (True, 1), (1, 1.0), ("1", 1),
-                               (1, 1), ({"a": 1}, "a"), (0, 0), (False, False), ("", ""), (10**400, 10**400)):
-        out = merged(part_id, legacy_id)
-        yield check_case("max_tool_calls", out, max=1)
-        yield check_case("called_tool", out, tool="t", times=1)
-        expectation = {"steps": [{"name": "t"}], "allowRepeatedSteps": False}
-        node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation}
-        yield Case("trajectory", node, trajectory.trajectory_accuracy(),
-                   {"input": "q", "expected_trajectory": expectation}, out)
-
-
-def null_step_name_cases(ctx: Any) -> Iterator[Case]:
-    """An expected step whose name is null (or missing): it matches no call, as `===` never does."""
-    b = {"name": "b", "args": {}, "result": 1}
-    for ordering in ("strict", "relaxed", "unordered"):
-        for nameless in ({"name": None}, {"name": None, "stepType": "tool_call"}, {"stepType": "tool_call"}):
-            yield trajectory_case(f"{ordering} {nameless}", [b], {"steps": [nameless, {"name": "b"}],
-                                                                  "ordering": ordering})
-            yield trajectory_case(f"{ordering} {nameless} after", [b, b], {"steps": [{"name": "b"}, nameless],
-                                                                           "ordering": ordering})
-    # strict order: past the run's end a missing name is `undefined === undefined`, a match; null is not
-    for nameless in ({}, {"name": None}, {"name": ""}, {"stepType": "tool_call", "success": False}):
-        yield trajectory_case(f"strict, past the end: {nameless}", [b], {"steps": [{"name": "b"}, nameless],
-                                                                         "ordering": "strict"})
-        yield trajectory_case(f"strict, no calls: {nameless}", [], {"steps": [nameless, nameless],
-                                                                    "ordering": "strict"})
-    yield trajectory_case("a null step throws", [b], {"steps": [None]}, throws=True)
-
-
 def spec_trajectory(params: dict[str, Any]) -> Any:
     """trajectory_accuracy as a spec entry builds it: an explicit null stays a null there."""
     entry = lookup("trajectory_accuracy")
@@ -547,6 +485,101 @@ def entry_null_cases(ctx: Any) -> Iterator[Case]:
     # a null weight is Mastra's default weight (`?? 0.4`)
     yield case("accuracy weight null", [b, b], {"steps": [{"name": "b"}, {"name": "a"}], "maxSteps": 1}, {},
                weights={"accuracy": None, "efficiency": 1})
+
+
+def is_error_field_cases(ctx: Any) -> Iterator[Case]:
+    """`isError` with a result that has an `error` field: failed (Mastra reads only `isError`)."""
+    flagged = {"state": "result", "toolCallId": "c1", "toolName": "t", "args": {}, "result": {"error": "x"},
+               "isError": True}
+    returned = {**flagged, "isError": False}
+    recorded = {"text": "done", "tool_calls": [{"name": "t", "args": {}, "result": {"error": "x"}, "error": "x"}]}
+    # what evalgate writes for a call that returned `{error}`, read back as a recorded output
+    written = run_from_value({"messages": [assistant(returned)]}).to_dict()
+    for out in ({"messages": [assistant(flagged)]}, {"messages": [assistant(flagged, legacy=False)]}, recorded,
+                {"messages": [assistant(returned)]}, written):
+        for step in ({"success": False}, {"success": True}, {"success": False, "toolResult": {"error": "x"}}):
+            expectation = {"steps": [{"name": "t", "stepType": "tool_call", **step}]}
+            node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation}
+            yield Case("trajectory", node, trajectory.trajectory_accuracy(),
+                       {"input": "q", "expected_trajectory": expectation}, out)
+        expectation = {"steps": [{"name": "t"}], "maxRetriesPerTool": 0}
+        twice = {"messages": [msg | {"content": {**msg["content"], "parts": msg["content"]["parts"] * 2}}
+                              for msg in out.get("messages", [])]} if "messages" in out else \
+            {**out, "tool_calls": out["tool_calls"] * 2}
+        node = {"scorer": "trajectory", "input": "q", "output": twice, "expected_trajectory": expectation}
+        yield Case("trajectory retried", node, trajectory.trajectory_accuracy(),
+                   {"input": "q", "expected_trajectory": expectation}, twice)
+        yield check_case("no_tool_errors", out)
+
+
+def null_step_name_cases(ctx: Any) -> Iterator[Case]:
+    """An expected step whose name is null (or missing): it matches no call, as `===` never does."""
+    b = {"name": "b", "args": {}, "result": 1}
+    for ordering in ("strict", "relaxed", "unordered"):
+        for nameless in ({"name": None}, {"name": None, "stepType": "tool_call"}, {"stepType": "tool_call"}):
+            yield trajectory_case(f"{ordering} {nameless}", [b], {"steps": [nameless, {"name": "b"}],
+                                                                  "ordering": ordering})
+            yield trajectory_case(f"{ordering} {nameless} after", [b, b], {"steps": [{"name": "b"}, nameless],
+                                                                           "ordering": ordering})
+    # strict order: past the run's end a missing name is `undefined === undefined`, a match; null is not
+    for nameless in ({}, {"name": None}, {"name": ""}, {"stepType": "tool_call", "success": False}):
+        yield trajectory_case(f"strict, past the end: {nameless}", [b], {"steps": [{"name": "b"}, nameless],
+                                                                         "ordering": "strict"})
+        yield trajectory_case(f"strict, no calls: {nameless}", [], {"steps": [nameless, nameless],
+                                                                    "ordering": "strict"})
+    yield trajectory_case("a null step throws", [b], {"steps": [None]}, throws=True)
+
+
+def tool_call_id_cases(ctx: Any) -> Iterator[Case]:
+    """`toolCallId`s of any JSON type: Mastra's merge keys them by SameValueZero (an object only itself)."""
+    def merged(part_id: Any, legacy_id: Any) -> dict[str, Any]:
+        call = {"state": "result", "toolName": "t", "args": {}, "result": {"ok": 1}}
+        message = assistant({**call, "toolCallId": part_id}, legacy=False)
+        message["content"]["toolInvocations"] = [{**call, "toolCallId": legacy_id}]
+        return {"messages": [message]}
+
+    for part_id, legacy_id in (({"a": 1}, {"a": 1}), ([1], [1]), ({}, {}), (True, 1), (1, 1.0), ("1", 1),
+                               (1, 1), ({"a": 1}, "a"), (0, 0), (False, False), ("", ""), (10**400, 10**400)):
+        out = merged(part_id, legacy_id)
+        yield check_case("max_tool_calls", out, max=1)
+        yield check_case("called_tool", out, tool="t", times=1)
+        expectation = {"steps": [{"name": "t"}], "allowRepeatedSteps": False}
+        node = {"scorer": "trajectory", "input": "q", "output": out, "expected_trajectory": expectation}
+        yield Case("trajectory", node, trajectory.trajectory_accuracy(),
+                   {"input": "q", "expected_trajectory": expectation}, out)
+
+
+def faithfulness_evidence_cases(ctx: Any) -> Iterator[Case]:
+    """Mastra's faithfulness reads its evidence from the assistant messages' legacy `toolInvocations` only."""
+    call = {"state": "result", "toolCallId": "c1", "toolName": "t", "args": {}, "result": {"temp": 72}}
+
+    def message(role: str, parts: list[dict[str, Any]], legacy: Any = None) -> dict[str, Any]:
+        out = assistant(*parts, legacy=False, text="It is 72F.") | {"role": role}
+        if legacy is not None:
+            out["content"]["toolInvocations"] = legacy
+        return out
+
+    cases: list[tuple[list[dict[str, Any]], str]] = [  # (messages, "evidence" | "none" | "throws")
+        ([message("assistant", [call])], "none"),  # in the parts only
+        ([message("assistant", [], [call])], "evidence"),
+        ([message("assistant", [call], [call])], "evidence"),
+        ([message("assistant", [], [{k: v for k, v in call.items() if k != "toolName"}])], "evidence"),
+        ([message("assistant", [], [call | {"state": "output-error", "errorText": "x"}])], "none"),
+        ([message("assistant", [], [call | {"state": "call"}])], "none"),
+        ([message("assistant", [], [call | {"isError": True}])], "evidence"),
+        ([message("system", [], [call]), message("assistant", [])], "none"),  # not an assistant's
+        ([message("user", [call], [call]), message("assistant", [])], "none"),
+        ([message("assistant", [], call)], "evidence"),  # one invocation, not in a list
+        ([message("assistant", [], [call, None])], "throws"),
+        ([message("assistant", [], [call, 5, "x", [call]])], "evidence"),
+    ]
+    for messages, evidence in cases:
+        verdict = "yes" if evidence == "evidence" else "unsure"  # a judge shown no evidence cannot confirm
+        out = {"messages": messages}
+        yield Case("faithfulness", {"scorer": "faithfulness", "input": "Weather?", "output": out, "judge": [
+                       {"claims": ["c0"]}, {"verdicts": [{"verdict": verdict, "reason": "r"}]}]},
+                   judged.faithfulness(ctx=ctx), {"input": "Weather?"}, out,
+                   {"claims": [{"claim": "c0", "verdict": "supported"}]}, mastra_throws=evidence == "throws")
 
 
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
@@ -927,10 +960,11 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "tool_invocations": tool_invocation_cases,
     "tool_names": tool_name_cases,
     "judge_types": judge_type_cases,
-    "is_error_fields": is_error_field_cases,
-    "tool_call_ids": tool_call_id_cases,
-    "null_step_names": null_step_name_cases,
     "entry_nulls": entry_null_cases,
+    "is_error_fields": is_error_field_cases,
+    "null_step_names": null_step_name_cases,
+    "tool_call_ids": tool_call_id_cases,
+    "faithfulness_evidence": faithfulness_evidence_cases,
 }
 
 

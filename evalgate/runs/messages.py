@@ -20,6 +20,8 @@ parts, or `{format: 2, parts: [...], content?, toolInvocations?}`. The rules fol
   `errorText` is the error); `call` (no result came back) is `pending`; a `result` carrying a
   truthy `error` field returned (`status: ok`, a success for the trajectory, as in Mastra's
   `extractTrajectory`) but is a failed call for `no_tool_errors` (`ToolCall.failed`);
+- faithfulness's tool evidence is not the calls: Mastra reads only the assistant messages' legacy
+  `content.toolInvocations` (`Run.legacy_tool_invocations`), whatever their `toolName`;
 - an invocation that is not a call (no `toolName`, or another state) but that Mastra's
   `noToolErrors` flags (`call`/`output-error` state, `isError: true`, a truthy `result.error`)
   is listed in the run's `uncounted_tool_errors`.
@@ -107,16 +109,24 @@ def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
     texts: list[str] = []
     calls: list[ToolCall] = []
     uncounted: list[str] = []
+    legacy: list[Any] = []
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
-            texts.append(_mastra_text(message.get("content")))
+            content = message.get("content")
+            texts.append(_mastra_text(content))
+            # faithfulness's evidence: `flatMap((m) => m.content?.toolInvocations ?? [])`, as it is
+            value = content.get("toolInvocations") if isinstance(content, Mapping) else None
+            if isinstance(value, list):
+                legacy.extend(value)
+            elif value is not None:
+                legacy.append(value)
         for invocation in _merged_invocations(message.get("content")):
             call = _mastra_call(invocation, index)
             if call is not None:
                 calls.append(call)
             elif (error := _uncounted_error(invocation)) is not None:
                 uncounted.append(error)
-    return Run(texts=texts, tool_calls=calls, uncounted_tool_errors=uncounted)
+    return Run(texts=texts, tool_calls=calls, uncounted_tool_errors=uncounted, legacy_tool_invocations=legacy)
 
 
 def _mastra_text(content: Any) -> str:

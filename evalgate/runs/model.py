@@ -92,6 +92,8 @@ class Run:
     `uncounted_tool_errors` describes the failed tool invocations of Mastra messages that are not
     calls (no `toolName`, or a state other than result/call/output-error): Mastra's noToolErrors
     counts them, its call counts and trajectories do not.
+    `legacy_tool_invocations` (Mastra messages only, else None): every entry of the assistant
+    messages' legacy `content.toolInvocations`, the only tool evidence Mastra's faithfulness reads.
     """
 
     texts: list[str] = field(default_factory=list)
@@ -102,6 +104,7 @@ class Run:
     result: Any = None
     steps: dict[str, Any] | None = None
     uncounted_tool_errors: list[str] = field(default_factory=list)
+    legacy_tool_invocations: list[Any] | None = None
 
     @property
     def text(self) -> str:
@@ -155,7 +158,22 @@ def conversation(runs: list[Run]) -> Run:
         result=next((r.result for r in reversed(runs) if r.result is not None), None),
         steps=next((r.steps for r in reversed(runs) if r.steps is not None), None),
         uncounted_tool_errors=[e for r in runs for e in r.uncounted_tool_errors],
+        legacy_tool_invocations=_legacy_invocations(runs),
     )
+
+
+def _legacy_invocations(runs: list[Run]) -> list[Any] | None:
+    """The turns' legacy invocations in order; a turn in the run format gives its returned calls."""
+    if all(r.legacy_tool_invocations is None for r in runs):
+        return None
+    out: list[Any] = []
+    for run in runs:
+        if run.legacy_tool_invocations is not None:
+            out.extend(run.legacy_tool_invocations)
+            continue
+        out.extend({"state": "result", "toolName": c.name, "args": c.args, "result": c.result}
+                   for c in run.tool_calls if c.result is not None and c.status != "pending")
+    return out
 
 
 def _total(values: Iterable[float | None]) -> float | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -27,7 +27,7 @@ from evalgate.items import Item
 from evalgate.judge import prompts as p
 from evalgate.judge.client import Judge, judge_for
 from evalgate.runs import Run
-from evalgate.runs.model import shown_name
+from evalgate.runs.model import js_truthy, shown_name
 from evalgate.scorers import jstext
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.registry import BuildContext, scorer_type
@@ -146,11 +146,32 @@ def _ground_truth(item: Item) -> str | None:
 
 def _tool_results(run: Run) -> str:
     results = [
-        f"{shown_name(call.name)}({_text(call.args) if call.args is not None else ''}) returned {_text(call.result)}"
+        _returned(call.name, call.args, call.result)
         for call in run.tool_calls
-        # Mastra's faithfulness context: every `state: 'result'` call's result, `isError` ones too
+        # every call that returned (`state: 'result'`), `isError` ones too
         if call.result is not None and call.status != "pending"
     ]
+    return p.section("tool_results", "\n".join(results)) if results else ""
+
+
+def _returned(name: Any, args: Any, result: Any) -> str:
+    shown = shown_name(name) if js_truthy(name) else "a tool"
+    return f"{shown}({_text(args) if args is not None else ''}) returned {_text(result)}"
+
+
+def _faithfulness_tool_results(run: Run) -> str:
+    """Mastra's faithfulness evidence: the results of the `state: 'result'` entries of the assistant
+    messages' legacy `toolInvocations` (not their parts) when the run came as Mastra messages."""
+    legacy = run.legacy_tool_invocations
+    if legacy is None:
+        return _tool_results(run)
+    results = []
+    for invocation in legacy:
+        if invocation is None:  # `toolCall.state` on null: Mastra's scorer throws
+            raise ValueError("a null entry in a message's `toolInvocations`: Mastra's faithfulness cannot read it")
+        if isinstance(invocation, Mapping) and invocation.get("state") == "result" \
+                and invocation.get("result") is not None:
+            results.append(_returned(invocation.get("toolName"), invocation.get("args"), invocation["result"]))
     return p.section("tool_results", "\n".join(results)) if results else ""
 
 
@@ -288,10 +309,10 @@ def answer_similarity(round: bool = True, empty: Empty = "score", conversation: 
     return JudgedFn(judge, score)
 
 
-def _evidence(item: Item, run: Run, tool_results: bool) -> str:
+def _evidence(item: Item, run: Run, tool_results: Callable[[Run], str] | None) -> str:
     if item.context:
         return _chunks(item.context)
-    return _tool_results(run) if tool_results else ""
+    return tool_results(run) if tool_results is not None else ""
 
 
 @scorer_type("faithfulness", judged=True)
@@ -300,16 +321,17 @@ def faithfulness(round: bool = True, empty: Empty = "score", conversation: bool 
     """Share of the output's claims the evidence supports. Needs: context or tool results. Higher is better.
 
     Mastra's faithfulness. Evidence: the item's `context`, or else the results of the run's tool
-    calls. The judge lists the output's claims and marks each supported, contradicted or
-    unsupported. Score = supported / claims, rounded to 2 decimals; no claims, an empty output or
-    no evidence: 0.
+    calls (for Mastra messages, as Mastra reads them: the assistant messages' legacy
+    `toolInvocations` only, not their parts). The judge lists the output's claims and marks each
+    supported, contradicted or unsupported. Score = supported / claims, rounded to 2 decimals; no
+    claims, an empty output or no evidence: 0.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
     judge = _setup(ctx, p.FAITHFULNESS)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        evidence, output = _evidence(item, run, True), _output(run, options)
+        evidence, output = _evidence(item, run, _faithfulness_tool_results), _output(run, options)
         if not evidence:
             return options.nothing(0.0, "the item has no context and the run no tool results to check against")
         if not output.strip():
@@ -352,7 +374,8 @@ def hallucination(
     flagged_verdicts = ("contradicted", "unsupported", "general") if count_general else ("contradicted", "unsupported")
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        evidence, output = _evidence(item, run, use_tool_results), _output(run, options)
+        # a `getContext` of Mastra's extractToolResults: every call that returned, parts too
+        evidence, output = _evidence(item, run, _tool_results if use_tool_results else None), _output(run, options)
         if not evidence and empty == "not_scorable":
             raise NotScorable("hallucination needs the item's context to check the output against")
         if not output.strip():
