@@ -35,7 +35,8 @@ def run_from_value(value: Any) -> Run:
 
 
 _RUN_KEYS = frozenset(
-    {"text", "texts", "tool_calls", "latency_ms", "usage", "cost_usd", "result", "steps", "uncounted_tool_errors"}
+    {"text", "texts", "tool_calls", "latency_ms", "usage", "cost_usd", "result", "steps", "uncounted_tool_errors",
+     "legacy_tool_invocations"}
 )
 
 
@@ -71,6 +72,9 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
     uncounted = value.get("uncounted_tool_errors") or []
     if not isinstance(uncounted, list) or not all(isinstance(e, str) for e in uncounted):
         raise RunFormatError("`uncounted_tool_errors` must be a list of strings")
+    legacy = value.get("legacy_tool_invocations")
+    if legacy is not None and not isinstance(legacy, list):
+        raise RunFormatError(f"`legacy_tool_invocations` must be a list, got {_kind(legacy)}")
     return Run(
         texts=texts,
         tool_calls=calls,
@@ -80,6 +84,7 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
         result=value.get("result"),
         steps=dict(steps) if steps is not None else None,
         uncounted_tool_errors=list(uncounted),
+        legacy_tool_invocations=list(legacy) if legacy is not None else None,
     )
 
 

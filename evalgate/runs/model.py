@@ -137,6 +137,8 @@ class Run:
             out["steps"] = self.steps
         if self.uncounted_tool_errors:
             out["uncounted_tool_errors"] = list(self.uncounted_tool_errors)
+        if self.legacy_tool_invocations is not None:  # faithfulness' evidence: a resumed rescore needs it
+            out["legacy_tool_invocations"] = list(self.legacy_tool_invocations)
         return out
 
 
