@@ -640,6 +640,7 @@ def judge_type_cases(ctx: Any) -> Iterator[Case]:
                mastra_throws=True)
 
 
+
 def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
     return rng.choices(values, k=rng.randint(0, most))
 
@@ -854,10 +855,9 @@ def evalgate_score(case: Case, fake: FakeJudge) -> tuple[float | str | None, int
         value, _ = normalize(case.scorer.fn(case.item, case.run))
     except NotScorable:
         value = None
-    except Exception:
-        if not case.mastra_throws:
-            raise
-        value = "error"
+    except Exception as exc:
+        # an error Mastra does not make is shown as a disagreement, not a crash of every group
+        value = "error" if case.mastra_throws else f"unexpected error: {exc}"
     finally:
         fake.script = None
     return value, fake.calls - before
