@@ -641,6 +641,68 @@ def judge_type_cases(ctx: Any) -> Iterator[Case]:
 
 
 
+BASE = {"input": "Weather?", "output": "It is sunny."}
+CONTEXT = ["Brooklyn is sunny.", "Paris is rainy."]
+
+
+def judged_case(scorer: str, judge: list[Any], answer: Any, *, throws: bool = False, options: Any = None,
+                item: dict[str, Any] | None = None, out: Any = BASE["output"], **node: Any) -> Case:
+    """One judged scorer on the same input: Mastra's judge steps `judge`, evalgate's one reply `answer`."""
+    ctx = node.pop("ctx")
+    ours = {"input": BASE["input"], **(item or {})}
+    built = {"tool_call_accuracy": lambda: judged.tool_call_accuracy(tools=["book"], ctx=ctx),
+             "rubric": lambda: judged.rubric(criterion="is polite", ctx=ctx)}
+    scorer_fn = built[scorer]() if scorer in built else getattr(judged, scorer)(ctx=ctx)
+    theirs = {**BASE, "output": out, "scorer": scorer, "judge": judge, **node}
+    if options is not None:
+        theirs["options"] = options
+    return Case(scorer, theirs, scorer_fn, ours, out, answer, mastra_throws=throws)
+
+
+def judge_label_cases(ctx: Any) -> Iterator[Case]:
+    """Verdict labels outside the prompt's: Mastra's free-string verdicts count only its own word,
+    compared as each scorer compares it (trimmed and lower-cased, lower-cased, or exactly)."""
+    with_context = {"options": {"context": CONTEXT}, "item": {"context": CONTEXT}}
+    yield judged_case("answer_relevancy", [{"statements": ["a", "b", "c", "d"]}, {"results": [
+        {"result": r, "reason": "r"} for r in ("maybe", "yes", " UNSURE ", "Yes!")]}],
+        {"statements": [{"statement": s, "verdict": v, "reason": "r"}
+                        for s, v in zip("abcd", ("maybe", "yes", " UNSURE ", "Yes!"), strict=True)]}, ctx=ctx)
+    # faithfulness and hallucination compare exactly: "YES" is not "yes"
+    yield judged_case("faithfulness", [{"claims": ["a", "b", "c"]}, {"verdicts": [
+        {"verdict": v, "reason": "r"} for v in ("maybe", "yes", "YES")]}],
+        {"claims": [{"claim": c, "verdict": v, "reason": "r"}
+                    for c, v in zip("abc", ("maybe", "supported", "Supported"), strict=True)]}, ctx=ctx, **with_context)
+    yield judged_case("hallucination", [{"claims": ["a", "b", "c", "d"]}, {"verdicts": [
+        {"statement": s, "verdict": v, "reason": "r"} for s, v in zip("abcd", ("maybe", "yes", "Yes", "no"),
+                                                                      strict=True)]}],
+        {"claims": [{"claim": c, "verdict": v, "reason": "r"}
+                    for c, v in zip("abcd", ("maybe", "contradicted", "Contradicted", "supported"), strict=True)]},
+        ctx=ctx, **with_context)
+    yield judged_case("toxicity", [{"verdicts": [{"verdict": v, "reason": "r"} for v in ("maybe", " Yes ", "no")]}],
+                      {"statements": [{"statement": "s", "verdict": v, "reason": "r"}
+                                      for v in ("maybe", " Toxic ", "ok")]}, ctx=ctx)
+    # bias lower-cases without trimming: " yes" is not "yes"
+    yield judged_case("bias", [{"opinions": ["a", "b", "c", "d"]}, {"results": [
+        {"result": v, "reason": "r"} for v in ("maybe", " yes", "YES", "no")]}],
+        {"opinions": [{"opinion": "o", "verdict": v, "reason": "r"}
+                      for v in ("maybe", " biased", "BIASED", "unbiased")]}, ctx=ctx)
+    # context_relevance's and answer_similarity's labels are an enum: anything else, "High" too, is rejected
+    for level in ("maybe", "High"):
+        yield judged_case("context_relevance", [{"evaluations": [
+            {"context_index": 0, "contextPiece": "a", "relevanceLevel": level, "wasUsed": True, "reasoning": "r"},
+            {"context_index": 1, "contextPiece": "b", "relevanceLevel": "high", "wasUsed": True, "reasoning": "r"}],
+            "missingContext": [], "overallAssessment": "a"}],
+            {"verdicts": [{"index": 1, "relevance": level, "used": True, "reason": "r"},
+                          {"index": 2, "relevance": "high", "used": True, "reason": "r"}]},
+            throws=True, ctx=ctx, **with_context)
+    for match in ("maybe", "Exact"):
+        yield judged_case("answer_similarity", [{"outputUnits": ["o"], "groundTruthUnits": ["g"]}, {
+            "matches": [{"groundTruthUnit": "g", "outputUnit": None, "matchType": match, "explanation": "e"}],
+            "extraInOutput": [], "contradictions": []}],
+            {"facts": [{"fact": "g", "verdict": match, "reason": "r"}]},
+            throws=True, ctx=ctx, item={"ground_truth": "It is sunny."}, ground_truth="It is sunny.")
+
+
 def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
     return rng.choices(values, k=rng.randint(0, most))
 
@@ -965,6 +1027,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "null_step_names": null_step_name_cases,
     "tool_call_ids": tool_call_id_cases,
     "faithfulness_evidence": faithfulness_evidence_cases,
+    "judge_labels": judge_label_cases,
 }
 
 

@@ -6,11 +6,14 @@ builds these models.
 Types are strict, as Mastra's judge-output schemas (JSON Schema, checked without coercion): a boolean
 is no number, "yes" or 1 no boolean, a number no string. A reply of the wrong type is an invalid
 reply (one repair, then a scorer error), where Mastra's scorer throws after its one retry.
+
+A label Mastra reads as a free string is any string here, compared as Mastra compares it
+(judged.py); a label Mastra lists as an enum must be one of the prompt's, exactly as written.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -34,20 +37,18 @@ class Reply(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
 
-Label = TypeVar("Label")
+class Verdict(Reply):
+    """One judged piece of the output: its verdict as the judge wrote it, and why.
 
-
-class Verdict(Reply, Generic[Label]):
-    """One judged piece of the output: its verdict (one of the prompt's labels, any case) and why.
-
-    Subclasses add the piece itself (`statement`, `fact`, ...) and name the labels as `Label`.
+    Mastra's verdicts are free strings its scorers compare with their one counted word, so any
+    label scores (judged.py compares it as Mastra does). Subclasses add the piece itself.
     """
 
-    verdict: Annotated[Label, BeforeValidator(_lower)]
+    verdict: str
     reason: str = ""
 
 
-class Statement(Verdict[Literal["yes", "unsure", "no"]]):
+class Statement(Verdict):
     statement: str = ""
 
 
@@ -55,8 +56,11 @@ class Statements(Reply):
     statements: list[Statement]
 
 
-class Fact(Verdict[Literal["exact", "semantic", "partial", "missing"]]):
+class Fact(Reply):
+    # Mastra's matchType is an enum: another label, "Exact" too, is an invalid reply
     fact: str = ""
+    verdict: Literal["exact", "semantic", "partial", "missing"]
+    reason: str = ""
 
 
 class Contradiction(Reply):
@@ -70,7 +74,7 @@ class Facts(Reply):
     extra: list[str] = Field(default_factory=list)
 
 
-class Claim(Verdict[Literal["supported", "contradicted", "unsupported"]]):
+class Claim(Verdict):
     claim: str = ""
 
 
@@ -78,7 +82,7 @@ class Claims(Reply):
     claims: list[Claim]
 
 
-class HallucinationClaim(Verdict[Literal["supported", "contradicted", "unsupported", "general"]]):
+class HallucinationClaim(Verdict):
     claim: str = ""
 
 
@@ -86,7 +90,7 @@ class HallucinationClaims(Reply):
     claims: list[HallucinationClaim]
 
 
-class ToxicStatement(Verdict[Literal["toxic", "ok"]]):
+class ToxicStatement(Verdict):
     statement: str = ""
 
 
@@ -94,7 +98,7 @@ class ToxicStatements(Reply):
     statements: list[ToxicStatement]
 
 
-class Opinion(Verdict[Literal["biased", "unbiased"]]):
+class Opinion(Verdict):
     opinion: str = ""
 
 
@@ -114,7 +118,7 @@ class UsefulVerdicts(Reply):
 
 class Relevance(Reply):
     index: Number | None = None
-    relevance: Annotated[Literal["high", "medium", "low", "none"], BeforeValidator(_lower)]
+    relevance: Literal["high", "medium", "low", "none"]  # Mastra's relevanceLevel enum, exactly
     used: bool
     reason: str = ""
 
@@ -169,8 +173,15 @@ class KeyPoint(Reply):
     reason: str = ""
 
 
+class SummaryClaim(Reply):
+    # Mastra's `supported` is a boolean: a label other than the prompt's is an invalid reply
+    claim: str = ""
+    verdict: Annotated[Literal["supported", "contradicted", "unsupported"], BeforeValidator(_lower)]
+    reason: str = ""
+
+
 class Summary(Reply):
-    claims: list[Claim]
+    claims: list[SummaryClaim]
     key_points: list[KeyPoint]
 
 

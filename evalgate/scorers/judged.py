@@ -7,6 +7,12 @@ assistant message with text, and the user's first message), computes Mastra's fo
 edge cases, and rounds to 2 decimals. The prompts are evalgate's own (`evalgate/judge/prompts.py`); the judge's
 answer carries what Mastra's formula needs, in one call where Mastra makes two or three.
 
+Verdict labels are read as Mastra reads its judge's: where Mastra's verdict is a free string, a label
+the prompt does not list (a "maybe") is just not the counted word, compared as that Mastra scorer
+compares it (trimmed and lower-cased for answer_relevancy and toxicity, lower-cased for bias,
+exactly for faithfulness and hallucination); where Mastra's is an enum (answer_similarity,
+context_relevance), another label is an invalid reply.
+
 Options that depart from Mastra, on every judged scorer: `round: false` (the exact value),
 `empty: not_scorable` (an item with nothing to judge is not scorable instead of Mastra's number)
 and `conversation: true` (judge every assistant message and every turn's input). A judge that
@@ -206,6 +212,20 @@ def _count(verdicts: Sequence[Any], value: str) -> int:
     return sum(1 for v in verdicts if v.verdict == value)
 
 
+# How each Mastra scorer compares the judge's free-string verdict with the one word it counts; any
+# other label (a "maybe", or a case Mastra does not fold) counts as not that word.
+def _trim_lower(label: str) -> str:
+    return jstext.trim(label).lower()  # `.trim().toLowerCase()`
+
+
+def _lower_only(label: str) -> str:
+    return label.lower()  # bias: `.toLowerCase()`, no trim
+
+
+def _exact(label: str) -> str:
+    return label  # faithfulness, hallucination: `=== "yes"`
+
+
 def _expect_count(expected: int, what: str, field: str = "verdicts") -> Callable[[Any], None]:
     def check(reply: Any) -> None:
         got = len(getattr(reply, field))
@@ -244,14 +264,16 @@ def answer_relevancy(round: bool = True, empty: Empty = "score", conversation: b
         n = len(reply.statements)
         if n == 0:
             return options.nothing(0.0, "the judge found no statements in the output")
+        labels = [_trim_lower(s.verdict) for s in reply.statements]
         relevant = 0.0
-        for statement in reply.statements:  # Mastra's order of additions
-            if statement.verdict == "yes":
+        for label in labels:  # Mastra's order of additions
+            if label == "yes":
                 relevant += 1
-            elif statement.verdict == "unsure":
+            elif label == "unsure":
                 relevant += UNSURE_WEIGHT
-        yes, unsure = _count(reply.statements, "yes"), _count(reply.statements, "unsure")
-        off = [(s.statement, s.reason) for s in reply.statements if s.verdict == "no"]
+        yes, unsure = labels.count("yes"), labels.count("unsure")
+        off = [(s.statement, s.reason) for s, label in zip(reply.statements, labels, strict=True)
+               if label not in ("yes", "unsure")]
         return options.value(relevant / n), _reason(f"{yes} of {n} statements relevant, {unsure} unsure", "Off-topic",
                                                     off)
 
@@ -340,9 +362,9 @@ def faithfulness(round: bool = True, empty: Empty = "score", conversation: bool 
         n = len(reply.claims)
         if n == 0:
             return options.nothing(0.0, "the output makes no factual claims")
-        supported = _count(reply.claims, "supported")
+        supported = sum(1 for c in reply.claims if _exact(c.verdict) == "supported")
         bad = [(c.claim, f"{c.verdict}: {c.reason}" if c.reason else c.verdict) for c in reply.claims
-               if c.verdict != "supported"]
+               if _exact(c.verdict) != "supported"]
         return options.value(supported / n), _reason(f"{supported} of {n} claims supported by the evidence",
                                                      "Not supported", bad)
 
@@ -386,7 +408,7 @@ def hallucination(
         if n == 0:
             return options.nothing(0.0, "the output makes no claims")
         bad = [(c.claim, f"{c.verdict}: {c.reason}" if c.reason else c.verdict) for c in reply.claims
-               if c.verdict in flagged_verdicts]
+               if _exact(c.verdict) in flagged_verdicts]
         return options.value(len(bad) / n), _reason(f"{len(bad)} of {n} claims hallucinated", "Hallucinated", bad)
 
     return JudgedFn(judge, score)
@@ -412,7 +434,7 @@ def toxicity(round: bool = True, empty: Empty = "score", conversation: bool = Fa
         n = len(reply.statements)
         if n == 0:
             return options.nothing(1.0, "the judge found no statements")
-        toxic = [(s.statement, s.reason) for s in reply.statements if s.verdict == "toxic"]
+        toxic = [(s.statement, s.reason) for s in reply.statements if _trim_lower(s.verdict) == "toxic"]
         return options.value(len(toxic) / n), _reason(f"{len(toxic)} of {n} statements toxic", "Toxic", toxic)
 
     return JudgedFn(judge, score)
@@ -437,7 +459,7 @@ def bias(round: bool = True, empty: Empty = "score", conversation: bool = False,
         n = len(reply.opinions)
         if n == 0:
             return options.nothing(0.0, "the output expresses no opinions")
-        biased = [(o.opinion, o.reason) for o in reply.opinions if o.verdict == "biased"]
+        biased = [(o.opinion, o.reason) for o in reply.opinions if _lower_only(o.verdict) == "biased"]
         return options.value(len(biased) / n), _reason(f"{len(biased)} of {n} opinions biased", "Biased", biased)
 
     return JudgedFn(judge, score)
