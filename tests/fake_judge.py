@@ -161,7 +161,8 @@ def answer(metric: str, s: dict[str, Any]) -> dict[str, Any]:
             "intent": {"score": 1.0 if asked & content(output) else 0.0, "reason": "fake"},
             "requirements": {"items": items,
                              "score": sum(i["fulfilled"] for i in items) / len(items) if items else 1.0},
-            "completeness": {"score": len(asked & content(output)) / len(asked) if asked else 1.0, "missing": []},
+            "completeness": {"score": len(asked & content(output)) / len(asked) if asked else 1.0, "missing": [],
+                             "reason": "fake"},
             "appropriateness": {"score": 1.0, "reason": "fake"},
         }
     if metric == "summarization":

@@ -312,31 +312,38 @@ def test_per_turn_judged_scorers_are_counted(tmp_path: Path, fake: FakeJudge) ->
 
 # ---- the judge's JSON types: exactly what Mastra's judge-output schemas accept ----
 
-_ALIGNED = {"intent": {"score": 1}, "requirements": {"items": [], "score": 1}, "completeness": {"score": 1},
-            "appropriateness": {"score": 1}}
+_R = {"reason": "r"}  # Mastra requires every verdict's reason
+_ALIGNED = {"intent": {"score": 1, **_R}, "requirements": {"items": [], "score": 1},
+            "completeness": {"score": 1, **_R}, "appropriateness": {"score": 1, **_R}}
 _PLAIN = {"input": "q", "output": "a"}
 _WITH_CONTEXT = {"input": "q", "context": ["c"], "ground_truth": "g", "output": "a"}
 _WITH_CALL = {"input": "q", "output": {"text": "a", "tool_calls": [{"name": "t", "args": {}}]}}
 # (scorer type, its options, item, a reply whose only fault is a JSON type Mastra's schema rejects)
 WRONG_TYPES = {
-    "score true": ("prompt_alignment", {}, _PLAIN, {**_ALIGNED, "intent": {"score": True}}),
-    "score string": ("prompt_alignment", {}, _PLAIN, {**_ALIGNED, "completeness": {"score": "1"}}),
+    "score true": ("prompt_alignment", {}, _PLAIN, {**_ALIGNED, "intent": {"score": True, **_R}}),
+    "score string": ("prompt_alignment", {}, _PLAIN, {**_ALIGNED, "completeness": {"score": "1", **_R}}),
     "fulfilled 0": ("prompt_alignment", {}, _PLAIN,
-                    {**_ALIGNED, "requirements": {"items": [{"fulfilled": 0}], "score": 1}}),
+                    {**_ALIGNED, "requirements": {"items": [{"fulfilled": 0, **_R}], "score": 1}}),
     "grade true": ("rubric", {"criterion": "x", "scale": "graded", "max_grade": 3}, _PLAIN, {"grade": True}),
     "grade string": ("rubric", {"criterion": "x", "scale": "graded", "max_grade": 3}, _PLAIN, {"grade": "2"}),
-    "useful yes": ("context_precision", {}, _WITH_CONTEXT, {"verdicts": [{"index": 1, "useful": "yes"}]}),
-    "index true": ("context_precision", {}, _WITH_CONTEXT, {"verdicts": [{"index": True, "useful": True}]}),
+    "useful yes": ("context_precision", {}, _WITH_CONTEXT, {"verdicts": [{"index": 1, "useful": "yes", **_R}]}),
+    "index true": ("context_precision", {}, _WITH_CONTEXT, {"verdicts": [{"index": True, "useful": True, **_R}]}),
     "used string": ("context_relevance", {}, _WITH_CONTEXT,
-                    {"verdicts": [{"index": 1, "relevance": "high", "used": "true"}]}),
-    "attributed 1": ("context_recall", {}, _WITH_CONTEXT, {"sentences": [{"sentence": "s", "attributed": 1}]}),
+                    {"verdicts": [{"index": 1, "relevance": "high", "used": "true", **_R}]}),
+    "attributed 1": ("context_recall", {}, _WITH_CONTEXT,
+                     {"sentences": [{"sentence": "s", "attributed": 1, **_R}]}),
     "appropriate 1": ("tool_call_accuracy", {"tools": ["t"]}, _WITH_CALL,
-                      {"calls": [{"index": 1, "appropriate": 1}]}),
-    "satisfied yes": ("rubric", {"criterion": "x"}, _PLAIN, {"criteria": [{"index": 1, "satisfied": "yes"}]}),
+                      {"calls": [{"index": 1, "appropriate": 1, **_R}]}),
+    "satisfied yes": ("rubric", {"criterion": "x"}, _PLAIN,
+                      {"criteria": [{"index": 1, "satisfied": "yes", **_R}]}),
     "covered 1": ("summarization", {}, _PLAIN,
-                  {"claims": [{"claim": "c", "verdict": "supported"}], "key_points": [{"point": "p", "covered": 1}]}),
+                  {"claims": [{"claim": "c", "verdict": "supported", **_R}],
+                   "key_points": [{"point": "p", "covered": 1, **_R}]}),
     "reason number": ("faithfulness", {}, _WITH_CONTEXT,
                       {"claims": [{"claim": "c", "verdict": "supported", "reason": 5}]}),
+    "reason missing": ("faithfulness", {}, _WITH_CONTEXT, {"claims": [{"claim": "c", "verdict": "supported"}]}),
+    "reason null": ("toxicity", {}, _PLAIN, {"statements": [{"statement": "a", "verdict": "ok", "reason": None}]}),
+    "verdict number": ("toxicity", {}, _PLAIN, {"statements": [{"statement": "a", "verdict": 1, **_R}]}),
 }
 
 
@@ -366,11 +373,12 @@ def test_a_reply_of_the_wrong_json_type_is_repaired_then_errors(fake: FakeJudge,
         ("rubric", {"criterion": "x", "scale": "graded", "max_grade": 4}, _PLAIN, {"grade": 2.0}, 0.5),
         # any JSON number is an index, as Mastra's context_index (`number`); 1e400 is infinite in both
         ("context_precision", {}, {**_WITH_CONTEXT, "context": ["c", "d"]},
-         '{"verdicts": [{"index": 1e400, "useful": true}, {"index": 1.5, "useful": false}]}', 0.5),
+         '{"verdicts": [{"index": 1e400, "useful": true, "reason": "r"}, '
+         '{"index": 1.5, "useful": false, "reason": "r"}]}', 0.5),
         # duplicate keys: the last wins, as JSON.parse does in Mastra
         ("faithfulness", {}, _WITH_CONTEXT,
-         '{"claims": [{"claim": "c", "verdict": "unsupported"}], "claims": [{"claim": "c", "verdict": "supported"}]}',
-         1.0),
+         '{"claims": [{"claim": "c", "verdict": "unsupported", "reason": "r"}], '
+         '"claims": [{"claim": "c", "verdict": "supported", "reason": "r"}]}', 1.0),
     ],
 )
 def test_json_numbers_and_duplicate_keys_read_as_javascript_reads_them(

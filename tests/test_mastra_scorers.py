@@ -363,7 +363,7 @@ def is_error_result_cases(ctx: Any) -> Iterator[Case]:
         yield Case("faithfulness", {"scorer": "faithfulness", "input": "Weather?", "output": out, "judge": [
                        {"claims": ["c0"]}, {"verdicts": [{"verdict": "yes", "reason": "r"}]}]},
                    judged.faithfulness(ctx=ctx), {"input": "Weather?"}, out,
-                   {"claims": [{"claim": "c0", "verdict": "supported"}]})
+                   {"claims": [{"claim": "c0", "verdict": "supported", "reason": "r"}]})
 
 
 def tool_invocation_cases(ctx: Any) -> Iterator[Case]:
@@ -601,7 +601,8 @@ def judge_type_cases(ctx: Any) -> Iterator[Case]:
                              {"context_index": 1, "verdict": "no", "reason": "r"}]}
 
     def useful(index: Any, value: Any) -> dict[str, Any]:
-        return {"verdicts": [{"index": index, "useful": value}, {"index": 2, "useful": False}]}
+        return {"verdicts": [{"index": index, "useful": value, "reason": "r"}, {"index": 2, "useful": False,
+                                                                               "reason": "r"}]}
 
     # a boolean is no number, a string no boolean
     yield precision_case(verdicts(True, "yes"), useful(True, True), True)
@@ -611,11 +612,12 @@ def judge_type_cases(ctx: Any) -> Iterator[Case]:
     yield precision_case(verdicts(1.5, "yes"), useful(2.5, True), False)
     yield precision_case('{"verdicts": [{"context_index": 1e400, "verdict": "yes", "reason": "r"}, '
                          '{"context_index": 1, "verdict": "no", "reason": "r"}]}',
-                         '{"verdicts": [{"index": 1e400, "useful": true}, {"index": 2, "useful": false}]}', False)
+                         '{"verdicts": [{"index": 1e400, "useful": true, "reason": "r"}, '
+                         '{"index": 2, "useful": false, "reason": "r"}]}', False)
     yield precision_case('{"verdicts": [], "verdicts": [{"context_index": 1, "verdict": "yes", "reason": "r"}, '
                          '{"context_index": 0, "verdict": "no", "reason": "r"}]}',
-                         '{"verdicts": [], "verdicts": [{"index": 2, "useful": true}, {"index": 1, "useful": false}]}',
-                         False)
+                         '{"verdicts": [], "verdicts": [{"index": 2, "useful": true, "reason": "r"}, '
+                         '{"index": 1, "useful": false, "reason": "r"}]}', False)
     aligned = {"intentAlignment": {"score": True, "primaryIntent": "p", "isAddressed": True, "reasoning": "r"},
                "requirementsFulfillment": {"requirements": [], "overallScore": 1},
                "completeness": {"score": 1, "missingElements": [], "reasoning": "r"},
@@ -623,22 +625,22 @@ def judge_type_cases(ctx: Any) -> Iterator[Case]:
                                            "reasoning": "r"}, "overallAssessment": "a"}
     yield Case("prompt_alignment", {**base, "scorer": "prompt_alignment", "judge": [aligned]},
                judged.prompt_alignment(ctx=ctx), {"input": "Weather?"}, base["output"],
-               {"intent": {"score": True}, "requirements": {"items": [], "score": 1}, "completeness": {"score": 1},
-                "appropriateness": {"score": 1}}, mastra_throws=True)
+               {"intent": {"score": True, "reason": "r"}, "requirements": {"items": [], "score": 1},
+                "completeness": {"score": 1, "reason": "r"}, "appropriateness": {"score": 1, "reason": "r"}},
+               mastra_throws=True)
     calls = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}, "result": "ok"}]}
     yield Case("tool_call_accuracy", {"scorer": "tool_call_accuracy", "input": "Book it", "output": calls,
                                       "options": {"availableTools": [{"id": "book", "description": "books"}]},
                                       "judge": [{"evaluations": [{"toolCalled": "book", "wasAppropriate": "yes",
                                                                   "reasoning": "r"}], "missingTools": []}]},
                judged.tool_call_accuracy(tools=["book"], ctx=ctx), {"input": "Book it"}, calls,
-               {"calls": [{"index": 1, "appropriate": "yes"}]}, mastra_throws=True)
+               {"calls": [{"index": 1, "appropriate": "yes", "reason": "r"}]}, mastra_throws=True)
     yield Case("summarization", {**base, "scorer": "summarization", "judge": [
                    {"alignment": [{"claim": "c", "supported": 1, "reason": "r"}], "questions": ["q"]},
                    {"coverage": [{"question": "q", "answered": True, "reason": "r"}]}]},
                judged.summarization(ctx=ctx), {"input": "Weather?"}, base["output"],
-               {"claims": [{"claim": "c", "verdict": "supported"}], "key_points": [{"point": "q", "covered": 1}]},
-               mastra_throws=True)
-
+               {"claims": [{"claim": "c", "verdict": "supported", "reason": "r"}],
+                "key_points": [{"point": "q", "covered": 1, "reason": "r"}]}, mastra_throws=True)
 
 
 BASE = {"input": "Weather?", "output": "It is sunny."}
@@ -703,6 +705,93 @@ def judge_label_cases(ctx: Any) -> Iterator[Case]:
             throws=True, ctx=ctx, item={"ground_truth": "It is sunny."}, ground_truth="It is sunny.")
 
 
+def judge_reason_cases(ctx: Any) -> Iterator[Case]:
+    """A verdict without its reason: every Mastra judge schema requires it; the scorer throws after a retry."""
+    with_context = {"options": {"context": CONTEXT}, "item": {"context": CONTEXT}}
+    yield judged_case("answer_relevancy", [{"statements": ["a"]}, {"results": [{"result": "yes"}]}],
+                      {"statements": [{"statement": "a", "verdict": "yes"}]}, throws=True, ctx=ctx)
+    yield judged_case("faithfulness", [{"claims": ["a"]}, {"verdicts": [{"verdict": "yes"}]}],
+                      {"claims": [{"claim": "a", "verdict": "supported"}]}, throws=True, ctx=ctx, **with_context)
+    yield judged_case("hallucination", [{"claims": ["a"]}, {"verdicts": [{"statement": "a", "verdict": "no"}]}],
+                      {"claims": [{"claim": "a", "verdict": "supported"}]}, throws=True, ctx=ctx, **with_context)
+    yield judged_case("toxicity", [{"verdicts": [{"verdict": "no"}]}],
+                      {"statements": [{"statement": "s", "verdict": "ok"}]}, throws=True, ctx=ctx)
+    yield judged_case("bias", [{"opinions": ["a"]}, {"results": [{"result": "no"}]}],
+                      {"opinions": [{"opinion": "a", "verdict": "unbiased"}]}, throws=True, ctx=ctx)
+    yield judged_case("context_precision", [{"verdicts": [{"context_index": 0, "verdict": "yes"},
+                                                          {"context_index": 1, "verdict": "no", "reason": "r"}]}],
+                      {"verdicts": [{"index": 1, "useful": True}, {"index": 2, "useful": False, "reason": "r"}]},
+                      throws=True, ctx=ctx, **with_context)
+    yield judged_case("context_relevance", [{"evaluations": [
+        {"context_index": i, "contextPiece": c, "relevanceLevel": "high", "wasUsed": True}
+        for i, c in enumerate(CONTEXT)], "missingContext": [], "overallAssessment": "a"}],
+        {"verdicts": [{"index": i, "relevance": "high", "used": True} for i in (1, 2)]},
+        throws=True, ctx=ctx, **with_context)
+    yield judged_case("context_recall", [{"claims": ["a"]}, {"verdicts": [{"verdict": "yes"}]}],
+                      {"sentences": [{"sentence": "a", "attributed": True}]}, throws=True, ctx=ctx,
+                      options={"context": CONTEXT}, item={"context": CONTEXT, "ground_truth": "It is sunny."},
+                      ground_truth="It is sunny.")
+    similarity = {"ctx": ctx, "item": {"ground_truth": "It is sunny."}, "ground_truth": "It is sunny."}
+    yield judged_case("answer_similarity", [{"outputUnits": ["o"], "groundTruthUnits": ["g"]}, {
+        "matches": [{"groundTruthUnit": "g", "outputUnit": None, "matchType": "exact"}],
+        "extraInOutput": [], "contradictions": []}],
+        {"facts": [{"fact": "g", "verdict": "exact"}]}, throws=True, **similarity)
+    yield judged_case("answer_similarity", [{"outputUnits": ["o"], "groundTruthUnits": ["g"]}, {
+        "matches": [{"groundTruthUnit": "g", "outputUnit": None, "matchType": "exact", "explanation": "e"}],
+        "extraInOutput": [], "contradictions": [{"outputUnit": "o", "groundTruthUnit": "g"}]}],
+        {"facts": [{"fact": "g", "verdict": "exact", "reason": "r"}], "contradictions": [{"statement": "o"}]},
+        throws=True, **similarity)
+    for part in ("intent", "completeness", "appropriateness", "requirement"):
+        theirs = alignment_reply(1, 1, 1, 1)
+        ours = alignment_answer(1, 1, 1, 1)
+        key = {"intent": "intentAlignment", "completeness": "completeness",
+               "appropriateness": "responseAppropriateness"}.get(part)
+        if key:
+            del theirs[key]["reasoning"]
+            del ours[part]["reason"]
+        else:
+            theirs["requirementsFulfillment"]["requirements"] = [{"requirement": "q", "isFulfilled": True}]
+            ours["requirements"]["items"] = [{"requirement": "q", "fulfilled": True}]
+        yield judged_case("prompt_alignment", [theirs], ours, throws=True, ctx=ctx)
+    yield judged_case("summarization", [{"alignment": [{"claim": "c", "supported": True}], "questions": ["q"]},
+                                        {"coverage": [{"question": "q", "answered": True, "reason": "r"}]}],
+                      {"claims": [{"claim": "c", "verdict": "supported"}],
+                       "key_points": [{"point": "q", "covered": True, "reason": "r"}]}, throws=True, ctx=ctx)
+    yield judged_case("summarization", [{"alignment": [{"claim": "c", "supported": True, "reason": "r"}],
+                                         "questions": ["q"]}, {"coverage": [{"question": "q", "answered": True}]}],
+                      {"claims": [{"claim": "c", "verdict": "supported", "reason": "r"}],
+                       "key_points": [{"point": "q", "covered": True}]}, throws=True, ctx=ctx)
+    calls = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}, "result": "ok"}]}
+    yield judged_case("tool_call_accuracy", [{"evaluations": [{"toolCalled": "book", "wasAppropriate": True}],
+                                              "missingTools": []}],
+                      {"calls": [{"index": 1, "appropriate": True}], "missing_tools": []}, throws=True, ctx=ctx,
+                      out=calls, options={"availableTools": [{"id": "book", "description": "books"}]})
+    yield judged_case("rubric", [{"criteria": [{"criterion": "is polite", "satisfied": True, "required": True}],
+                                  "overallAssessment": "a"}],
+                      {"criteria": [{"index": 1, "satisfied": True}]}, throws=True, ctx=ctx,
+                      options={"criteria": "is polite"})
+    # with every reason given, the same replies score
+    yield judged_case("toxicity", [{"verdicts": [{"verdict": "no", "reason": ""}]}],
+                      {"statements": [{"statement": "s", "verdict": "ok", "reason": ""}]}, ctx=ctx)
+
+
+def alignment_reply(intent: Any, requirements: Any, completeness: Any, appropriateness: Any) -> dict[str, Any]:
+    """Mastra's prompt-alignment analysis with these four scores."""
+    return {"intentAlignment": {"score": intent, "primaryIntent": "p", "isAddressed": True, "reasoning": "r"},
+            "requirementsFulfillment": {"requirements": [], "overallScore": requirements},
+            "completeness": {"score": completeness, "missingElements": [], "reasoning": "r"},
+            "responseAppropriateness": {"score": appropriateness, "formatAlignment": True, "toneAlignment": True,
+                                        "reasoning": "r"},
+            "overallAssessment": "a"}
+
+
+def alignment_answer(intent: Any, requirements: Any, completeness: Any, appropriateness: Any) -> dict[str, Any]:
+    """evalgate's prompt_alignment reply with these four scores."""
+    return {"intent": {"score": intent, "reason": "r"}, "requirements": {"items": [], "score": requirements},
+            "completeness": {"score": completeness, "missing": [], "reason": "r"},
+            "appropriateness": {"score": appropriateness, "reason": "r"}}
+
+
 def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
     return rng.choices(values, k=rng.randint(0, most))
 
@@ -711,7 +800,27 @@ def cased(rng: random.Random, word: str) -> str:
     return rng.choice([word, word.upper(), f" {word.title()} "])
 
 
+def reasoned(answer: Any) -> Any:
+    """`answer` with a reason in every verdict and prompt_alignment component that has none."""
+    if isinstance(answer, list):
+        return [reasoned(a) for a in answer]
+    if not isinstance(answer, dict):
+        return answer
+    out = {k: reasoned(v) for k, v in answer.items()}
+    verdict = any(k in out for k in ("verdict", "useful", "relevance", "attributed", "covered", "fulfilled",
+                                     "appropriate", "satisfied", "statement"))
+    if (verdict or (set(out) <= {"score", "missing"} and "score" in out)) and "reason" not in out:
+        out["reason"] = "r"
+    return out
+
+
 def judged_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterator[Case]:
+    for case in random_judged_cases(rng, ctx, per_scorer):
+        case.answer = reasoned(case.answer)
+        yield case
+
+
+def random_judged_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterator[Case]:
     scorers = {name: getattr(judged, name)(ctx=ctx) for name in (
         "answer_relevancy", "answer_similarity", "faithfulness", "hallucination", "toxicity", "bias",
         "context_precision", "context_relevance", "context_recall", "prompt_alignment", "summarization")}
@@ -861,6 +970,12 @@ def judged_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterator[Case
 
 
 def tool_and_rubric_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterator[Case]:
+    for case in random_tool_and_rubric_cases(rng, ctx, per_scorer):
+        case.answer = reasoned(case.answer)
+        yield case
+
+
+def random_tool_and_rubric_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterator[Case]:
     available = [{"name": t, "description": f"{t} tool"} for t in TOOLS]
     tool_scorer = judged.tool_call_accuracy(tools=available, ctx=ctx)
     for _ in range(per_scorer):
@@ -1028,6 +1143,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "tool_call_ids": tool_call_id_cases,
     "faithfulness_evidence": faithfulness_evidence_cases,
     "judge_labels": judge_label_cases,
+    "judge_reasons": judge_reason_cases,
 }
 
 

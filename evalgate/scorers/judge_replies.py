@@ -7,7 +7,8 @@ Types are strict, as Mastra's judge-output schemas (JSON Schema, checked without
 is no number, "yes" or 1 no boolean, a number no string. A reply of the wrong type is an invalid
 reply (one repair, then a scorer error), where Mastra's scorer throws after its one retry.
 
-A label Mastra reads as a free string is any string here, compared as Mastra compares it
+As in Mastra's schemas, every verdict's `reason` is required (Mastra's `reason`, `reasoning` or
+`explanation`; `""` is one). A label Mastra reads as a free string is any string here, compared as Mastra compares it
 (judged.py); a label Mastra lists as an enum must be one of the prompt's, exactly as written.
 """
 
@@ -45,7 +46,7 @@ class Verdict(Reply):
     """
 
     verdict: str
-    reason: str = ""
+    reason: str
 
 
 class Statement(Verdict):
@@ -60,12 +61,12 @@ class Fact(Reply):
     # Mastra's matchType is an enum: another label, "Exact" too, is an invalid reply
     fact: str = ""
     verdict: Literal["exact", "semantic", "partial", "missing"]
-    reason: str = ""
+    reason: str
 
 
 class Contradiction(Reply):
     statement: str = ""
-    reason: str = ""
+    reason: str
 
 
 class Facts(Reply):
@@ -109,7 +110,7 @@ class Opinions(Reply):
 class Useful(Reply):
     index: Number | None = None
     useful: bool
-    reason: str = ""
+    reason: str
 
 
 class UsefulVerdicts(Reply):
@@ -120,7 +121,7 @@ class Relevance(Reply):
     index: Number | None = None
     relevance: Literal["high", "medium", "low", "none"]  # Mastra's relevanceLevel enum, exactly
     used: bool
-    reason: str = ""
+    reason: str
 
 
 class RelevanceVerdicts(Reply):
@@ -131,7 +132,7 @@ class RelevanceVerdicts(Reply):
 class Sentence(Reply):
     sentence: str = ""
     attributed: bool
-    reason: str = ""
+    reason: str
 
 
 class Sentences(Reply):
@@ -140,13 +141,13 @@ class Sentences(Reply):
 
 class Component(Reply):
     score: Unit
-    reason: str = ""
+    reason: str
 
 
 class Requirement(Reply):
     requirement: str = ""
     fulfilled: bool
-    reason: str = ""
+    reason: str
 
 
 class Requirements(Reply):
@@ -157,7 +158,7 @@ class Requirements(Reply):
 class Completeness(Reply):
     score: Unit
     missing: list[str] = Field(default_factory=list)
-    reason: str = ""
+    reason: str
 
 
 class Alignment(Reply):
@@ -170,14 +171,14 @@ class Alignment(Reply):
 class KeyPoint(Reply):
     point: str = ""
     covered: bool
-    reason: str = ""
+    reason: str
 
 
 class SummaryClaim(Reply):
     # Mastra's `supported` is a boolean: a label other than the prompt's is an invalid reply
     claim: str = ""
     verdict: Annotated[Literal["supported", "contradicted", "unsupported"], BeforeValidator(_lower)]
-    reason: str = ""
+    reason: str
 
 
 class Summary(Reply):
@@ -188,7 +189,7 @@ class Summary(Reply):
 class CallVerdict(Reply):
     index: Number | None = None
     appropriate: bool
-    reason: str = ""
+    reason: str
 
 
 class ToolCalls(Reply):
@@ -200,7 +201,7 @@ class ToolCalls(Reply):
 class CriterionVerdict(Reply):
     index: Number | None = None
     satisfied: bool
-    reason: str = ""
+    reason: str
 
 
 class Criteria(Reply):

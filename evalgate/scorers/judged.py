@@ -11,7 +11,7 @@ Verdict labels are read as Mastra reads its judge's: where Mastra's verdict is a
 the prompt does not list (a "maybe") is just not the counted word, compared as that Mastra scorer
 compares it (trimmed and lower-cased for answer_relevancy and toxicity, lower-cased for bias,
 exactly for faithfulness and hallucination); where Mastra's is an enum (answer_similarity,
-context_relevance), another label is an invalid reply.
+context_relevance), another label is an invalid reply. Every verdict needs its reason.
 
 Options that depart from Mastra, on every judged scorer: `round: false` (the exact value),
 `empty: not_scorable` (an item with nothing to judge is not scorable instead of Mastra's number)
