@@ -328,6 +328,7 @@ WRONG_TYPES = {
     "grade string": ("rubric", {"criterion": "x", "scale": "graded", "max_grade": 3}, _PLAIN, {"grade": "2"}),
     "useful yes": ("context_precision", {}, _WITH_CONTEXT, {"verdicts": [{"index": 1, "useful": "yes", **_R}]}),
     "index true": ("context_precision", {}, _WITH_CONTEXT, {"verdicts": [{"index": True, "useful": True, **_R}]}),
+    "index null": ("context_precision", {}, _WITH_CONTEXT, {"verdicts": [{"index": None, "useful": True, **_R}]}),
     "used string": ("context_relevance", {}, _WITH_CONTEXT,
                     {"verdicts": [{"index": 1, "relevance": "high", "used": "true", **_R}]}),
     "attributed 1": ("context_recall", {}, _WITH_CONTEXT,

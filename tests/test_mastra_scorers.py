@@ -775,6 +775,27 @@ def judge_reason_cases(ctx: Any) -> Iterator[Case]:
                       {"statements": [{"statement": "s", "verdict": "ok", "reason": ""}]}, ctx=ctx)
 
 
+def judge_index_cases(ctx: Any) -> Iterator[Case]:
+    """A context index of null or none: Mastra's `context_index` is a required number."""
+    with_context = {"options": {"context": CONTEXT}, "item": {"context": CONTEXT}}
+    for index in (None, "absent"):
+        first = {"verdict": "no", "reason": "r"} | ({} if index == "absent" else {"context_index": index})
+        ours = {"useful": False, "reason": "r"} | ({} if index == "absent" else {"index": index})
+        yield judged_case("context_precision", [{"verdicts": [first, {"context_index": 1, "verdict": "yes",
+                                                                      "reason": "r"}]}],
+                          {"verdicts": [ours, {"index": 2, "useful": True, "reason": "r"}]},
+                          throws=True, ctx=ctx, **with_context)
+        first = {"contextPiece": "a", "relevanceLevel": "low", "wasUsed": True, "reasoning": "r"}
+        if index != "absent":
+            first["context_index"] = index
+        ours = {"relevance": "low", "used": True, "reason": "r"} | ({} if index == "absent" else {"index": index})
+        yield judged_case("context_relevance", [{"evaluations": [first, {
+            "context_index": 1, "contextPiece": "b", "relevanceLevel": "high", "wasUsed": True, "reasoning": "r"}],
+            "missingContext": [], "overallAssessment": "a"}],
+            {"verdicts": [ours, {"index": 2, "relevance": "high", "used": True, "reason": "r"}]},
+            throws=True, ctx=ctx, **with_context)
+
+
 def alignment_reply(intent: Any, requirements: Any, completeness: Any, appropriateness: Any) -> dict[str, Any]:
     """Mastra's prompt-alignment analysis with these four scores."""
     return {"intentAlignment": {"score": intent, "primaryIntent": "p", "isAddressed": True, "reasoning": "r"},
@@ -1144,6 +1165,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "faithfulness_evidence": faithfulness_evidence_cases,
     "judge_labels": judge_label_cases,
     "judge_reasons": judge_reason_cases,
+    "judge_indexes": judge_index_cases,
 }
 
 

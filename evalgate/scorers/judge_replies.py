@@ -8,7 +8,8 @@ is no number, "yes" or 1 no boolean, a number no string. A reply of the wrong ty
 reply (one repair, then a scorer error), where Mastra's scorer throws after its one retry.
 
 As in Mastra's schemas, every verdict's `reason` is required (Mastra's `reason`, `reasoning` or
-`explanation`; `""` is one). A label Mastra reads as a free string is any string here, compared as Mastra compares it
+`explanation`; `""` is one), and so is a context chunk's `index` (`context_index`, a number, never
+null). A label Mastra reads as a free string is any string here, compared as Mastra compares it
 (judged.py); a label Mastra lists as an enum must be one of the prompt's, exactly as written.
 """
 
@@ -108,7 +109,7 @@ class Opinions(Reply):
 
 
 class Useful(Reply):
-    index: Number | None = None
+    index: Number
     useful: bool
     reason: str
 
@@ -118,7 +119,7 @@ class UsefulVerdicts(Reply):
 
 
 class Relevance(Reply):
-    index: Number | None = None
+    index: Number
     relevance: Literal["high", "medium", "low", "none"]  # Mastra's relevanceLevel enum, exactly
     used: bool
     reason: str

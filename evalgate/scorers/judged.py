@@ -499,9 +499,8 @@ def context_precision(
             r.UsefulVerdicts,
             _expect_count(len(chunks), "context chunk"),
         )
-        verdicts = list(reply.verdicts)
-        if all(v.index is not None for v in verdicts):
-            verdicts.sort(key=lambda v: v.index)  # Mastra orders the verdicts by the judge's index
+        # Mastra orders the verdicts by the judge's index (a required number), a stable sort
+        verdicts = sorted(reply.verdicts, key=lambda v: v.index)
         useful = 0
         total = 0.0
         for position, verdict in enumerate(verdicts, 1):
