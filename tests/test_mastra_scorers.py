@@ -131,12 +131,14 @@ def output(rng: random.Random, tools: bool = True) -> tuple[Any, Any]:
 class Case:
     def __init__(self, label: str, node: dict[str, Any], scorer: Any, item: dict[str, Any], run: Any,
                  answer: dict[str, Any] | str | None = None, mastra_rejects: bool = False,
-                 mastra_throws: bool = False) -> None:
+                 mastra_throws: bool = False, out_of_range: bool = False) -> None:
         self.label, self.node, self.scorer, self.answer = label, node, scorer, answer
         self.item = Item(**item)
         self.run: Run = run_from_value(run)
         self.mastra_rejects = mastra_rejects
         self.mastra_throws = mastra_throws  # Mastra's scorer throws: evalgate's must raise (a scorer error)
+        # Mastra's score is a number outside [0, 1], which evalgate cannot report: a scorer error instead
+        self.out_of_range = out_of_range
 
 
 def code_cases(rng: random.Random, per_scorer: int) -> Iterator[Case]:
@@ -813,6 +815,18 @@ def alignment_answer(intent: Any, requirements: Any, completeness: Any, appropri
             "appropriateness": {"score": appropriateness, "reason": "r"}}
 
 
+def alignment_range_cases(ctx: Any) -> Iterator[Case]:
+    """prompt_alignment's component scores are any numbers in Mastra, and nothing clamps the sum."""
+    scorer = judged.prompt_alignment(ctx=ctx)
+    for parts in ((1.2, 0.5, 0.5, 0.5), (-0.1, 1, 1, 1), (0, 2, 0, 0), (1, 1, 1, 1.04), (0.5, 0.5, -1, 2)):
+        yield Case("prompt_alignment", {**BASE, "scorer": "prompt_alignment", "judge": [alignment_reply(*parts)]},
+                   scorer, {"input": BASE["input"]}, BASE["output"], alignment_answer(*parts))
+    # a sum above 1 or below 0 is Mastra's score; evalgate's scores are in [0, 1]: a scorer error
+    for parts in ((1.5, 1.5, 1.5, 1.5), (-0.5, -0.5, -0.5, -0.5), (1, 1, 1, 1.1)):
+        yield Case("prompt_alignment", {**BASE, "scorer": "prompt_alignment", "judge": [alignment_reply(*parts)]},
+                   scorer, {"input": BASE["input"]}, BASE["output"], alignment_answer(*parts), out_of_range=True)
+
+
 def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
     return rng.choices(values, k=rng.randint(0, most))
 
@@ -1055,7 +1069,7 @@ def evalgate_score(case: Case, fake: FakeJudge) -> tuple[float | str | None, int
         value = None
     except Exception as exc:
         # an error Mastra does not make is shown as a disagreement, not a crash of every group
-        value = "error" if case.mastra_throws else f"unexpected error: {exc}"
+        value = "error" if case.mastra_throws or case.out_of_range else f"unexpected error: {exc}"
     finally:
         fake.script = None
     return value, fake.calls - before
@@ -1064,6 +1078,8 @@ def evalgate_score(case: Case, fake: FakeJudge) -> tuple[float | str | None, int
 def agree(mastra: dict[str, Any], ours: float | str | None, case: Case) -> bool:
     if case.mastra_throws:
         return "error" in mastra and ours == "error"
+    if case.out_of_range:
+        return isinstance(mastra.get("score"), (int, float)) and not 0 <= mastra["score"] <= 1 and ours == "error"
     if case.mastra_rejects:
         return "error" in mastra and ours is None
     if "error" in mastra or ours is None:
@@ -1166,6 +1182,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "judge_labels": judge_label_cases,
     "judge_reasons": judge_reason_cases,
     "judge_indexes": judge_index_cases,
+    "alignment_range": alignment_range_cases,
 }
 
 

@@ -29,7 +29,6 @@ def _whole(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Number = float  # any JSON number, 1e400 (infinite) too: Mastra's context_index is a `number`
 Whole = Annotated[int, BeforeValidator(_whole)]
 
@@ -141,7 +140,7 @@ class Sentences(Reply):
 
 
 class Component(Reply):
-    score: Unit
+    score: Number  # Mastra's component scores are any numbers, and nothing clamps them
     reason: str
 
 
@@ -153,11 +152,11 @@ class Requirement(Reply):
 
 class Requirements(Reply):
     items: list[Requirement] = Field(default_factory=list)
-    score: Unit
+    score: Number
 
 
 class Completeness(Reply):
-    score: Unit
+    score: Number
     missing: list[str] = Field(default_factory=list)
     reason: str
 

@@ -35,7 +35,7 @@ from evalgate.judge.client import Judge, judge_for
 from evalgate.runs import Run
 from evalgate.runs.model import js_truthy, shown_name
 from evalgate.scorers import jstext
-from evalgate.scorers.base import NotScorable
+from evalgate.scorers.base import NotScorable, ScoreError
 from evalgate.scorers.registry import BuildContext, scorer_type
 
 UNSURE_WEIGHT = 0.3  # answer_relevancy: an "unsure" statement counts this much
@@ -597,6 +597,8 @@ def prompt_alignment(round: bool = True, empty: Empty = "score", conversation: b
     appropriateness from 0 to 1. Score = 0.4 intent + 0.3 requirements + 0.2 completeness + 0.1
     appropriateness (taken 0.7 + 0.3 times, as Mastra's default "both" mode does when the user
     prompt stands for both), rounded to 2 decimals. Mastra rejects an empty output or input: not scorable.
+    As in Mastra, component scores outside 0-1 are taken as given; a total outside [0, 1], which is
+    Mastra's score then, is a scorer error.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -613,12 +615,19 @@ def prompt_alignment(round: bool = True, empty: Empty = "score", conversation: b
         w_intent, w_req, w_comp, w_app = ALIGNMENT_WEIGHTS
         user = (reply.intent.score * w_intent + reply.requirements.score * w_req + reply.completeness.score * w_comp
                 + reply.appropriateness.score * w_app)
-        value = user * USER_SHARE + user * SYSTEM_SHARE
+        value = options.value(user * USER_SHARE + user * SYSTEM_SHARE)
+        if not 0.0 <= value <= 1.0:
+            # Mastra neither bounds the judge's component scores nor clamps the sum: its score is this
+            # number, which no evalgate score can be
+            raise ScoreError(f"the judge's component scores give {value:g} (Mastra's score), outside [0, 1]: "
+                             f"intent {reply.intent.score:g}, requirements {reply.requirements.score:g}, "
+                             f"completeness {reply.completeness.score:g}, "
+                             f"appropriateness {reply.appropriateness.score:g}")
         missed = [(r.requirement, r.reason) for r in reply.requirements.items if not r.fulfilled]
         missed += [(m, "missing") for m in reply.completeness.missing]
         summary = (f"intent {reply.intent.score:g}, requirements {reply.requirements.score:g}, "
                    f"completeness {reply.completeness.score:g}, appropriateness {reply.appropriateness.score:g}")
-        return options.value(value), _reason(summary, "Not followed", missed)
+        return value, _reason(summary, "Not followed", missed)
 
     return JudgedFn(judge, score)
 
