@@ -265,6 +265,8 @@ class FakeJudge:
             text = "Sure! Here is my assessment: the answer looks mostly fine."
         elif mode == "truncated" or (mode == "truncated_once" and not repairing):
             text, finish = good[: len(good) // 2], "length"
+        elif mode == "filtered_once" and not repairing:  # whole JSON, stopped by a content filter
+            text, finish = good, "content_filter"
         elif mode == "wrong_shape":
             text = json.dumps({"score": 0.9})
         elif mode == "deep_once" and not repairing:  # JSON nested past the recursion limit

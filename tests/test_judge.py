@@ -20,6 +20,7 @@ from evalgate.judge import Judge, cost_usd, parse_reply
 from evalgate.judge.prompts import ANSWER_RELEVANCY, FAITHFULNESS, RUBRIC_BINARY, RUBRIC_GRADED
 from evalgate.judge.served import Server
 from evalgate.runs import Run
+from evalgate.scorers import judge_replies as r
 from evalgate.scorers import judged
 
 FAKE_JUDGE = Path(__file__).with_name("fake_judge.py")
@@ -65,9 +66,38 @@ def test_parse_reply_tolerates_fences_and_chatter() -> None:
     with pytest.raises(ValueError, match="not a JSON object"):
         parse_reply("Looks fine to me.", _Verdict)
     with pytest.raises(ValueError, match="not valid JSON"):
-        parse_reply('{"verdict": } x }', _Verdict)
+        parse_reply('{"verdict": [1 2]}', _Verdict)
     with pytest.raises(ValueError, match="required shape"):
         parse_reply('{"score": 1}', _Verdict)
+    # repaired as Mastra repairs it: the key with no value is dropped, and `{}` has no verdict
+    with pytest.raises(ValueError, match="required shape: verdict: Field required"):
+        parse_reply('{"verdict": } x }', _Verdict)
+
+
+@pytest.mark.parametrize(("reply", "verdict"), [
+    ('{"verdict": "pa', "pa"),  # a string cut off is closed
+    ('```json\n{"verdict": "pass"', "pass"),  # an unclosed ```json fence
+    ('{"verdict": "one\ntwo"}', "one\ntwo"),  # a raw newline in a string is escaped
+    ('Not {"verdict": "this"} but {"verdict": "that"}.', "that"),  # after prose, the last whole object
+    ('{"other": [1, {"a": tr', None),  # `tr` is completed to true; no verdict
+])
+def test_parse_reply_repairs_json_as_mastra_does(reply: str, verdict: str | None) -> None:
+    if verdict is None:
+        with pytest.raises(ValueError, match="required shape"):
+            parse_reply(reply, _Verdict)
+    else:
+        assert parse_reply(reply, _Verdict).verdict == verdict
+
+
+def test_a_reply_stopped_by_a_content_filter_is_asked_again(fake: FakeJudge) -> None:
+    # Mastra fails a structured reply that ended for a content filter, whatever its JSON, and retries once
+    fake.mode = "filtered_once"
+    judge = _judge(fake)
+    reply = judge.ask(FAITHFULNESS, "<context>\nBrooklyn is sunny.\n</context>\n\n<output>\nIt is sunny.\n</output>",
+                      r.Claims)
+    assert fake.calls == 2 and judge.tally().repairs == 1
+    assert [c.verdict for c in reply.claims]
+    judge.close()
 
 
 @pytest.mark.parametrize("mode", ["malformed_once", "truncated_once", "deep_once"])

@@ -827,6 +827,46 @@ def alignment_range_cases(ctx: Any) -> Iterator[Case]:
                    scorer, {"input": BASE["input"]}, BASE["output"], alignment_answer(*parts), out_of_range=True)
 
 
+def cut_off_cases(ctx: Any) -> Iterator[Case]:
+    """Replies cut off (finish reason "stop"): Mastra repairs the JSON (closes strings, arrays, objects and
+    literals) and validates what it got; it escapes raw newlines in strings and, after prose, takes the
+    last whole object."""
+    first_theirs = '{"verdict": "yes", "reason": "r"}'
+    first_ours = '{"statement": "s", "verdict": "toxic", "reason": "r"}'
+    second_theirs, second_ours = '{"verdict": "no", "reason": "r', '{"statement": "s", "verdict": "ok", "reason": "r'
+    head_theirs, head_ours = '{"verdicts": [' + first_theirs, '{"statements": [' + first_ours
+    pairs = [  # (Mastra's reply, evalgate's, Mastra throws)
+        (f"{head_theirs}, {second_theirs}", f"{head_ours}, {second_ours}", False),  # inside the last string
+        (f"{head_theirs}, {second_theirs[:-1]}", f"{head_ours}, {second_ours[:-1]}", False),  # an empty string
+        (f"{head_theirs}, {second_theirs[:-2]}", f"{head_ours}, {second_ours[:-2]}", True),  # a key, no value
+        (f"{head_theirs}, {second_theirs[:-14]}", f"{head_ours}, {second_ours[:-14]}", True),  # no reason
+        (f"{head_theirs}, {second_theirs[:6]}", f"{head_ours}, {second_ours[:6]}", True),  # inside a key
+        (f"{head_theirs},", f"{head_ours},", False),
+        (head_theirs, head_ours, False),
+        ('{"verdicts": [', '{"statements": [', False),
+        ('{"verd', '{"stat', True),
+        ("{", "{", True),
+        ("```json\n" + f"{head_theirs}, {second_theirs}", "```json\n" + f"{head_ours}, {second_ours}", False),
+        # raw control characters inside a string are escaped
+        (head_theirs[:-2] + '\nline\ttwo"}]}', head_ours[:-2] + '\nline\ttwo"}]}', False),
+        # prose, then two objects: the last whole one
+        (f'Note {{"x": 1}} then {head_theirs}]}} done', f'Note {{"x": 1}} then {head_ours}]}} done', False),
+    ]
+    for theirs, ours, throws in pairs:
+        yield judged_case("toxicity", [theirs], ours, throws=throws, ctx=ctx)
+    # a literal and a number cut short: `tr` is read as true, `0.` as 0
+    yield judged_case("context_precision", ['{"verdicts": [{"context_index": 0, "verdict": "no", "reason": "r"}, '
+                                            '{"context_index": 1, "reason": "r", "verdict": "yes'],
+                      '{"verdicts": [{"index": 1, "useful": false, "reason": "r"}, {"index": 2, "reason": "r", '
+                      '"useful": tr', ctx=ctx, options={"context": CONTEXT}, item={"context": CONTEXT})
+    theirs_aligned = alignment_reply(1, 1, 1, 0.5)
+    theirs_aligned["responseAppropriateness"] = theirs_aligned.pop("responseAppropriateness")  # last, score last
+    theirs_aligned["responseAppropriateness"]["score"] = theirs_aligned["responseAppropriateness"].pop("score")
+    ours_aligned = alignment_answer(1, 1, 1, 0.5)
+    ours_aligned["appropriateness"] = {"reason": "r", "score": 0.5}
+    yield judged_case("prompt_alignment", [json.dumps(theirs_aligned)[:-3]], json.dumps(ours_aligned)[:-3], ctx=ctx)
+
+
 def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
     return rng.choices(values, k=rng.randint(0, most))
 
@@ -1183,6 +1223,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "judge_reasons": judge_reason_cases,
     "judge_indexes": judge_index_cases,
     "alignment_range": alignment_range_cases,
+    "cut_off_json": cut_off_cases,
 }
 
 

@@ -1,7 +1,8 @@
 """The LLM judge: an OpenAI-compatible chat-completions client for the judged scorers.
 
 It asks for one JSON object, validates it against the scorer's pydantic model, and on a bad reply
-(not JSON, cut off, wrong shape) asks once more, quoting the problem. A second bad reply raises
+(not JSON, cut off for its length, wrong shape) asks once more, quoting the problem. JSON cut off in a
+reply that ended normally is repaired first, as Mastra repairs it (evalgate/judge/repair.py). A second bad reply raises
 `JudgeError`, which the engine records as that item's scorer error (docs/results.md).
 
 Every request goes through `evalgate.net.HttpClient` (retries with Retry-After, the adaptive
@@ -22,6 +23,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalgate import isolation, redaction
+from evalgate.judge import repair
 from evalgate.judge.accounting import DEFAULT_PRICES, Tally, cost_usd
 from evalgate.judge.errors import JudgeError, excerpt
 from evalgate.judge.prompts import Prompt
@@ -53,7 +55,9 @@ def parse_reply(content: str, model: type[T], check: Callable[[T], None] | None 
     """The reply as `model`; ValueError saying what is wrong (not JSON, wrong shape, failed check).
 
     Tolerates what models commonly wrap JSON in: surrounding whitespace, a ``` fence, a sentence
-    before or after the object.
+    before or after the object. Otherwise the text is read as Mastra reads it: a ```json fence or the
+    last whole object after prose, raw newlines in strings escaped, and JSON cut off repaired by
+    closing what is open (evalgate/judge/repair.py); what that gives is validated like any reply.
     """
     text = content.strip()
     fenced = _FENCE.match(text)
@@ -64,15 +68,19 @@ def parse_reply(content: str, model: type[T], check: Callable[[T], None] | None 
     except TooDeep as exc:
         raise ValueError(f"the reply {exc}") from None
     except ValueError:
-        start, end = text.find("{"), text.rfind("}")
-        if start < 0 or end <= start:
-            raise ValueError("the reply is not a JSON object") from None
+        prepared = repair.preprocess(content)
         try:
-            value = loads(text[start : end + 1])
+            value = repair.parse_partial(prepared, loads)
         except TooDeep as exc:
             raise ValueError(f"the reply {exc}") from None
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
+        except ValueError:
+            if "{" not in prepared:
+                raise ValueError("the reply is not a JSON object") from None
+            try:
+                loads(prepared)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
+            raise ValueError("the reply is not valid JSON") from None
     try:
         parsed = model.model_validate(value)
     except ValidationError as exc:
@@ -159,7 +167,7 @@ class Judge:
         ]
         content, finish = self._complete(messages)
         try:
-            return parse_reply(content, reply, check) if finish != "length" else _cut_off()
+            return parse_reply(content, reply, check) if finish not in _CUT_OFF else _cut_off(finish)
         except ValueError as first:
             problem = str(first)
         self._count(repairs=1)
@@ -169,7 +177,7 @@ class Judge:
         ]
         content, finish = self._complete(messages)
         try:
-            return parse_reply(content, reply, check) if finish != "length" else _cut_off()
+            return parse_reply(content, reply, check) if finish not in _CUT_OFF else _cut_off(finish)
         except ValueError as second:
             self._count(failures=1)
             raise JudgeError(
@@ -309,7 +317,14 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def _cut_off() -> Any:
+# Mastra fails a structured reply that ended for its length or a content filter (then retries once),
+# whatever its JSON; a reply that ended otherwise is repaired instead (parse_reply)
+_CUT_OFF = ("length", "content_filter")
+
+
+def _cut_off(finish: str | None) -> Any:
+    if finish == "content_filter":
+        raise ValueError("the reply was cut off by a content filter (finish_reason: content_filter)")
     raise ValueError("the reply was cut off (finish_reason: length); raise judge.max_tokens or keep reasons short")
 
 

@@ -1,0 +1,260 @@
+"""Reading a judge's JSON reply as Mastra reads a structured-output reply, cut-off replies included.
+
+Mastra (`@mastra/core` 1.71.0, `ObjectFormatHandler.validateAndTransformFinal`) does not re-ask a
+judge whose reply ended normally but whose JSON is cut off or wrapped: it preprocesses the text
+(`preprocessText`) and parses it with the AI SDK's `parsePartialJson`, which on a parse failure
+repairs the text with `fixJson` (closing open strings, arrays and objects, completing `tr`/`fa`/`nu`,
+dropping a dangling key or a number's `.`/`e`) and parses that. What it gets is then validated
+like any reply. A reply that ended for its length is another matter (evalgate/judge/client.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# JavaScript's `\s` and trim() whitespace (evalgate.scorers.jstext.WS_CLASS); `$` is `\Z`, `\b` ASCII
+_JS_WS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_MESSAGE = re.compile(r"<\|message\|>([\s\S]+)\Z")
+_JSON_FENCE = re.compile(r"^```json\b", re.ASCII)
+_WHOLE_FENCE = re.compile(f"^```json[{_JS_WS}]*\n?([\\s\\S]*?)\n?[{_JS_WS}]*```[{_JS_WS}]*\\Z")
+_OPEN_FENCE = re.compile(f"^```json[{_JS_WS}]*\n?")
+_LEADING_WS = re.compile(f"^[{_JS_WS}]+")
+_TRAILING_WS = re.compile(f"[{_JS_WS}]+\\Z")
+
+
+def preprocess(text: str) -> str:
+    """Mastra's `preprocessText`: after a `<|message|>` marker, inside a ```json fence (or after an
+    unclosed one), the last balanced `{...}` when the text does not start with `{` or `[`, and raw
+    newlines, carriage returns and tabs inside strings escaped."""
+    if "<|message|>" in text:
+        match = _MESSAGE.search(text)
+        if match and match.group(1):
+            text = match.group(1)
+    start = _LEADING_WS.sub("", text)
+    if _JSON_FENCE.match(start):
+        fenced = _WHOLE_FENCE.match(start)
+        if fenced and fenced.group(1):
+            text = _TRAILING_WS.sub("", _LEADING_WS.sub("", fenced.group(1)))
+        else:
+            text = _OPEN_FENCE.sub("", start, count=1)
+    balanced = _last_balanced_object(text)
+    if balanced is not None:
+        text = balanced
+    return _escape_control_chars(text)
+
+
+def _last_balanced_object(text: str) -> str | None:
+    """Mastra's `extractBalancedJsonObject`: the last top-level `{...}`, unless the text starts with `{` or `[`."""
+    trimmed = _TRAILING_WS.sub("", _LEADING_WS.sub("", text))
+    if trimmed.startswith(("{", "[")):
+        return None
+    start, depth, in_string, escaped = -1, 0, False, False
+    last = None
+    for i, char in enumerate(text):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            in_string = not in_string
+        elif in_string:
+            continue
+        elif char == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif char == "}" and depth > 0:
+            depth -= 1
+            if depth == 0 and start != -1:
+                last = text[start : i + 1]
+    return last
+
+
+def _escape_control_chars(text: str) -> str:
+    """Mastra's `escapeUnescapedControlCharsInJsonStrings`."""
+    out: list[str] = []
+    in_string = False
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == "\\" and i + 1 < len(text):
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        if char == '"':
+            in_string = not in_string
+        elif in_string and char in "\n\r\t":
+            char = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char]
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+_DIGITS = frozenset("0123456789")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_OBJECT_STATES = ("OBJECT_KEY", "OBJECT_AFTER_KEY", "OBJECT_AFTER_COMMA", "OBJECT_START", "OBJECT_BEFORE_VALUE",
+                  "OBJECT_AFTER_VALUE")
+_ARRAY_STATES = ("ARRAY_START", "ARRAY_AFTER_COMMA", "ARRAY_AFTER_VALUE")
+
+
+def fix_json(text: str) -> str:
+    """The AI SDK's `fixJson`: `text` cut after its last complete token, with what is open closed."""
+    stack = ["ROOT"]
+    last_valid = -1
+    literal_start = 0
+    unicode_digits = 0
+
+    def value_start(char: str, i: int, swap: str) -> None:
+        nonlocal last_valid, literal_start
+        opened = {'"': "STRING", "f": "LITERAL", "t": "LITERAL", "n": "LITERAL", "-": "NUMBER", "{": "OBJECT_START",
+                  "[": "ARRAY_START"}.get(char) or ("NUMBER" if char in _DIGITS else None)
+        if opened is None:
+            return
+        if char != "-":
+            last_valid = i
+        if opened == "LITERAL":
+            literal_start = i
+        stack.pop()
+        stack.append(swap)
+        stack.append(opened)
+
+    def after_object_value(char: str, i: int) -> None:
+        nonlocal last_valid
+        if char == ",":
+            stack.pop()
+            stack.append("OBJECT_AFTER_COMMA")
+        elif char == "}":
+            last_valid = i
+            stack.pop()
+
+    def after_array_value(char: str, i: int) -> None:
+        nonlocal last_valid
+        if char == ",":
+            stack.pop()
+            stack.append("ARRAY_AFTER_COMMA")
+        elif char == "]":
+            last_valid = i
+            stack.pop()
+
+    for i, char in enumerate(text):
+        state = stack[-1]
+        if state == "ROOT":
+            value_start(char, i, "FINISH")
+        elif state == "OBJECT_START":
+            if char == '"':
+                stack.pop()
+                stack.append("OBJECT_KEY")
+            elif char == "}":
+                last_valid = i
+                stack.pop()
+        elif state == "OBJECT_AFTER_COMMA":
+            if char == '"':
+                stack.pop()
+                stack.append("OBJECT_KEY")
+        elif state == "OBJECT_KEY":
+            if char == '"':
+                stack.pop()
+                stack.append("OBJECT_AFTER_KEY")
+        elif state == "OBJECT_AFTER_KEY":
+            if char == ":":
+                stack.pop()
+                stack.append("OBJECT_BEFORE_VALUE")
+        elif state == "OBJECT_BEFORE_VALUE":
+            value_start(char, i, "OBJECT_AFTER_VALUE")
+        elif state == "OBJECT_AFTER_VALUE":
+            after_object_value(char, i)
+        elif state == "STRING":
+            if char == '"':
+                stack.pop()
+                last_valid = i
+            elif char == "\\":
+                stack.append("STRING_ESCAPE")
+            else:
+                last_valid = i
+        elif state == "ARRAY_START":
+            if char == "]":
+                last_valid = i
+                stack.pop()
+            else:
+                last_valid = i
+                value_start(char, i, "ARRAY_AFTER_VALUE")
+        elif state == "ARRAY_AFTER_VALUE":
+            if char == ",":
+                stack.pop()
+                stack.append("ARRAY_AFTER_COMMA")
+            elif char == "]":
+                last_valid = i
+                stack.pop()
+            else:
+                last_valid = i
+        elif state == "ARRAY_AFTER_COMMA":
+            value_start(char, i, "ARRAY_AFTER_VALUE")
+        elif state == "STRING_ESCAPE":
+            stack.pop()
+            if char == "u":
+                unicode_digits = 0
+                stack.append("STRING_UNICODE_ESCAPE")
+            else:
+                last_valid = i
+        elif state == "STRING_UNICODE_ESCAPE":
+            if char in _HEX:
+                unicode_digits += 1
+                if unicode_digits == 4:
+                    stack.pop()
+                    last_valid = i
+        elif state == "NUMBER":
+            if char in _DIGITS:
+                last_valid = i
+            elif char in "eE-.":
+                pass
+            elif char == ",":
+                stack.pop()
+                if stack[-1] == "ARRAY_AFTER_VALUE":
+                    after_array_value(char, i)
+                if stack[-1] == "OBJECT_AFTER_VALUE":
+                    after_object_value(char, i)
+            elif char == "}":
+                stack.pop()
+                if stack[-1] == "OBJECT_AFTER_VALUE":
+                    after_object_value(char, i)
+            elif char == "]":
+                stack.pop()
+                if stack[-1] == "ARRAY_AFTER_VALUE":
+                    after_array_value(char, i)
+            else:
+                stack.pop()
+        elif state == "LITERAL":
+            partial = text[literal_start : i + 1]
+            if not any(word.startswith(partial) for word in ("false", "true", "null")):
+                stack.pop()
+                if stack[-1] == "OBJECT_AFTER_VALUE":
+                    after_object_value(char, i)
+                elif stack[-1] == "ARRAY_AFTER_VALUE":
+                    after_array_value(char, i)
+            else:
+                last_valid = i
+    out = text[: last_valid + 1]
+    for state in reversed(stack):
+        if state == "STRING":
+            out += '"'
+        elif state in _OBJECT_STATES:
+            out += "}"
+        elif state in _ARRAY_STATES:
+            out += "]"
+        elif state == "LITERAL":
+            partial = text[literal_start:]
+            for word in ("true", "false", "null"):
+                if word.startswith(partial):
+                    out += word[len(partial) :]
+                    break
+    return out
+
+
+def parse_partial(text: str, loads: Any = json.loads) -> Any:
+    """The AI SDK's `parsePartialJson`: `text` as JSON, else `fix_json(text)` as JSON; ValueError if neither."""
+    try:
+        return loads(text)
+    except ValueError:
+        return loads(fix_json(text))
