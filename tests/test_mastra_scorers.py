@@ -859,6 +859,14 @@ def cut_off_cases(ctx: Any) -> Iterator[Case]:
                                             '{"context_index": 1, "reason": "r", "verdict": "yes'],
                       '{"verdicts": [{"index": 1, "useful": false, "reason": "r"}, {"index": 2, "reason": "r", '
                       '"useful": tr', ctx=ctx, options={"context": CONTEXT}, item={"context": CONTEXT})
+    # NaN and Infinity are no JSON to JSON.parse: the repair drops them, and the index is then missing
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        theirs = ('{"verdicts": [{"context_index": N, "verdict": "no", "reason": "r"}, '
+                  '{"context_index": 1, "verdict": "yes", "reason": "r"}]}').replace("N", constant, 1)
+        ours = ('{"verdicts": [{"index": N, "useful": false, "reason": "r"}, '
+                '{"index": 2, "useful": true, "reason": "r"}]}').replace("N", constant, 1)
+        yield judged_case("context_precision", [theirs], ours, throws=True, ctx=ctx, options={"context": CONTEXT},
+                          item={"context": CONTEXT})
     theirs_aligned = alignment_reply(1, 1, 1, 0.5)
     theirs_aligned["responseAppropriateness"] = theirs_aligned.pop("responseAppropriateness")  # last, score last
     theirs_aligned["responseAppropriateness"]["score"] = theirs_aligned["responseAppropriateness"].pop("score")

@@ -51,6 +51,18 @@ DEFAULT_CONCURRENCY = 8
 _FENCE = re.compile(r"^```[\w-]*\s*\n?(.*?)\n?```$", re.DOTALL)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_parse(text: str) -> Any:
+    """`text` as JSON.parse reads it: NaN and Infinity are no JSON (1e400 is still infinite)."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        return loads(text)  # raises TooDeep, the too-deep error every JSON reader of evalgate's gives
+
+
 def parse_reply(content: str, model: type[T], check: Callable[[T], None] | None = None) -> T:
     """The reply as `model`; ValueError saying what is wrong (not JSON, wrong shape, failed check).
 
@@ -64,20 +76,20 @@ def parse_reply(content: str, model: type[T], check: Callable[[T], None] | None 
     if fenced:
         text = fenced.group(1).strip()
     try:
-        value = loads(text)
+        value = _json_parse(text)
     except TooDeep as exc:
         raise ValueError(f"the reply {exc}") from None
     except ValueError:
         prepared = repair.preprocess(content)
         try:
-            value = repair.parse_partial(prepared, loads)
+            value = repair.parse_partial(prepared, _json_parse)
         except TooDeep as exc:
             raise ValueError(f"the reply {exc}") from None
         except ValueError:
             if "{" not in prepared:
                 raise ValueError("the reply is not a JSON object") from None
             try:
-                loads(prepared)
+                _json_parse(prepared)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
             raise ValueError("the reply is not valid JSON") from None
