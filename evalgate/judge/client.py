@@ -1,9 +1,10 @@
 """The LLM judge: an OpenAI-compatible chat-completions client for the judged scorers.
 
 It asks for one JSON object, validates it against the scorer's pydantic model, and on a bad reply
-(not JSON, cut off for its length, wrong shape) asks once more, quoting the problem. JSON cut off in a
-reply that ended normally is repaired first, as Mastra repairs it (evalgate/judge/repair.py). A second bad reply raises
-`JudgeError`, which the engine records as that item's scorer error (docs/results.md).
+(not JSON, cut off for its length, wrong shape) asks once more, quoting the problem; JSON cut off in
+a reply that ended normally is first repaired as Mastra repairs it (evalgate/judge/repair.py). A
+second bad reply raises `JudgeError`, which the engine records as that item's scorer error
+(docs/results.md).
 
 Every request goes through `evalgate.net.HttpClient` (retries with Retry-After, the adaptive
 in-flight limit, the response cache): no second HTTP stack. The API key is read from the
