@@ -581,7 +581,8 @@ def faithfulness_evidence_cases(ctx: Any) -> Iterator[Case]:
         yield Case("faithfulness", {"scorer": "faithfulness", "input": "Weather?", "output": out, "judge": [
                        {"claims": ["c0"]}, {"verdicts": [{"verdict": verdict, "reason": "r"}]}]},
                    judged.faithfulness(ctx=ctx), {"input": "Weather?"}, out,
-                   {"claims": [{"claim": "c0", "verdict": "supported"}]}, mastra_throws=evidence == "throws")
+                   {"claims": [{"claim": "c0", "verdict": "supported", "reason": "r"}]},
+                   mastra_throws=evidence == "throws")
 
 
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
