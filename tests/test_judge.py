@@ -89,6 +89,60 @@ def test_parse_reply_repairs_json_as_mastra_does(reply: str, verdict: str | None
         assert parse_reply(reply, _Verdict).verdict == verdict
 
 
+# Mastra's preprocessText regexes, as written there (JavaScript `\\s` spelled out, `$` as `\\Z`): the
+# reference the linear implementation must agree with, on inputs small enough for them.
+_JS_WS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_PIECES = ["```json", "```", "``", "json", " ", "\n", "\t", "\u00a0", "\u3000", "{", "}", '"', "\\", "x",
+           "<|message|>", "[", ":"]
+
+
+def _mastra_preprocess(text: str) -> str:
+    import re
+
+    from evalgate.judge.repair import _escape_control_chars, _last_balanced_object
+
+    match = re.search(r"<\|message\|>([\s\S]+)\Z", text)
+    if match:
+        text = match.group(1)
+    start = re.sub(f"^[{_JS_WS}]+", "", text)
+    if re.match(r"^```json\b", start, re.ASCII):
+        fenced = re.match(f"^```json[{_JS_WS}]*\n?([\\s\\S]*?)\n?[{_JS_WS}]*```[{_JS_WS}]*\\Z", start)
+        if fenced and fenced.group(1):
+            text = re.sub(f"[{_JS_WS}]+\\Z", "", re.sub(f"^[{_JS_WS}]+", "", fenced.group(1)))
+        else:
+            text = re.sub(f"^```json[{_JS_WS}]*\n?", "", start, count=1)
+    balanced = _last_balanced_object(text)
+    return _escape_control_chars(balanced if balanced is not None else text)
+
+
+def test_reply_preprocessing_gives_mastras_regexes_answer() -> None:
+    import random
+
+    from evalgate.judge.repair import preprocess
+
+    rng = random.Random(11)
+    texts = ["".join(rng.choice(_PIECES) for _ in range(rng.randrange(1, 14))) for _ in range(30_000)]
+    texts += ['```json\n{"a": 1}\n```', '  ```json {"a": 1} ```  \n', "```json```", '```json \n ``` ', "x<|message|>",
+              '<|message|>```json\n{"a": "b"}\n```', '```json\u3000{"a": 1}\u00a0```\u2028']
+    differ = [t for t in texts if preprocess(t) != _mastra_preprocess(t)]
+    assert not differ, differ[:5]
+
+
+@pytest.mark.parametrize("reply", [
+    "```json" + " " * 1_000_000 + "x",  # Mastra's fence regex: a lazy group before 1M spaces, quadratic
+    "{" + " " * 1_000_000 + "x",  # its trailing-whitespace regex over a run that does not end the text
+    "<|message|>" * 100_000,
+], ids=["open-fence", "inner-spaces", "markers"])
+def test_a_hostile_reply_is_read_in_linear_time(reply: str) -> None:
+    """A judge's reply is untrusted: one of a few MB must not hold the run for hours (the regexes took
+    569 s on 10,000 spaces). Run in a subprocess with a deadline, so a regression fails, not hangs."""
+    import subprocess
+
+    code = "import sys; from evalgate.judge.repair import preprocess; preprocess(sys.stdin.read())"
+    done = subprocess.run([sys.executable, "-c", code], input=reply, text=True, timeout=60, capture_output=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_reply_stopped_by_a_content_filter_is_asked_again(fake: FakeJudge) -> None:
     # Mastra fails a structured reply that ended for a content filter, whatever its JSON, and retries once
     fake.mode = "filtered_once"

@@ -16,29 +16,35 @@ from typing import Any
 
 # JavaScript's `\s` and trim() whitespace (evalgate.scorers.jstext.WS_CLASS); `$` is `\Z`, `\b` ASCII
 _JS_WS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_MESSAGE = re.compile(r"<\|message\|>([\s\S]+)\Z")
+# The same characters for str.strip: Mastra's regexes here backtrack (`\s+$` over a long run of spaces,
+# a lazy group before a closing fence), quadratic in a hostile judge's reply; strip and find are linear.
+_WS_CHARS = ("\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+             + "\u2028\u2029\u202f\u205f\u3000\ufeff")
+_MESSAGE = "<|message|>"
 _JSON_FENCE = re.compile(r"^```json\b", re.ASCII)
-_WHOLE_FENCE = re.compile(f"^```json[{_JS_WS}]*\n?([\\s\\S]*?)\n?[{_JS_WS}]*```[{_JS_WS}]*\\Z")
 _OPEN_FENCE = re.compile(f"^```json[{_JS_WS}]*\n?")
-_LEADING_WS = re.compile(f"^[{_JS_WS}]+")
-_TRAILING_WS = re.compile(f"[{_JS_WS}]+\\Z")
+
+
+def _whole_fence(text: str) -> str | None:
+    """What Mastra's `/^```json\\s*\\n?([\\s\\S]*?)\\n?\\s*```\\s*$/` captures in `text` (which starts
+    with ```json), trimmed, or None: the fence closes at the text's end, whitespace aside, and
+    the lazy group holds what lies between, less the whitespace around it."""
+    body_end = len(text.rstrip(_WS_CHARS)) - 3
+    if body_end < 7 or text[body_end : body_end + 3] != "```":
+        return None
+    return text[7:body_end].strip(_WS_CHARS)
 
 
 def preprocess(text: str) -> str:
     """Mastra's `preprocessText`: after a `<|message|>` marker, inside a ```json fence (or after an
     unclosed one), the last balanced `{...}` when the text does not start with `{` or `[`, and raw
     newlines, carriage returns and tabs inside strings escaped."""
-    if "<|message|>" in text:
-        match = _MESSAGE.search(text)
-        if match and match.group(1):
-            text = match.group(1)
-    start = _LEADING_WS.sub("", text)
+    marker = text.find(_MESSAGE)
+    if marker >= 0 and len(text) > marker + len(_MESSAGE):  # `/<\|message\|>([\s\S]+)$/`: its first marker
+        text = text[marker + len(_MESSAGE) :]
+    start = text.lstrip(_WS_CHARS)
     if _JSON_FENCE.match(start):
-        fenced = _WHOLE_FENCE.match(start)
-        if fenced and fenced.group(1):
-            text = _TRAILING_WS.sub("", _LEADING_WS.sub("", fenced.group(1)))
-        else:
-            text = _OPEN_FENCE.sub("", start, count=1)
+        text = _whole_fence(start) or _OPEN_FENCE.sub("", start, count=1)
     balanced = _last_balanced_object(text)
     if balanced is not None:
         text = balanced
@@ -47,8 +53,7 @@ def preprocess(text: str) -> str:
 
 def _last_balanced_object(text: str) -> str | None:
     """Mastra's `extractBalancedJsonObject`: the last top-level `{...}`, unless the text starts with `{` or `[`."""
-    trimmed = _TRAILING_WS.sub("", _LEADING_WS.sub("", text))
-    if trimmed.startswith(("{", "[")):
+    if text.strip(_WS_CHARS).startswith(("{", "[")):
         return None
     start, depth, in_string, escaped = -1, 0, False, False
     last = None
