@@ -204,3 +204,55 @@ def test_bad_arguments_are_spec_errors(tmp_path: Path) -> None:
         load_spec(spec)
     assert caught.value.problems[0].line == 5
     assert "reference" in caught.value.problems[0].message
+
+
+# ---- agents' texts are untrusted: the text helpers give the regexes' answers, in linear time ----
+
+_JS_WS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_REFERENCE = {  # the regexes these replaced, as Mastra's libraries write them
+    "trim": (jstext.trim, lambda t: re.sub(f"^[{_JS_WS}]+|[{_JS_WS}]+$", "", t)),
+    "strip_tags": (jstext.strip_tags, lambda t: re.sub(r"(<([^>]+)>)", "", t, flags=re.IGNORECASE)),
+}
+_PIECES = ["<", ">", "<>", "a", "B", "é", "_", "'", "-", "—", " ", "\n", "\t", "\u00a0", "\u3000", "\ufeff",
+           "<b>", "9", "٣", "𝔸", "."]
+
+
+@pytest.mark.parametrize("name", [*_REFERENCE, "strip_edges"])
+def test_text_helpers_give_the_regexes_answer(name: str) -> None:
+    from evalgate.scorers import wordforms
+
+    if name == "strip_edges":
+        ours, theirs = wordforms.strip_edges, lambda t: re.sub(r"^[^\w']+|[^\w']+$", "", t)
+    else:
+        ours, theirs = _REFERENCE[name]
+    rng = random.Random(5)
+    texts = ["".join(rng.choice(_PIECES) for _ in range(rng.randrange(0, 12))) for _ in range(20_000)]
+    differ = [t for t in texts if ours(t) != theirs(t)]
+    assert not differ, differ[:5]
+
+
+def test_strip_edges_word_characters_are_pythons_backslash_w() -> None:
+    from evalgate.scorers import wordforms
+
+    word = re.compile(r"[\w']")
+    differ = [c for c in map(chr, range(0x110000))
+              if wordforms.strip_edges(c) != (c if word.fullmatch(c) else "")]
+    assert not differ, differ[:10]
+
+
+@pytest.mark.parametrize("output", [
+    "It" + " " * 1_000_000 + "works",  # trim's `\s+$` rescans a run of spaces that does not end the text
+    "a" + "-" * 1_000_000 + "b",  # the word-edge regex over a markdown rule inside one token
+    "<" * 1_000_000,  # the tag regex rescans to the end from every `<` no `>` follows
+], ids=["spaces", "dashes", "open-tags"])
+def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
+    """Scoring an agent's 1 MB reply with the text scorers must not hold the run for hours (the regexes
+    took 2.5 s on 20,000 spaces, 6 s on 20,000 dashes, quadratically more). A subprocess with a
+    deadline, so a regression fails instead of hanging."""
+    import subprocess
+    import sys
+
+    code_ = ("import sys; from evalgate.scorers import jstext, wordforms; t = sys.stdin.read(); "
+             "jstext.extract_keywords(t); jstext.sentiment(t); wordforms._terms(t)")
+    done = subprocess.run([sys.executable, "-c", code_], input=output, text=True, timeout=120, capture_output=True)
+    assert done.returncode == 0, done.stderr

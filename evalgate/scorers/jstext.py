@@ -19,14 +19,16 @@ from typing import Any
 WS_CLASS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 WS_RUN = re.compile(f"[{WS_CLASS}]+")
 WS_ONE = re.compile(f"[{WS_CLASS}]")
-_TRIM = re.compile(f"^[{WS_CLASS}]+|[{WS_CLASS}]+$")
+# The same set for str.strip: the regex `^\s+|\s+$` is quadratic in a run of spaces inside an agent's text
+WS_CHARS = ("\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+            + "\u2028\u2029\u202f\u205f\u3000\ufeff")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 EPSILON = sys.float_info.epsilon  # Number.EPSILON
 
 
 def trim(text: str) -> str:
     """String.prototype.trim."""
-    return _TRIM.sub("", text)
+    return text.strip(WS_CHARS)
 
 
 def utf16(text: str) -> str:
@@ -113,7 +115,6 @@ def lcs_ratio(a: str, b: str) -> float:
 
 # ---- keyword-extractor 0.0.28, English, as Mastra's keyword-coverage calls it ----
 
-_TAGS = re.compile(r"(<([^>]+)>)", re.IGNORECASE)
 _URL = re.compile(r"https?://.*[\r\n]*")
 _PUNCT = re.compile("\\.|,|;|!|\\?|\\(|\\)|:|\"|^'|'\\Z|\u201c|\u201d|\u2018|\u2019")
 _ODD = re.compile(r"_|@|&|#")
@@ -126,12 +127,32 @@ def stopwords() -> frozenset[str]:
     return frozenset(line for line in text.split("\n") if line and not line.startswith("# "))
 
 
+def strip_tags(text: str) -> str:
+    """keyword-extractor's `text.replace(/(<([^>]+)>)/ig, "")`, by `find`: that regex rescans to the end
+    from every `<` that no `>` follows, quadratic in an agent's text full of them."""
+    out: list[str] = []
+    kept = 0
+    start = text.find("<")
+    while start >= 0:
+        end = text.find(">", start + 1)
+        if end < 0:  # no `>` after this `<`, nor after any later one: no more tags
+            break
+        if end == start + 1:  # `<>` holds no tag; a later `<` may open one
+            start = text.find("<", start + 1)
+            continue
+        out.append(text[kept:start])
+        kept = end + 1
+        start = text.find("<", kept)
+    out.append(text[kept:])
+    return "".join(out)
+
+
 def extract_keywords(text: str) -> list[str]:
     """keyword_extractor.extract(text, {language: english, remove_digits, return_changed_case,
     remove_duplicates}): lower-cased non-stopwords in order, without duplicates."""
     if not text:
         return []
-    text = trim(_TAGS.sub("", text))
+    text = trim(strip_tags(text))
     if not text:
         return []
     stop = stopwords()

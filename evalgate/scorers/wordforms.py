@@ -25,7 +25,6 @@ from importlib import resources
 from evalgate.scorers import jstext
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
-_EDGE = re.compile(r"^[^\w']+|[^\w']+$")
 AUXILIARIES = frozenset(
     ["am", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "having", "do", "does", "did",
      "will", "would", "shall", "should", "can", "could", "may", "might", "must"]
@@ -67,11 +66,26 @@ def infinitive(word: str) -> str | None:
     return word if word in infinitives else None
 
 
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_" or char == "'"  # Python's `\w` (str.isalnum or `_`), and `'`
+
+
+def strip_edges(token: str) -> str:
+    r"""`re.sub(r"^[^\w']+|[^\w']+$", "", token)`, by scanning from both ends: the regex is quadratic
+    in a long run of punctuation (a markdown rule of dashes) inside an agent's token."""
+    start, end = 0, len(token)
+    while start < end and not _word_char(token[start]):
+        start += 1
+    while end > start and not _word_char(token[end - 1]):
+        end -= 1
+    return token[start:end]
+
+
 def _terms(text: str) -> list[tuple[str, str]]:
     """(lower-case word, raw token it came from or ""), contractions split as compromise splits them."""
     out: list[tuple[str, str]] = []
     for token in jstext.WS_ONE.split(jstext.trim(text)):
-        word = _EDGE.sub("", token.replace("\u2019", "'")).lower()
+        word = strip_edges(token.replace("\u2019", "'")).lower()
         if word in _NEGATED or (word.endswith("n't") and len(word) > 3):
             out += [("does", ""), (_NEGATED.get(word, word[:-3]), token), ("not", "")]
             continue
