@@ -401,6 +401,16 @@ def _interrupted_run(spec: Path, out: Path, count: int) -> None:
     assert out.with_name(out.name + ".items.jsonl").exists()
 
 
+def _first_run(spec: Path, data: dict[str, Any], out: Path, interrupted: bool) -> Path:
+    """Write the spec as `data` says and run it into `out`: whole, or stopped after 8 items."""
+    spec.write_text(json.dumps(data))
+    if interrupted:
+        _interrupted_run(spec, out, 8)
+    else:
+        run_spec(spec, output=out)
+    return out
+
+
 @pytest.mark.parametrize("to", ["gates", "scorers"])
 @pytest.mark.parametrize("interrupted", [True, False], ids=["from-the-journal", "from-complete-results"])
 def test_a_check_moved_between_gates_and_scorers_is_scored_again_as_its_new_kind(
@@ -414,12 +424,7 @@ def test_a_check_moved_between_gates_and_scorers_is_scored_again_as_its_new_kind
     data["scorers"] = [c for c in data["scorers"] if c.get("id") != "maybe"]
     before, after = (data["scorers"], data["gates"]) if to == "gates" else (data["gates"], data["scorers"])
     before.append(maybe)  # a gate has no threshold
-    spec.write_text(json.dumps(data))
-    out = tmp_path / "out.json"
-    if interrupted:
-        _interrupted_run(spec, out, 8)
-    else:
-        run_spec(spec, output=out)
+    out = _first_run(spec, data, tmp_path / "out.json", interrupted)
     before.remove(maybe)
     after.append({**maybe, "threshold": 0.5} if to == "scorers" else maybe)
     spec.write_text(json.dumps(data))
@@ -469,12 +474,7 @@ def test_a_scorer_added_beside_a_gate_of_its_id_is_scored_on_the_resumed_items(t
     data = json.loads(spec.read_text())
     scorer = data["scorers"].pop()
     assert scorer["type"] == "excludes" and data["gates"][0]["type"] == "excludes"
-    spec.write_text(json.dumps(data))
-    out = tmp_path / "out.json"
-    if interrupted:
-        _interrupted_run(spec, out, 8)
-    else:
-        run_spec(spec, output=out)
+    out = _first_run(spec, data, tmp_path / "out.json", interrupted)
     data["scorers"].append(scorer)
     spec.write_text(json.dumps(data))
     fresh = run_spec(spec).header()

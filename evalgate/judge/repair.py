@@ -125,23 +125,20 @@ def fix_json(text: str) -> str:
         stack.append(swap)
         stack.append(opened)
 
-    def after_object_value(char: str, i: int) -> None:
+    def after_value(char: str, i: int, comma: str, close: str) -> None:
         nonlocal last_valid
         if char == ",":
             stack.pop()
-            stack.append("OBJECT_AFTER_COMMA")
-        elif char == "}":
+            stack.append(comma)
+        elif char == close:
             last_valid = i
             stack.pop()
 
+    def after_object_value(char: str, i: int) -> None:
+        after_value(char, i, "OBJECT_AFTER_COMMA", "}")
+
     def after_array_value(char: str, i: int) -> None:
-        nonlocal last_valid
-        if char == ",":
-            stack.pop()
-            stack.append("ARRAY_AFTER_COMMA")
-        elif char == "]":
-            last_valid = i
-            stack.pop()
+        after_value(char, i, "ARRAY_AFTER_COMMA", "]")
 
     for i, char in enumerate(text):
         state = stack[-1]
@@ -186,12 +183,8 @@ def fix_json(text: str) -> str:
                 last_valid = i
                 value_start(char, i, "ARRAY_AFTER_VALUE")
         elif state == "ARRAY_AFTER_VALUE":
-            if char == ",":
-                stack.pop()
-                stack.append("ARRAY_AFTER_COMMA")
-            elif char == "]":
-                last_valid = i
-                stack.pop()
+            if char in ",]":
+                after_array_value(char, i)
             else:
                 last_valid = i
         elif state == "ARRAY_AFTER_COMMA":
