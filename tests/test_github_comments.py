@@ -13,7 +13,7 @@ from fake_github import BOT, DROP, SPAMMED, FakeGitHub
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalgate.github.comments import CommentError, GitHub, comment_key, graphql_url, marker
+from evalgate.github.comments import CommentError, GitHub, comment_key, graphql_url, link_targets, marker
 from evalgate.net import Exchange, HttpClient, Redactor, RetryPolicy
 
 REPO = "octo/agent"
@@ -556,3 +556,23 @@ def test_comment_command_follows_a_rename_and_exits_1_on_a_refused_redirect(gith
     refused = comment_cli(github, "--body-file", str(body), "--pr", "1")
     assert refused.returncode == 1 and "another origin, http://evil.invalid:1" in refused.stderr
     assert "steal" not in refused.stderr and len(github.comments_on("octo/renamed", 1)) == 1
+
+
+_LINK = r'<([^>]*)>\s*;\s*rel="?([^";,]+)"?'  # the regex link_targets replaced
+
+
+@given(st.lists(st.sampled_from(["<", ">", ";", " ", "rel=", '"', "next", "last", ",", "x",
+                                 "https://api.github.com/repos/o/r/issues/1/comments?page=2"]), max_size=24))
+def test_link_targets_are_what_the_regex_finds(pieces: list[str]) -> None:
+    import re
+
+    header = "".join(pieces)
+    assert link_targets(header) == re.findall(_LINK, header)
+
+
+def test_a_hostile_link_header_is_read_in_linear_time() -> None:
+    """64 KiB of `<` (the most a header line may hold) took the regex minutes; a subprocess with a
+    deadline, so a regression fails instead of hanging."""
+    code = "from evalgate.github.comments import link_targets; link_targets('<' * 65536 + '>' + '<' * 65536)"
+    done = subprocess.run([sys.executable, "-c", code], timeout=20, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -39,7 +39,7 @@ PLAIN_URL = re.compile(r"[!-\[\]-~]{1,2000}")
 SHOWN_ORIGIN = 100
 KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 VIEWER_QUERY = "query { viewer { login __typename } }"
-LINK = re.compile(r'<([^>]*)>\s*;\s*rel="?([^";,]+)"?')
+_REL = re.compile(r'\s*;\s*rel="?([^";,]+)"?')  # what follows a Link target's `<...>`
 
 
 class CommentError(Exception):
@@ -126,10 +126,29 @@ def shown_origin(url: str) -> str:
 def links(response: Exchange) -> dict[str, str]:
     """The `Link` header's targets by rel (`next`, `last`, ...)."""
     found: dict[str, str] = {}
-    for url, rels in LINK.findall(response.headers.get("Link", "")):
+    for url, rels in link_targets(response.headers.get("Link", "")):
         for rel in rels.split():
             found.setdefault(rel, url)
     return found
+
+
+def link_targets(header: str) -> list[tuple[str, str]]:
+    """Each `<url>; rel="..."` of a Link header, as `re.findall(r'<([^>]*)>\\s*;\\s*rel="?([^";,]+)"?')`
+    finds them, in linear time: that regex rescans to the end from every `<` no `>` follows, and a
+    hostile or broken server's 64 KiB header of them took minutes."""
+    out: list[tuple[str, str]] = []
+    start = header.find("<")
+    while start >= 0:
+        end = header.find(">", start + 1)
+        if end < 0:
+            break
+        match = _REL.match(header, end + 1)
+        if match is None:  # every `<` before this `>` ends at it too, and fails alike
+            start = header.find("<", end + 1)
+            continue
+        out.append((header[start + 1 : end], match.group(1)))
+        start = header.find("<", match.end())
+    return out
 
 
 def same_account(author: str | None, login: str, *, bot: bool) -> bool:
