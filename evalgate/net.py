@@ -46,6 +46,7 @@ import os
 import random
 import re
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -782,6 +783,113 @@ class _Exchange:
             raise TimeoutError("the reply's head was still arriving at the deadline") from None
 
 
+class _DnsTimeout(TimeoutError):
+    """A host name not resolved by the exchange's deadline."""
+
+
+class _Lookup:
+    __slots__ = ("addresses", "done", "error")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.addresses: list[Any] = []
+        self.error: OSError | None = None
+
+
+class _Resolver:
+    """Host names resolved within an exchange's deadline.
+
+    getaddrinfo has no timeout: glibc waits resolv.conf's `timeout` x `attempts` per name server, and
+    longer for a stalled NSS module. So it runs in a daemon thread that the exchange stops waiting for
+    at its deadline. Lookups of one name in flight together share that thread: a dead resolver holds
+    one thread per name, however many requests wait on it. Nothing is cached: the next connection
+    asks again, as every resolver user expects (TTLs are the resolver's business)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[str, int, int], _Lookup] = {}
+
+    def resolve(self, host: str, port: int, family: int, deadline: float) -> list[Any]:
+        if _is_ip_literal(host):  # no resolver asked: a literal resolves at once
+            return socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)
+        key = (host, port, family)
+        with self._lock:
+            lookup = self._pending.get(key)
+            if lookup is None:
+                lookup = self._pending[key] = _Lookup()
+                threading.Thread(target=self._lookup, args=(key, lookup), name="evalgate-dns", daemon=True).start()
+        if not lookup.done.wait(max(0.0, deadline - time.monotonic())):
+            raise _DnsTimeout(f"no answer resolving {host}")
+        if lookup.error is not None:  # a fresh exception per waiter: one object raised in many threads tangles
+            raise type(lookup.error)(*lookup.error.args)
+        return lookup.addresses
+
+    def _lookup(self, key: tuple[str, int, int], lookup: _Lookup) -> None:
+        try:
+            lookup.addresses = socket.getaddrinfo(key[0], key[1], key[2], socket.SOCK_STREAM)
+        except OSError as exc:  # socket.gaierror included
+            lookup.error = exc
+        except Exception as exc:  # a bad IDNA label, say: a resolution failure all the same
+            lookup.error = socket.gaierror(socket.EAI_NONAME, f"{type(exc).__name__}: {exc}")
+        finally:
+            with self._lock:
+                self._pending.pop(key, None)
+            lookup.done.set()
+
+
+_RESOLVER = _Resolver()
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.partition("%")[0])  # an IPv6 literal may carry a zone (fe80::1%eth0)
+    except ValueError:
+        return False
+    return True
+
+
+def _connect_within(conn: Any, deadline: float) -> socket.socket:
+    """urllib3's `HTTPConnection._new_conn`, with the name resolved and every address tried within
+    `deadline`: urllib3 resolves without a bound and gives each address the whole connect timeout."""
+    from urllib3.exceptions import ConnectTimeoutError, LocationParseError, NameResolutionError, NewConnectionError
+    from urllib3.util.connection import _set_socket_options, allowed_gai_family
+
+    host = conn._dns_host.strip("[]")
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        raise LocationParseError(f"'{host}', label empty or too long") from None
+    limit = conn.timeout if isinstance(conn.timeout, int | float) else None
+    try:
+        error: OSError | None = None
+        for family, kind, proto, _, address in _RESOLVER.resolve(host, conn.port, allowed_gai_family(), deadline):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the deadline passed while connecting")
+            sock = socket.socket(family, kind, proto)
+            try:
+                _set_socket_options(sock, conn.socket_options)
+                sock.settimeout(left if limit is None else min(limit, left))
+                if conn.source_address:
+                    sock.bind(conn.source_address)
+                sock.connect(address)
+            except OSError as exc:
+                sock.close()
+                error = exc
+                continue
+            sys.audit("http.client.connect", conn, conn.host, conn.port)
+            return sock
+        raise error or OSError("getaddrinfo returned no address")
+    except socket.gaierror as exc:
+        raise NameResolutionError(conn.host, conn, exc) from exc
+    except _DnsTimeout as exc:
+        raise ConnectTimeoutError(conn, f"Resolving {conn.host} timed out") from exc
+    except TimeoutError as exc:
+        raise ConnectTimeoutError(conn, f"Connection to {conn.host} timed out") from exc
+    except OSError as exc:
+        raise NewConnectionError(conn, f"Failed to establish a new connection: {exc}") from exc
+
+
 @functools.cache
 def _pool_classes() -> dict[str, Any]:
     """urllib3's pools, their connections reporting each exchange's socket to the watchdog."""
@@ -794,7 +902,9 @@ def _pool_classes() -> dict[str, Any]:
         _watch_sock: socket.socket | None = None
 
         def _new_conn(self) -> socket.socket:
-            sock = super()._new_conn()  # type: ignore[misc]
+            # Resolve and connect within the exchange's deadline: the watchdog holds no socket before.
+            exchange = getattr(_WATCHDOG.local, "exchange", None)
+            sock = super()._new_conn() if exchange is None else _connect_within(self, exchange.deadline)  # type: ignore[misc]
             self._watch_sock = sock.dup()
             _WATCHDOG.attach(self._watch_sock)
             return sock
@@ -1187,6 +1297,8 @@ class HttpClient:
             return f"the proxy {proxy} failed: {_exception_summary(cause or exc)}"
         if isinstance(exc, u3.NameResolutionError):
             return f"cannot resolve the host name {host}"
+        if isinstance(exc.__cause__, _DnsTimeout):
+            return f"timed out resolving the host name {host} after {timeout_s:g}s (the DNS resolver did not answer)"
         if isinstance(exc, u3.NewConnectionError):
             if isinstance(exc.__cause__ or exc.__context__, ConnectionRefusedError) or "refused" in str(exc):
                 return f"connection refused at {where}"
