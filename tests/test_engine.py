@@ -264,3 +264,36 @@ def test_python_scorer_in_a_spec(tmp_path: Any) -> None:
     assert result.verdict == "passed"
     assert result.summary["not_scorable"] == {"python:grounded": 1}
     assert [i.reasons.get("python:grounded") for i in result.items] == ["matches", "differs", "no ground truth"]
+
+
+def test_a_python_scorer_hung_on_every_item_stops_being_called(tmp_path: Any) -> None:
+    # Each overrunning call keeps a thread; after MAX_OVERRUNNING of them the rest are refused at
+    # once instead of costing a thread and a timeout each.
+    import sys
+
+    from evalgate.api import run_spec
+    from evalgate.overruns import MAX_OVERRUNNING
+
+    (tmp_path / "hung_scorer_engine.py").write_text(
+        "import threading\n"
+        "release = threading.Event()\n"
+        "calls = []\n"
+        "def stuck(run):\n"
+        "    calls.append(run.text)\n"
+        "    release.wait(30)\n"
+        "    return 1.0\n"
+    )
+    items = "".join(f"  - {{id: q{i}, input: a, output: It is sunny}}\n" for i in range(MAX_OVERRUNNING + 4))
+    (tmp_path / "evalgate.yaml").write_text(
+        f"version: 1\nconcurrency: 1\ndata:\n{items}scorers:\n"
+        "  - {type: python, function: hung_scorer_engine:stuck, timeout_s: 0.05}\n"
+    )
+    try:
+        result = run_spec(tmp_path / "evalgate.yaml", keep_items=True)
+        errors = [i.scorer_errors["python:stuck"] for i in result.items]
+        assert errors[:MAX_OVERRUNNING] == ["ScorerTimeout: the scorer ran over 0.05s"] * MAX_OVERRUNNING
+        assert all(e.startswith(f"ScorerTimeout: not called: {MAX_OVERRUNNING} earlier calls") for e in
+                   errors[MAX_OVERRUNNING:]), errors[MAX_OVERRUNNING:]
+        assert len(sys.modules["hung_scorer_engine"].calls) == MAX_OVERRUNNING
+    finally:
+        sys.modules["hung_scorer_engine"].release.set()

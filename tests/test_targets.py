@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 
+import pytest
 from conftest import dedent
 
+from evalgate import checks, overruns, run_evals
 from evalgate.api import run_spec
+from evalgate.overruns import MAX_OVERRUNNING
+from evalgate.targets.python import PythonTarget
 
 DATA = """\
 data:
@@ -300,3 +305,66 @@ def test_python_sync_timeout_errors_the_item(tmp_path: Path) -> None:
     assert result.items[0].error is None
     assert result.items[1].error == "timed out after 0.5s"
     assert result.verdict == "passed"
+
+
+def test_a_python_function_hung_on_every_item_stops_being_called_until_one_returns() -> None:
+    # Python cannot stop a thread: each timed-out call keeps one. A function hung for good used to get
+    # a thread per item and take items x timeout_s to fail; now the 33rd item is refused at once.
+    release = threading.Event()
+    calls: list[str] = []
+
+    def answer(question: str) -> dict:
+        calls.append(question)
+        if question.startswith("hang"):
+            release.wait(30)
+        return {"text": "Brooklyn", "tool_calls": [{"name": "get_weather"}]}
+
+    target = PythonTarget(answer, timeout_s=0.05)
+    hung = [{"id": f"h{i}", "input": f"hang {i}"} for i in range(MAX_OVERRUNNING + 8)]
+    try:
+        result = run_evals(data=hung, target=target, gates=[checks.called_tool("get_weather")],
+                           concurrency=1, max_errors=100)
+        errors = [item.error for item in sorted(result.items, key=lambda i: i.index)]
+        assert errors[:MAX_OVERRUNNING] == ["timed out after 0.05s"] * MAX_OVERRUNNING
+        assert all(e.startswith(f"not called: {MAX_OVERRUNNING} earlier calls are still running past timeout_s")
+                   for e in errors[MAX_OVERRUNNING:]), errors[MAX_OVERRUNNING:]
+        assert len(calls) == MAX_OVERRUNNING  # the refused items never reached the function
+        assert sum(t.name == "evalgate-call" for t in threading.enumerate()) >= MAX_OVERRUNNING
+    finally:
+        release.set()
+    deadline = time.monotonic() + 10
+    while target.overruns.count and time.monotonic() < deadline:  # the hung calls return, one by one
+        time.sleep(0.01)
+    assert target.overruns.count == 0
+    after = run_evals(data=[{"id": "ok", "input": "weather"}], target=target,
+                      gates=[checks.called_tool("get_weather")])
+    assert after.items[0].error is None and after.verdict == "passed"
+
+
+def test_async_functions_that_stall_their_event_loop_count_as_hung_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Blocking code in a coroutine stalls the shared loop: each stall leaves a loop thread behind and
+    # the next call gets a fresh loop. Those count against the same limit (3 here, to keep it quick).
+    monkeypatch.setattr(overruns, "MAX_OVERRUNNING", 3)
+    release = threading.Event()
+
+    async def answer(question: str) -> dict:
+        if question.startswith("hang"):
+            release.wait(30)  # blocks the loop's thread, not just this coroutine
+        return {"text": "Brooklyn", "tool_calls": [{"name": "get_weather"}]}
+
+    target = PythonTarget(answer, timeout_s=0.05)
+    try:
+        result = run_evals(data=[{"id": f"h{i}", "input": f"hang {i}"} for i in range(5)], target=target,
+                           gates=[checks.called_tool("get_weather")], concurrency=1, max_errors=100)
+        errors = [item.error for item in sorted(result.items, key=lambda i: i.index)]
+        assert errors[:3] == ["timed out after 0.05s"] * 3
+        assert all(e.startswith("not called: 3 earlier calls") for e in errors[3:]), errors
+    finally:
+        release.set()
+    deadline = time.monotonic() + 10
+    while target.overruns.count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert target.overruns.count == 0
+    after = run_evals(data=[{"id": "ok", "input": "weather"}], target=target,
+                      gates=[checks.called_tool("get_weather")])
+    assert after.items[0].error is None

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import inspect
-import threading
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import Field
 
+from evalgate.overruns import Overran, Overruns, StillRunning
 from evalgate.scorers.base import Scorer
 from evalgate.scorers.registry import BuildContext, scorer_type
 from evalgate.user_code import import_callable
@@ -51,28 +51,23 @@ class ScorerTimeout(Exception):
 
 def _bounded(fn: Callable[..., Any], timeout_s: float) -> Callable[..., Any]:
     """fn(item, run) on a helper thread, waited for at most `timeout_s`; sys.exit and the like become errors."""
+    overruns = Overruns()
+
+    def guarded(item: Any, run: Any) -> Any:
+        try:
+            return fn(item, run)
+        except Exception:
+            raise
+        except BaseException as exc:  # the scorer's own sys.exit: an ordinary error of this result
+            raise RuntimeError(f"the scorer raised {type(exc).__name__}: {exc}") from None
 
     def call(item: Any, run: Any) -> Any:
-        box: dict[str, Any] = {}
-        done = threading.Event()
-
-        def work() -> None:
-            try:
-                box["value"] = fn(item, run)
-            except BaseException as exc:  # re-raised below as an ordinary error
-                box["error"] = exc
-            finally:
-                done.set()
-
-        threading.Thread(target=work, name="evalgate-scorer", daemon=True).start()
-        if not done.wait(timeout_s):
-            raise ScorerTimeout(f"the scorer ran over {timeout_s:g}s")
-        error = box.get("error")
-        if error is not None:
-            if isinstance(error, Exception):
-                raise error
-            raise RuntimeError(f"the scorer raised {type(error).__name__}: {error}")
-        return box["value"]
+        try:
+            return overruns.call(guarded, (item, run), timeout_s, "evalgate-scorer")
+        except Overran:
+            raise ScorerTimeout(f"the scorer ran over {timeout_s:g}s") from None
+        except StillRunning as exc:
+            raise ScorerTimeout(str(exc)) from None
 
     return call
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from evalgate import isolation
 from evalgate.cases import Case
+from evalgate.overruns import Overran, Overruns, StillRunning
 from evalgate.runs import Run, RunFormatError, run_from_value
 from evalgate.runs.replies import checked_measures
 from evalgate.targets.base import History, TargetError
@@ -26,6 +27,7 @@ class PythonTarget:
         self.arity = _positional_arity(fn)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_lock = threading.Lock()
+        self.overruns = Overruns()  # calls and event loops still running past timeout_s
 
     def _call_args(self, case: Case, turn: int, history: History) -> list[Any]:
         args: list[Any] = [case.item.turn_inputs()[turn]]
@@ -68,26 +70,22 @@ class PythonTarget:
         return self._in_thread(args)
 
     def _in_thread(self, args: list[Any]) -> Any:
-        box: dict[str, Any] = {}
-        done = threading.Event()
-
-        def call() -> None:
-            try:
-                box["value"] = self.fn(*args)
-            except BaseException as exc:  # re-raised in the calling worker below
-                box["error"] = exc
-            finally:
-                done.set()
-
-        threading.Thread(target=call, name="evalgate-call", daemon=True).start()
-        if not done.wait(self.timeout_s):
-            raise TargetError(f"timed out after {self.timeout_s:g}s")
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
+        try:
+            return self.overruns.call(self.fn, tuple(args), self.timeout_s, "evalgate-call")  # type: ignore[arg-type]
+        except Overran:
+            raise TargetError(f"timed out after {self.timeout_s:g}s") from None
+        except StillRunning as exc:
+            raise TargetError(str(exc)) from None
 
     def _await(self, awaitable: Any) -> Any:
         # One event loop on its own thread serves every worker, so async agents share clients.
+        if self.timeout_s is not None and self.overruns.count:
+            try:
+                self.overruns.refuse_when_hung(self.timeout_s)
+            except StillRunning as exc:
+                if inspect.iscoroutine(awaitable):
+                    awaitable.close()  # never run: no "never awaited" warning
+                raise TargetError(str(exc)) from None
         with self._loop_lock:
             if self._loop is None:
                 self._loop = asyncio.new_event_loop()
@@ -102,6 +100,8 @@ class PythonTarget:
                 with self._loop_lock:
                     if self._loop is loop:
                         self._loop = None
+                        self.overruns.hold()  # until the loop runs again
+                        loop.call_soon_threadsafe(self.overruns.release)
             raise TargetError(f"timed out after {self.timeout_s:g}s") from None
         except _Escaped as escaped:
             raise TargetError(_describe(escaped.inner)) from None
