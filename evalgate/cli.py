@@ -516,7 +516,7 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
         sys.exit(1)
     finally:
         http.close()
-    click.echo(f"comment {done.action}: {done.url}")
+    click.echo(f"comment {done}")
 
 
 def _comment_from_results(path: Path, key: str | None) -> tuple[str, str]:

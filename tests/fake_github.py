@@ -9,6 +9,7 @@
 - `GET /repos/{o}/{r}/issues/{n}/comments`: `per_page` (default 30, max 100) and `page`, with
   `Link` headers (first/prev/next/last) on absolute URLs, oldest first.
 - `POST .../issues/{n}/comments` 201, `PATCH /repos/{o}/{r}/issues/comments/{id}` 200,
+  `DELETE /repos/{o}/{r}/issues/comments/{id}` 204 with no body (the author's own comments only),
   `GET /repos/{o}/{r}/pulls/{n}`; 404 for unknown repos, issues, comments; 401 without a token;
   403 "Resource not accessible by integration" for read-only tokens; 422 for a body over 65,536
   characters; every answer carries `x-ratelimit-*` headers.
@@ -30,6 +31,8 @@
   chain differs); to another server's origin, to itself (a loop), or with hostile text.
 - `link_template` and `max_per_page` vary what GitHub fixes: how `Link` URLs are spelt (order of
   the query, relative, another host name) and the largest page.
+- `together_next(method, path_regex, parties)`: that many matching requests are held until all have
+  arrived, then answered: two jobs that list a PR's comments at the same moment both see none.
 A `prefix` serves it under a path like GitHub Enterprise Server's `/api/v3`.
 """
 
@@ -76,6 +79,7 @@ class Fault:
     times: int
     raw: str | None = None  # a non-JSON body (an HTML error page from a proxy)
     landed: bool = False  # carried out, then answered with this fault
+    effect: Any = None  # done as the fault is answered (what made it true: a comment deleted meanwhile)
 
 
 @dataclass
@@ -119,6 +123,7 @@ class State:
     repository_ids: dict[int, str] = field(default_factory=dict)  # id -> the current full name
     redirects: list[Redirect] = field(default_factory=list)
     hops: int = 0
+    barriers: list[list[Any]] = field(default_factory=list)  # [method, path, barrier, arrivals left]
 
 
 class FakeGitHub:
@@ -185,10 +190,11 @@ class FakeGitHub:
             return self._create(repo, number, login, body)
 
     def fail_next(self, method: str, path_regex: str, status: int, *, headers: dict[str, str] | None = None,
-                  message: str = "", times: int = 1, raw: str | None = None, landed: bool = False) -> None:
+                  message: str = "", times: int = 1, raw: str | None = None, landed: bool = False,
+                  effect: Any = None) -> None:
         body = {"message": message, "documentation_url": "https://docs.github.com/rest"}
         self.state.faults.append(Fault(method, re.compile(path_regex), status, headers or {}, body, times, raw,
-                                       landed))
+                                       landed, effect))
 
     def rename(self, old: str, new: str, repo_id: int = 4242) -> None:
         """`old` is renamed `new`: everything moves, the old name redirects to `/repositories/{repo_id}`."""
@@ -210,6 +216,20 @@ class FakeGitHub:
 
     def redirect_next(self, method: str, path_regex: str, status: int, location: str, *, times: int = 1) -> None:
         self.state.redirects.append(Redirect(method, re.compile(path_regex), status, location, times))
+
+    def together_next(self, method: str, path_regex: str, parties: int) -> None:
+        self.state.barriers.append([method, re.compile(path_regex), threading.Barrier(parties, timeout=10), parties])
+
+    def _meet(self, method: str, path: str) -> None:
+        """Hold a request at its barrier (outside the lock) until the others arrive."""
+        with self.lock:
+            found = next((b for b in self.state.barriers if b[0] == method and b[1].search(path)), None)
+            if found is not None:
+                found[3] -= 1  # arrivals left to hold
+                if not found[3]:
+                    self.state.barriers.remove(found)
+        if found is not None:
+            found[2].wait()
 
     def comments_on(self, repo: str, number: int) -> list[dict[str, Any]]:
         return [c for c in self.state.comments.values() if c["_issue"] == (repo, number)]
@@ -253,6 +273,11 @@ class FakeGitHub:
 
             def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
                 raw = isinstance(body, RawBody)
+                if body is None:  # 204 No Content
+                    self.send_response(status)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 if isinstance(body, BytesBody):
                     data, kind = body.data, body.content_type
                 else:
@@ -279,6 +304,7 @@ class FakeGitHub:
                 except ValueError:
                     body = None
                 auth = self.headers.get("Authorization", "")
+                fake._meet(method, path)
                 with fake.lock:
                     logged = path[len(fake.prefix):] if path.startswith(fake.prefix + "/") else path
                     fake.state.log.append(Request(method, logged, query, auth, body))
@@ -330,6 +356,8 @@ class FakeGitHub:
                 fault.times -= 1
                 if fault.landed:
                     self._route(method, path, query, auth, body)
+                if fault.effect is not None:
+                    fault.effect()
                 return fault.status, (RawBody(fault.raw) if fault.raw is not None else fault.body), fault.headers
         return self._route(method, path, query, auth, body)
 
@@ -374,12 +402,17 @@ class FakeGitHub:
             if method == "POST":
                 return self._write(token, body, lambda text: self._create(repo, number, token.login, text), 201)
         match = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)", path)
-        if match and method == "PATCH":
+        if match and method in ("PATCH", "DELETE"):
             comment = self.state.comments.get(int(match.group(2)))
             if comment is None or comment["_issue"][0] != match.group(1):
                 return 404, {"message": "Not Found"}, {}
             if comment["user"]["login"] != token.login:
                 return 403, {"message": NOT_ACCESSIBLE}, {}
+            if method == "DELETE":
+                if token.read_only:
+                    return 403, {"message": NOT_ACCESSIBLE}, {}
+                del self.state.comments[comment["id"]]
+                return 204, None, {}
             return self._write(token, body, lambda text: self._update(comment, text), 200)
         if "/actions/" in path and method == "GET":
             if not token.actions_read:

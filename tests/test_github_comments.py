@@ -307,11 +307,13 @@ def test_follows_every_spelling_of_the_next_link(github: FakeGitHub, template: s
 
 
 def test_a_comment_deleted_meanwhile_is_created_again(github: FakeGitHub) -> None:
-    github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
-    github.fail_next("PATCH", r"/issues/comments/\d+$", 404, message="Not Found")
+    old = github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    # someone deletes it between our listing and our PATCH
+    github.fail_next("PATCH", r"/issues/comments/\d+$", 404, message="Not Found",
+                     effect=lambda: github.state.comments.pop(old["id"]))
     done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
     assert done.action == "created" and done.url.endswith("#issuecomment-1001")
-    assert [r.method for r in github.requests()][-2:] == ["PATCH", "POST"]
+    assert [r.method for r in github.requests()][-3:] == ["PATCH", "POST", "GET"]
 
 
 def test_any_validation_failure_counts_as_too_long() -> None:
@@ -363,7 +365,7 @@ def test_the_comment_goes_through_the_jobs_proxy(github: FakeGitHub) -> None:
         http.close()
     assert done.action == "created" and len(github.comments_on(REPO, 1)) == 1
     methods = [method for method, _, _ in proxy.seen]
-    assert methods == ["POST", "GET", "POST"]  # GraphQL viewer, the listing, the comment
+    assert methods == ["POST", "GET", "POST", "GET"]  # GraphQL viewer, the listing, the comment, a racing job's?
     assert all(target.startswith(github.url) for _, target, _ in proxy.seen)
 
 
@@ -576,3 +578,42 @@ def test_a_hostile_link_header_is_read_in_linear_time() -> None:
     code = "from evalgate.github.comments import link_targets; link_targets('<' * 65536 + '>' + '<' * 65536)"
     done = subprocess.run([sys.executable, "-c", code], timeout=20, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_two_jobs_that_list_at_once_leave_one_comment(github: FakeGitHub) -> None:
+    # Two pushes (or a re-run) on one PR: both jobs list before either posts, find nothing, and both
+    # post. Each then lists again; both keep the oldest, so one comment is left, with a job's body.
+    from concurrent.futures import ThreadPoolExecutor
+
+    github.together_next("GET", r"/issues/1/comments$", parties=2)
+    bodies = [marker("k") + "\nfrom job A", marker("k") + "\nfrom job B"]
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda body: client(github).upsert(REPO, 1, body, "k"), bodies))
+    [left] = github.comments_on(REPO, 1)
+    assert left["body"] in bodies
+    assert [d.url for d in done] == [left["html_url"]] * 2
+    posts = [r for r in github.requests("POST") if r.path.endswith("/comments")]
+    assert len(posts) == 2  # the race did happen: both posted
+    assert len(github.requests("DELETE")) >= 1 and sum(d.removed for d in done) >= 1
+
+
+def test_duplicates_from_an_earlier_race_are_deleted_on_the_next_update(github: FakeGitHub) -> None:
+    oldest = github.add_comment(REPO, 1, BOT, marker("k") + "\nfirst")
+    github.add_comment(REPO, 1, "reviewer", "looks good")
+    github.add_comment(REPO, 1, BOT, marker("k") + "\nsecond")
+    github.add_comment(REPO, 1, BOT, marker("k") + "\nthird")
+    github.add_comment(REPO, 1, "mallory", marker("k") + "\nnot ours")
+    done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.action == "updated" and done.url == oldest["html_url"] and done.removed == 2
+    assert str(done) == f"updated: {oldest['html_url']} (2 duplicates deleted)"
+    assert [c["body"] for c in github.comments_on(REPO, 1)] == [marker("k") + "\nnew", "looks good",
+                                                                 marker("k") + "\nnot ours"]
+
+
+def test_a_refused_delete_leaves_the_duplicate_and_still_updates(github: FakeGitHub) -> None:
+    oldest = github.add_comment(REPO, 1, BOT, marker("k") + "\nfirst")
+    github.add_comment(REPO, 1, BOT, marker("k") + "\nsecond")
+    github.fail_next("DELETE", r"/issues/comments/\d+$", 403, message="Resource not accessible by integration")
+    done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.action == "updated" and done.url == oldest["html_url"] and done.removed == 0
+    assert [c["body"] for c in github.comments_on(REPO, 1)] == [marker("k") + "\nnew", marker("k") + "\nsecond"]

@@ -16,7 +16,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
@@ -31,7 +31,7 @@ MAX_TOTAL_WAIT_S = 120.0
 SECONDARY_WAIT_S = 60.0  # GitHub: after a secondary rate limit without retry-after, wait at least a minute
 TIMEOUT_S = 30.0
 RETRY_STATUSES = {500, 502, 503, 504}
-IDEMPOTENT = {"GET", "PATCH"}
+IDEMPOTENT = {"GET", "PATCH", "DELETE"}
 MAX_REDIRECTS = 5  # GitHub redirects once (a renamed repository); more is a loop or a misbehaving proxy
 REDIRECTS = {301, 302, 303, 307, 308}
 # A Location we follow: printable ASCII, no space, no backslash (URL parsers disagree on `\`).
@@ -96,6 +96,12 @@ def marker_in(body: str) -> str | None:
 class Upserted:
     url: str
     action: str  # "created" or "updated"
+    id: Any = None  # the comment's id, as GitHub gave it
+    removed: int = 0  # duplicates of it deleted on the way
+
+    def __str__(self) -> str:
+        deleted = f" ({self.removed} duplicate{'s' if self.removed != 1 else ''} deleted)" if self.removed else ""
+        return f"{self.action}: {self.url}{deleted}"
 
 
 def _message(response: Exchange) -> str:
@@ -384,46 +390,98 @@ class GitHub:
             url = self._next_url(response)
             params = None  # the next link carries its own query
 
-    def find(self, repo: str, number: int, login: str | Identity, key: str) -> dict[str, Any] | None:
-        """Our comment: written by `login`, with the exact marker as a line of its own (look-alikes and
-        quotes inside a line ignored; CRLF, as a body saved from the web UI comes back, accepted)."""
+    def find_all(self, repo: str, number: int, login: str | Identity, key: str) -> list[dict[str, Any]]:
+        """Our comments, oldest first: written by `login`, with the exact marker as a line of its own
+        (look-alikes and quotes inside a line ignored; CRLF, as a body saved from the web UI comes back,
+        accepted). More than one only after two jobs raced to create it."""
         who = login if isinstance(login, Identity) else Identity(login, bot=login.endswith("[bot]"))
         wanted = marker(key)
+        found = []
         for comment in self.comments(repo, number):
             user = comment.get("user") or {}
             body = comment.get("body") or ""
             if (same_account(user.get("login"), who.login, bot=who.bot and user.get("type") == "Bot")
                     and wanted in body and any(line.strip() == wanted for line in body.splitlines())):
-                return comment
-        return None
+                found.append(comment)
+        return found
+
+    def find(self, repo: str, number: int, login: str | Identity, key: str) -> dict[str, Any] | None:
+        """Our comment (the oldest, should there be more), or None."""
+        found = self.find_all(repo, number, login, key)
+        return found[0] if found else None
 
     def upsert(self, repo: str, number: int, body: str, key: str) -> Upserted:
         """PATCH our comment when there is one, POST a new one otherwise. A POST that got no answer or
-        a 5xx may have landed: the marker is looked for again before posting a second time."""
+        a 5xx may have landed: the marker is looked for again before posting a second time.
+
+        Never two comments: jobs that list at the same moment (two pushes, a re-run) both find none
+        and both post, so after a POST the comments are listed again and the oldest of ours is kept,
+        the later ones deleted (every job agrees which is oldest); duplicates left by earlier races
+        are deleted when the comment is next updated."""
         who = self.identity()
-        found = self.find(repo, number, who, key)
-        if found is not None:
+        mine = self.find_all(repo, number, who, key)
+        if mine:
             try:
-                response = self.request("PATCH", f"/repos/{repo}/issues/comments/{found['id']}", json={"body": body})
-                return _upserted(response, "updated")
+                done = self._patch(repo, mine[0], body)
+                return replace(done, removed=self._delete(repo, [c.get("id") for c in mine[1:]]))
             except CommentError as exc:
                 if exc.status != 404:  # deleted since we listed: create it again
                     raise
         path = f"/repos/{repo}/issues/{number}/comments"
         try:
-            return _upserted(self.request("POST", path, json={"body": body}), "created")
+            created = _upserted(self.request("POST", path, json={"body": body}), "created")
         except CommentError as exc:
             if exc.status != 0 and exc.status not in RETRY_STATUSES:
                 raise
             landed = self.find(repo, number, who, key)
             if landed is not None:
-                return Upserted(url=str(landed.get("html_url", "")), action="created")
+                return Upserted(url=str(landed.get("html_url", "")), action="created", id=landed.get("id"))
             wait = self._budget(2.0)
             if wait is None:
                 raise
             self.waited += wait
             self.sleep(wait)
-        return _upserted(self.request("POST", path, json={"body": body}), "created")
+            created = _upserted(self.request("POST", path, json={"body": body}), "created")
+        return self._settle(repo, number, who, key, body, created)
+
+    def _settle(self, repo: str, number: int, who: Identity, key: str, body: str, created: Upserted) -> Upserted:
+        """After a POST: when another job posted too, keep the oldest of ours (with this body, the
+        latest) and delete the rest. The comment is posted either way: a failure here only leaves a
+        duplicate for the next update to delete."""
+        try:
+            mine = self.find_all(repo, number, who, key)
+            if not mine or (len(mine) == 1 and mine[0].get("id") == created.id):
+                return created
+            keeper, others = mine[0], [c.get("id") for c in mine[1:]]
+            if keeper.get("id") == created.id:
+                return replace(created, removed=self._delete(repo, others))
+            done = self._patch(repo, keeper, body)
+        except CommentError:
+            return created
+        return replace(done, removed=self._delete(repo, [*dict.fromkeys([*others, created.id])]))
+
+    def _patch(self, repo: str, comment: dict[str, Any], body: str) -> Upserted:
+        comment_id = comment.get("id")
+        if not isinstance(comment_id, int) or isinstance(comment_id, bool):  # never put into a URL
+            raise CommentError(0, "the comment listing gave our comment no numeric id")
+        response = self.request("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": body})
+        return _upserted(response, "updated")
+
+    def _delete(self, repo: str, ids: list[Any]) -> int:
+        """Delete these comments of ours; how many went. Gone already is fine; any other refusal
+        stops the clean-up (the comment itself is written), never the step."""
+        removed = 0
+        for comment_id in ids:
+            if not isinstance(comment_id, int) or isinstance(comment_id, bool):
+                continue  # not an id GitHub gives: never put into a URL
+            try:
+                self.request("DELETE", f"/repos/{repo}/issues/comments/{comment_id}")
+            except CommentError as exc:
+                if exc.status == 404:
+                    continue
+                break
+            removed += 1
+        return removed
 
     def pull_head_sha(self, repo: str, number: int) -> str:
         data = self.request("GET", f"/repos/{repo}/pulls/{number}").json()
@@ -432,7 +490,9 @@ class GitHub:
 
 def _upserted(response: Exchange, action: str) -> Upserted:
     data = response.json()
-    return Upserted(url=str(data.get("html_url", "")) if isinstance(data, dict) else "", action=action)
+    if not isinstance(data, dict):
+        return Upserted(url="", action=action)
+    return Upserted(url=str(data.get("html_url", "")), action=action, id=data.get("id"))
 
 
 def _no_url(message: str, url: str) -> str:

@@ -217,7 +217,7 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
             done = client.upsert(settings.repository, number, comment_body(settings, results, key,
                                                                           RETRY_COMMENT_LIMIT), key)
         outputs["comment-url"] = done.url
-        print(f"evalgate: PR comment {done.action}: {done.url}")
+        print(f"evalgate: PR comment {done}")
     except CommentError as exc:
         log.annotate("warning", comment_warning(exc, outputs["comment-file"]), title="evalgate: no PR comment")
     except Exception as exc:  # e.g. an HTML page instead of JSON: a comment never changes the exit code
