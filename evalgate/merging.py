@@ -98,6 +98,38 @@ def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+class _BadRecord(Exception):
+    """An item record whose field is not what a run writes (the field's name, as the message)."""
+
+
+def _check_record(record: dict[str, Any], run_key: str = "output") -> None:
+    """The fields the merge reads of an item (or, with `run_key="run"`, a trial): their types as a run
+    writes them, so an edited or hostile shard is refused by name, never an internal error."""
+    error = record.get("error")
+    if error is not None and error.__class__ is not str:
+        raise _BadRecord("error")
+    for key in ("scorer_errors", "judge_cost_usd", "gates", "scores", "reasons", "not_scorable"):
+        value = record.get(key)
+        if value is not None and value.__class__ is not dict:
+            raise _BadRecord(key)
+    errors = record.get("scorer_errors")
+    if errors and not all(message.__class__ is str for message in errors.values()):
+        raise _BadRecord("scorer_errors")
+    run = record.get(run_key)
+    if run is not None and (run.__class__ is not dict or not (run.get("cost_usd") is None
+                                                            or isinstance(run["cost_usd"], int | float))):
+        raise _BadRecord(run_key)
+    turns = record.get("turns")
+    if turns is not None and (turns.__class__ is not list or not all(t.__class__ is dict for t in turns)):
+        raise _BadRecord("turns")
+    trials = record.get("trials")
+    if trials is not None:
+        if trials.__class__ is not list or not all(t.__class__ is dict for t in trials):
+            raise _BadRecord("trials")
+        for trial in trials:
+            _check_record(trial, "run")
+
+
 def _counters(value: Any, depth: int = 0) -> bool:
     """Numbers (or null, or flags), in mappings at most three deep: what the summary's counters hold."""
     if isinstance(value, dict):
@@ -468,7 +500,9 @@ class _Spend:
         self.errored = 0
 
     def take(self, index: int, item_id: str, record: dict[str, Any]) -> bool:
-        """Count the item's spend and, when it errored, show it; True when it errored."""
+        """Count the item's spend and, when it errored, show it; True when it errored.
+        _BadRecord (before anything is counted) when a field it reads is not what a run writes."""
+        _check_record(record)
         trials = record.get("trials")
         for part in trials if isinstance(trials, list) else (record,):  # with repeats: every trial's spend
             judge_cost = part.get("judge_cost_usd")
@@ -597,7 +631,12 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
             except (AttributeError, TypeError, KeyError, ValueError):
                 raise MergeError(f"{name}: item {item_id!r} does not fit the shards' entries (edited, or another "
                                  "evalgate version?); run the shard again") from None
-            aggregator.add_item(spend.take(index, item_id, record), 0, item_id)
+            try:
+                errored = spend.take(index, item_id, record)
+            except _BadRecord as bad:
+                raise MergeError(f"{name}: item {item_id!r} has a `{bad}` that is not what evalgate writes (edited, "
+                                 "or another evalgate version?); run the shard again") from None
+            aggregator.add_item(errored, 0, item_id)
             if out is not None:
                 if count:
                     out.write(b",\n")
@@ -719,7 +758,10 @@ def _add_columns(columns: list[_Columns], aggregator: Aggregator, spend: _Spend)
         record = _loads(columns[n].lines[p])
         if not isinstance(record, dict):
             raise _ReadItems
-        spend.take(index, ids[starts[n] + p], record)
+        try:
+            spend.take(index, ids[starts[n] + p], record)
+        except _BadRecord:
+            raise _ReadItems from None  # reading item by item names the file and the item
     aggregator.add_items(total, spend.errored)
     lines = [line for part in columns for line in part.lines]
     return [lines[k] for k in order]

@@ -269,12 +269,19 @@ def test_edited_or_broken_shard_files_are_refused_by_name(shards: list[Path], tm
         "turns.json": good.replace('"turns":[', '"turns":[7, ', 1),
         "summary.json": json.dumps({**json.loads(good), "summary": [1]}, indent=1),
         "threshold.json": good.replace('"kind": "scorer", "threshold": 0.5', '"kind": "scorer", "threshold": "x"', 1),
+        # an item's own fields, of types no run writes (these once ended in an internal error)
+        "error.json": good.replace('"error":null', '"error":["x"]', 1),
+        "output.json": good.replace('"output":{', '"output":7,"was":{', 1),
+        "scorer-errors.json": good.replace('"error":null', '"error":null,"scorer_errors":{"k":1.5}', 1),
     }
     for name, text in cases.items():
         path = tmp_path / name
         path.write_text(text)
         with pytest.raises(MergeError, match=rf"{name}: "):
             merge([shards[0], path, shards[2]])
+    for name, field in (("error.json", "error"), ("output.json", "output"), ("scorer-errors.json", "scorer_errors")):
+        with pytest.raises(MergeError, match=rf"{name}: item '\w+' has a `{field}` that is not what evalgate writes"):
+            merge([shards[0], tmp_path / name, shards[2]])
     # the same items, pretty-printed: read whole, merged the same
     pretty = tmp_path / "pretty.json"
     pretty.write_text(json.dumps(json.loads(good), indent=2))
