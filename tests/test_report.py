@@ -81,6 +81,19 @@ def test_untrusted_text_is_escaped_everywhere() -> None:
             assert line.count(" | ") == line.replace("\\|", "").count(" | ")
 
 
+def test_an_output_of_types_no_run_writes_is_shown_not_a_crash() -> None:
+    # A results file may come from a fork's job (the workflow_run pattern renders it in a trusted one):
+    # an output whose text is no string, or whose tool calls are no list, is shown as text.
+    odd = [item(0, 0.0, 0.0), item(1, 0.0, 0.0), item(2, 0.0, 0.0)]
+    odd[0]["output"] = {"text": {"a": 1}, "tool_calls": [{"name": "get_weather"}]}
+    odd[1]["output"] = {"text": True, "tool_calls": 7}
+    odd[2]["output"] = {"text": None, "tool_calls": "get_weather"}
+    text = render(results(odd))
+    gate_block = text.split("<details>")[1]
+    outputs = re.findall(r"Output:\n\n<pre>(.*?)</pre>", gate_block, re.S)
+    assert outputs == ["{'a': 1}\n[tool calls: get_weather]", "True", ""]
+
+
 def test_what_github_renders_of_hostile_ids_and_names_is_text_not_markup() -> None:
     """Rendered by a CommonMark parser, as GitHub renders the comment: `<code>` is raw HTML, and
     Markdown inside it still makes links, images and emphasis unless its punctuation is inert."""

@@ -301,9 +301,10 @@ def responsible(results: Results, entry: Row) -> list[tuple[ItemRecord, float, s
 def output_text(output: Any) -> str:
     if not isinstance(output, dict):
         return "" if output is None else str(output)
-    text = output.get("text") or ""
-    calls = output.get("tool_calls") or []
-    names = [str(c.get("name", "?")) for c in calls if isinstance(c, dict)]
+    text = output.get("text")  # untrusted: a results file may come from a fork's job
+    text = text if isinstance(text, str) else "" if text is None else str(text)
+    calls = output.get("tool_calls")
+    names = [str(c.get("name", "?")) for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
     if names:
         text += ("\n" if text else "") + "[tool calls: " + ", ".join(names) + "]"
     return text
