@@ -28,7 +28,7 @@ from evalgate.budget import CostTotals, spend
 from evalgate.errors import display_path, not_a_file
 from evalgate.replay import Column, Replay, decode
 from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, replaceable_file
-from evalgate.shards import entry_from_record
+from evalgate.shards import MAX_SHARDS, entry_from_record
 from evalgate.verdict import Aggregator, Entry
 
 ITEMS_MARK = b', "items": ['
@@ -37,6 +37,7 @@ ITEMS_END = b"]}\n"
 COLUMNS_MAX_BYTES = 256 * 2**20  # held about twice: the files and their lines
 WRITE_LINES = 4096
 KEEP_ERRORED = 20
+SHOWN_MISSING = 10  # shards named in a refusal: N may be up to MAX_SHARDS
 MAX_WARNINGS = 50  # a run warns of a handful of things: a longer list is a broken or forged header
 NAN = float("nan")
 _ABSENT = object()
@@ -237,7 +238,7 @@ def _well_formed(shard: dict[str, Any]) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
 
     entries = shard["entries"]
-    return (whole(shard["count"]) and whole(shard["index"]) and 1 <= shard["index"] <= shard["count"]
+    return (whole(shard["count"]) and whole(shard["index"]) and 1 <= shard["index"] <= shard["count"] <= MAX_SHARDS
             and isinstance(entries, list) and whole(shard.get("turn_count", 0))
             and all(isinstance(e, dict) and isinstance(e.get("id"), str) and e.get("kind") in ("gate", "scorer")
                     and (e.get("turn") is None or whole(e["turn"])) and _bound(e.get("threshold"))
@@ -279,10 +280,13 @@ def check_shards(files: list[ShardFile]) -> None:
             raise MergeError(f"{file.name}: shard {index}/{count} again (also {seen[index].name}); "
                              "pass each shard's results once")
         seen[index] = file
-    missing = [str(i) for i in range(1, count + 1) if i not in seen]
+    missing = [i for i in range(1, count + 1) if i not in seen]  # count <= MAX_SHARDS (_well_formed)
     if missing:
-        raise MergeError(f"shard {', '.join(m + '/' + str(count) for m in missing)} missing: got "
-                         + ", ".join(f"{f.name} ({f.shard['index']}/{count})" for f in files))
+        named = ", ".join(f"{i}/{count}" for i in missing[:SHOWN_MISSING])
+        more = f" and {len(missing) - SHOWN_MISSING} more" if len(missing) > SHOWN_MISSING else ""
+        raise MergeError(f"shard {named}{more} missing: got "
+                         + ", ".join(f"{f.name} ({f.shard['index']}/{count})" for f in files[:SHOWN_MISSING])
+                         + (f" and {len(files) - SHOWN_MISSING} more files" if len(files) > SHOWN_MISSING else ""))
 
 
 def _repeats(file: ShardFile) -> Any:

@@ -178,6 +178,33 @@ def test_a_missing_shard_is_refused(shards: list[Path]) -> None:
         merge([shards[0], shards[2]])
 
 
+def test_a_shard_count_no_run_writes_is_refused_at_once(shards: list[Path], tmp_path: Path) -> None:
+    # Every file says it is one of 10**12 shards: listing the missing ones took for ever (and all
+    # memory). A count over --shard's limit is now a malformed shard record, named at once.
+    edited = []
+    for path in shards:
+        forged = tmp_path / f"forged-{path.name}"
+        forged.write_text(path.read_text().replace('"count": 3', '"count": 1000000000000', 1))
+        edited.append(forged)
+    done = run_cli("merge", *edited, cwd=tmp_path, timeout=60)
+    assert done.code == 2 and "Traceback" not in done.stderr
+    assert "forged-shard-1.json: its `shard` record is malformed" in done.stderr
+
+
+def test_many_missing_shards_are_named_ten_at_a_time(shards: list[Path], tmp_path: Path) -> None:
+    edited = []
+    for path in shards:  # shards 1-3 of 1024: the largest count --shard allows
+        forged = tmp_path / f"of-1024-{path.name}"
+        forged.write_text(path.read_text().replace('"count": 3', '"count": 1024', 1))
+        edited.append(forged)
+    with pytest.raises(MergeError) as caught:
+        merge(edited)
+    message = str(caught.value)
+    assert message.startswith("shard 4/1024, 5/1024, 6/1024, 7/1024, 8/1024, 9/1024, 10/1024, 11/1024, 12/1024, "
+                              "13/1024 and 1011 more missing: got ")
+    assert len(message) < 500
+
+
 def test_a_repeated_shard_is_refused(shards: list[Path], tmp_path: Path) -> None:
     copy = tmp_path / "copy-of-2.json"
     shutil.copy(shards[1], copy)
