@@ -196,6 +196,7 @@ def read_shard(path: Path) -> ShardFile:
     try:
         with path.open("rb") as handle:
             first = handle.readline()
+            size = os.fstat(handle.fileno()).st_size
         mark = first.find(ITEMS_MARK)
         head: Any = None
         lines_from: int | None = None
@@ -220,7 +221,9 @@ def read_shard(path: Path) -> ShardFile:
     shard = head.get("shard")
     if not isinstance(shard, dict) or not {"index", "count", "spec_sha256", "data_sha256", "entries"} <= shard.keys():
         raise MergeError(f"{name}: not a shard's results; write each with `evalgate run SPEC --shard I/N --output ...`")
-    if not _well_formed(shard):
+    # every turn is in some item's record, a byte at least: a larger turn_count is forged (and would
+    # have the verdict list that many turns)
+    if not _well_formed(shard) or shard.get("turn_count", 0) > size:
         raise MergeError(f"{name}: its `shard` record is malformed (edited?); run the shard again")
     if not isinstance(head.get("summary") or {}, dict):
         raise MergeError(f"{name}: its `summary` is not a mapping (edited?); run the shard again")

@@ -189,6 +189,11 @@ def test_a_shard_count_no_run_writes_is_refused_at_once(shards: list[Path], tmp_
     done = run_cli("merge", *edited, cwd=tmp_path, timeout=60)
     assert done.code == 2 and "Traceback" not in done.stderr
     assert "forged-shard-1.json: its `shard` record is malformed" in done.stderr
+    # the same with 10**12 turns, which the verdict would list one by one
+    turns = tmp_path / "turns-of-shard-2.json"
+    turns.write_text(shards[1].read_text().replace('"turn_count": 3', '"turn_count": 1000000000000', 1))
+    done = run_cli("merge", shards[0], turns, shards[2], cwd=tmp_path, timeout=60)
+    assert done.code == 2 and "turns-of-shard-2.json: its `shard` record is malformed" in done.stderr
 
 
 def test_many_missing_shards_are_named_ten_at_a_time(shards: list[Path], tmp_path: Path) -> None:
