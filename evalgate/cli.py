@@ -449,7 +449,9 @@ def report(results_file: Path, fmt: str, run_url: str) -> None:
               help="Post this body (the Action's comment-file output); @mentions in it are broken.")
 @click.option("--pr", "pr_number", required=True, type=click.IntRange(min=1), help="The pull request number.")
 @click.option("--repo", envvar="GITHUB_REPOSITORY", required=True, help="owner/name (default: $GITHUB_REPOSITORY).")
-@click.option("--key", default=None, help="The sticky comment's key (default: the body's marker, else `default`).")
+@click.option("--key", default=None,
+              help="The sticky comment's key (default: the results' name with --results; the body's marker, "
+                   "else `default`, with --body-file).")
 @click.option("--head-sha", default=None, help="Refuse unless the PR's head is this commit (workflow_run safety).")
 @click.option("--token-env", default="GITHUB_TOKEN", show_default=True, help="The variable holding the token.")
 @click.option("--author", default="", help="The login the token writes as (default: asked of GitHub's GraphQL viewer).")

@@ -18,13 +18,18 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT_S = 120
 
 
-def launch_subprocess(files: RunnerFiles, env: Callable[..., dict[str, str]], api_url: str) -> tuple[int, str]:
+def runner_environment(files: RunnerFiles, env: Callable[..., dict[str, str]], api_url: str) -> dict[str, str]:
     environment = env(workspace=str(files.workspace), output=str(files.output), summary=str(files.summary),
                       event_path=str(files.event), api_url=api_url)
     environment["PATH"] = os.environ.get("PATH", "")
     environment["HOME"] = str(files.root)
-    proc = subprocess.run([sys.executable, str(REPO_ROOT / "entrypoint.py")], cwd=files.workspace, env=environment,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
+    return environment
+
+
+def launch_subprocess(files: RunnerFiles, env: Callable[..., dict[str, str]], api_url: str) -> tuple[int, str]:
+    proc = subprocess.run([sys.executable, str(REPO_ROOT / "entrypoint.py")], cwd=files.workspace,
+                          env=runner_environment(files, env, api_url), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
     return proc.returncode, proc.stdout
 
 
@@ -435,3 +440,47 @@ def test_a_redirect_loop_is_a_warning_and_the_verdict_keeps_the_exit_code(action
     assert "HTTP 302" in warning.data and "redirect loop" in warning.data
     assert run.outputs["verdict"] == "failed" and run.outputs["comment-url"] == ""
     assert github.comments_on(scenarios.REPO, scenarios.PR) == []
+
+
+def test_a_cancelled_job_exits_143_with_what_finished_written(tmp_path: Path, github: FakeGitHub) -> None:
+    # A cancelled job's step gets SIGTERM: the Action writes the finished items and exits 128 + 15,
+    # as the CLI does (it used to say 130, Ctrl-C's code, whatever the signal).
+    import signal
+    import time
+
+    marker = tmp_path / "agent-is-hanging"
+
+    def launch_and_cancel(files: RunnerFiles, env: Callable[..., dict[str, str]]) -> tuple[int, str]:
+        proc = subprocess.Popen([sys.executable, str(REPO_ROOT / "entrypoint.py")], cwd=files.workspace,
+                                env=runner_environment(files, env, github.url), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + TIMEOUT_S
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=TIMEOUT_S)
+        return proc.returncode, out
+
+    action = scenarios.Action(launch_and_cancel, tmp_path, github)
+    folder = action.root / "ws"
+    scenarios.write_project(folder, "passed")
+    agent = folder / "agent.py"
+    agent.write_text(
+        "import json, pathlib, sys, time\n"
+        "item = json.load(sys.stdin)\n"
+        "if item['id'] == 'slow':\n"
+        f"    pathlib.Path({str(marker)!r}).touch()\n"
+        "    time.sleep(60)\n"
+        "print(json.dumps({'text': 'Sunny in Brooklyn', 'tool_calls': [{'name': 'get_weather'}]}))\n"
+    )
+    spec = (folder / "evalgate.yaml").read_text().replace(
+        "  type: recorded\n", f"  type: command\n  run: {json.dumps([sys.executable, str(agent)])}\n")
+    (folder / "evalgate.yaml").write_text(spec + "concurrency: 1\n")
+    (folder / "cases.jsonl").write_text("".join(json.dumps({"id": i, "input": f"weather {i}"}) + "\n"
+                                                for i in ("first", "slow", "never")))
+    run = action.run()
+    assert run.code == 143, run.log
+    assert "evalgate was cancelled" in run.log
+    results = json.loads((folder / "evalgate-results.json").read_text())
+    assert results["summary"]["interrupted"] is True
+    assert [i["id"] for i in results["items"]] == ["first"]

@@ -456,7 +456,7 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
     except KeyboardInterrupt:
         log.annotate("error", "evalgate was cancelled; finished items are in the results file",
                      title="evalgate: cancelled")
-        code = 130
+        code = isolation.interrupt_exit_code()  # 130 for SIGINT, 143 for SIGTERM, as the CLI exits
     except OSError as exc:  # a file evalgate must write or read (results-path, the runner's disk): not a bug
         where = settings.relative(Path(os.fsdecode(exc.filename))) if exc.filename else "a file"
         what = f"{exc.strerror or exc}: {where}"
