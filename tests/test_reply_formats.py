@@ -209,6 +209,26 @@ def test_mastra_reply_reads_the_error_its_tool_calls_hide() -> None:
     assert run.usage == {"prompt_tokens": 30, "completion_tokens": 14, "total_tokens": 44}
 
 
+def test_a_mastra_reply_of_odd_call_lists_is_a_format_error_or_keyed_as_javascript_does() -> None:
+    # Found by fuzzing replies: `toolCalls` that is no list, or a toolCallId that is an object, ended
+    # in a TypeError instead of saying what is wrong with the reply.
+    mapping = ReplyMapping(ResponseMapping(format="mastra"))
+    for key in ("toolCalls", "toolResults"):
+        with pytest.raises(TargetError, match=f"`{key}` must be a list, got a number"):
+            mapping.run({"text": "hi", key: 4.5})
+
+    def call(call_id: Any) -> dict[str, Any]:
+        return {"payload": {"toolCallId": call_id, "toolName": "get_weather", "args": {}}}
+
+    def result(call_id: Any) -> dict[str, Any]:
+        return {"payload": {"toolCallId": call_id, "toolName": "get_weather", "result": {"temp": 1}}}
+
+    reply = {"text": "hi", "toolCalls": [call({"id": 1}), call(True), call(1)],
+             "toolResults": [result({"id": 1}), result(1)]}
+    # an object id is only itself (two parsed objects never ===), and true is not 1
+    assert [c.status for c in read_reply("mastra", reply).tool_calls] == ["pending", "pending", "ok"]
+
+
 def test_usage_counts_that_are_not_counts_are_left_out() -> None:
     # NaN (json reads it), Infinity (1e999), negatives and strings: none may reach a budget's sum.
     bad = json.loads('{"inputTokens": NaN, "outputTokens": -7, "totalTokens": 1e999, "promptTokens": "9", '
@@ -233,6 +253,12 @@ def test_a_reply_in_another_shape_says_what_is_missing(fmt: str, body: Any) -> N
 
 
 # ---- the mapping around a format ----
+
+
+def test_an_openai_shaped_call_whose_function_is_no_object_is_named() -> None:
+    mapping = ReplyMapping(ResponseMapping())
+    with pytest.raises(TargetError, match=r"a tool call's `function` must be an object, got 5"):
+        mapping.run({"text": "hi", "tool_calls": [{"id": "c1", "function": 5}]})
 
 
 def test_jmespath_fields_override_one_part_of_a_format() -> None:

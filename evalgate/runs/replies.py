@@ -31,7 +31,7 @@ from evalgate.runs.messages import (
     run_from_messages,
     run_from_openai_messages,
 )
-from evalgate.runs.model import Run, RunFormatError, ToolCall
+from evalgate.runs.model import Run, RunFormatError, ToolCall, name_key
 
 FORMATS = ("mastra", "openai", "ai-sdk", "messages")
 
@@ -318,18 +318,24 @@ def _from_call_lists(body: Mapping[str, Any]) -> list[ToolCall]:
             return {}
         return raw["payload"] if isinstance(raw.get("payload"), Mapping) else raw
 
+    lists = {}
+    for key in ("toolResults", "toolCalls"):
+        value = body.get(key) or []
+        if not isinstance(value, list):
+            raise RunFormatError(f"`{key}` must be a list, got {_kind(value)}")
+        lists[key] = value
     results = {}
-    for raw in body.get("toolResults") or []:
+    for raw in lists["toolResults"]:
         entry = fields(raw)
         if entry.get("toolCallId") is not None:
-            results[entry["toolCallId"]] = entry
+            results[name_key(entry["toolCallId"])] = entry  # ids compared as JavaScript compares them
     calls = []
-    for raw in body.get("toolCalls") or []:
+    for raw in lists["toolCalls"]:
         entry = fields(raw)
         if not isinstance(entry.get("toolName"), str):
             continue
         args = _args(entry)
-        found = results.get(entry.get("toolCallId"))
+        found = results.get(name_key(entry.get("toolCallId")))
         if found is None:
             calls.append(ToolCall(entry["toolName"], args, status="pending"))
         elif found.get("isError") is True or found.get("type") == "tool-error" or "error" in found:
@@ -527,6 +533,10 @@ def _kind(value: Any) -> str:
         return "a string"
     if value is None:
         return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
     return type(value).__name__
 
 

@@ -281,7 +281,9 @@ class ReplyMapping:
                 if name not in self.call_fields and name in raw:
                     call[name] = raw[name]
         elif "function" in raw and "name" not in raw:  # an OpenAI-shaped call
-            function = raw.get("function") or {}
+            function = raw.get("function")
+            if not isinstance(function, Mapping):
+                raise TargetError(f"a tool call's `function` must be an object, got {_snippet(json.dumps(function))}")
             call = {"name": function.get("name"), "args": parse_arguments(function.get("arguments"))}
         else:
             call = {k: raw[k] for k in ("name", "args", "result", "error", "status") if k in raw}
