@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +108,72 @@ def test_what_github_renders_of_hostile_ids_and_names_is_text_not_markup() -> No
     for made in ('<a href="https://evil', "<img", "<strong>bold", "<em>it", "<s>s", "<del>s", "<b>x",
                  "<strong>demo"):
         assert made not in html_out, made
-    assert "[click here](https://evil.example/phish)" in html_out.replace("&#91;", "[").replace("&#93;", "]")
+    shown = html_out.replace("&#91;", "[").replace("&#93;", "]").replace("\u200b", "")  # zero-width: as read
+    assert "[click here](https://evil.example/phish)" in shown
     assert html_out.count("<code>") == html_out.count("</code>")  # no id unmade its closing tag
+
+
+LINKS = ("see https://evil.example/phish, WWW.evil.example, _www.evil.example/x, ftp://evil.example, "
+         "GH-12, gh-7 and https://github.com/o/r/issues/3")
+
+
+class _Rendered(HTMLParser):
+    """GitHub's HTML of a report: its links, and the text its reference filters read (outside `<pre>`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.text: list[str] = []
+        self.pre = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.pre += tag == "pre"
+        if tag in ("a", "img"):
+            self.links.append(dict(attrs).get("href") or dict(attrs).get("src") or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.pre -= tag == "pre"
+
+    def handle_data(self, data: str) -> None:
+        if not self.pre:
+            self.text.append(data)
+
+
+def _github_html(markdown: str) -> _Rendered:
+    """The report as GitHub renders it: cmark-gfm with GitHub's extensions (autolinks, tables), raw HTML kept."""
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+
+    parsed = _Rendered()
+    parsed.feed(cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE))
+    return parsed
+
+
+def test_urls_and_issue_references_in_untrusted_text_are_no_links_on_github() -> None:
+    # A model's output or a data set could plant a phishing link in the PR comment, or note a
+    # mention on some other repository's issue. Rendered by GitHub's own Markdown library.
+    failed = item(1, 0.0, 0.0, text=LINKS, reasons={"called_tool:t": LINKS}) | {"id": LINKS}
+    errored = item(2, 1.0, 1.0, error=LINKS) | {"id": "e " + LINKS}
+    summary = {"total_items": 2, "errored_items": 1, "duration_s": 1.0, "failure_reason": "errors",
+               "top_error": {"message": LINKS, "count": 1},
+               "judge": {"model": LINKS, "calls": 1, "prompts": {LINKS: LINKS}}}
+    text = render(results([failed, errored], name=LINKS, summary=summary),
+                  ReportContext(run_url="https://github.com/o/r/actions/runs/9"))
+    assert text.count("evil.example") >= 8  # every slot shows the text
+    rendered = _github_html(text)
+    assert rendered.links == ["https://github.com/o/r/actions/runs/9"]  # evalgate's own link, nothing else
+    shown = "".join(rendered.text)
+    assert not re.search(r"(?i)://|(?<![a-z0-9])www\.|(?<![a-z0-9])gh-\d", shown), shown
+    assert "https:\u200b//evil.example/phish" in shown  # the text is still there, unlinked
+
+
+def test_a_run_url_that_is_no_plain_web_address_is_no_link() -> None:
+    good = render(results([item(0, 1.0, 1.0)]), ReportContext(run_url="https://ghe.corp.example:8443/o/r/actions/runs/9"))
+    assert "[workflow run](https://ghe.corp.example:8443/o/r/actions/runs/9)" in good
+    for bad in ("javascript:alert(1)", "https://x.example/a) [phish](https://evil.example", "https://x.example/a b",
+                "https://x.example/<img>"):
+        text = render(results([item(0, 1.0, 1.0)]), ReportContext(run_url=bad))
+        assert _github_html(text).links == [] and bad not in text, bad
 
 
 def test_a_secret_is_redacted_before_a_cell_or_an_excerpt_cuts_it() -> None:

@@ -40,6 +40,12 @@ CODE_PUNCT = re.compile(r"[\\`*\[\]!~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 COMMAND_START = re.compile(r"((?:^|\n)[ \t]*)::")
 MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
 REFERENCE = re.compile(r"(?<!&)#(?=\d)")  # not the &#8203; we add
+# What GitHub turns into a link in text (not in a `<pre>` block): `scheme://`, `www.`, and `GH-123`,
+# an issue reference that also notes the mention on that issue. A zero-width space after `:`, `www`
+# or `GH` unmakes each and renders the same.
+# evalgate's own link (the workflow run): a plain web address, else it is left out.
+WEB_ADDRESS = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%/+-]*)?")
+LINK_START = re.compile(r"(:)(?=//)|(?<![A-Za-z0-9])(www)(?=\.)|(?<![A-Za-z0-9])(gh)(?=-\d)", re.IGNORECASE)
 
 
 def utf8_size(text: str) -> int:
@@ -55,6 +61,11 @@ def _no_pings(text: str) -> str:
 
 
 no_pings = _no_pings  # for a body evalgate did not render (`evalgate comment --body-file`)
+
+
+def _no_links(text: str) -> str:
+    """Untrusted text in a line or `<code>` shows a URL as text: no phishing link in a PR comment."""
+    return LINK_START.sub(lambda m: m.group() + ZWSP, text)
 
 
 def _no_commands(text: str) -> str:
@@ -76,16 +87,16 @@ def _inert(text: str) -> str:
 
 
 def cell(text: Any, limit: int = CELL_CHARS) -> str:
-    """Untrusted text in a table cell or a line: one line, no HTML, no Markdown, no pings."""
+    """Untrusted text in a table cell or a line: one line, no HTML, no Markdown, no pings, no links."""
     flat = " ".join(str(text).split())
     escaped = html.escape(_bounded(flat, limit), quote=False)
-    return _no_pings(MARKDOWN_PUNCT.sub(r"\\\1", escaped))
+    return _no_links(_no_pings(MARKDOWN_PUNCT.sub(r"\\\1", escaped)))
 
 
 def code(text: Any, limit: int = CELL_CHARS, *, table: bool = True) -> str:
-    """An id as `<code>`: HTML-escaped; pipes escaped for table cells."""
+    """An id as `<code>`: HTML-escaped, no pings, no links; pipes escaped for table cells."""
     escaped = _inert(html.escape(_bounded(" ".join(str(text).split()), limit), quote=False))
-    escaped = _no_commands(_no_pings(escaped))
+    escaped = _no_commands(_no_links(_no_pings(escaped)))
     if table:
         escaped = escaped.replace("|", "\\|")
     return f"<code>{escaped}</code>"
@@ -536,9 +547,10 @@ def cost_note(cost: Any, top: Sequence[tuple[str, float]] = (), shown: int = 5) 
 
 
 def footer(results: Results, ctx: ReportContext, truncated: bool) -> str:
+    run_url = ctx.run_url if WEB_ADDRESS.fullmatch(ctx.run_url) else ""  # `--run-url` or the runner's env
     parts = []
-    if ctx.run_url:
-        parts.append(f"[workflow run]({ctx.run_url})")
+    if run_url:
+        parts.append(f"[workflow run]({run_url})")
     version = getattr(results, "evalgate_version", None)
     if version:
         parts.append(f"evalgate {cell(version, 40)}")
@@ -553,7 +565,7 @@ def footer(results: Results, ctx: ReportContext, truncated: bool) -> str:
         parts.append(cost)
     text = f"<sub>{' · '.join(parts)}</sub>" if parts else ""
     if truncated:
-        where = f"the [job summary]({ctx.run_url})" if ctx.run_url else "the job summary"
+        where = f"the [job summary]({run_url})" if run_url else "the job summary"
         text = f"*Shortened to fit: the full report is in {where} and the results file.*\n\n" + text
     return text
 
