@@ -7,6 +7,7 @@ many compared entries do not multiply false alarms, and a real drop is found.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -39,6 +40,35 @@ def test_t_cdf_matches_scipy(t: float, df: int) -> None:
 def test_mcnemar_matches_scipy_exact_binomial(regressed: int, improved: int) -> None:
     expected = sp.binomtest(min(regressed, improved), regressed + improved, 0.5).pvalue
     assert stats.mcnemar_p(regressed, improved) == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize(("regressed", "improved"), [
+    (5_000, 5_001), (4_900, 5_200), (6_000, 5_000), (1, 10_001), (20_000, 20_500), (50_000, 49_000)])
+def test_mcnemar_on_many_discordant_pairs_matches_scipy(regressed: int, improved: int) -> None:
+    # past the integer arithmetic's range: Loader's saddle point and a short sum, still to ~1e-12
+    expected = sp.binomtest(min(regressed, improved), regressed + improved, 0.5).pvalue
+    assert stats.mcnemar_p(regressed, improved) == pytest.approx(expected, rel=1e-11, abs=1e-300)
+
+
+@pytest.mark.parametrize(("k", "n"), [(3_000, 10_001), (5_000, 10_001), (7_000, 10_001), (12_345, 25_000),
+                                      (0, 50_000), (49_999, 50_000)])
+def test_binomial_cdf_in_both_tails_matches_scipy(k: int, n: int) -> None:
+    assert stats.binomial_cdf_half(k, n) == pytest.approx(sp.binom.cdf(k, n, 0.5), rel=1e-11, abs=1e-300)
+
+
+def test_mcnemar_on_millions_of_pairs_is_quick_and_exact() -> None:
+    """A baseline's results file may hold millions of items: the exact integer sum took O(k·n) bit
+    operations (about 100 s at 10**6 pairs, hours at 4·10**6). A subprocess with a deadline, so a
+    regression fails instead of hanging."""
+    import subprocess
+    import sys
+
+    pairs = [(2_000_000, 2_001_000), (500_000, 501_500), (10_000_000, 10_010_000), (10**9, 10**9 + 30_000)]
+    code = f"from evalgate.stats import mcnemar_p; print([mcnemar_p(b, c) for b, c in {pairs!r}])"
+    done = subprocess.run([sys.executable, "-c", code], text=True, timeout=60, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    expected = [sp.binomtest(min(b, c), b + c, 0.5).pvalue for b, c in pairs]
+    assert json.loads(done.stdout) == pytest.approx(expected, rel=1e-11)
 
 
 def test_mcnemar_without_discordant_pairs_is_one() -> None:
