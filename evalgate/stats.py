@@ -281,9 +281,11 @@ class Moments:
             self.shift = values[0] if math.isfinite(values[0]) else 0.0
             self.started = True
         shifted = list(map(sub, values, repeat(self.shift)))
+        unrepeated = self.n == self.items  # every count so far 1: `cross` got the very additions `sum` got
         self.sum = reduce(add, shifted, self.sum)
         self.square = reduce(add, map(mul, shifted, shifted), self.square)
-        self.cross = reduce(add, shifted, self.cross)  # shifted * count, count being 1
+        # shifted * count, count being 1
+        self.cross = self.sum if unrepeated else reduce(add, shifted, self.cross)
         ones = values.count(1.0)
         self.items_all += ones
         self.items_any += sum(map(_POSITIVE, values))
