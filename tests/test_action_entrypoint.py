@@ -484,3 +484,33 @@ def test_a_cancelled_job_exits_143_with_what_finished_written(tmp_path: Path, gi
     results = json.loads((folder / "evalgate-results.json").read_text())
     assert results["summary"]["interrupted"] is True
     assert [i["id"] for i in results["items"]] == ["first"]
+
+
+# ---- the runner's variables at odd places ----
+
+
+def with_variables(tmp_path: Path, github: FakeGitHub, variables: Callable[[RunnerFiles], dict[str, str]]
+                   ) -> scenarios.Action:
+    """The Action as the runner runs it, with some of the runner's variables replaced."""
+    def launch(files: RunnerFiles, env: Callable[..., dict[str, str]]) -> tuple[int, str]:
+        def changed(**paths: str) -> dict[str, str]:
+            return {**env(**paths), **variables(files)}
+        return launch_subprocess(files, changed, github.url)
+
+    return scenarios.Action(launch, tmp_path, github)
+
+
+@pytest.mark.parametrize("bad_input", [{}, {"fail-on": "sometimes"}])
+def test_a_github_output_that_cannot_be_written_is_an_error_naming_it(tmp_path: Path, github: FakeGitHub,
+                                                                      bad_input: dict[str, str]) -> None:
+    # GITHUB_OUTPUT a directory (or a full disk) used to end in a traceback and exit 1, a passing
+    # verdict's outputs lost without a word about where.
+    action = with_variables(tmp_path, github, lambda files: {"GITHUB_OUTPUT": str(files.file_commands)})
+    scenarios.write_project(action.root / "ws", "passed")
+    run = action.run(bad_input)
+    assert run.code == 2, run.log
+    assert "Traceback" not in run.log
+    errors = [c for c in run.commands if c.name == "error"]
+    assert "GITHUB_OUTPUT" in errors[-1].data and "is a directory" in errors[-1].data.lower()
+    assert errors[-1].properties["title"] == "evalgate: file error"
+    assert len(errors) == (2 if bad_input else 1)

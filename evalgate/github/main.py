@@ -445,7 +445,7 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
     except SettingsError as exc:
         log.annotate("error", str(exc), title="evalgate: bad input")
         outputs["passed"] = "false"
-        write_outputs(env.get("GITHUB_OUTPUT", ""), outputs)
+        publish_outputs(env.get("GITHUB_OUTPUT", ""), outputs, log)
         return EXIT_USAGE
     redaction.register([settings.token])
     if env_is_process:
@@ -476,8 +476,22 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
     finally:
         if code != 0 and not outputs["passed"]:
             outputs["passed"] = "false"  # a spec error or crash fails the step too
-        write_outputs(settings.output_file, outputs)
+        if not publish_outputs(settings.output_file, outputs, log) and code == 0:
+            code = EXIT_USAGE  # later steps would read no outputs: the step must not pass
     return code
+
+
+def publish_outputs(path: str, outputs: dict[str, str], log: Log) -> bool:
+    """Write the outputs to GITHUB_OUTPUT; False, with an ::error naming it, when the runner's file
+    cannot take them (a directory, a full disk): a traceback would say neither what nor where."""
+    try:
+        write_outputs(path, outputs)
+    except OSError as exc:
+        log.annotate("error", f"the step outputs could not be written to GITHUB_OUTPUT ({path}): "
+                     f"{exc.strerror or exc}; it must name a writable file (the runner sets it)",
+                     title="evalgate: file error")
+        return False
+    return True
 
 
 def hide_token() -> None:
