@@ -312,7 +312,7 @@ def test_a_results_path_that_cannot_be_written_is_a_file_error_not_a_bug(action:
     assert run.code == 2, run.log
     [error] = [c for c in run.commands if c.name == "error"]
     assert "could not write or read a file" in error.data and "is a directory" in error.data
-    assert "outdir" in error.data and "bug" not in error.data
+    assert "outdir (input `results-path`)" in error.data and "bug" not in error.data
 
 
 def test_the_runs_own_warnings_are_annotated(action: scenarios.Action) -> None:
@@ -514,3 +514,17 @@ def test_a_github_output_that_cannot_be_written_is_an_error_naming_it(tmp_path: 
     assert "GITHUB_OUTPUT" in errors[-1].data and "is a directory" in errors[-1].data.lower()
     assert errors[-1].properties["title"] == "evalgate: file error"
     assert len(errors) == (2 if bad_input else 1)
+
+
+def test_a_job_summary_that_cannot_be_written_fails_the_step_and_the_passed_output(tmp_path: Path,
+                                                                                   github: FakeGitHub) -> None:
+    # GITHUB_STEP_SUMMARY a directory: the step exited 2 but `passed` said true (the verdict's, set
+    # before the summary failed), and the error named only the path, not the variable.
+    action = with_variables(tmp_path, github, lambda files: {"GITHUB_STEP_SUMMARY": str(files.workflow)})
+    scenarios.write_project(action.root / "ws", "passed")
+    run = action.run()
+    assert run.code == 2, run.log
+    outputs = scenarios.assert_outputs_complete(run)
+    assert outputs["verdict"] == "passed" and outputs["passed"] == "false"
+    [error] = [c for c in run.commands if c.name == "error"]
+    assert "GITHUB_STEP_SUMMARY" in error.data and "bug" not in error.data

@@ -458,8 +458,7 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
                      title="evalgate: cancelled")
         code = isolation.interrupt_exit_code()  # 130 for SIGINT, 143 for SIGTERM, as the CLI exits
     except OSError as exc:  # a file evalgate must write or read (results-path, the runner's disk): not a bug
-        where = settings.relative(Path(os.fsdecode(exc.filename))) if exc.filename else "a file"
-        what = f"{exc.strerror or exc}: {where}"
+        what = f"{exc.strerror or exc}: {file_named(settings, exc.filename)}"
         log.annotate("error", f"evalgate could not write or read a file: {what}", title="evalgate: file error")
         code = EXIT_USAGE
         if not outputs["verdict"]:
@@ -474,11 +473,23 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
             failure_summary(settings, f"evalgate failed: {what}; no results were published. This is a bug in "
                             "evalgate: please report it.")
     finally:
-        if code != 0 and not outputs["passed"]:
-            outputs["passed"] = "false"  # a spec error or crash fails the step too
+        if code != 0:  # the step fails, whatever the verdict said: a file error or crash after it too
+            outputs["passed"] = "false"
         if not publish_outputs(settings.output_file, outputs, log) and code == 0:
             code = EXIT_USAGE  # later steps would read no outputs: the step must not pass
     return code
+
+
+def file_named(settings: Settings, filename: object) -> str:
+    """The file an OSError is about, with what chose it: a path alone (`/dev/full`) does not say
+    which input or runner variable to change."""
+    if not filename:
+        return "a file"
+    name = os.fsdecode(filename)  # type: ignore[arg-type]
+    where = settings.relative(Path(name))
+    chosen_by = {settings.summary_file: "GITHUB_STEP_SUMMARY", settings.output_file: "GITHUB_OUTPUT",
+                 str(settings.results_file): "input `results-path`"}.get(name)
+    return f"{where} ({chosen_by})" if chosen_by else where
 
 
 def publish_outputs(path: str, outputs: dict[str, str], log: Log) -> bool:
