@@ -528,3 +528,19 @@ def test_a_job_summary_that_cannot_be_written_fails_the_step_and_the_passed_outp
     assert outputs["verdict"] == "passed" and outputs["passed"] == "false"
     [error] = [c for c in run.commands if c.name == "error"]
     assert "GITHUB_STEP_SUMMARY" in error.data and "bug" not in error.data
+
+
+def test_an_event_whose_pull_request_is_a_list_still_comments_on_its_number(tmp_path: Path,
+                                                                           github: FakeGitHub) -> None:
+    # A hand-made event with `"pull_request": [7]` made the comment step crash: exit 3, "a bug in
+    # evalgate", instead of the verdict's exit code and the comment on the event's `number`.
+    def odd_event(files: RunnerFiles) -> dict[str, str]:
+        files.event.write_text(json.dumps({"number": 7, "pull_request": [7]}))
+        return {}
+
+    action = with_variables(tmp_path, github, odd_event)
+    scenarios.write_project(action.root / "ws", "failed")
+    run = action.run({"baseline": "auto"})
+    assert run.code == 1, run.log
+    assert scenarios.assert_outputs_complete(run)["verdict"] == "failed"
+    assert "internal error" not in run.log and len(github.comments_on(scenarios.REPO, scenarios.PR)) == 1

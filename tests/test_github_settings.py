@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,16 @@ def test_a_shard_writes_its_results_under_its_own_default_name(tmp_path: Path) -
     given = Settings.from_env(env(tmp_path, shard="3/4", **{"results-path": "shards/s3.json"}))
     assert given.results_file == tmp_path.resolve() / "shards" / "s3.json"
     assert Settings.from_env(env(tmp_path)).results_file.name == "evalgate-results.json"
+
+
+@pytest.mark.parametrize("pull_request", ["7", [7], 7, True, {"number": True, "base": "main"},
+                                          {"number": "7", "base": ["main"]}])
+def test_an_event_whose_pull_request_is_not_an_object_has_no_number_and_no_base(tmp_path: Path,
+                                                                                pull_request: object) -> None:
+    # `"pull_request": "7"` raised AttributeError (exit 3, "a bug in evalgate") at the comment step;
+    # `"number": true` was taken as pull request #1.
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"number": True, "pull_request": pull_request}))
+    settings = Settings.from_env({**env(tmp_path), "GITHUB_EVENT_PATH": str(event),
+                                  "GITHUB_EVENT_NAME": "pull_request"})
+    assert settings.pr_number is None and settings.base_ref == ""

@@ -218,17 +218,24 @@ class Settings:
         return FAIL_ON[self.fail_on]
 
     @property
+    def pull_request(self) -> dict[str, Any]:
+        """The event's `pull_request` object; {} when it is missing or not an object (a hand-made event)."""
+        pull = self.event.get("pull_request")
+        return pull if isinstance(pull, dict) else {}
+
+    @property
     def pr_number(self) -> int | None:
         """The pull request a comment goes to; None on push and other events."""
         if self.event_name not in COMMENT_EVENTS:
             return None
-        number = (self.event.get("pull_request") or {}).get("number") or self.event.get("number")
-        return number if isinstance(number, int) and number > 0 else None
+        number = self.pull_request.get("number") or self.event.get("number")
+        # JSON `true` is an int to Python: it must not become pull request #1
+        return number if isinstance(number, int) and not isinstance(number, bool) and number > 0 else None
 
     @property
     def base_ref(self) -> str:
         """The pull request's base branch; empty on other events."""
-        base = (self.event.get("pull_request") or {}).get("base") or {}
+        base = self.pull_request.get("base")
         ref = base.get("ref") if isinstance(base, dict) else None
         return ref if isinstance(ref, str) else ""
 
