@@ -26,10 +26,11 @@ def runner_environment(files: RunnerFiles, env: Callable[..., dict[str, str]], a
     return environment
 
 
-def launch_subprocess(files: RunnerFiles, env: Callable[..., dict[str, str]], api_url: str) -> tuple[int, str]:
+def launch_subprocess(files: RunnerFiles, env: Callable[..., dict[str, str]], api_url: str,
+                      timeout_s: float = TIMEOUT_S) -> tuple[int, str]:
     proc = subprocess.run([sys.executable, str(REPO_ROOT / "entrypoint.py")], cwd=files.workspace,
                           env=runner_environment(files, env, api_url), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
+                          stderr=subprocess.STDOUT, text=True, timeout=timeout_s)
     return proc.returncode, proc.stdout
 
 
@@ -489,13 +490,13 @@ def test_a_cancelled_job_exits_143_with_what_finished_written(tmp_path: Path, gi
 # ---- the runner's variables at odd places ----
 
 
-def with_variables(tmp_path: Path, github: FakeGitHub, variables: Callable[[RunnerFiles], dict[str, str]]
-                   ) -> scenarios.Action:
+def with_variables(tmp_path: Path, github: FakeGitHub, variables: Callable[[RunnerFiles], dict[str, str]],
+                   timeout_s: float = TIMEOUT_S) -> scenarios.Action:
     """The Action as the runner runs it, with some of the runner's variables replaced."""
     def launch(files: RunnerFiles, env: Callable[..., dict[str, str]]) -> tuple[int, str]:
         def changed(**paths: str) -> dict[str, str]:
             return {**env(**paths), **variables(files)}
-        return launch_subprocess(files, changed, github.url)
+        return launch_subprocess(files, changed, github.url, timeout_s)
 
     return scenarios.Action(launch, tmp_path, github)
 
@@ -544,3 +545,24 @@ def test_an_event_whose_pull_request_is_a_list_still_comments_on_its_number(tmp_
     assert run.code == 1, run.log
     assert scenarios.assert_outputs_complete(run)["verdict"] == "failed"
     assert "internal error" not in run.log and len(github.comments_on(scenarios.REPO, scenarios.PR)) == 1
+
+
+@pytest.mark.parametrize("kind", ["fifo", "nested"])
+def test_an_event_file_that_is_no_event_publishes_the_verdict_without_a_comment(tmp_path: Path, github: FakeGitHub,
+                                                                                 kind: str) -> None:
+    # GITHUB_EVENT_PATH a FIFO nobody writes to blocked the step until the job's timeout; an event
+    # nested 100,000 deep ended in a RecursionError traceback and exit 1 before any input was read.
+    def odd_event(files: RunnerFiles) -> dict[str, str]:
+        files.event.unlink()
+        if kind == "fifo":
+            os.mkfifo(files.event)
+        else:
+            files.event.write_text("[" * 100_000 + "]" * 100_000)
+        return {}
+
+    action = with_variables(tmp_path, github, odd_event, timeout_s=30)
+    scenarios.write_project(action.root / "ws", "failed")
+    run = action.run()
+    assert run.code == 1, run.log
+    assert scenarios.assert_outputs_complete(run)["verdict"] == "failed"
+    assert "Traceback" not in run.log and github.comments_on(scenarios.REPO, scenarios.PR) == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ DEFAULTS = {
     "mode": "run",
 }
 MODES = ("run", "merge")
+MAX_EVENT_BYTES = 64 * 1024 * 1024  # GitHub caps a webhook payload at 25 MB: the event file is one
 
 
 class SettingsError(ValueError):
@@ -96,12 +98,20 @@ def parse_patterns(value: str) -> tuple[str, ...]:
 
 
 def load_event(path: str) -> dict[str, Any]:
+    """The event payload, or {} when there is none to read. Only a regular file is read, and only so
+    much of it: a FIFO would block the step and /dev/zero never ends; JSON nested too deep is none."""
     if not path:
         return {}
     try:
-        with open(path, encoding="utf-8") as handle:
-            event = json.load(handle)
-    except (OSError, ValueError):
+        # O_NONBLOCK: opening a FIFO nobody writes to returns at once (a regular file ignores it)
+        with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK)) as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return {}
+            data = handle.read(MAX_EVENT_BYTES + 1)
+        if len(data) > MAX_EVENT_BYTES:
+            return {}
+        event = json.loads(data)
+    except (OSError, ValueError, RecursionError):
         return {}
     return event if isinstance(event, dict) else {}
 
