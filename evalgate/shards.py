@@ -7,6 +7,7 @@ of a shard records what `evalgate merge` needs to rebuild the unsharded run exac
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import re
@@ -110,12 +111,10 @@ def shard_files(patterns: Iterable[str], base: Path) -> list[Path]:
     """Files matching glob patterns (relative to `base`), sorted, each once."""
     found: dict[Path, None] = {}
     for pattern in patterns:
-        path = Path(pattern)
-        if path.is_absolute():
-            matches = sorted(Path(path.anchor).glob(str(path.relative_to(path.anchor))))
-        else:
-            matches = sorted(base.glob(pattern))
-        for match in matches:
+        # glob.glob, not Path.glob: on Python 3.11 Path.glob raises IndexError for `.` or `/` and
+        # AttributeError for `./`; glob.glob matches what it can (an absolute pattern ignores root_dir)
+        names = glob.glob(pattern, root_dir=base, recursive=True, include_hidden=True)
+        for match in sorted(base / name for name in names):
             if match.is_file():
                 found.setdefault(match, None)
     return list(found)

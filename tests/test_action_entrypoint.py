@@ -566,3 +566,13 @@ def test_an_event_file_that_is_no_event_publishes_the_verdict_without_a_comment(
     assert run.code == 1, run.log
     assert scenarios.assert_outputs_complete(run)["verdict"] == "failed"
     assert "Traceback" not in run.log and github.comments_on(scenarios.REPO, scenarios.PR) == []
+
+
+@pytest.mark.parametrize("pattern", [".", "./", "/"])
+def test_a_results_pattern_naming_a_folder_is_no_match_not_a_bug(action: scenarios.Action, pattern: str) -> None:
+    # `results: .` raised IndexError in the glob (exit 3, "a bug in evalgate"), `./` AttributeError.
+    scenarios.write_project(action.root / "ws", "passed")
+    run = action.run({"mode": "merge", "results": pattern})
+    assert run.code == 2, run.log
+    [error] = [c for c in run.commands if c.name == "error"]
+    assert f"no files match `results`: {pattern}" in error.data and "bug" not in error.data
