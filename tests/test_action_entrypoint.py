@@ -576,3 +576,26 @@ def test_a_results_pattern_naming_a_folder_is_no_match_not_a_bug(action: scenari
     assert run.code == 2, run.log
     [error] = [c for c in run.commands if c.name == "error"]
     assert f"no files match `results`: {pattern}" in error.data and "bug" not in error.data
+
+
+@pytest.mark.parametrize(("variables", "inputs", "named"), [
+    ({"GITHUB_WORKSPACE": "missing"}, {}, "GITHUB_WORKSPACE"),
+    ({"GITHUB_WORKSPACE": "a-file"}, {}, "GITHUB_WORKSPACE"),
+    ({}, {"working-directory": "w" * 5000}, "input `working-directory`"),
+])
+def test_a_workspace_or_working_directory_that_is_no_folder_is_named(tmp_path: Path, github: FakeGitHub,
+                                                                     variables: dict[str, str],
+                                                                     inputs: dict[str, str], named: str) -> None:
+    # A missing GITHUB_WORKSPACE was reported as "working-directory . does not exist", an input the user
+    # never set; a working-directory too long for the file system as a file that could not be read.
+    def workspace(files: RunnerFiles) -> dict[str, str]:
+        (files.root / "a-file").write_text("not a folder")
+        return {name: str(files.root / value) for name, value in variables.items()}
+
+    action = with_variables(tmp_path, github, workspace)
+    scenarios.write_project(action.root / "ws", "passed")
+    run = action.run(inputs)
+    assert run.code == 2, run.log
+    [error] = [c for c in run.commands if c.name == "error"]
+    assert error.data.startswith(named) and error.properties["title"] == "evalgate: bad input"
+    assert len(error.data) < 1000 and scenarios.assert_outputs_complete(run)["passed"] == "false"

@@ -356,9 +356,14 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
     """Run, then report whatever finished: outputs, summary and comment even when the run was cut short."""
     from evalgate.api import BaselineError
     lines = Lines()
-    if not settings.base_dir.is_dir():
-        log.annotate("error", f"working-directory {settings.working_directory} does not exist",
-                     title="evalgate: bad input")
+    if not is_folder(settings.workspace):  # else every path below would be blamed on working-directory
+        log.annotate("error", f"GITHUB_WORKSPACE ({settings.workspace}) is not a folder: it must name the "
+                     "checked-out workspace (the runner sets it)", title="evalgate: bad input")
+        return EXIT_USAGE
+    if not is_folder(settings.base_dir):
+        log.annotate("error", f"input `working-directory`: {settings.working_directory[:300]} is not a folder in "
+                     f"the workspace ({settings.relative(settings.base_dir)[:300]}); give a folder relative to "
+                     "GITHUB_WORKSPACE", title="evalgate: bad input")
         return EXIT_USAGE
     os.chdir(settings.base_dir)  # like a `run:` step's working-directory: command targets expect it
     started = time.time()
@@ -406,6 +411,15 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
     if results.verdict not in settings.fail_verdicts:
         return 0
     return EXIT_ERRORS if results.summary.failure_reason == "errors" else 1
+
+
+def is_folder(path: Path) -> bool:
+    """Path.is_dir, but a name too long for the file system (`working-directory` of 5,000 characters)
+    is no folder rather than an OSError reported as a file that could not be read."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def finished_results(settings: Settings, started: float) -> Results | None:
