@@ -599,3 +599,18 @@ def test_a_workspace_or_working_directory_that_is_no_folder_is_named(tmp_path: P
     [error] = [c for c in run.commands if c.name == "error"]
     assert error.data.startswith(named) and error.properties["title"] == "evalgate: bad input"
     assert len(error.data) < 1000 and scenarios.assert_outputs_complete(run)["passed"] == "false"
+
+
+def test_an_api_url_that_is_no_web_address_is_named_in_the_comment_warning(tmp_path: Path,
+                                                                           github: FakeGitHub) -> None:
+    # GITHUB_API_URL=ftp://x: the client tried for 15 s, then the warning said the token's account was
+    # unknown and to set `comment-author`, sending the user after the wrong input.
+    action = with_variables(tmp_path, github, lambda files: {"GITHUB_API_URL": "ftp://x"})
+    scenarios.write_project(action.root / "ws", "failed")
+    run = action.run({"baseline": "auto"})
+    assert run.code == 1, run.log
+    [warning] = [c for c in run.commands if c.name == "warning" and c.properties["title"] == "evalgate: no PR comment"]
+    assert "GITHUB_API_URL (ftp://x) is not an http(s) address" in warning.data
+    assert "comment-author" not in warning.data
+    [notice] = [c for c in run.commands if c.name == "notice"]
+    assert "GITHUB_API_URL" in notice.data and github.requests() == []

@@ -82,3 +82,18 @@ def test_an_event_whose_pull_request_is_not_an_object_has_no_number_and_no_base(
     settings = Settings.from_env({**env(tmp_path), "GITHUB_EVENT_PATH": str(event),
                                   "GITHUB_EVENT_NAME": "pull_request"})
     assert settings.pr_number is None and settings.base_ref == ""
+
+
+@pytest.mark.parametrize(("variable", "url"), [("GITHUB_API_URL", "api.github.com"), ("GITHUB_API_URL", "ftp://x"),
+                                               ("GITHUB_API_URL", "http://127.0.0.1:99999"),
+                                               ("GITHUB_API_URL", "http://[::1"), ("GITHUB_API_URL", "https://a b"),
+                                               ("GITHUB_GRAPHQL_URL", "graphql")])
+def test_an_api_address_that_is_no_web_address_is_named(tmp_path: Path, variable: str, url: str) -> None:
+    settings = Settings.from_env({**env(tmp_path), variable: url})
+    assert settings.api_problem.startswith(f"{variable} (")
+
+
+def test_a_web_address_with_spaces_around_it_is_the_api(tmp_path: Path) -> None:
+    settings = Settings.from_env({**env(tmp_path), "GITHUB_API_URL": " https://ghe.example.com/api/v3/ \n"})
+    assert settings.api_url == "https://ghe.example.com/api/v3" and settings.api_problem == ""
+    assert Settings.from_env(env(tmp_path)).api_problem == ""

@@ -77,8 +77,9 @@ def baseline_step(settings: Settings, log: Log, http: HttpClient | str,
     if not settings.base_ref:  # a push to the default branch: it makes the baseline, it has none
         print("evalgate: baseline: auto compares pull requests with their base branch; not a pull request")
         return None
-    if not settings.token or not settings.repository or isinstance(http, str):
-        why = http if isinstance(http, str) and http else "baseline: auto needs github-token and GITHUB_REPOSITORY"
+    if not settings.token or not settings.repository or isinstance(http, str) or settings.api_problem:
+        why = http if isinstance(http, str) and http else settings.api_problem or \
+            "baseline: auto needs github-token and GITHUB_REPOSITORY"
         log.annotate("notice", f"{why}; the comparison is skipped", title="evalgate: no baseline")
         return None
     client = GitHub(settings.api_url, settings.token, http, sleep=sleep)
@@ -201,6 +202,10 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
     if not settings.token or not settings.repository:
         log.annotate("warning", "no github-token or GITHUB_REPOSITORY: the PR comment was not posted; "
                      f"its body is in {outputs['comment-file']}", title="evalgate: no PR comment")
+        return
+    if settings.api_problem:  # GitHub was never asked: "GitHub answered" would mislead
+        log.annotate("warning", f"the PR comment was not posted: {settings.api_problem}. The body is in "
+                     f"{outputs['comment-file']}.", title="evalgate: no PR comment")
         return
     if isinstance(http, str):
         log.annotate("warning", comment_warning(CommentError(0, http), outputs["comment-file"]),

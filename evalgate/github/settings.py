@@ -14,8 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from evalgate.report.labels import FAIL_ON
+from evalgate.textsafe import visible
 
 TRUE = {"true", "True", "TRUE"}  # the YAML 1.2 core schema booleans, as @actions/core reads them
 FALSE = {"false", "False", "FALSE"}
@@ -116,6 +118,18 @@ def load_event(path: str) -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
+def is_web_address(url: str) -> bool:
+    """An http(s) URL with a host, a valid port and no spaces or control characters."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+
+
 @dataclass(frozen=True)
 class Settings:
     spec: str
@@ -179,13 +193,13 @@ class Settings:
             workspace=Path(env.get("GITHUB_WORKSPACE") or os.getcwd()).resolve(),
             event_name=env.get("GITHUB_EVENT_NAME", ""),
             repository=env.get("GITHUB_REPOSITORY", ""),
-            api_url=(env.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
+            api_url=(env.get("GITHUB_API_URL", "").strip() or "https://api.github.com").rstrip("/"),
             server_url=(env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
             run_id=env.get("GITHUB_RUN_ID", ""),
             output_file=env.get("GITHUB_OUTPUT", ""),
             summary_file=env.get("GITHUB_STEP_SUMMARY", ""),
             runner_temp=env.get("RUNNER_TEMP", ""),
-            graphql_url=env.get("GITHUB_GRAPHQL_URL", "").rstrip("/"),
+            graphql_url=env.get("GITHUB_GRAPHQL_URL", "").strip().rstrip("/"),
             event=load_event(env.get("GITHUB_EVENT_PATH", "")),
             token=read_input(env, "github-token"),
             baseline=read_input(env, "baseline"),
@@ -248,6 +262,16 @@ class Settings:
         base = self.pull_request.get("base")
         ref = base.get("ref") if isinstance(base, dict) else None
         return ref if isinstance(ref, str) else ""
+
+    @property
+    def api_problem(self) -> str:
+        """Why GitHub's API cannot be reached at GITHUB_API_URL (or GITHUB_GRAPHQL_URL); empty when it can.
+        Asked anyway, `ftp://x` or a bad port failed deep in the client, and the warning blamed the token."""
+        for name, url in (("GITHUB_API_URL", self.api_url), ("GITHUB_GRAPHQL_URL", self.graphql_url)):
+            if url and not is_web_address(url):
+                return (f"{name} ({visible(url)[:200]}) is not an http(s) address such as https://api.github.com; "
+                        "it is the runner's: set it only in a hand-made `docker run`")
+        return ""
 
     @property
     def run_url(self) -> str:
