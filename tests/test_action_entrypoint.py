@@ -614,3 +614,19 @@ def test_an_api_url_that_is_no_web_address_is_named_in_the_comment_warning(tmp_p
     assert "comment-author" not in warning.data
     [notice] = [c for c in run.commands if c.name == "notice"]
     assert "GITHUB_API_URL" in notice.data and github.requests() == []
+
+
+@pytest.mark.parametrize("variable", ["GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"])
+def test_a_runner_file_that_is_a_fifo_nobody_reads_is_an_error_not_a_hang(tmp_path: Path, github: FakeGitHub,
+                                                                          variable: str) -> None:
+    # Opening a FIFO to append waits for a reader: the step hung until the job's timeout.
+    def fifo(files: RunnerFiles) -> dict[str, str]:
+        os.mkfifo(files.root / "fifo")
+        return {variable: str(files.root / "fifo")}
+
+    action = with_variables(tmp_path, github, fifo, timeout_s=30)
+    scenarios.write_project(action.root / "ws", "passed")
+    run = action.run()
+    assert run.code == 2, run.log
+    errors = [c for c in run.commands if c.name == "error"]
+    assert len(errors) == 1 and variable in errors[0].data and "bug" not in errors[0].data

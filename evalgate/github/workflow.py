@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import sys
 from collections.abc import Iterator, Mapping
@@ -53,6 +54,12 @@ def output_block(name: str, value: str) -> str:
     raise RuntimeError("could not find a delimiter absent from the output value")  # 2^-128 per try
 
 
+def _no_wait(path: str, flags: int) -> int:
+    """Open the runner's file without blocking: a FIFO nobody reads fails at once (ENXIO), reported
+    as a file error, instead of holding the step until the job's timeout. Regular files ignore it."""
+    return os.open(path, flags | os.O_NONBLOCK, 0o666)
+
+
 def write_outputs(path: str, outputs: Mapping[str, str]) -> None:
     """Append every output to GITHUB_OUTPUT (or print nothing when run outside a runner)."""
     if not path:
@@ -61,7 +68,7 @@ def write_outputs(path: str, outputs: Mapping[str, str]) -> None:
         if not name or "<<" in name or "=" in name or "\n" in name:
             raise ValueError(f"bad output name {name!r}")
     text = redact("".join(output_block(name, str(value)) for name, value in outputs.items()))
-    with open(path, "a", encoding="utf-8", errors="backslashreplace", newline="\n") as handle:
+    with open(path, "a", encoding="utf-8", errors="backslashreplace", newline="\n", opener=_no_wait) as handle:
         handle.write(text)
 
 
@@ -78,7 +85,7 @@ def append_summary(path: str, markdown: str) -> None:
     if not path:
         return
     markdown = no_surrogates(redact(markdown))
-    with open(path, "a", encoding="utf-8", newline="\n") as handle:
+    with open(path, "a", encoding="utf-8", newline="\n", opener=_no_wait) as handle:
         handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
 
 
