@@ -631,3 +631,26 @@ def test_a_runner_file_that_is_a_fifo_nobody_reads_is_an_error_not_a_hang(tmp_pa
     assert run.code == 2, run.log
     errors = [c for c in run.commands if c.name == "error"]
     assert len(errors) == 1 and variable in errors[0].data and "bug" not in errors[0].data
+
+
+def test_the_baseline_and_comment_lines_cannot_start_a_workflow_command(tmp_path: Path, github: FakeGitHub) -> None:
+    # "evalgate: baseline from {GITHUB_SERVER_URL}/..." was printed with commands on: a line break in
+    # the variable (or in GitHub's run id) started a line the runner read as `::error::`.
+    import io
+    import zipfile
+
+    server = "https://github.com\n::error::pwned by the server url"
+    action = with_variables(tmp_path, github, lambda files: {"GITHUB_SERVER_URL": server})
+    folder = action.root / "ws"
+    scenarios.write_project(folder, "passed")
+    assert action.run(event_name="push").code == 0
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.write(folder / "evalgate-results.json", "evalgate-results.json")
+    github.add_run(scenarios.REPO, 4242, workflow_id=99, branch="feature", conclusion="")
+    github.add_run(scenarios.REPO, 510, workflow_id=99, branch="main")
+    github.add_artifact(scenarios.REPO, 510, "evalgate-results", archive.getvalue())
+    run = action.run({"baseline": "auto"})
+    assert run.code == 0, run.log
+    assert "::error::pwned by the server url/octo/agent/actions/runs/510" in run.log  # printed, as plain text
+    assert not [c for c in run.commands if "pwned" in c.data], run.commands

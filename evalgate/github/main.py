@@ -94,7 +94,8 @@ def baseline_step(settings: Settings, log: Log, http: HttpClient | str,
         log.annotate("notice", f"the baseline could not be fetched ({type(exc).__name__}); the comparison is "
                      "skipped", title="evalgate: no baseline")
         return None
-    print(f"evalgate: baseline from {found.run_url} (artifact {found.artifact}, {found.head_sha[:7]})")
+    with log.untrusted():  # GitHub's run id and sha, GITHUB_SERVER_URL: a line break would start a command
+        print(f"evalgate: baseline from {found.run_url} (artifact {found.artifact}, {found.head_sha[:7]})")
     return found.path
 
 
@@ -222,7 +223,8 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
             done = client.upsert(settings.repository, number, comment_body(settings, results, key,
                                                                           RETRY_COMMENT_LIMIT), key)
         outputs["comment-url"] = done.url
-        print(f"evalgate: PR comment {done}")
+        with log.untrusted():  # the URL is GitHub's answer: a line break in it would start a command
+            print(f"evalgate: PR comment {done}")
     except CommentError as exc:
         log.annotate("warning", comment_warning(exc, outputs["comment-file"]), title="evalgate: no PR comment")
     except Exception as exc:  # e.g. an HTML page instead of JSON: a comment never changes the exit code
