@@ -654,3 +654,14 @@ def test_the_baseline_and_comment_lines_cannot_start_a_workflow_command(tmp_path
     assert run.code == 0, run.log
     assert "::error::pwned by the server url/octo/agent/actions/runs/510" in run.log  # printed, as plain text
     assert not [c for c in run.commands if "pwned" in c.data], run.commands
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a disk that is always full")
+def test_a_full_disk_under_the_job_summary_is_named(tmp_path: Path, github: FakeGitHub) -> None:
+    # The write (not the open) fails on a full disk and names no file: the error said "a file".
+    action = with_variables(tmp_path, github, lambda files: {"GITHUB_STEP_SUMMARY": "/dev/full"})
+    scenarios.write_project(action.root / "ws", "passed")
+    run = action.run()
+    assert run.code == 2, run.log
+    [error] = [c for c in run.commands if c.name == "error"]
+    assert "No space left on device: /dev/full (GITHUB_STEP_SUMMARY)" in error.data, error.data

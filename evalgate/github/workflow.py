@@ -85,8 +85,14 @@ def append_summary(path: str, markdown: str) -> None:
     if not path:
         return
     markdown = no_surrogates(redact(markdown))
-    with open(path, "a", encoding="utf-8", newline="\n", opener=_no_wait) as handle:
-        handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+    try:
+        with open(path, "a", encoding="utf-8", newline="\n", opener=_no_wait) as handle:
+            handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+    except OSError as exc:
+        if exc.filename:
+            raise
+        # a failed write or close (ENOSPC on a full disk) names no file: the error must say which one
+        raise OSError(exc.errno, exc.strerror, path) from None
 
 
 class Log:
