@@ -665,3 +665,15 @@ def test_a_full_disk_under_the_job_summary_is_named(tmp_path: Path, github: Fake
     assert run.code == 2, run.log
     [error] = [c for c in run.commands if c.name == "error"]
     assert "No space left on device: /dev/full (GITHUB_STEP_SUMMARY)" in error.data, error.data
+
+
+def test_a_spec_input_naming_no_file_says_to_set_the_input(action: scenarios.Action) -> None:
+    # The loader's "no such spec file; pass its path to `evalgate run`" is CLI advice: in the Action
+    # there is no command line, there is the `spec` input.
+    scenarios.write_project(action.root / "ws", "passed")
+    run = action.run({"spec": "evals/missing.yaml"})
+    assert run.code == 2, run.log
+    [error] = [c for c in run.commands if c.name == "error"]
+    assert error.data.startswith("input `spec`: there is no file evals/missing.yaml;"), error.data
+    assert "evalgate run" not in error.data and "evals/missing.yaml" in run.summary
+    assert scenarios.assert_outputs_complete(run)["passed"] == "false"

@@ -383,6 +383,13 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
             compare_merged_step(settings, log, baseline)
         if settings.spec_path.is_file():
             spec_lines(settings, lines)
+    elif not os.path.exists(settings.spec_path):
+        # the loader's advice, "pass its path to `evalgate run`", is the CLI's: here it is an input
+        where = settings.relative(settings.spec_path)[:300]
+        log.annotate("error", f"input `spec`: there is no file {where}; set `spec` to the spec's path, relative to "
+                     f"working-directory ({settings.working_directory[:300]})", title="evalgate: bad input")
+        failure_summary(settings, f"input `spec`: there is no file {where}; nothing was run")
+        return EXIT_USAGE
     else:
         # A shard holds part of the data: only the merged run is compared with the baseline.
         baseline = baseline_step(settings, log, http, sleep) if settings.shard is None else None
