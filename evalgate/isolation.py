@@ -182,12 +182,9 @@ def reexec_without_credentials(extra: Iterable[str] = ()) -> None:
     secret = {k: v for k, v in os.environ.items() if is_credential(k) or k in names}
     if not secret or CREDENTIALS_FD in os.environ or not sys.executable:
         return
-    data = json.dumps(secret).encode("utf-8")
-    if len(data) >= PIPE_ROOM:
+    read_end = _handover(json.dumps(secret).encode("utf-8"))
+    if read_end is None:
         return
-    read_end, write_end = os.pipe()
-    os.write(write_end, data)
-    os.close(write_end)
     os.set_inheritable(read_end, True)
     env = {k: v for k, v in os.environ.items() if k not in secret}
     env[CREDENTIALS_FD] = str(read_end)
@@ -198,6 +195,28 @@ def reexec_without_credentials(extra: Iterable[str] = ()) -> None:
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
     except OSError:  # go on in this process: os.environ is still scrubbed before anything runs
         os.close(read_end)
+
+
+def _handover(data: bytes) -> int | None:
+    """A descriptor to read `data` from after exec: a pipe when it fits the pipe's buffer (nobody reads
+    before exec), else an anonymous memory file. A large input (`INPUT_*` are handed over too) used to
+    skip the exec and leave the token in /proc/<pid>/environ. None when neither is possible."""
+    if len(data) < PIPE_ROOM:
+        read_end, write_end = os.pipe()
+        os.write(write_end, data)
+        os.close(write_end)
+        return read_end
+    if not hasattr(os, "memfd_create"):  # Linux only; the Action's image is Linux
+        return None
+    try:
+        fd = os.memfd_create("evalgate-credentials")
+    except OSError:
+        return None
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)  # the offset is shared with the descriptor the new image reads
+    return fd
 
 
 def receive_credentials() -> None:

@@ -677,3 +677,22 @@ def test_a_spec_input_naming_no_file_says_to_set_the_input(action: scenarios.Act
     assert error.data.startswith("input `spec`: there is no file evals/missing.yaml;"), error.data
     assert "evalgate run" not in error.data and "evals/missing.yaml" in run.summary
     assert scenarios.assert_outputs_complete(run)["passed"] == "false"
+
+
+def test_a_large_input_does_not_leave_the_token_in_the_entrypoints_environ(action: scenarios.Action) -> None:
+    # The inputs travel with the token to the re-started entrypoint; past 60 KB they did not fit the
+    # pipe, the re-start was skipped, and the code under test read the token from its parent's
+    # /proc/<pid>/environ (`comment-key` of 70,000 characters was enough).
+    folder = action.root / "ws"
+    scenarios.write_project(folder, "passed")
+    probe = ("import json, os, sys; sys.stdin.read(); "
+             "seen = open(f'/proc/{os.getppid()}/environ', 'rb').read().decode('utf-8', 'replace'); "
+             "state = 'unread' if 'GITHUB_REPOSITORY' not in seen else 'LEAKED' if sys.argv[1] in seen else 'clean'; "
+             "print(json.dumps({'text': state, 'tool_calls': [{'name': 'get_weather'}]}))")
+    spec = (folder / "evalgate.yaml").read_text().replace(
+        "  type: recorded\n", f"  type: command\n  run: {json.dumps([sys.executable, '-c', probe, scenarios.TOKEN])}\n")
+    (folder / "evalgate.yaml").write_text(spec)
+    run = action.run({"comment-key": "k" * 70_000}, event_name="push")
+    assert run.code in (0, 1), run.log
+    outputs = {i["output"]["text"] for i in json.loads((folder / "evalgate-results.json").read_text())["items"]}
+    assert outputs == {"clean"}
