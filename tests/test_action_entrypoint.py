@@ -567,6 +567,28 @@ def test_an_event_file_that_is_no_event_publishes_the_verdict_without_a_comment(
     assert run.code == 1, run.log
     assert scenarios.assert_outputs_complete(run)["verdict"] == "failed"
     assert "Traceback" not in run.log and github.comments_on(scenarios.REPO, scenarios.PR) == []
+    [warning] = [c for c in run.commands if c.name == "warning" and "PR comment" in c.data]
+    shown = "is not a file" if kind == "fifo" else "is not a JSON event"
+    assert "pull_request event, but GITHUB_EVENT_PATH (" in warning.data and shown in warning.data, warning.data
+
+
+def test_a_pull_request_job_whose_event_cannot_be_read_says_why_there_is_no_comment(tmp_path: Path,
+                                                                                   github: FakeGitHub) -> None:
+    # Without its event the job cannot tell which pull request to comment on: it said nothing about it.
+    def no_event(files: RunnerFiles) -> dict[str, str]:
+        files.event.unlink()
+        return {}
+
+    action = with_variables(tmp_path, github, no_event)
+    scenarios.write_project(action.root / "ws", "passed")
+    run = action.run()
+    assert run.code == 0, run.log
+    [warning] = [c for c in run.commands if c.name == "warning"]
+    assert warning.properties["title"] == "evalgate: no PR comment"
+    assert "GITHUB_EVENT_PATH (" in warning.data and "cannot be read: No such file or directory" in warning.data
+    assert github.comments_on(scenarios.REPO, scenarios.PR) == []
+    pushed = action.run(event_name="push")  # a push has no pull request to comment on: nothing to say
+    assert not [c for c in pushed.commands if c.name == "warning"], pushed.log
 
 
 @pytest.mark.parametrize("pattern", [".", "./", "/"])

@@ -20,7 +20,7 @@ from typing import Any
 from evalgate import isolation, redaction, safeio
 from evalgate.errors import SpecError
 from evalgate.github.comments import CommentError, GitHub, marker
-from evalgate.github.settings import Settings, SettingsError
+from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
 from evalgate.net import HttpClient, RetryPolicy
 from evalgate.redaction import redact_cut
@@ -190,7 +190,14 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
     sleep: how rate-limit waits are waited (tests record them instead).
     A shard job never comments: the merge job posts the one comment for the whole run."""
     number = settings.pr_number
-    if number is None or settings.shard is not None:
+    if settings.shard is not None:
+        return
+    if number is None:
+        if settings.event_name in COMMENT_EVENTS and settings.comment:  # a PR's job that cannot tell which PR
+            why = (f"GITHUB_EVENT_PATH {settings.event_problem}" if settings.event_problem
+                   else "its event names no pull request number")
+            log.annotate("warning", f"the PR comment was not posted: this is a {settings.event_name} event, but "
+                         f"{why}; the verdict and the job summary stand", title="evalgate: no PR comment")
         return
     key = settings.comment_key or results.name
     body = comment_body(settings, results, key)

@@ -99,23 +99,27 @@ def parse_patterns(value: str) -> tuple[str, ...]:
     return tuple(p.strip() for line in value.splitlines() for p in line.split(",") if p.strip())
 
 
-def load_event(path: str) -> dict[str, Any]:
-    """The event payload, or {} when there is none to read. Only a regular file is read, and only so
-    much of it: a FIFO would block the step and /dev/zero never ends; JSON nested too deep is none."""
+def load_event(path: str) -> tuple[dict[str, Any], str]:
+    """The event payload, or {} when there is none to read, and why not ("" when read). Only a regular
+    file is read, and only so much of it: a FIFO would block the step and /dev/zero never ends; JSON
+    nested too deep is none."""
     if not path:
-        return {}
+        return {}, "is not set"
+    where = visible(path)[:300]
     try:
         # O_NONBLOCK: opening a FIFO nobody writes to returns at once (a regular file ignores it)
         with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK)) as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return {}
+                return {}, f"({where}) is not a file"
             data = handle.read(MAX_EVENT_BYTES + 1)
         if len(data) > MAX_EVENT_BYTES:
-            return {}
+            return {}, f"({where}) is larger than {MAX_EVENT_BYTES // 2**20} MB"
         event = json.loads(data)
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return event if isinstance(event, dict) else {}
+    except OSError as exc:
+        return {}, f"({where}) cannot be read: {exc.strerror or exc}"
+    except (ValueError, RecursionError):
+        return {}, f"({where}) is not a JSON event"
+    return (event, "") if isinstance(event, dict) else ({}, f"({where}) is not a JSON object")
 
 
 def is_web_address(url: str) -> bool:
@@ -152,6 +156,7 @@ class Settings:
     runner_temp: str = ""
     graphql_url: str = ""
     event: dict[str, Any] = field(default_factory=dict, repr=False)
+    event_problem: str = ""  # why GITHUB_EVENT_PATH gave no event ("" when it did)
     token: str = field(default="", repr=False)  # never printed: repr=False keeps it out of tracebacks
     baseline: str = ""  # a results file, `auto` (the base branch's artifact), or empty: no comparison
     baseline_artifact: str = "evalgate-results"
@@ -180,6 +185,7 @@ class Settings:
             # Every shard job would write the same name, and download-artifact's `merge-multiple`
             # keeps one file per name: each shard's own default name survives the download.
             results_path = f"evalgate-results-shard-{shard.index}-of-{shard.count}.json"
+        event, event_problem = load_event(env.get("GITHUB_EVENT_PATH", ""))
         return cls(
             spec=read_input(env, "spec"),
             fail_on=fail_on,
@@ -200,7 +206,8 @@ class Settings:
             summary_file=env.get("GITHUB_STEP_SUMMARY", ""),
             runner_temp=env.get("RUNNER_TEMP", ""),
             graphql_url=env.get("GITHUB_GRAPHQL_URL", "").strip().rstrip("/"),
-            event=load_event(env.get("GITHUB_EVENT_PATH", "")),
+            event=event,
+            event_problem=event_problem,
             token=read_input(env, "github-token"),
             baseline=read_input(env, "baseline"),
             baseline_artifact=read_input(env, "baseline-artifact"),
