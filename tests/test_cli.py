@@ -261,6 +261,17 @@ def test_a_data_path_no_file_can_have_is_a_spec_error_at_its_line(tmp_path: Path
     assert "evalgate.yaml:2: data:" in result.output and "internal error" not in result.output
 
 
+@pytest.mark.parametrize("data", ['"a\\0b"', '"a\\0b.jsonl"'])
+def test_a_nul_in_the_data_path_is_a_spec_error_when_the_run_writes_results(tmp_path: Path, data: str) -> None:
+    # --output is checked against the data file's path before anything runs: that check met the NUL first
+    (tmp_path / "evalgate.yaml").write_text(f"version: 1\ndata: {data}\ntarget: {{type: recorded}}\n"
+                                            "gates: [{type: includes, value: sunny}]\n")
+    result = run_cli("run", "evalgate.yaml", "-o", "out.json", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "evalgate.yaml:2: data: the data file's path holds a NUL character" in result.output
+    assert "internal error" not in result.output and not (tmp_path / "out.json").exists()
+
+
 def test_nan_and_infinity_are_refused_where_a_number_bounds_the_run(tmp_path: Path) -> None:
     (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: [{id: a, input: q, output: sunny}]\n"
                                             "target: {type: recorded}\ngates: [{type: includes, value: sunny}]\n")

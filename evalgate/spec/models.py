@@ -396,3 +396,12 @@ class Spec(_Strict):
     @classmethod
     def _pass_env(cls, value: list[str]) -> list[str]:
         return [_env_name(name) for name in value]
+
+    @field_validator("data")
+    @classmethod
+    def _data_path(cls, value: str | list[Any]) -> str | list[Any]:
+        # No file can have such a name, and every use of the path (reading it, or checking that
+        # --output does not overwrite it) would stop on it with a ValueError instead.
+        if isinstance(value, str) and "\0" in value:
+            raise ValueError("the data file's path holds a NUL character; give the file's name")
+        return value
