@@ -39,6 +39,18 @@ class FiniteFloat(click.FloatRange):
         return number
 
 
+class FilePath(click.Path):
+    """A file to write or read: an empty argument is refused (it would name the current folder)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(dir_okay=False, path_type=Path, **kwargs)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value:
+            self.fail("an empty path; give a file name", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def exit_code(verdict: str | None, fail_on: str, failure_reason: str | None = None) -> int:
     """0, or 1 when the verdict is in fail-on; 4 instead of 1 when the run could not evaluate."""
     if not fails(verdict, fail_on):
@@ -111,7 +123,7 @@ def main() -> None:
 
 @main.command()
 @click.argument("spec", default="evalgate.yaml", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the results JSON here.")
+@click.option("--output", "-o", type=FilePath(), help="Write the results JSON here.")
 @click.option(
     "--fail-on",
     type=click.Choice(sorted(FAIL_ON)),
@@ -124,10 +136,10 @@ def main() -> None:
 )
 @click.option("--resume", is_flag=True, help="Skip items already in OUTPUT.items.jsonl (from an interrupted run).")
 @click.option("--no-cache", is_flag=True, help="Bypass the response cache: send every request.")
-@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here.")
+@click.option("--junit", type=FilePath(), help="Also write JUnit XML here.")
 @click.option("--repeats", "-k", type=click.IntRange(min=1, max=100),
               help="Run every item K times as independent trials (default: the spec's `repeats`, else once).")
-@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--baseline", type=FilePath(),
               help="Compare with this results file (the base branch's): regressions fail the verdict.")
 @click.option("--shard", metavar="I/N", help="Run only shard I of N (1-based), e.g. 2/4; join them with `merge`.")
 @click.option("--max-cost", type=FiniteFloat(min=0, min_open=True), metavar="USD",
@@ -272,7 +284,7 @@ def validate(spec: Path) -> None:
 @main.command(name="compare")
 @click.argument("base", metavar="BASE.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("head", metavar="HEAD.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--output", "-o", type=FilePath(),
               help="Write HEAD's results here with the comparison added (and its verdict, when it regressed).")
 @click.option("--confidence", type=FiniteFloat(0.5, 1.0, min_open=True, max_open=True),
               help="Of the intervals (default: HEAD's spec `compare:`, else 0.95).")
@@ -337,7 +349,7 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
 @main.command()
 @click.argument("results_files", metavar="SHARD.json...", nargs=-1, required=True,
                 type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the merged results here.")
+@click.option("--output", "-o", type=FilePath(), help="Write the merged results here.")
 @click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default="failed", show_default=True,
               help="Verdicts that exit 1: failed; scored (failed or scored); never.")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path),

@@ -136,6 +136,17 @@ def test_output_writes_results_json_and_journal(tmp_path: Path) -> None:
     assert not journal_path(out).exists() and read_journal(journal_path(out)) == []
 
 
+@pytest.mark.parametrize("option", [["--output", ""], ["--output", "", "--resume"], ["--output", "", "--shard", "1/2"],
+                                    ["--junit", ""], ["--baseline", ""]])
+def test_an_empty_file_option_is_a_usage_error_before_the_run(tmp_path: Path, option: list[str]) -> None:
+    # `-o ''` named the current folder: the journal beside it had no name, an internal error (exit 3)
+    spec = _spec(tmp_path, "passed")
+    result = run_cli("run", spec.name, *option, cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert f"Invalid value for '{option[0]}'" in result.stderr and "an empty path; give a file name" in result.stderr
+    assert "verdict" not in result.stdout and "internal error" not in result.output
+
+
 def test_output_for_turns_has_turn_results(tmp_path: Path) -> None:
     (tmp_path / "evalgate.yaml").write_text(
         "version: 1\n"
