@@ -786,3 +786,15 @@ def test_max_cost_over_a_model_with_no_price_is_refused(tmp_path: Path) -> None:
     assert refused.code == 2 and "Traceback" not in refused.output
     assert "--max-cost: the judge's model `local-llama` has no price" in refused.stderr
     assert run_cli("run", "evalgate.yaml", cwd=tmp_path).code == 0
+
+
+@pytest.mark.parametrize(("value", "message"), [(".inf", "finite number"), ("1e10", "less than or equal to 86400")])
+def test_a_mastra_timeout_no_clock_can_hold_is_a_spec_error(tmp_path: Path, value: str, message: str) -> None:
+    """Every item used to error with "the request could not be sent (OverflowError)": an outage, exit 4."""
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{input: hi}]\ntarget:\n  type: mastra\n  agent: weather\n  url: http://127.0.0.1:9\n"
+        f"  timeout_s: {value}\n  retries: {{attempts: 1}}\ngates: [{{type: used_no_tools}}]\n")
+    result = run_cli("run", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "evalgate.yaml:7: target.timeout_s: Input should be" in result.stderr and message in result.stderr
+    assert "OverflowError" not in result.output and "nothing was run" in result.stderr

@@ -270,7 +270,7 @@ class MastraTarget(_Strict):
         description="extra generate() options sent with each request, e.g. {maxSteps: 5}",
     )
     headers: dict[str, str] = Field(default_factory=dict, description="values may use `${ENV_VAR}`; never logged")
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: Timeout = 60.0  # as every target: bounded, so the clocks cannot overflow
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = None
     tls: TlsSettings | None = None
