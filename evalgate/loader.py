@@ -7,6 +7,7 @@ change (docs/spec.md). Building goes through `evalgate.build`, which `run_evals`
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,9 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     if not isinstance(raw, dict):
         message = "a spec is a mapping with `version: 1`, `data`, `target`, `gates` and `scorers`"
         raise SpecError([Problem(file, 1, message)])
+    halves = _surrogate_problems(raw, positions, file)
+    if halves:
+        raise SpecError(halves[:20])
     problems: list[Problem] = []
     spec = None
     try:
@@ -150,6 +154,40 @@ def _key_problems(raw: Any, positions: Positions, file: str, path: tuple[str | i
     elif isinstance(raw, list):
         for index, value in enumerate(raw):
             problems += _key_problems(value, positions, file, (*path, index))
+    return problems
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_problems(raw: Any, positions: Positions, file: str,
+                        path: tuple[str | int, ...] = ()) -> list[Problem]:
+    """Text outside `data` holding half of a UTF-16 surrogate pair (`"\\ud800"`), at its line.
+
+    No file name, command line, environment or header can carry one: a path or a command failed
+    with UnicodeEncodeError at run time (an internal error, or every item errored). Items may hold
+    them: results keep them escaped."""
+    problems: list[Problem] = []
+
+    def found(text: str, line: int | None, what: str) -> None:
+        half = _SURROGATE.search(text)
+        if half is not None:
+            where = show_loc(path) if path else "(top level)"
+            problems.append(Problem(file, line, f"{where}: {what} holds \\u{ord(half.group()):04x}, half of a "
+                                    "UTF-16 surrogate pair and no character; write the character itself "
+                                    "(e.g. \\U0001F600, not \\ud83d\\ude00)"))
+
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            if isinstance(key, str):
+                found(key, positions.line((*path, key), key=True), "a key")
+            if path or key != "data" or isinstance(value, str):  # items' text is theirs: results keep it escaped
+                problems += _surrogate_problems(value, positions, file, (*path, key))
+    elif isinstance(raw, list):
+        for index, value in enumerate(raw):
+            problems += _surrogate_problems(value, positions, file, (*path, index))
+    elif isinstance(raw, str):
+        found(raw, positions.line(path), "the text")
     return problems
 
 

@@ -798,3 +798,28 @@ def test_a_mastra_timeout_no_clock_can_hold_is_a_spec_error(tmp_path: Path, valu
     assert result.code == 2, result.output
     assert "evalgate.yaml:7: target.timeout_s: Input should be" in result.stderr and message in result.stderr
     assert "OverflowError" not in result.output and "nothing was run" in result.stderr
+
+
+@pytest.mark.parametrize(("setting", "where"), [
+    ('data: "items\\ud800.jsonl"', "data: the text"),  # was an internal error (exit 3) with -o
+    ('target: {type: command, run: "python3 agent\\ud800.py"}', "target.run: the text"),  # every item errored
+    ('target: {type: command, run: [python3, agent.py], env: {"K\\udc00": v}}', "target.env: a key"),
+    ('target: {type: openai, model: m, base_url: "http://127.0.0.1:9/v1", api_key_env: "K\\ud800"}',
+     "target.api_key_env: the text"),  # was an internal error (exit 3)
+])
+def test_half_a_surrogate_pair_in_the_spec_is_a_spec_error_at_its_line(tmp_path: Path, setting: str,
+                                                                       where: str) -> None:
+    (tmp_path / "evalgate.yaml").write_text(f"version: 1\ngates: [{{type: no_tool_errors}}]\n{setting}\n"
+                                            + ("" if setting.startswith("data") else "data: [{input: hi}]\n"))
+    result = run_cli("run", "evalgate.yaml", "-o", "out.json", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert f"evalgate.yaml:3: {where} holds \\u" in result.stderr, result.stderr
+    assert "half of a UTF-16 surrogate pair" in result.stderr and "nothing was run" in result.stderr
+    assert "internal error" not in result.output and "UnicodeEncodeError" not in result.output
+
+
+def test_half_a_surrogate_pair_in_inline_items_is_kept(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text('version: 1\ndata: [{input: "a\\ud800", output: "b\\udc00"}]\n'
+                                            "gates: [{type: includes, value: b}]\n")
+    result = run_cli("run", "evalgate.yaml", "-o", "out.json", cwd=tmp_path)
+    assert result.code == 0, result.output
