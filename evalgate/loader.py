@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,9 +107,9 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     if not isinstance(raw, dict):
         message = "a spec is a mapping with `version: 1`, `data`, `target`, `gates` and `scorers`"
         raise SpecError([Problem(file, 1, message)])
-    halves = _surrogate_problems(raw, positions, file)
-    if halves:
-        raise SpecError(halves[:20])
+    unusable = _unusable_values(raw, positions, file)
+    if unusable:
+        raise SpecError(unusable[:20])
     problems: list[Problem] = []
     spec = None
     try:
@@ -158,21 +159,22 @@ def _key_problems(raw: Any, positions: Positions, file: str, path: tuple[str | i
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_MAX_NUMBER = int(sys.float_info.max)  # beyond it a setting meets float arithmetic in OverflowError
 
 
-def _surrogate_problems(raw: Any, positions: Positions, file: str,
-                        path: tuple[str | int, ...] = ()) -> list[Problem]:
-    """Text outside `data` holding half of a UTF-16 surrogate pair (`"\\ud800"`), at its line.
+def _unusable_values(raw: Any, positions: Positions, file: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
+    """Text and numbers outside `data` that no use of a setting can take, at their lines.
 
-    No file name, command line, environment or header can carry one: a path or a command failed
-    with UnicodeEncodeError at run time (an internal error, or every item errored). Items may hold
-    them: results keep them escaped."""
+    Half of a UTF-16 surrogate pair (`"\\ud800"`): no file name, command line, environment or header
+    can carry one, so a path or a command failed with UnicodeEncodeError at run time. An integer past
+    the largest float (`10**400`): the costs, ids and limits computed from it overflowed. Items may
+    hold either: results keep them as they are."""
     problems: list[Problem] = []
+    where = show_loc(path) if path else "(top level)"
 
     def found(text: str, line: int | None, what: str) -> None:
         half = _SURROGATE.search(text)
         if half is not None:
-            where = show_loc(path) if path else "(top level)"
             problems.append(Problem(file, line, f"{where}: {what} holds \\u{ord(half.group()):04x}, half of a "
                                     "UTF-16 surrogate pair and no character; write the character itself "
                                     "(e.g. \\U0001F600, not \\ud83d\\ude00)"))
@@ -181,13 +183,16 @@ def _surrogate_problems(raw: Any, positions: Positions, file: str,
         for key, value in raw.items():
             if isinstance(key, str):
                 found(key, positions.line((*path, key), key=True), "a key")
-            if path or key != "data" or isinstance(value, str):  # items' text is theirs: results keep it escaped
-                problems += _surrogate_problems(value, positions, file, (*path, key))
+            if path or key != "data" or isinstance(value, str):  # items' values are theirs: results keep them
+                problems += _unusable_values(value, positions, file, (*path, key))
     elif isinstance(raw, list):
         for index, value in enumerate(raw):
-            problems += _surrogate_problems(value, positions, file, (*path, index))
+            problems += _unusable_values(value, positions, file, (*path, index))
     elif isinstance(raw, str):
         found(raw, positions.line(path), "the text")
+    elif isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) > _MAX_NUMBER:
+        problems.append(Problem(file, positions.line(path), f"{where}: the number is too large to use "
+                                "(over 1.8e308); write a smaller one"))
     return problems
 
 

@@ -823,3 +823,28 @@ def test_half_a_surrogate_pair_in_inline_items_is_kept(tmp_path: Path) -> None:
                                             "gates: [{type: includes, value: b}]\n")
     result = run_cli("run", "evalgate.yaml", "-o", "out.json", cwd=tmp_path)
     assert result.code == 0, result.output
+
+
+HUGE = str(10**400)  # YAML reads it as an int: no float can hold it
+
+
+@pytest.mark.parametrize(("lines", "command", "where"), [
+    (f"judge: {{model: gpt-4o-mini, max_tokens: {HUGE}}}\nscorers: [{{type: faithfulness}}]", "estimate",
+     "judge.max_tokens"),
+    (f"gates: [{{type: max_tool_calls, max: {HUGE}}}]", "run", "gates[0].max"),
+    (f"scorers: [{{type: trajectory_accuracy, steps: [x], max_steps: {HUGE}}}]", "run", "scorers[0].max_steps"),
+])
+def test_a_number_past_the_largest_float_is_a_spec_error_at_its_line(tmp_path: Path, lines: str, command: str,
+                                                                      where: str) -> None:
+    """Each was an internal error (exit 3): OverflowError: int too large to convert to float."""
+    (tmp_path / "evalgate.yaml").write_text(f"version: 1\ndata: [{{input: a, output: b}}]\n{lines}\n")
+    result = run_cli(command, "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert f"evalgate.yaml:3: {where}: the number is too large to use (over 1.8e308)" in result.stderr
+    assert "internal error" not in result.output and "OverflowError" not in result.output
+
+
+def test_a_huge_number_in_an_item_is_kept(tmp_path: Path) -> None:
+    (tmp_path / "evalgate.yaml").write_text(f"version: 1\ndata: [{{input: {HUGE}, output: b}}]\n"
+                                            "gates: [{type: includes, value: b}]\n")
+    assert run_cli("run", "evalgate.yaml", cwd=tmp_path).code == 0
