@@ -26,8 +26,7 @@ class CostTotals:
 
     def add(self, run_cost: float | None, judge_cost: dict[str, float]) -> None:
         self.items += 1
-        if isinstance(run_cost, (int, float)):
-            self.target_usd += run_cost
+        self.target_usd += spend(run_cost)  # a NaN, a negative or a 400-digit cost is no amount
         for check, usd in judge_cost.items():
             self.by_check[check] = self.by_check.get(check, 0.0) + usd
 
@@ -155,7 +154,13 @@ class Budget:
 
 def spend(value: Any) -> float:
     """A finite amount above 0, else 0. Recorded data and a journal are untrusted text: a NaN would make
-    every comparison with the cap false (the budget off), a negative would pay it back."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+    every comparison with the cap false (the budget off), a negative would pay it back, and an integer
+    past the largest float would overflow the sum."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    try:
+        if not math.isfinite(value) or value <= 0:
+            return 0
+    except OverflowError:  # an integer past the largest float: no amount either, and no sum could hold it
         return 0
     return value

@@ -190,10 +190,12 @@ def test_the_merge_of_shards_gives_the_runs_caps_not_the_sum_of_their_shares(tmp
     assert merged == {**run_spec(spec).summary["budget"], "spent_usd": merged["spent_usd"]}
 
 
-@pytest.mark.parametrize("poison", [float("nan"), -100.0, float("inf")], ids=["nan", "negative", "infinity"])
+@pytest.mark.parametrize("poison", [float("nan"), -100.0, float("inf"), 10**400],
+                         ids=["nan", "negative", "infinity", "past-the-largest-float"])
 def test_a_recorded_cost_that_is_no_amount_cannot_switch_the_budget_off(tmp_path: Path, poison: float) -> None:
     """Recorded data is untrusted: a NaN cost made every comparison with the cap false, a negative one
-    paid the cap back. Such a cost adds nothing; the other items' spend still reaches the cap."""
+    paid the cap back, a 400-digit one overflowed the sum (OverflowError: an internal error). Such a
+    cost adds nothing; the other items' spend still reaches the cap."""
     spec = recorded_costs(tmp_path, 12, 0.01, 0.1)
     rows = (tmp_path / "runs.jsonl").read_text().splitlines()
     first = json.loads(rows[0])
