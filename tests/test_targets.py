@@ -216,6 +216,23 @@ def test_command_and_python_runs_with_a_nan_or_negative_cost_cannot_switch_the_b
     assert all(item.run.cost_usd is None for item in run_spec(spec, keep_items=True).items)
 
 
+def test_a_reported_number_past_the_largest_float_is_left_out_not_an_item_error(tmp_path: Path) -> None:
+    # `1` and 400 zeros is a JSON integer: checking that it was finite raised OverflowError, every item errored
+    huge = "1" + "0" * 400
+    agent = f"""
+        print('{{"text": "Brooklyn", "cost_usd": {huge}, "latency_ms": {huge}, "usage": {{"total_tokens": {huge}}}}}')
+        """
+    result = run_spec(_command_spec(tmp_path, agent), keep_items=True)
+    assert [item.error for item in result.items] == [None, None]
+    run = result.items[0].run
+    assert run.cost_usd is None and run.usage is None and run.latency_ms is not None and run.latency_ms < 10**6
+    module = _module(tmp_path, f"def answer(q):\n    return {{'text': 'Brooklyn', 'cost_usd': {huge}}}\n")
+    spec = tmp_path / "evalgate.yaml"
+    spec.write_text(f"version: 1\n{DATA}target:\n  type: python\n  function: {module}:answer\n{CHECKS}")
+    items = run_spec(spec, keep_items=True).items
+    assert [item.error for item in items] == [None, None] and items[0].run.cost_usd is None
+
+
 def test_command_plain_text_stdout(tmp_path: Path) -> None:
     spec = _command_spec(tmp_path, "import sys, json\nprint('Brooklyn: ' + json.load(sys.stdin)['input'])\n")
     result = run_spec(spec, keep_items=True)

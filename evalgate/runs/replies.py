@@ -64,7 +64,10 @@ def measure(value: Any) -> int | float | None:
     agent's word: a NaN, an Infinity (`1e999`) or a negative would poison every sum and budget."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if not math.isfinite(value) or value < 0:
+    try:
+        if not math.isfinite(value) or value < 0:
+            return None
+    except OverflowError:  # an integer past the largest float (`1` and 400 zeros): as unusable as 1e999
         return None
     return value
 
