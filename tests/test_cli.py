@@ -283,6 +283,27 @@ def test_a_nul_in_the_data_path_is_a_spec_error_when_the_run_writes_results(tmp_
     assert "internal error" not in result.output and not (tmp_path / "out.json").exists()
 
 
+@pytest.mark.parametrize("output", ['{"text": "b", "latency_ms": %s, "usage": {"total_tokens": %s}}',
+                                    '{"messages": [{"role": "assistant", "content": "b"}], "latency_ms": %s, '
+                                    '"usage": {"total_tokens": %s}}'], ids=["run", "messages"])
+def test_a_recorded_number_past_the_largest_float_reads_as_infinity(tmp_path: Path, output: str) -> None:
+    """`1` and 400 zeros is a JSON integer: the latency scorer, trajectory_accuracy's limits and the token
+    budget overflowed on it (every item errored: exit 4). It now reads as 1e999 does."""
+    huge = "1" + "0" * 400
+    checks = ("scorers: [{type: latency, max_ms: 100}, {type: trajectory_accuracy, steps: [], max_total_tokens: 5}, "
+              "{type: includes, value: b}]\nbudget: {max_tokens: 10}\n")
+    outcomes = []
+    for number in (huge, "1e999"):
+        (tmp_path / "runs.jsonl").write_text('{"id": "a", "input": "q", "output": %s}\n' % (output % (number, number)))
+        (tmp_path / "evalgate.yaml").write_text(f"version: 1\ndata: runs.jsonl\n{checks}")
+        result = run_cli("run", "evalgate.yaml", "-o", "out.json", cwd=tmp_path)
+        assert result.code == 0, result.output
+        raw = json.loads((tmp_path / "out.json").read_text())
+        assert raw["items"][0]["error"] is None
+        outcomes.append((raw["scores"], raw["summary"]["not_scorable"], raw["summary"]["budget"]))
+    assert outcomes[0] == outcomes[1]
+
+
 def test_nan_and_infinity_are_refused_where_a_number_bounds_the_run(tmp_path: Path) -> None:
     (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: [{id: a, input: q, output: sunny}]\n"
                                             "target: {type: recorded}\ngates: [{type: includes, value: sunny}]\n")

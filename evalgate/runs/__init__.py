@@ -10,7 +10,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalgate.runs.messages import run_from_messages
-from evalgate.runs.model import TOOL_STATUSES, Run, RunFormatError, ToolCall, ToolName, conversation, js_truthy
+from evalgate.runs.model import (
+    TOOL_STATUSES,
+    Run,
+    RunFormatError,
+    ToolCall,
+    ToolName,
+    conversation,
+    float_sized,
+    float_sized_usage,
+    js_truthy,
+)
 
 
 def run_from_value(value: Any) -> Run:
@@ -123,7 +133,7 @@ def _number(value: Any, key: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RunFormatError(f"`{key}` must be a number, got {_kind(value)}")
-    return value
+    return float_sized(value)
 
 
 def _usage(value: Any) -> dict[str, Any] | None:
@@ -131,7 +141,7 @@ def _usage(value: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(value, Mapping):
         raise RunFormatError(f"`usage` must be a mapping, got {_kind(value)}")
-    return dict(value)
+    return float_sized_usage(value)
 
 
 def _kind(value: Any) -> str:

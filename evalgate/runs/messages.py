@@ -44,7 +44,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalgate.runs.model import Run, RunFormatError, ToolCall, js_truthy, name_key, shown_name
+from evalgate.runs.model import (
+    Run,
+    RunFormatError,
+    ToolCall,
+    float_sized,
+    float_sized_usage,
+    js_truthy,
+    name_key,
+    shown_name,
+)
 
 # Tool-invocation states that count as calls (Mastra's extractToolCalls).
 _COUNTED_STATES = frozenset({"result", "call", "output-error"})
@@ -69,7 +78,7 @@ def run_from_messages(value: Any) -> Run:
     usage = extras.get("usage")
     if usage is not None and not isinstance(usage, Mapping):
         raise RunFormatError("`usage` must be a mapping")
-    run.usage = dict(usage) if usage is not None else None
+    run.usage = float_sized_usage(usage) if usage is not None else None
     return run
 
 
@@ -95,7 +104,7 @@ def _checked(messages: Any) -> Sequence[Mapping[str, Any]]:
 def _number(value: Any, key: str) -> float | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
         raise RunFormatError(f"`{key}` must be a number")
-    return value
+    return float_sized(value)
 
 
 def _is_openai(messages: Sequence[Mapping[str, Any]]) -> bool:

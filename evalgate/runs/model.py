@@ -74,6 +74,23 @@ def shown_name(name: Any) -> str:
         return str(name)
 
 
+_LARGEST = int(1.7976931348623157e308)
+
+
+def float_sized(value: Any) -> Any:
+    """A number as a float can hold it: an integer past the largest float (`1` and 400 zeros, which JSON
+    and YAML read as an int) is +-Infinity, as `1e999` is; anything else is returned as it is. Every sum,
+    comparison and division with a run's latency, cost or tokens is float arithmetic, which such an
+    integer overflows (OverflowError)."""
+    if value.__class__ is int and abs(value) > _LARGEST:
+        return math.inf if value > 0 else -math.inf
+    return value
+
+
+def float_sized_usage(usage: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: float_sized(count) for key, count in usage.items()}
+
+
 def js_truthy(value: Any) -> bool:
     """JavaScript's truthiness: an empty object or list is truthy, NaN is falsy."""
     if isinstance(value, Mapping | list):
