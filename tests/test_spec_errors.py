@@ -848,3 +848,19 @@ def test_a_huge_number_in_an_item_is_kept(tmp_path: Path) -> None:
     (tmp_path / "evalgate.yaml").write_text(f"version: 1\ndata: [{{input: {HUGE}, output: b}}]\n"
                                             "gates: [{type: includes, value: b}]\n")
     assert run_cli("run", "evalgate.yaml", cwd=tmp_path).code == 0
+
+
+@pytest.mark.parametrize(("serve", "message"), [
+    ('""', "the command is empty"),  # every judged item errored: IndexError: list index out of range
+    ("[]", "the command is empty"),
+    ("\"'unclosed\"", "cannot split the command (no closing quotation)"),
+])
+def test_a_judge_serve_command_that_cannot_start_is_a_spec_error_at_its_line(tmp_path: Path, serve: str,
+                                                                             message: str) -> None:
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{input: a, output: b}]\njudge:\n  model: m\n  api_key_env: null\n"
+        f"  serve: {serve}\nscorers: [{{type: rubric, criterion: polite}}]\n")
+    result = run_cli("run", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert f"evalgate.yaml:6: judge.serve: {message}" in result.stderr, result.stderr
+    assert "IndexError" not in result.output and "nothing was run" in result.stderr

@@ -42,6 +42,23 @@ def _env_value(name: str, value: str) -> str:
     return value
 
 
+def _command_line(value: str | list[str], example: str) -> str | list[str]:
+    """A command that can be started: not empty, no NUL, quotes closed, not past MAX_COMMAND_CHARS."""
+    size = len(value) if isinstance(value, str) else sum(len(part) for part in value)
+    if size > MAX_COMMAND_CHARS:
+        raise ValueError(f"the command is {size:,} characters; over {MAX_COMMAND_CHARS // 1024} KiB, put it in a "
+                         "script and run that")
+    if any("\0" in part for part in ([value] if isinstance(value, str) else value)):
+        raise ValueError("the command holds a NUL character, which no command line can carry")
+    try:
+        argv = shlex.split(value) if isinstance(value, str) else value
+    except ValueError as exc:  # e.g. an unclosed quote
+        raise ValueError(f"cannot split the command ({str(exc).lower()})") from None
+    if not argv or not argv[0]:
+        raise ValueError(f"the command is empty; e.g. `{example}`")
+    return value
+
+
 class RecordedTarget(_Strict):
     """The run is each item's recorded `output` (or `outputs`, or each turn's `output`)."""
 
@@ -72,19 +89,7 @@ class CommandTarget(_Strict):
     @field_validator("run")
     @classmethod
     def _command(cls, value: str | list[str]) -> str | list[str]:
-        size = len(value) if isinstance(value, str) else sum(len(part) for part in value)
-        if size > MAX_COMMAND_CHARS:
-            raise ValueError(f"the command is {size:,} characters; over {MAX_COMMAND_CHARS // 1024} KiB, put it in a "
-                             "script and run that")
-        if any("\0" in part for part in ([value] if isinstance(value, str) else value)):
-            raise ValueError("the command holds a NUL character, which no command line can carry")
-        try:
-            argv = shlex.split(value) if isinstance(value, str) else value
-        except ValueError as exc:  # e.g. an unclosed quote
-            raise ValueError(f"cannot split the command ({str(exc).lower()})") from None
-        if not argv or not argv[0]:
-            raise ValueError("the command is empty; e.g. `python agent.py`")
-        return value
+        return _command_line(value, "python agent.py")
 
 
 class RetrySettings(_Strict):
@@ -318,6 +323,12 @@ class JudgeSpec(_Strict):
         default=None,
         description="a command evalgate starts for the run (a local judge); its first stdout line is its base URL",
     )
+
+    @field_validator("serve")
+    @classmethod
+    def _serve(cls, value: str | list[str] | None) -> str | list[str] | None:
+        # checked as a command target's `run` is: an empty one failed every judged item (IndexError)
+        return _command_line(value, "python judge_server.py") if value is not None else None
 
 
 _DATA_SCHEMA = {
