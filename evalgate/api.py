@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -347,9 +348,19 @@ def prepare_target(loaded: LoadedSpec, *, concurrency: int | None = None, use_ca
             use_cache=use_cache,
         )
     except ValueError as exc:
+        message = str(exc)
+        # a message that starts with the setting at fault (`tls.ca_bundle x: ...`, `conversation: ...`) is
+        # said at that setting's line, not at `type:`, which is not what to change
+        named = _TARGET_KEY.match(message)
+        path = ("target", *named.group(1).split(".")) if named else ()
+        if named and path in loaded.positions.values:
+            raise SpecError([Problem(loaded.file, loaded.positions.line(path), f"target.{message}")]) from None
         key = "function" if loaded.spec.target.type == "python" else "type"
         line = loaded.positions.line(("target", key))
-        raise SpecError([Problem(loaded.file, line, f"target.{key}: {exc}")]) from None
+        raise SpecError([Problem(loaded.file, line, f"target.{key}: {message}")]) from None
+
+
+_TARGET_KEY = re.compile(r"([a-z_]+(?:\.[a-z_]+)*)[: ]")
 
 
 def network_retries(loaded: LoadedSpec) -> Callable[[], int]:

@@ -864,3 +864,21 @@ def test_a_judge_serve_command_that_cannot_start_is_a_spec_error_at_its_line(tmp
     assert result.code == 2, result.output
     assert f"evalgate.yaml:6: judge.serve: {message}" in result.stderr, result.stderr
     assert "IndexError" not in result.output and "nothing was run" in result.stderr
+
+
+@pytest.mark.parametrize(("setting", "said"), [
+    ("  tls:\n    ca_bundle: junk.pem\n",
+     "evalgate.yaml:7: target.tls.ca_bundle junk.pem: not a readable PEM CA bundle"),
+    ("  conversation: session\n", "evalgate.yaml:6: target.conversation: session needs `session:`"),
+])
+def test_a_target_setting_refused_when_the_target_is_built_is_said_at_its_own_line(tmp_path: Path, setting: str,
+                                                                                    said: str) -> None:
+    # it was said at `type:` (line 4), as `target.type: tls.ca_bundle ...`: not the setting to change
+    (tmp_path / "junk.pem").write_text("not a certificate\n")
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{input: a}]\ntarget:\n  type: http\n  url: http://127.0.0.1:9/agent\n"
+        f"{setting}gates: [{{type: no_tool_errors}}]\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert said in result.stderr, result.stderr
+    assert "target.type" not in result.stderr
