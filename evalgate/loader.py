@@ -7,6 +7,7 @@ change (docs/spec.md). Building goes through `evalgate.build`, which `run_evals`
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -216,6 +217,7 @@ def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:
     )
     problems += more
     warnings += more_warnings
+    problems += _judge_tls_problems(spec, path.parent, file, positions)
     if spec.budget is not None and spec.budget.max_usd is not None:
         problems += [Problem(file, positions.line(("budget", "max_usd")), message)
                      for message in unpriced_spend(spec, "budget.max_usd")]
@@ -244,6 +246,25 @@ def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:
     turn_ids = (c.entry.id for case in cases for turn in case.turn_checks or () for c in turn)
     warnings += _unknown_compare_ids(spec, file, positions, gates + scorers, turn_ids)
     return LoadedSpec(path, spec, positions, cases, gates, scorers, warnings)
+
+
+def _judge_tls_problems(spec: Spec, base_dir: Path, file: str, positions: Positions) -> list[Problem]:
+    """The judge's `tls:` files, loaded now as a target's are: the judge connects at its first call, so a
+    bad bundle used to error every judged item, the run an outage (exit 4) for a setting in the spec."""
+    tls = spec.judge.tls if spec.judge is not None else None
+    if tls is None or (tls.ca_bundle is None and tls.client_cert is None):
+        return []
+    from evalgate.net import ssl_context, tls_from_settings
+
+    try:
+        ssl_context(tls_from_settings(tls, base_dir), os.environ)
+    except ValueError as exc:
+        message = str(exc)
+        key = message.split(" ", 1)[0]
+        if not key.startswith("tls."):  # a bundle named by the environment, not by the spec
+            return [Problem(file, positions.line(("judge", "tls")), f"judge.tls: {message}")]
+        return [Problem(file, positions.line(("judge", *key.split("."))), f"judge.{message}")]
+    return []
 
 
 def unpriced_spend(spec: Spec, cap: str) -> list[str]:

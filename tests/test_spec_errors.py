@@ -882,3 +882,16 @@ def test_a_target_setting_refused_when_the_target_is_built_is_said_at_its_own_li
     assert result.code == 2, result.output
     assert said in result.stderr, result.stderr
     assert "target.type" not in result.stderr
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_judge_ca_bundle_that_is_no_bundle_is_a_spec_error_at_its_line(tmp_path: Path, command: str) -> None:
+    # the judge connects at its first call: every judged item errored and `run` was an outage (exit 4)
+    (tmp_path / "junk.pem").write_text("not a certificate\n")
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{input: a, output: b}]\njudge:\n  model: m\n  base_url: http://127.0.0.1:9/v1\n"
+        "  api_key_env: null\n  tls:\n    ca_bundle: junk.pem\nscorers: [{type: rubric, criterion: polite}]\n")
+    result = run_cli(command, "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "evalgate.yaml:8: judge.tls.ca_bundle" in result.stderr and "not a readable PEM CA bundle" in result.stderr
+    assert "nothing was run" in result.stderr and "errored" not in result.output
