@@ -30,7 +30,19 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.message}"
+        return f"{where}: {shortened(self.message)}"
+
+
+MAX_MESSAGE_CHARS = 2000
+
+
+def shortened(message: str) -> str:
+    """A message that quotes a long value (a 100 KB `type:`) cut in its middle: its start says what
+    is wrong and where, its end what to change; a value pages long in between hides both."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    head, tail = MAX_MESSAGE_CHARS * 3 // 5, MAX_MESSAGE_CHARS // 4
+    return f"{message[:head]} ... ({len(message) - head - tail:,} characters left out) ... {message[-tail:]}"
 
 
 class SpecError(Exception):

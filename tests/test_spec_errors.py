@@ -895,3 +895,17 @@ def test_a_judge_ca_bundle_that_is_no_bundle_is_a_spec_error_at_its_line(tmp_pat
     assert result.code == 2, result.output
     assert "evalgate.yaml:8: judge.tls.ca_bundle" in result.stderr and "not a readable PEM CA bundle" in result.stderr
     assert "nothing was run" in result.stderr and "errored" not in result.output
+
+
+def test_a_problem_quoting_a_value_pages_long_is_cut_in_its_middle(tmp_path: Path) -> None:
+    # `unknown type` and duplicate ids quoted the whole value: one 100 KB line hid the file:line and the advice
+    long = "x" * 100_000
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{input: a, output: b}]\n"
+        f"gates: [{{type: includes, value: a, id: {long}}}, {{type: includes, value: b, id: {long}}}]\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(line) < 2100, len(line)
+    assert line.startswith("error: evalgate.yaml:3: gates[1]: the id `xxx")
+    assert "characters left out" in line and line.endswith("is already used at line 3; give this entry its own `id:`")

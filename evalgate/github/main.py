@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalgate import isolation, redaction, safeio
-from evalgate.errors import SpecError
+from evalgate.errors import SpecError, shortened
 from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
@@ -304,7 +304,7 @@ def spec_error_step(settings: Settings, exc: SpecError, log: Log) -> None:
     failure_summary(settings, "the spec has errors; nothing was run", [str(p) for p in exc.problems])
     for problem in exc.problems:
         file = settings.relative(settings.base_dir / problem.file) if problem.file else None
-        log.annotate("error", problem.message, file=file, line=problem.line, title="evalgate: spec error")
+        log.annotate("error", shortened(problem.message), file=file, line=problem.line, title="evalgate: spec error")
 
 
 def merge_step(settings: Settings, log: Log) -> bool:
