@@ -909,3 +909,23 @@ def test_a_problem_quoting_a_value_pages_long_is_cut_in_its_middle(tmp_path: Pat
     assert len(line) < 2100, len(line)
     assert line.startswith("error: evalgate.yaml:3: gates[1]: the id `xxx")
     assert "characters left out" in line and line.endswith("is already used at line 3; give this entry its own `id:`")
+
+
+@pytest.mark.parametrize(("where", "url", "message"), [
+    ("target", "notaurl", "target.url: not an http(s) URL"),  # every item: "not an http(s) URL: notaurl"
+    ("target", "'http://[::1'", "target.url: not a URL (invalid ipv6 url)"),  # "ValueError: Invalid IPv6 URL"
+    ("target", "'http://127.0.0.1:99999/'", "target.url: not a URL (port out of range 0-65535)"),
+    ("target", "'http://a b/'", "target.url: the URL holds a space"),
+    ("judge", "'http://[::1'", "judge.base_url: not a URL (invalid ipv6 url)"),
+])
+def test_a_url_no_request_can_go_to_is_a_spec_error_at_its_line(tmp_path: Path, where: str, url: str,
+                                                                message: str) -> None:
+    setting = (f"target:\n  type: http\n  url: {url}\n" if where == "target" else
+               f"judge:\n  model: m\n  base_url: {url}\n")
+    (tmp_path / "evalgate.yaml").write_text(
+        f"version: 1\ndata: [{{input: a, output: b}}]\n{setting}  retries: {{attempts: 1}}\n"
+        "scorers: [{type: rubric, criterion: polite}]\n")
+    result = run_cli("run", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert f"evalgate.yaml:5: {message}" in result.stderr, result.stderr
+    assert "errored" not in result.output and "nothing was run" in result.stderr

@@ -10,7 +10,16 @@ import json
 import shlex
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 # ---- targets ----
 
@@ -57,6 +66,27 @@ def _command_line(value: str | list[str], example: str) -> str | list[str]:
     if not argv or not argv[0]:
         raise ValueError(f"the command is empty; e.g. `{example}`")
     return value
+
+
+def _http_url(url: str) -> str:
+    """An http(s) URL a request can be sent to: a typo in it used to error every item (an outage).
+
+    The URL is not quoted back: it may hold credentials (`https://user:token@host`)."""
+    from urllib.parse import urlsplit
+
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        raise ValueError("the URL holds a space or a control character; a URL has none (write a space as %20)")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is no number or out of range
+    except ValueError as exc:  # `http://[::1`, `http://host:99999`
+        raise ValueError(f"not a URL ({str(exc).lower()})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("not an http(s) URL; e.g. http://127.0.0.1:8787/answer")
+    return url
+
+
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
 
 
 class RecordedTarget(_Strict):
@@ -200,7 +230,7 @@ class HttpTarget(_Strict):
     """POSTs each item to your agent's HTTP endpoint and maps its JSON reply to a run."""
 
     type: Literal["http"]
-    url: str
+    url: HttpUrl
     method: Literal["POST", "PUT", "GET"] = "POST"
     headers: dict[str, str] = Field(default_factory=dict, description="values may use `${ENV_VAR}`; never logged")
     body: Any = Field(
@@ -229,7 +259,7 @@ class OpenAITarget(_Strict):
 
     type: Literal["openai"]
     model: str
-    base_url: str = "https://api.openai.com/v1"
+    base_url: HttpUrl = "https://api.openai.com/v1"
     api_key_env: str | None = Field(default="OPENAI_API_KEY", description="the variable holding the API key")
     system: str | None = None
     temperature: float | None = None
@@ -262,7 +292,7 @@ class MastraTarget(_Strict):
     """A Mastra server (`mastra dev`, or deployed): an agent's generate(), or a workflow run, read with no mapping."""
 
     type: Literal["mastra"]
-    url: str = Field(default="http://localhost:4111", description="the server's base URL (routes are under /api)")
+    url: HttpUrl = Field(default="http://localhost:4111", description="the server's base URL (routes are under /api)")
     agent: str | None = Field(default=None, description="the agent's id: POST /api/agents/{agent}/generate")
     workflow: str | None = Field(
         default=None, description="a workflow's id: POST /api/workflows/{workflow}/start-async with the input"
@@ -303,7 +333,7 @@ class JudgeSpec(_Strict):
     """The OpenAI-compatible model that LLM-judged scorers ask (see docs/scorers.md)."""
 
     model: str
-    base_url: str = "https://api.openai.com/v1"
+    base_url: HttpUrl = "https://api.openai.com/v1"
     api_key_env: str | None = Field(
         default="OPENAI_API_KEY", description="the variable holding the API key; unset: no Authorization header"
     )
