@@ -929,3 +929,19 @@ def test_a_url_no_request_can_go_to_is_a_spec_error_at_its_line(tmp_path: Path, 
     assert result.code == 2, result.output
     assert f"evalgate.yaml:5: {message}" in result.stderr, result.stderr
     assert "errored" not in result.output and "nothing was run" in result.stderr
+
+
+@pytest.mark.parametrize("name", ['"a:b"', '""', '"é"'])
+@pytest.mark.parametrize("target", ["url: http://127.0.0.1:9/agent", "base_url: http://127.0.0.1:9/v1"],
+                         ids=["http", "openai"])
+def test_a_header_name_no_request_can_carry_is_a_spec_error_at_its_line(tmp_path: Path, name: str,
+                                                                        target: str) -> None:
+    # every item errored: "the request could not be sent (ValueError)" or "(UnicodeEncodeError)", exit 4
+    kind = "http" if target.startswith("url") else "openai\n  model: m\n  api_key_env: null"
+    (tmp_path / "evalgate.yaml").write_text(
+        f"version: 1\ndata: [{{input: a}}]\ntarget:\n  type: {kind}\n  {target}\n  retries: {{attempts: 1}}\n"
+        f"  headers:\n    {name}: x\ngates: [{{type: no_tool_errors}}]\n")
+    result = run_cli("run", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "target.headers: " in result.stderr and "is not a header name" in result.stderr, result.stderr
+    assert "could not be sent" not in result.output and "nothing was run" in result.stderr

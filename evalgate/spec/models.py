@@ -7,6 +7,7 @@ a file against them, `evalgate schema` derives the JSON Schema from them.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from typing import Annotated, Any, Literal
 
@@ -87,6 +88,21 @@ def _http_url(url: str) -> str:
 
 
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an HTTP token (RFC 9110)
+
+
+def _header_names(headers: dict[str, str]) -> dict[str, str]:
+    """Names a request can carry: `a:b`, `é` or an empty name used to error every item at its send."""
+    for name in headers:
+        if not _HEADER_NAME.fullmatch(name):
+            raise ValueError(f"{name[:100]!r} is not a header name; a name is letters, digits and "
+                             "!#$%&'*+-.^_`|~ (e.g. X-Api-Key), its value goes after the colon")
+    return headers
+
+
+Headers = Annotated[dict[str, str], AfterValidator(_header_names)]
 
 
 class RecordedTarget(_Strict):
@@ -232,7 +248,7 @@ class HttpTarget(_Strict):
     type: Literal["http"]
     url: HttpUrl
     method: Literal["POST", "PUT", "GET"] = "POST"
-    headers: dict[str, str] = Field(default_factory=dict, description="values may use `${ENV_VAR}`; never logged")
+    headers: Headers = Field(default_factory=dict, description="values may use `${ENV_VAR}`; never logged")
     body: Any = Field(
         default=None,
         description="JSON template (default `{input: '{{input}}'}`); `{{input}}`, `{{item.<field>}}`, "
@@ -265,7 +281,7 @@ class OpenAITarget(_Strict):
     temperature: float | None = None
     max_tokens: int | None = Field(default=None, ge=1)
     tools: list[dict[str, Any]] = Field(default_factory=list, description="function definitions offered to the model")
-    headers: dict[str, str] = Field(default_factory=dict, description="extra headers; `${ENV_VAR}` allowed")
+    headers: Headers = Field(default_factory=dict, description="extra headers; `${ENV_VAR}` allowed")
     prices: PriceTable = Field(
         default_factory=dict,
         description="USD per 1M tokens by model: {model: {prompt: 0.15, completion: 0.6}}",
@@ -304,7 +320,7 @@ class MastraTarget(_Strict):
         default_factory=dict,
         description="extra generate() options sent with each request, e.g. {maxSteps: 5}",
     )
-    headers: dict[str, str] = Field(default_factory=dict, description="values may use `${ENV_VAR}`; never logged")
+    headers: Headers = Field(default_factory=dict, description="values may use `${ENV_VAR}`; never logged")
     timeout_s: Timeout = 60.0  # as every target: bounded, so the clocks cannot overflow
     retries: RetrySettings = Field(default_factory=RetrySettings)
     cache: CacheSettings | None = None
