@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -945,3 +946,18 @@ def test_a_header_name_no_request_can_carry_is_a_spec_error_at_its_line(tmp_path
     assert result.code == 2, result.output
     assert "target.headers: " in result.stderr and "is not a header name" in result.stderr, result.stderr
     assert "could not be sent" not in result.output and "nothing was run" in result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not Path("/dev/zero").exists(), reason="needs a FIFO and /dev/zero")
+@pytest.mark.parametrize(("schema_file", "said"), [
+    ("/dev/zero", "the schema_file is a device, not a regular file"),  # was read until memory ran out
+    ("pipe.json", "the schema_file is a FIFO (named pipe), not a regular file"),  # waited for ever for a writer
+])
+def test_a_schema_file_that_is_no_regular_file_is_a_spec_error_not_a_hang(tmp_path: Path, schema_file: str,
+                                                                          said: str) -> None:
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: [{input: a, output: b}]\n"
+                                            f"scorers: [{{type: json_schema, schema_file: {schema_file}}}]\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path, timeout=30)
+    assert result.code == 2, result.output
+    assert f"evalgate.yaml:3: scorers[0]: schema_file '{schema_file}': {said}" in result.stderr, result.stderr

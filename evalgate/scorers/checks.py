@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from evalgate.errors import not_a_file
 from evalgate.items import Item
 from evalgate.runs import Run
 from evalgate.scorers.registry import BuildContext, scorer_type
@@ -294,6 +295,9 @@ def json_valid() -> ScoreFn:
     return score
 
 
+MAX_SCHEMA_BYTES = 16 * 2**20  # a schema is a page or two; past this it is some other file
+
+
 @scorer_type("json_schema")
 def json_schema(
     schema: dict[str, Any] | None = None,
@@ -308,12 +312,20 @@ def json_schema(
         raise ValueError("json_schema needs exactly one of `schema` or `schema_file`")
     if schema_file is not None:
         path = Path(ctx.base_dir, schema_file)
+        # /dev/zero was read until memory ran out, a FIFO until its writer came: say what it is instead
+        unusable = not_a_file(path, what="schema_file")
+        if unusable is not None:
+            raise ValueError(f"schema_file {schema_file!r}: {unusable}")
         try:
-            schema = json.loads(path.read_text(encoding="utf-8"))
+            too_big = path.stat().st_size > MAX_SCHEMA_BYTES
+            schema = None if too_big else json.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise ValueError(f"cannot read schema_file {schema_file!r}: {exc.strerror}") from None
         except ValueError as exc:
             raise ValueError(f"schema_file {schema_file!r} is not JSON: {exc}") from None
+        if too_big:
+            raise ValueError(f"schema_file {schema_file!r} is over {MAX_SCHEMA_BYTES // 2**20} MiB; a JSON Schema "
+                             "is read up to that size: point at the schema")
     validator_class = jsonschema.validators.validator_for(schema)
     try:
         validator_class.check_schema(schema)
