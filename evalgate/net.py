@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, unquote_plus, urlsplit
 
 from evalgate import __version__
+from evalgate.errors import not_a_file
 
 if TYPE_CHECKING:  # imported when the first client is built: offline specs never pay for TLS and urllib3
     import ssl
@@ -550,6 +551,11 @@ def ssl_context(tls: TlsOptions, environ: Mapping[str, str]) -> ssl.SSLContext:
     import ssl
 
     source, cafile = ca_source(tls, environ)
+    # OpenSSL reads a FIFO until a writer comes and closes it: for ever, in a CI job
+    for setting, file in ((source, cafile), ("tls.client_cert", tls.client_cert), ("tls.client_key", tls.client_key)):
+        unusable = not_a_file(Path(file), what=setting) if file is not None and not os.path.isdir(file) else None
+        if unusable is not None:
+            raise TlsSettingError(f"{setting} {file}: {unusable}")
     try:
         if cafile is not None and os.path.isdir(cafile):
             context = ssl.create_default_context(capath=cafile)

@@ -961,3 +961,20 @@ def test_a_schema_file_that_is_no_regular_file_is_a_spec_error_not_a_hang(tmp_pa
     result = run_cli("validate", "evalgate.yaml", cwd=tmp_path, timeout=30)
     assert result.code == 2, result.output
     assert f"evalgate.yaml:3: scorers[0]: schema_file '{schema_file}': {said}" in result.stderr, result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a FIFO")
+@pytest.mark.parametrize(("where", "setting"), [("target", "ca_bundle"), ("target", "client_cert"),
+                                                ("judge", "ca_bundle")])
+def test_a_tls_file_that_is_a_fifo_is_a_spec_error_not_a_hang(tmp_path: Path, where: str, setting: str) -> None:
+    # OpenSSL read the FIFO until a writer came: `evalgate validate` waited for ever
+    os.mkfifo(tmp_path / "ca.pem")
+    tls = f"  base_url: http://127.0.0.1:9/v1\n  tls:\n    {setting}: ca.pem\n"
+    section = (f"target:\n  type: openai\n  model: m\n{tls}gates: [{{type: no_tool_errors}}]\n" if where == "target"
+               else f"judge:\n  model: m\n{tls}scorers: [{{type: rubric, criterion: polite}}]\n")
+    (tmp_path / "evalgate.yaml").write_text(f"version: 1\ndata: [{{input: a, output: b}}]\n{section}")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path, timeout=30)
+    assert result.code == 2, result.output
+    line = 8 if where == "target" else 7
+    assert (f"evalgate.yaml:{line}: {where}.tls.{setting} " in result.stderr
+            and "is a FIFO (named pipe), not a regular file" in result.stderr), result.stderr
