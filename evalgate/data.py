@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -83,6 +84,28 @@ def _check_depth(raw: Any, text: str, line: int | None) -> None:
         raise DataError(f"nested more than {MAX_DEPTH} levels deep; flatten the structure", line)
 
 
+_HUGE_INTEGER = re.compile(rf"-?[0-9]{{{sys.get_int_max_str_digits() + 1},}}")
+
+
+def _json_problem(exc: ValueError, text: str) -> str:
+    """What to change in JSON that json refused. Python reads integers of up to 4300 digits only: its
+    own message for a longer one ("use sys.set_int_max_str_digits()") is nothing a data file can do."""
+    if isinstance(exc, json.JSONDecodeError) or "integer string conversion" not in str(exc):
+        return f"invalid JSON: {exc}"
+    found = _HUGE_INTEGER.search(text)
+    shown = f" ({found.group()[:12]}..., {len(found.group().lstrip('-'))} digits)" if found else ""
+    return (f"a number longer than {sys.get_int_max_str_digits()} digits{shown}, more than evalgate reads; "
+            "quote it to keep it as text")
+
+
+def _json_line(exc: ValueError, text: str) -> int | None:
+    """The line json's error is at; for an integer too long to read, the line of the first such one."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.lineno
+    found = _HUGE_INTEGER.search(text)
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
 class _Line(Positions):
     """Every path of a one-line item (JSONL, CSV) is on that line."""
 
@@ -142,7 +165,7 @@ def _read_jsonl(path: Path) -> Iterator[Located]:
                 yield BadLine(str(exc)), _line_positions(number), ()
                 continue
             except ValueError as exc:
-                yield BadLine(f"invalid JSON: {exc}"), _line_positions(number), ()
+                yield BadLine(_json_problem(exc, line)), _line_positions(number), ()
                 continue
             except RecursionError:
                 yield BadLine(TOO_DEEP), _line_positions(number), ()
@@ -189,7 +212,7 @@ def _read_json(path: Path) -> Iterator[Located]:
     try:
         raw = json.loads(text)
     except ValueError as exc:
-        raise DataError(f"invalid JSON: {exc}", getattr(exc, "lineno", None)) from None
+        raise DataError(_json_problem(exc, text), _json_line(exc, text)) from None
     except RecursionError:
         raise DataError(TOO_DEEP, None) from None
     _check_depth(raw, text, None)
@@ -284,5 +307,7 @@ def _csv_json(key: str, value: str, line: int) -> Any:
         return json.loads(text)
     except RecursionError:
         raise DataError(f"column `{key}`: {TOO_DEEP}", line) from None
-    except ValueError:
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):  # JSON, with an integer too long to read
+            raise DataError(f"column `{key}`: {_json_problem(exc, text)}", line) from None
         raise DataError(f"column `{key}` must hold JSON here, got {value[:60]!r}", line) from None

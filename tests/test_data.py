@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import run_cli
 
 from evalgate.api import run_spec
 from evalgate.errors import SpecError
@@ -261,3 +262,23 @@ def test_a_jsonl_integer_beyond_64_bits_stays_exact(tmp_path: Path, number: str)
     run_spec(tmp_path / "evalgate.yaml", output=tmp_path / "r.json")
     results = json.loads((tmp_path / "r.json").read_text())
     assert results["items"][1]["output"]["tool_calls"][0]["args"]["n"] == int(number)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".csv"])
+def test_an_integer_too_long_to_read_is_named_at_its_line_with_what_to_do(tmp_path: Path, suffix: str) -> None:
+    # Python reads integers of up to 4300 digits: its own message said "use sys.set_int_max_str_digits()",
+    # nothing a data file can do, and a .json file's problem had no line.
+    huge = "9" * 5000
+    content = {
+        ".jsonl": f'{{"id": "a", "input": "x", "output": "x"}}\n{{"id": "b", "input": {huge}, "output": "x"}}\n',
+        ".json": f'[{{"id": "a", "input": "x", "output": "x"}},\n {{"id": "b", "input": -{huge}, "output": "x"}}]\n',
+        ".csv": f'id,input,output,metadata\na,x,x,\nb,x,x,"{{""n"": {huge}}}"\n',
+    }[suffix]
+    (tmp_path / f"items{suffix}").write_text(content)
+    (tmp_path / "evalgate.yaml").write_text(f"version: 1\ndata: items{suffix}\ngates:\n  - type: includes\n"
+                                            "    value: x\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert f"items{suffix}:{3 if suffix == '.csv' else 2}: " in result.stderr
+    assert "a number longer than 4300 digits" in result.stderr and "quote it to keep it as text" in result.stderr
+    assert "set_int_max_str_digits" not in result.output
