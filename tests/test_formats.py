@@ -299,6 +299,22 @@ def test_mastra_tool_name_that_is_no_string_is_kept_when_truthy() -> None:
         run_from_value({"text": "x", "tool_calls": [{"name": 0}]})
 
 
+@pytest.mark.parametrize("state", [[], {}, ["result"], {"s": "result"}])
+def test_a_mastra_state_that_is_an_object_or_a_list_is_no_call(tmp_path: Path, state: Any) -> None:
+    # Looked up in a set of the counted states, it raised "TypeError: unhashable type" (exit 3)
+    messages = [mastra("assistant", inv(state, "get_weather", "c1", args={}, result={"error": "x"}),
+                       inv("result", "get_weather", "c2", args={}, result=1), text("done"))]
+    (tmp_path / "data.jsonl").write_text(json.dumps({"input": "q", "output": messages}) + "\n", encoding="utf-8")
+    spec = tmp_path / "evalgate.yaml"
+    spec.write_text("version: 1\ndata: data.jsonl\ngates:\n  - type: called_tool\n    tool: get_weather\n"
+                    "    times: 2\n")
+    result = run_cli("run", spec, "--output", tmp_path / "r.json")
+    assert result.code == 1, result.output  # one call counted, as Mastra counts it: `times: 2` fails
+    output = json.loads((tmp_path / "r.json").read_text())["items"][0]["output"]
+    assert [c["args"] for c in output["tool_calls"]] == [{}]
+    assert output["uncounted_tool_errors"] == [f"tool get_weather (state {json.dumps(state)}): x"]
+
+
 def test_faithfulness_evidence_is_the_assistant_messages_legacy_invocations() -> None:
     # Mastra's faithfulness reads only `content.toolInvocations` of assistant messages (not parts).
     legacy = {"state": "result", "toolCallId": "c2", "toolName": "b", "args": {}, "result": 2}

@@ -201,7 +201,8 @@ def _merged_invocations(content: Any) -> list[Mapping[str, Any]]:
 def _mastra_call(invocation: Mapping[str, Any], message_index: int) -> ToolCall | None:
     state = invocation.get("state")
     name = invocation.get("toolName")
-    if state not in _COUNTED_STATES or not js_truthy(name):  # Mastra: `invocation.toolName && ...`
+    # Mastra: `invocation.toolName && ...`; a state that is an object or a list is no counted state
+    if state.__class__ is not str or state not in _COUNTED_STATES or not js_truthy(name):
         return None
     args = invocation.get("args")
     if state == "call":
