@@ -258,6 +258,10 @@ def _read_csv(path: Path) -> Iterator[Located]:
                              "the later column would silently replace the earlier: rename one", 1)
         line = reader.line_num + 1
         for row in rows:
+            extra = row.get(None)
+            if extra and any(extra):  # cells past the header's columns: an unquoted comma split a field
+                raise DataError(f"this row has {len(fields) + len(extra)} fields, the header {len(fields)}: the "
+                                "last would be dropped; quote a field that holds a comma (\"a, b\")", line)
             item: dict[str, Any] = {}
             metadata: dict[str, Any] = {}
             for key, value in row.items():

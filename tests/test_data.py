@@ -282,3 +282,17 @@ def test_an_integer_too_long_to_read_is_named_at_its_line_with_what_to_do(tmp_pa
     assert f"items{suffix}:{3 if suffix == '.csv' else 2}: " in result.stderr
     assert "a number longer than 4300 digits" in result.stderr and "quote it to keep it as text" in result.stderr
     assert "set_int_max_str_digits" not in result.output
+
+
+def test_a_csv_row_with_more_fields_than_the_header_is_a_data_error_at_its_line(tmp_path: Path) -> None:
+    # An unquoted comma split `Hello, world`: the row's last field was silently dropped and the item
+    # ran with its output shifted into the wrong column.
+    (tmp_path / "items.csv").write_text("id,input,output\na,hi,Hello\nb,hi,Hello, world\nc,hi,Hello,\n")
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.csv\ngates:\n  - type: includes\n"
+                                            "    value: Hello\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "items.csv:3: this row has 4 fields, the header 3" in result.stderr and "quote a field" in result.stderr
+    # an empty cell after the last column (a trailing comma) holds nothing to lose
+    (tmp_path / "items.csv").write_text("id,input,output\na,hi,Hello\nc,hi,Hello,\n")
+    assert run_cli("validate", "evalgate.yaml", cwd=tmp_path).code == 0
