@@ -6,6 +6,7 @@ the data file and line (the JSONL line, the YAML node, the CSV row).
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
 import re
@@ -248,7 +249,7 @@ def _read_csv(path: Path) -> Iterator[Located]:
     with path.open(encoding="utf-8-sig", newline="") as handle:  # Excel writes a BOM first
         # strict: an unclosed quote is an error, not one long field; lines are bounded like JSONL's
         reader = csv.DictReader(_bounded_lines(handle), strict=True)
-        rows = _csv_rows(reader)
+        rows = _csv_rows(reader, path)
         fields = next(rows)
         if not fields or not {"input", "inputs", "turns"} & set(fields):
             raise DataError("a CSV data file needs an `input` column", 1)
@@ -287,7 +288,7 @@ def _bounded_lines(handle: Any) -> Iterator[str]:
         yield line
 
 
-def _csv_rows(reader: csv.DictReader[str]) -> Iterator[Any]:
+def _csv_rows(reader: csv.DictReader[str], path: Path) -> Iterator[Any]:
     """The header, then the rows; what the csv module or the decoder refuses becomes a DataError."""
     start = 1
     try:
@@ -296,11 +297,28 @@ def _csv_rows(reader: csv.DictReader[str]) -> Iterator[Any]:
         for row in reader:
             yield row
             start = reader.line_num + 1
-    except UnicodeDecodeError as exc:  # decoded by the block: no exact line
-        raise DataError(not_utf8(exc), None) from None
+    except UnicodeDecodeError as exc:  # decoded by the block: the line is found again from the bytes
+        raise DataError(not_utf8(exc), _undecodable_line(path)) from None
     except csv.Error as exc:
         hint = " (a quote opened on this row is never closed)" if "end of data" in str(exc) else ""
         raise DataError(f"invalid CSV: {exc}{hint}", start) from None
+
+
+def _undecodable_line(path: Path) -> int | None:
+    """The line of a file's first byte that is not UTF-8, read again by the block (bounded memory)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    lines = 0
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError as exc:  # exc.object: this block after the bytes held back
+                    return lines + exc.object[: exc.start].count(b"\n") + 1
+                lines += block.count(b"\n")
+    except OSError:
+        return None
+    return None
 
 
 def _csv_json(key: str, value: str, line: int) -> Any:

@@ -296,3 +296,14 @@ def test_a_csv_row_with_more_fields_than_the_header_is_a_data_error_at_its_line(
     # an empty cell after the last column (a trailing comma) holds nothing to lose
     (tmp_path / "items.csv").write_text("id,input,output\na,hi,Hello\nc,hi,Hello,\n")
     assert run_cli("validate", "evalgate.yaml", cwd=tmp_path).code == 0
+
+
+def test_a_csv_byte_that_is_not_utf8_is_named_at_its_line(tmp_path: Path) -> None:
+    # The CSV reader decodes by the block: the problem named the file only, with no line to look at.
+    rows = "".join(f"{i},é{i},y\n" for i in range(120_000))  # past the first block of 1 MiB
+    (tmp_path / "items.csv").write_bytes(b"id,input,output\n" + rows.encode() + b"x,caf\xe9,y\n")
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.csv\ngates:\n  - type: includes\n"
+                                            "    value: y\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "items.csv:120002: not UTF-8 text (byte 0xe9); save the file as UTF-8" in result.stderr
