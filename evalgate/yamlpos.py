@@ -70,7 +70,15 @@ class _Loader(yaml.SafeLoader):
                         f"duplicate key `{key_node.value[:60]}` (first at line {seen[key]}): the second would "
                         "silently replace the first; merge them or remove one", key_node.start_mark.line + 1)
                 seen[key] = key_node.start_mark.line + 1
+                what = _NO_JSON_KEY.get(key_node.tag)
+                if what is not None:  # JSON has no such key: writing or hashing the value would fail later
+                    raise YAMLSyntaxError(
+                        f"the key `{key_node.value[:60]}` is read as {what}, which no JSON key can be; quote it: "
+                        f"'{key_node.value[:60]}':", key_node.start_mark.line + 1)
         return super().construct_mapping(node, deep)
+
+
+_NO_JSON_KEY = {"tag:yaml.org,2002:timestamp": "a date", "tag:yaml.org,2002:binary": "bytes"}
 
 
 def _expanded_size(root: yaml.Node) -> None:

@@ -307,3 +307,19 @@ def test_a_csv_byte_that_is_not_utf8_is_named_at_its_line(tmp_path: Path) -> Non
     result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
     assert result.code == 2, result.output
     assert "items.csv:120002: not UTF-8 text (byte 0xe9); save the file as UTF-8" in result.stderr
+
+
+@pytest.mark.parametrize("where", ["input", "ground_truth"])
+def test_a_yaml_key_read_as_a_date_is_a_data_error_at_its_line(tmp_path: Path, where: str) -> None:
+    # JSON has no date key: hashing the item (or a scorer's text of it) raised "TypeError: keys must be
+    # str, ...", an internal error (exit 3)
+    other = "ground_truth" if where == "input" else "input"
+    (tmp_path / "items.yaml").write_text(f"- id: a\n  {other}: x\n  output: x\n  {where}:\n    2001-01-01: x\n")
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.yaml\ngates:\n  - type: includes\n"
+                                            "    value: x\nscorers:\n  - type: content_similarity\n"
+                                            "    reference: ground_truth\n")
+    result = run_cli("run", "evalgate.yaml", "--output", "r.json", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "items.yaml:5: the key `2001-01-01` is read as a date, which no JSON key can be; quote it" in result.stderr
+    (tmp_path / "items.yaml").write_text(f"- id: a\n  {other}: x\n  output: x\n  {where}:\n    '2001-01-01': x\n")
+    assert run_cli("run", "evalgate.yaml", "--output", "r.json", cwd=tmp_path).code == 0
