@@ -22,6 +22,7 @@ from evalgate.ledger import Ledger, close_ledger, open_ledger
 from evalgate.runs import Run, conversation
 from evalgate.scorers.base import NotScorable, normalize
 from evalgate.targets.base import Target, TargetError
+from evalgate.textsafe import plain
 from evalgate.verdict import Entry
 
 Contribution = tuple[Entry, float | None]
@@ -285,7 +286,10 @@ def data_hash(case: Case) -> str:
     if len(present) == 1 and isinstance(item.input, str):  # a str subclass: the same key as a str
         data = "input\x00" + item.input
     else:
-        data = _HASH_ENCODER.encode(present)
+        try:
+            data = _HASH_ENCODER.encode(present)
+        except TypeError:  # keys that do not sort together (YAML's `{1: a, b: c}`): sorted as JSON writes them
+            data = _HASH_ENCODER.encode(plain(present))
     return hashlib.sha256(data.encode("utf-8", "backslashreplace")).hexdigest()[:16]
 
 

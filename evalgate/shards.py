@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalgate.textsafe import plain
 from evalgate.verdict import Entry
 
 if TYPE_CHECKING:  # the merge imports this module: it must not pay for the spec's models
@@ -77,7 +78,10 @@ def fingerprints(loaded: LoadedSpec) -> tuple[str, str]:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     else:
-        text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+        try:
+            text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+        except TypeError:  # keys that do not sort together (YAML's `{1: a, b: c}`): sorted as JSON writes them
+            text = json.dumps(plain(data), sort_keys=True, ensure_ascii=False, default=str)
         digest.update(text.encode("utf-8", "surrogatepass"))
     return spec_hash, digest.hexdigest()
 

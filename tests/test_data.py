@@ -323,3 +323,17 @@ def test_a_yaml_key_read_as_a_date_is_a_data_error_at_its_line(tmp_path: Path, w
     assert "items.yaml:5: the key `2001-01-01` is read as a date, which no JSON key can be; quote it" in result.stderr
     (tmp_path / "items.yaml").write_text(f"- id: a\n  {other}: x\n  output: x\n  {where}:\n    '2001-01-01': x\n")
     assert run_cli("run", "evalgate.yaml", "--output", "r.json", cwd=tmp_path).code == 0
+
+
+@pytest.mark.parametrize("shard", [False, True])
+def test_yaml_keys_of_two_types_in_one_mapping_run(tmp_path: Path, shard: bool) -> None:
+    # `{1: a, b: c}` is valid YAML; sorting its keys to hash the item (and inline data for a shard) raised
+    # "TypeError: '<' not supported between instances of 'str' and 'int'", an internal error (exit 3)
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata:\n  - {id: a, input: {1: a, b: c}, output: x}\n"
+                                            "  - {id: b, input: x, ground_truth: {1: a, ~: c}, output: x}\n"
+                                            "gates:\n  - type: includes\n    value: x\n")
+    result = run_cli("run", "evalgate.yaml", "--output", "r.json", *(["--shard", "1/1"] if shard else []),
+                     cwd=tmp_path)
+    assert result.code == 0, result.output
+    items = json.loads((tmp_path / "r.json").read_text())["items"]
+    assert [i["id"] for i in items] == ["a", "b"] and items[0]["input"] == {"1": "a", "b": "c"}
