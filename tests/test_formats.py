@@ -189,6 +189,22 @@ def test_malformed_message_lists_are_run_format_errors(value: Any, message: str)
     assert message in str(caught.value)
 
 
+
+@pytest.mark.parametrize("calls", ["{}", "false", "0", '""'])
+def test_tool_calls_that_are_no_list_are_a_data_error_even_when_falsy(tmp_path: Path, calls: str) -> None:
+    # `tool_calls: {}` (a call not wrapped in a list, emptied) was read as no calls: `called_tool`
+    # failed with nothing saying the recorded run was malformed, while `tool_calls: "f"` was refused
+    bad = f'{{"id": "a", "input": "q", "output": {{"text": "x", "tool_calls": {calls}}}}}'
+    good = '{"id": "b", "input": "q", "output": {"text": "x", "tool_calls": null}}'
+    (tmp_path / "data.jsonl").write_text(f"{bad}\n{good}\n")
+    spec = tmp_path / "evalgate.yaml"
+    spec.write_text("version: 1\ndata: data.jsonl\ngates:\n  - type: used_no_tools\n")
+    result = run_cli("validate", spec)
+    assert result.code == 2, result.output
+    assert "data.jsonl:1: item 1: `tool_calls` must be a list, got a" in result.stderr
+    assert "data.jsonl:2" not in result.stderr  # null: no calls, as before
+
+
 # ---- through the public API and the CLI ----
 
 

@@ -71,8 +71,10 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
         if not isinstance(raw_calls, list):
             raise RunFormatError(f"`tool_calls` must be a list, got {_kind(raw_calls)}")
         calls = [_tool_call(c, i) for i, c in enumerate(raw_calls)]
-    else:
+    elif raw_calls is None or isinstance(raw_calls, list):
         calls = []
+    else:  # `{}`, `false`, `0`, `""`: no list of calls, whatever their truth
+        raise RunFormatError(f"`tool_calls` must be a list, got {_kind(raw_calls)}")
     # The common case: text and tool_calls only, built without the optional keys.
     if len(value) <= 2 and ("text" in value or "texts" in value) and ("tool_calls" in value or len(value) == 1):
         return Run(texts, calls)
