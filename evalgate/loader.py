@@ -163,32 +163,42 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_NUMBER = int(sys.float_info.max)  # beyond it a setting meets float arithmetic in OverflowError
 
 
-def _unusable_values(raw: Any, positions: Positions, file: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
+# Where text leaves the process as a file name, a command, an environment, a header or a URL: the
+# data's path, these sections whole, and a check's file and module.
+_SYSTEM_SECTIONS = frozenset({"data", "target", "judge", "compare", "pass_env"})
+_SYSTEM_CHECK_KEYS = frozenset({"schema_file", "function"})
+
+
+def _unusable_values(raw: Any, positions: Positions, file: str, path: tuple[str | int, ...] = (),
+                     system: bool = False) -> list[Problem]:
     """Text and numbers outside `data` that no use of a setting can take, at their lines.
 
-    Half of a UTF-16 surrogate pair (`"\\ud800"`): no file name, command line, environment or header
-    can carry one, so a path or a command failed with UnicodeEncodeError at run time. An integer past
-    the largest float (`10**400`): the costs, ids and limits computed from it overflowed. Items may
-    hold either: results keep them as they are."""
+    Half of a UTF-16 surrogate pair (`"\\ud800"`) where text leaves the process (`system`): no file
+    name, command line, environment or header can carry one, so a path or a command failed with
+    UnicodeEncodeError at run time. Elsewhere (a check's `value`) it is kept, as a JavaScript string
+    keeps it: Mastra's checks read it as it is. An integer past the largest float (`10**400`): the
+    costs, ids and limits computed from it overflowed. Items may hold either: results keep them."""
     problems: list[Problem] = []
     where = show_loc(path) if path else "(top level)"
 
     def found(text: str, line: int | None, what: str) -> None:
-        half = _SURROGATE.search(text)
+        half = _SURROGATE.search(text) if system else None
         if half is not None:
             problems.append(Problem(file, line, f"{where}: {what} holds \\u{ord(half.group()):04x}, half of a "
                                     "UTF-16 surrogate pair and no character; write the character itself "
                                     "(e.g. \\U0001F600, not \\ud83d\\ude00)"))
 
     if isinstance(raw, dict):
+        in_check = len(path) == 2 and path[0] in ("gates", "scorers")
         for key, value in raw.items():
             if isinstance(key, str):
                 found(key, positions.line((*path, key), key=True), "a key")
+            inner = system or (key in _SYSTEM_SECTIONS if not path else in_check and key in _SYSTEM_CHECK_KEYS)
             if path or key != "data" or isinstance(value, str):  # items' values are theirs: results keep them
-                problems += _unusable_values(value, positions, file, (*path, key))
+                problems += _unusable_values(value, positions, file, (*path, key), inner)
     elif isinstance(raw, list):
         for index, value in enumerate(raw):
-            problems += _unusable_values(value, positions, file, (*path, index))
+            problems += _unusable_values(value, positions, file, (*path, index), system)
     elif isinstance(raw, str):
         found(raw, positions.line(path), "the text")
     elif isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) > _MAX_NUMBER:

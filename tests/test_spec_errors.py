@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -824,6 +825,21 @@ def test_half_a_surrogate_pair_in_inline_items_is_kept(tmp_path: Path) -> None:
                                             "gates: [{type: includes, value: b}]\n")
     result = run_cli("run", "evalgate.yaml", "-o", "out.json", cwd=tmp_path)
     assert result.code == 0, result.output
+
+
+def test_half_a_surrogate_pair_in_a_checks_value_is_checked_as_mastra_checks_it(tmp_path: Path) -> None:
+    # A JavaScript string may hold one, and Mastra's `includes` finds it in the output: same answer here.
+    (tmp_path / "evalgate.yaml").write_text('version: 1\ndata: [{input: a, output: "b\\ud83d"}, {input: a, '
+                                            'output: b}]\nscorers: [{type: includes, value: "\\ud83d"}]\n')
+    result = run_cli("run", "evalgate.yaml", "-o", "out.json", cwd=tmp_path)
+    assert result.code == 0, result.output
+    items = json.loads((tmp_path / "out.json").read_text())["items"]
+    assert [i["scores"]["includes:\ud83d"] for i in items] == [1.0, 0.0]
+    # a check's file is a file name all the same
+    (tmp_path / "evalgate.yaml").write_text('version: 1\ndata: [{input: a, output: b}]\n'
+                                            'gates: [{type: json_schema, schema_file: "s\\ud800.json"}]\n')
+    result = run_cli("run", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2 and "evalgate.yaml:3: gates[0].schema_file: the text holds \\ud800" in result.stderr
 
 
 HUGE = str(10**400)  # YAML reads it as an int: no float can hold it
