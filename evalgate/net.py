@@ -229,7 +229,7 @@ def parse_ttl(value: float | int | str | None) -> float | None:
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if value <= 0:
+        if not value > 0:  # NaN too: it compared as never expiring
             raise ValueError("ttl must be positive")
         return float(value)
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", str(value))

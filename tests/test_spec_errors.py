@@ -994,3 +994,29 @@ def test_a_tls_file_that_is_a_fifo_is_a_spec_error_not_a_hang(tmp_path: Path, wh
     line = 8 if where == "target" else 7
     assert (f"evalgate.yaml:{line}: {where}.tls.{setting} " in result.stderr
             and "is a FIFO (named pipe), not a regular file" in result.stderr), result.stderr
+
+
+@pytest.mark.parametrize("where", ["target", "judge"])
+@pytest.mark.parametrize("name", ['""', '"a=b"'])
+def test_an_api_key_env_that_names_no_variable_is_a_spec_error_at_its_line(tmp_path: Path, where: str,
+                                                                           name: str) -> None:
+    # `""` silently meant "no key"; `"a=b"` errored every item ("environment variable a=b is not set").
+    section = (f"target: {{type: openai, model: m, base_url: 'http://127.0.0.1:9/v1',\n  api_key_env: {name}}}\n"
+               if where == "target" else
+               f"judge: {{model: m, base_url: 'http://127.0.0.1:9/v1',\n  api_key_env: {name}}}\n")
+    (tmp_path / "evalgate.yaml").write_text(f"version: 1\ndata: [{{input: a, output: b}}]\n{section}"
+                                            "gates: [{type: no_tool_errors}]\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert f"evalgate.yaml:4: {where}.api_key_env: " in result.stderr
+    assert "is not an environment variable name" in result.stderr
+
+
+def test_a_cache_ttl_that_is_not_a_number_of_seconds_is_a_spec_error(tmp_path: Path) -> None:
+    # `.nan` compared as never expiring, without a word
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: [{input: a}]\ntarget: {type: openai, model: m, "
+                                            "base_url: 'http://127.0.0.1:9/v1',\n  cache: {ttl: .nan}}\n"
+                                            "gates: [{type: no_tool_errors}]\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "evalgate.yaml:4: target.cache.ttl: ttl must be positive" in result.stderr

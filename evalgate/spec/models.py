@@ -46,6 +46,10 @@ def _env_name(name: str) -> str:
     return name
 
 
+# `api_key_env: ""` meant no key without a word, `"a=b"` failed on every item: refused with the spec
+EnvName = Annotated[str, AfterValidator(_env_name)]
+
+
 def _env_value(name: str, value: str) -> str:
     if "\0" in value:
         raise ValueError(f"the value of {name} holds a NUL character, which an environment cannot carry")
@@ -276,7 +280,7 @@ class OpenAITarget(_Strict):
     type: Literal["openai"]
     model: str
     base_url: HttpUrl = "https://api.openai.com/v1"
-    api_key_env: str | None = Field(default="OPENAI_API_KEY", description="the variable holding the API key")
+    api_key_env: EnvName | None = Field(default="OPENAI_API_KEY", description="the variable holding the API key")
     system: str | None = None
     temperature: float | None = None
     max_tokens: int | None = Field(default=None, ge=1)
@@ -350,7 +354,7 @@ class JudgeSpec(_Strict):
 
     model: str
     base_url: HttpUrl = "https://api.openai.com/v1"
-    api_key_env: str | None = Field(
+    api_key_env: EnvName | None = Field(
         default="OPENAI_API_KEY", description="the variable holding the API key; unset: no Authorization header"
     )
     temperature: float = Field(default=0.0, ge=0)
