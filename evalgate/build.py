@@ -364,6 +364,13 @@ def shape_problem(item: Item) -> str | None:
         return f"an item needs exactly one of `input`, `inputs`, `turns`; it has {what}"
     if given[0] != "input" and not getattr(item, given[0]):
         return f"`{given[0]}` needs at least one entry"
+    # a recorded output where no run reads it was dropped without a word
+    if given[0] != "input" and "output" in item.model_fields_set:
+        where = "each turn's own `output`" if given[0] == "turns" else "`outputs`, one per input"
+        return f"`output` goes with `input`; an item with `{given[0]}` records {where}"
+    if given[0] != "inputs" and "outputs" in item.model_fields_set:
+        where = "each turn's own `output`" if given[0] == "turns" else "`output`"
+        return f"`outputs` goes with `inputs`; an item with `{given[0]}` records {where}"
     return None
 
 

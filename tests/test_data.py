@@ -337,3 +337,21 @@ def test_yaml_keys_of_two_types_in_one_mapping_run(tmp_path: Path, shard: bool) 
     assert result.code == 0, result.output
     items = json.loads((tmp_path / "r.json").read_text())["items"]
     assert [i["id"] for i in items] == ["a", "b"] and items[0]["input"] == {"1": "a", "b": "c"}
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    ('{"id": "a", "turns": [{"input": "x", "output": "y"}], "output": "z"}',
+     "`output` goes with `input`; an item with `turns` records each turn's own `output`"),
+    ('{"id": "a", "inputs": ["x"], "outputs": ["y"], "output": "z"}',
+     "`output` goes with `input`; an item with `inputs` records `outputs`, one per input"),
+    ('{"id": "a", "input": "x", "outputs": ["y"]}',
+     "`outputs` goes with `inputs`; an item with `input` records `output`"),
+])
+def test_a_recorded_output_no_run_reads_is_a_data_error_at_its_line(tmp_path: Path, record: str, message: str) -> None:
+    # An `output` beside `turns` (or `outputs` beside `input`) was dropped without a word: the run
+    # scored other outputs than the ones the data set seemed to record.
+    (tmp_path / "items.jsonl").write_text('{"id": "b", "input": "x", "output": "y"}\n' + record + "\n")
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.jsonl\ngates:\n  - type: no_tool_errors\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert f"items.jsonl:2: item 2: {message}" in result.stderr, result.stderr
