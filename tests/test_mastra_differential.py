@@ -29,9 +29,12 @@ if not READY and os.environ.get("CI"):
     pytest.fail("CI must run the Mastra differential test: `npm ci` in tests/mastra", pytrace=False)
 pytestmark = pytest.mark.skipif(not READY, reason="needs node and `npm ci` in tests/mastra")
 
-WORDS = ["It", "is", "sunny", "in", "Brooklyn", "rain", "72F.", "SNOW", "😀", "ab", "a", "Ärger", "", " "]
+WORDS = ["It", "is", "sunny", "in", "Brooklyn", "rain", "72F.", "SNOW", "😀", "ab", "a", "Ärger", "", " ", "\u0663",
+         "ſun", "café", "K\u212a", "\r"]
 TOOLS = ["get_weather", "search", "book"]
-PATTERNS = ["sun+y", "^It", r"F\.$", "rain|snow", "[0-9]+F", "b"]
+# the last ones mean something else to Python's regex than to JavaScript's (docs/mastra-semantics.md)
+PATTERNS = ["sun+y", "^It", r"F\.$", "rain|snow", "[0-9]+F", "b", r"\d+", r"\w+$", r"\bcaf", "^.{2}$", "[^]",
+            "s", r"\s\S", "k", r"^\S+$", "ä"]
 BOUNDS = [0.0, 0.25, 1 / 3, 0.5, 0.6, 2 / 3, 0.75, 0.8, 1.0]
 
 
@@ -99,7 +102,7 @@ def _entry(rng: random.Random, index: int, kind: str, prefix: str = "") -> dict[
     elif choice == "matches":
         entry["pattern"] = rng.choice(PATTERNS)
         entry["exact"] = "|" not in entry["pattern"] and rng.random() < 0.3
-        entry["flags"] = rng.choice(["", "i"])
+        entry["flags"] = rng.choice(["", "i", "u", "iu", "m", "s"])
     elif choice in ("called_tool", "did_not_call"):
         entry["tool"] = rng.choice(TOOLS)
         if choice == "called_tool" and rng.random() < 0.3:

@@ -17,13 +17,13 @@ from pydantic import Field
 from evalgate.errors import not_a_file
 from evalgate.items import Item
 from evalgate.runs import Run
+from evalgate.scorers import jsregex, jstext
 from evalgate.scorers.registry import BuildContext, scorer_type
 
 ScoreFn = Any
 # JavaScript's \s, not Python's: Mastra strips these before comparing.
 _WS = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-_REGEX_FLAGS = {"i": "IGNORECASE", "m": "MULTILINE", "s": "DOTALL", "u": None, "g": None}  # regex's flag names
 REGEX_TIMEOUT_S = 1.0  # per output: a pattern that backtracks catastrophically errors that result
 
 
@@ -58,63 +58,33 @@ def equals(value: str, ignore_case: bool = True) -> ScoreFn:
 def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
     """1 if the regex is found in the text (joined with nothing); with `exact`, if it matches all of it.
 
-    `flags` takes JavaScript's letters: i (ignore case), m (multiline), s (dot matches newline);
-    g and u are accepted and change nothing.
+    The pattern and `flags` mean what they mean to JavaScript's RegExp, as in Mastra's check
+    (docs/mastra-semantics.md): i (ignore case), m (multiline), s (dot matches newline), u
+    (Unicode: code points, `\\p{..}`); g changes nothing. What Python cannot run with JavaScript's
+    meaning is refused by name.
     """
-    unknown = sorted(set(flags) - _REGEX_FLAGS.keys())
-    if unknown:
-        raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r}; use i, m, s, g or u")
+    try:
+        translation = jsregex.translate(pattern, flags)
+    except jsregex.JsRegexError as exc:
+        raise jsregex.JsRegexError(f"invalid regex {pattern[:200]!r}: {exc}") from None
     import regex  # imported by the one scorer that needs it: ~10 ms off every other run's start
 
-    bits = 0
-    for letter in flags:
-        name = _REGEX_FLAGS[letter]
-        bits |= getattr(regex, name) if name else 0
     try:
-        compiled = regex.compile(pattern, bits | regex.VERSION0)
-        if not compiled.flags & regex.MULTILINE:
-            compiled = regex.compile(_end_anchors(pattern), bits | regex.VERSION0)
-    except (regex.error, re.error, OverflowError, RecursionError, ValueError) as exc:
+        compiled = regex.compile(translation.pattern, regex.VERSION0)
+    except (regex.error, OverflowError, RecursionError, ValueError) as exc:
         raise ValueError(f"invalid regex {pattern[:200]!r}: {str(exc)[:200] or type(exc).__name__}") from None
     find = compiled.fullmatch if exact else compiled.search
+    as_js = jstext.utf16 if translation.code_units else str
 
     def score(item: Any, run: Any) -> float:
         # `regex` (not `re`) because it can stop: `^(a+)+$` on a long output would never end.
         try:
-            return 1.0 if find(run.joined_text, timeout=REGEX_TIMEOUT_S) else 0.0
+            return 1.0 if find(as_js(run.joined_text), timeout=REGEX_TIMEOUT_S) else 0.0
         except TimeoutError:
             raise ValueError(f"the regex ran over {REGEX_TIMEOUT_S:g}s on this output (catastrophic "
                              "backtracking?); simplify the pattern") from None
 
     return score
-
-
-def _end_anchors(pattern: str) -> str:
-    r"""The pattern with each `$` anchor as `\Z`: JavaScript's `$` (no `m` flag) is the end of the text only,
-    where Python's also matches before a last newline. Escaped `\$` and `$` in a class are left alone."""
-    out: list[str] = []
-    i, in_class = 0, False
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            # a `]` right after `[` or `[^` is a literal in Python's syntax
-            end = i + 1 + (pattern[i + 1 : i + 2] == "^")
-            if pattern[end : end + 1] == "]":
-                out.append(pattern[i : end + 1])
-                i = end + 1
-                continue
-        elif char == "$":
-            char = r"\Z"
-        out.append(char)
-        i += 1
-    return "".join(out)
 
 
 _ASCII_WS = b"\t\n\v\f\r "  # JavaScript's \s within ASCII

@@ -1,0 +1,196 @@
+"""`matches` runs a pattern with JavaScript's meaning, as Mastra's check does (docs/mastra-semantics.md).
+
+The differential test generates patterns from JavaScript's grammar (and from outside it), flags
+and texts full of the characters where Python's and JavaScript's regexes differ, and compares
+evalgate's check with node's RegExp on every one: the same result, or both refuse the pattern.
+evalgate may also refuse, by name, the few constructs it cannot run exactly; never silently differ.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalgate.scorers import checks
+from evalgate.scorers.jsregex import JsRegexError, translate
+
+ORACLE = Path(__file__).parent / "js" / "regexp_oracle.mjs"
+NODE = shutil.which("node")
+if NODE is None and os.environ.get("CI"):
+    pytest.fail("CI must run the JavaScript regex differential: install node", pytrace=False)
+needs_node = pytest.mark.skipif(NODE is None, reason="needs node")
+
+
+class _Run:
+    def __init__(self, text: str) -> None:
+        self.joined_text = text
+
+
+def _check(pattern: str, text: str, flags: str = "", exact: bool = False) -> float:
+    return checks.matches(pattern, exact=exact, flags=flags)(None, _Run(text))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags", "text", "expected"),
+    [
+        (r"\d", "", "\u0663", 0.0),  # an Arabic-Indic digit is no digit to JavaScript
+        (r"\w", "", "é", 0.0),  # \w is ASCII
+        (r"\bcafé\b", "", "café!", 0.0),  # é is no word character: no boundary after it
+        (r"\s", "", "\x1c", 0.0),  # Python's \s includes the file separator; JavaScript's does not
+        (r"\s", "", "\ufeff", 1.0),  # ... and JavaScript's includes the byte order mark
+        ("a.b", "", "a\rb", 0.0),  # `.` stops at \r, \u2028 and \u2029 too
+        ("a.b", "", "a\u2028b", 0.0),
+        ("^b", "m", "a\rb", 1.0),  # so does a line start under m
+        ("[^]", "", "\n", 1.0),  # any character
+        ("[]", "", "a", 0.0),  # no character
+        (r"\a", "", "a", 1.0),  # an escaped letter is the letter
+        ("a{,2}", "", "a{,2}", 1.0),  # not a quantifier: text
+        (r"\p{L}", "", "p{L}", 1.0),  # without u: the letters p{L}
+        (r"\p{L}", "u", "é", 1.0),  # with u: a Unicode property
+        ("^.$", "", "😀", 0.0),  # without u, an emoji is two code units
+        ("^.$", "u", "😀", 1.0),
+        ("^..$", "", "😀", 1.0),
+        ("k", "i", "\u212a", 0.0),  # the Kelvin sign is no k to JavaScript's i without u
+        ("k", "iu", "\u212a", 1.0),  # ... and is one with u (case folding)
+        ("s", "i", "ſ", 0.0),
+        (r"\w", "iu", "ſ", 1.0),
+        ("ß", "i", "SS", 0.0),
+        (r"(a)|\1b", "", "b", 1.0),  # a group that did not take part matches empty
+        (r"\1(a)", "", "a", 1.0),
+        (r"\10", "", "\x08", 1.0),  # no 10th group: an octal escape
+        ("abc$", "", "abc\n", 0.0),  # $ is the end of the text
+        (r"\cJ", "", "\n", 1.0),
+        (r"[\d-z]", "", "-", 1.0),  # Annex B: \d, `-` and z
+    ],
+)
+def test_a_pattern_means_what_it_means_in_javascript(pattern: str, flags: str, text: str, expected: float) -> None:
+    assert _check(pattern, text, flags) == expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags"),
+    [("(", ""), ("a**", ""), ("a{2,1}", ""), ("[z-a]", ""), (r"\k<x>(?<y>a)", ""), ("a{,2}", "u"), (r"\a", "u"),
+     ("a", "ii"), ("a", "y"), ("a", "v"), ("(?<a>x)(?<a>y)", ""), ("(?i:a)", ""), (r"\p{L", "u"), ("]", "u")],
+)
+def test_what_javascript_refuses_is_refused(pattern: str, flags: str) -> None:
+    with pytest.raises(ValueError):
+        checks.matches(pattern, flags=flags)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags", "says"),
+    [
+        (r"(?:(a)|b)+\1", "", "repeated part"),
+        (r"(?<=(a)\1)b", "", "lookbehind"),
+        (r"(a)\1", "i", "case rules"),
+        ("a{100000}", "", "at most 10,000"),
+        ("(?:(?:a{100}){100}){2}", "", "at most 10,000"),
+        ("(" * 50_000 + ")" * 50_000, "", "too deeply"),
+    ],
+)
+def test_what_cannot_be_run_exactly_is_refused_by_name(pattern: str, flags: str, says: str) -> None:
+    with pytest.raises(JsRegexError, match=says):
+        translate(pattern, flags)
+
+
+def test_a_huge_repeat_is_refused_before_it_takes_memory() -> None:
+    """`regex` builds every required repetition: this pattern alone took gigabytes before."""
+    code = "from evalgate.scorers import checks\ntry:\n    checks.matches('(?:(?:a{1000}){1000}){1000}')\n" \
+           "except ValueError as e:\n    print(e)\n"
+    done = subprocess.run(["python3", "-c", f"import resource; resource.setrlimit(resource.RLIMIT_AS, "
+                           f"(1 << 30, 1 << 30))\n{code}"], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "required repetitions" in done.stdout
+
+
+# ---- the differential test against node's RegExp ----
+
+LETTERS = ["a", "b", "k", "K", "s", "S", "ſ", "\u212a", "é", "É", "ß", "İ", "i", "ı", "Σ", "σ", "ς", "0", "5",
+           "\u0663", "_", " ", "\u00a0", "\ufeff", "\x1c", "\n", "\r", "\u2028", "😀", "-", "/", "x"]
+ESCAPES = [r"\d", r"\D", r"\w", r"\W", r"\s", r"\S", ".", r"\x41", r"\u00e9", r"\u{1F600}", r"\uD83D\uDE00",
+           r"\uD83D", r"\cJ", r"\c1", r"\0", r"\a", r"\e", r"\z", r"\Z", r"\A", r"\p{L}", r"\p{Lu}", r"\P{Nd}",
+           r"\p{Script=Greek}", r"\p{Ll}", r"\-", r"\/", r"\.", r"\k", r"\8", r"\01", r"\x4", r"\u12", "{", "}",
+           "]", r"\t", r"\n", r"\r", r"\v", r"\f", r"\b", r"\B", "^", "$"]
+CLASS_ITEMS = ["a", "b-k", "A-Z", "0-9", r"\d", r"\w", r"\s", r"\W", r"\b", "-", r"\-", "é", "😀", "ſ", "K", "^",
+               r"\p{Lu}", "]", "[", r"\cJ", r"\c_", r"\x41-\x5a", "s-s", r"\0", r"\1"]
+QUANTIFIERS = ["", "", "", "*", "+", "?", "{2}", "{1,2}", "{0,}", "*?", "+?", "??", "{2,1}", "{,2}", "{1"]
+
+
+def _pattern(rng: random.Random, depth: int, names: list[str]) -> str:
+    parts = []
+    for _ in range(rng.randint(1, 3)):
+        choice = rng.random()
+        if choice < 0.3:
+            atom = rng.choice(LETTERS)
+        elif choice < 0.55:
+            atom = rng.choice(ESCAPES)
+        elif choice < 0.7:
+            items = "".join(rng.choice(CLASS_ITEMS) for _ in range(rng.randint(0, 3)))
+            atom = f"[{'^' if rng.random() < 0.3 else ''}{items}]"
+        elif choice < 0.85 and depth < 3:
+            opening = rng.choice(["(", "(", "(?:", "(?=", "(?!", "(?<=", "(?<!", "(?<name>"])
+            if opening == "(?<name>":
+                names.append(f"n{len(names)}")
+                opening = f"(?<{names[-1]}>"
+            atom = opening + _pattern(rng, depth + 1, names) + ")"
+        elif choice < 0.93:
+            atom = rng.choice([r"\1", r"\2", r"\10", r"\k<n0>", r"\k<n1>"])
+        else:
+            atom = "|"
+        parts.append(atom + rng.choice(QUANTIFIERS))
+    return "".join(parts)
+
+
+def _cases(seed: int, count: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        flags = "".join(f for f in "imsug" if rng.random() < 0.3)
+        texts = ["".join(rng.choices(LETTERS, k=rng.randint(0, 8))) for _ in range(4)]
+        cases.append({"pattern": _pattern(rng, 0, []), "flags": flags, "exact": rng.random() < 0.25,
+                      "texts": texts})
+    return cases
+
+
+def _ours(case: dict[str, Any]) -> dict[str, Any]:
+    try:
+        check = checks.matches(case["pattern"], exact=case["exact"], flags=case["flags"])
+    except JsRegexError as exc:
+        return {"error": str(exc)}
+    except ValueError as exc:  # `regex` refused what the translation wrote: never expected
+        return {"error": f"regex: {exc}"}
+    return {"results": [check(None, _Run(text)) == 1.0 for text in case["texts"]]}
+
+
+@needs_node
+@pytest.mark.parametrize("seed", range(4))
+def test_matches_agrees_with_javascript_regexp(seed: int) -> None:
+    cases = _cases(seed, 1500)
+    done = subprocess.run([NODE or "node", str(ORACLE)], input=json.dumps(cases), capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    theirs = json.loads(done.stdout)
+    refused = 0
+    valid = 0
+    for case, js in zip(cases, theirs, strict=True):
+        ours = _ours(case)
+        label = json.dumps(case, ensure_ascii=True)
+        if "error" in js:
+            assert "error" in ours and not ours["error"].startswith("regex:"), f"JavaScript refuses it: {label}"
+            continue
+        valid += 1
+        if "error" in ours:
+            # only a refusal that says why evalgate does not run it, never a parse the two disagree on
+            assert "evalgate" in ours["error"], f"{ours['error']}: {label}"
+            refused += 1
+            continue
+        assert ours["results"] == js["results"], label
+    assert valid > 500
+    assert refused < valid * 0.05, f"{refused} of {valid} valid patterns refused"
