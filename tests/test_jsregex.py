@@ -13,6 +13,7 @@ import os
 import random
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,7 @@ def test_a_huge_repeat_is_refused_before_it_takes_memory() -> None:
     """`regex` builds every required repetition: this pattern alone took gigabytes before."""
     code = "from evalgate.scorers import checks\ntry:\n    checks.matches('(?:(?:a{1000}){1000}){1000}')\n" \
            "except ValueError as e:\n    print(e)\n"
-    done = subprocess.run(["python3", "-c", f"import resource; resource.setrlimit(resource.RLIMIT_AS, "
+    done = subprocess.run([sys.executable, "-c", f"import resource; resource.setrlimit(resource.RLIMIT_AS, "
                            f"(1 << 30, 1 << 30))\n{code}"], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-500:]
     assert "required repetitions" in done.stdout
