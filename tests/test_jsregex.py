@@ -69,6 +69,7 @@ def _check(pattern: str, text: str, flags: str = "", exact: bool = False) -> flo
         ("abc$", "", "abc\n", 0.0),  # $ is the end of the text
         (r"\cJ", "", "\n", 1.0),
         (r"[\d-z]", "", "-", 1.0),  # Annex B: \d, `-` and z
+        (r"(?<\u0061>x)\k<a>", "", "xx", 1.0),  # a group's name may be written with escapes
     ],
 )
 def test_a_pattern_means_what_it_means_in_javascript(pattern: str, flags: str, text: str, expected: float) -> None:

@@ -12,6 +12,7 @@ for the anchors, case folding spelt out. What cannot be reproduced exactly is re
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -282,10 +283,11 @@ class _Parser:
             self.pos += 1
         if self.pos >= len(self.src):
             raise self.fail("invalid capture group name")
-        name = "".join(map(chr, self.src[start : self.pos]))
+        raw = "".join(map(chr, self.src[start : self.pos]))
         self.pos += 1
-        if not _valid_name(name):
-            raise self.fail(f"invalid capture group name {name!r}")
+        name = _group_name(raw)
+        if name is None:
+            raise self.fail(f"invalid capture group name {raw!r}")
         return name
 
     def atom_escape(self) -> _Node:
@@ -527,15 +529,24 @@ def _scan_groups(src: list[int], unicode: bool) -> tuple[int, dict[str, int]]:
             end = i + 3
             while end < len(src) and src[end] != 0x3E:
                 end += 1
-            names.setdefault("".join(map(chr, src[i + 3 : end])), count)
+            names.setdefault(_group_name("".join(map(chr, src[i + 3 : end]))) or "", count)
         i += 1
     return count, names
 
 
-def _valid_name(name: str) -> bool:
-    if not name or not (name[0].isidentifier() or name[0] == "$"):
-        return False
-    return all(("a" + ch).isidentifier() or ch in "$\u200c\u200d" for ch in name[1:])
+_NAME_ESCAPE = re.compile(r"\\u(?:\{([0-9A-Fa-f]+)\}|([0-9A-Fa-f]{4}))")
+
+
+def _group_name(raw: str) -> str | None:
+    """A group's name with its `\\uXXXX` and `\\u{X}` escapes read (as JavaScript allows), or None if invalid."""
+    try:
+        name = _NAME_ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), raw)
+    except (ValueError, OverflowError):
+        return None
+    name = name.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")  # a pair of units, one letter
+    if not name or "\\" in name or not (name[0].isidentifier() or name[0] == "$"):
+        return None
+    return name if all(("a" + ch).isidentifier() or ch in "$\u200c\u200d" for ch in name[1:]) else None
 
 
 def _property_name(name: str) -> bool:
