@@ -154,7 +154,7 @@ def _cases(seed: int, count: int) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     cases = []
     for _ in range(count):
-        flags = "".join(f for f in "imsug" if rng.random() < 0.3)
+        flags = "".join(f for f in "imsugd" if rng.random() < 0.3)
         texts = ["".join(rng.choices(LETTERS, k=rng.randint(0, 8))) for _ in range(4)]
         cases.append({"pattern": _pattern(rng, 0, []), "flags": flags, "exact": rng.random() < 0.25,
                       "texts": texts})

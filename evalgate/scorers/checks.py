@@ -60,7 +60,7 @@ def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
 
     The pattern and `flags` mean what they mean to JavaScript's RegExp, as in Mastra's check
     (docs/mastra-semantics.md): i (ignore case), m (multiline), s (dot matches newline), u
-    (Unicode: code points, `\\p{..}`); g changes nothing. What Python cannot run with JavaScript's
+    (Unicode: code points, `\\p{..}`); g and d change nothing. What Python cannot run with JavaScript's
     meaning is refused by name.
     """
     try:

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
-FLAGS = frozenset("gimsu")  # `y` (sticky) and `v` are refused; `d` and `g` do not change a test's result
+FLAGS = frozenset("dgimsu")  # `d` and `g` do not change a test's result; `y` (sticky) and `v` are refused
 MAX_REPEATED = 10_000  # `regex` builds every required repetition: `a{10000000}` alone takes gigabytes
 _INFINITE = 2**31 - 1  # V8 takes a bound this large as no bound
 _SYNTAX = frozenset(map(ord, "^$\\.*+?()[]{}|/"))
@@ -47,7 +47,8 @@ def translate(source: str, flags: str) -> Translation:
     """The pattern as `regex` source with JavaScript's meaning; JsRegexError names what is wrong."""
     unknown = sorted(set(flags) - FLAGS)
     if unknown:
-        raise JsRegexError(f"unknown regex flag(s) {''.join(unknown)!r}; use i, m, s, g or u")
+        sticky = " (with y, Mastra's check depends on the item before: evalgate does not run it)" * ("y" in unknown)
+        raise JsRegexError(f"unknown regex flag(s) {''.join(unknown)!r}; use i, m, s, u, g or d{sticky}")
     if len(set(flags)) != len(flags):
         raise JsRegexError(f"flags {flags!r} repeat a letter (JavaScript refuses them)")
     unicode = "u" in flags
