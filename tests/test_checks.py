@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -272,6 +275,73 @@ def test_json_schema_reports_where_it_fails() -> None:
     assert value == 0.0
     assert "temp" in reason
     assert score(scorer, text("not json")) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("schema", "subject", "expected"),
+    [
+        # JSON Schema's regexes are ECMA-262 with `u`: \d is ASCII, \p{..} a property, $ the end of the text
+        ({"properties": {"n": {"type": "string", "pattern": "^\\d+$"}}}, '{"n": "\u0663"}', 0.0),
+        ({"properties": {"n": {"type": "string", "pattern": "^\\d+$"}}}, '{"n": "42"}', 1.0),
+        ({"properties": {"n": {"type": "string", "pattern": "^a$"}}}, '{"n": "a\\n"}', 0.0),
+        ({"properties": {"n": {"type": "string", "pattern": "^\\p{Lu}"}}}, '{"n": "\u00c4rger"}', 1.0),
+        ({"patternProperties": {"^\\w+$": {}}, "additionalProperties": False}, '{"caf\u00e9": 1}', 0.0),
+        ({"patternProperties": {"^\\w+$": {"type": "number"}}}, '{"ok": "x"}', 0.0),
+        ({"patternProperties": {"^[a-z]+$": {}}, "unevaluatedProperties": False}, '{"ok": 1}', 1.0),
+    ],
+)
+def test_json_schema_patterns_are_ecma_262(schema: dict, subject: str, expected: float) -> None:
+    assert score(checks.json_schema(schema=schema), text(subject)) == expected
+
+
+HOSTILE_SCHEMA_RUN = """
+import sys
+from evalgate import checks
+from evalgate.items import Item
+from evalgate.runs import Run
+item = Item(input="q")
+for schema, output in [
+    ({"properties": {"name": {"type": "string", "pattern": "^(a|a)*$"}}}, '{"name": "%sb"}' % ("a" * 45)),
+    ({"patternProperties": {"^(a|a)*$": {}}, "additionalProperties": False}, '{"%sb": 1}' % ("a" * 45)),
+    ({"patternProperties": {"^(a|a)*$": {}}, "unevaluatedProperties": False}, '{"%sb": 1}' % ("a" * 45)),
+]:
+    try:
+        checks.json_schema(schema=schema)(item, Run(texts=[output]))
+    except ValueError as exc:
+        print(exc)
+"""
+
+
+def test_json_schema_pattern_that_backtracks_errors_the_item_instead_of_hanging() -> None:
+    """`^(a|a)*$` on 45 characters is 2**45 steps to Python's re: the run never ended. In a child
+    process with a deadline, so that a regression fails here instead of hanging the suite."""
+    try:
+        done = subprocess.run([sys.executable, "-c", HOSTILE_SCHEMA_RUN], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a backtracking JSON Schema pattern still hangs the scorer")
+    assert done.returncode == 0, done.stderr[-1000:]
+    assert done.stdout.count("ran over") == 3, done.stdout
+
+
+@pytest.mark.parametrize("schema", [{"pattern": "("}, {"patternProperties": {"a{2,1}": {}}},
+                                    {"properties": {"x": {"pattern": "(?<n>a)(?<n>b)"}}}])
+def test_json_schema_pattern_javascript_refuses_is_a_spec_error(schema: dict) -> None:
+    with pytest.raises(ValueError, match="JSON Schema /"):
+        checks.json_schema(schema=schema)
+
+
+def test_json_schema_nested_too_deeply_is_a_spec_error_not_a_bug() -> None:
+    schema: dict = {"pattern": "a"}
+    for _ in range(5000):
+        schema = {"items": schema}
+    with pytest.raises(ValueError, match="nests too deeply"):
+        checks.json_schema(schema=schema)
+
+
+def test_json_schema_pattern_inside_a_const_is_data() -> None:
+    scorer = checks.json_schema(schema={"const": {"pattern": "("}})
+    assert score(scorer, text('{"pattern": "("}')) == 1.0
 
 
 def test_json_schema_needs_exactly_one_source() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from operator import add
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,7 +18,7 @@ from pydantic import Field
 from evalgate.errors import not_a_file
 from evalgate.items import Item
 from evalgate.runs import Run
-from evalgate.scorers import jsregex, jstext
+from evalgate.scorers import jsregex
 from evalgate.scorers.registry import BuildContext, scorer_type
 
 ScoreFn = Any
@@ -63,23 +64,12 @@ def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
     (Unicode: code points, `\\p{..}`); g and d change nothing. What Python cannot run with JavaScript's
     meaning is refused by name.
     """
-    try:
-        translation = jsregex.translate(pattern, flags)
-    except jsregex.JsRegexError as exc:
-        raise jsregex.JsRegexError(f"invalid regex {pattern[:200]!r}: {exc}") from None
-    import regex  # imported by the one scorer that needs it: ~10 ms off every other run's start
-
-    try:
-        compiled = regex.compile(translation.pattern, regex.VERSION0)
-    except (regex.error, OverflowError, RecursionError, ValueError) as exc:
-        raise ValueError(f"invalid regex {pattern[:200]!r}: {str(exc)[:200] or type(exc).__name__}") from None
+    compiled = jsregex.compile_js(pattern, flags)
     find = compiled.fullmatch if exact else compiled.search
-    as_js = jstext.utf16 if translation.code_units else str
 
     def score(item: Any, run: Any) -> float:
-        # `regex` (not `re`) because it can stop: `^(a+)+$` on a long output would never end.
         try:
-            return 1.0 if find(as_js(run.joined_text), timeout=REGEX_TIMEOUT_S) else 0.0
+            return 1.0 if find(run.joined_text, REGEX_TIMEOUT_S) else 0.0
         except TimeoutError:
             raise ValueError(f"the regex ran over {REGEX_TIMEOUT_S:g}s on this output (catastrophic "
                              "backtracking?); simplify the pattern") from None
@@ -265,21 +255,78 @@ def json_valid() -> ScoreFn:
     return score
 
 
+@cache
+def _schema_pattern(pattern: str) -> jsregex.JsPattern:
+    """A JSON Schema regex: ECMA-262 with the `u` flag, as the JSON Schema spec (2020-12) says."""
+    return jsregex.compile_js(pattern, "u")
+
+
+class _PatternTimeout(TimeoutError):
+    def __init__(self, pattern: str) -> None:
+        super().__init__(pattern)
+        self.pattern = pattern
+
+
+class _SchemaRe:
+    """What jsonschema's keywords call `re`: `search` in JSON Schema's dialect and within a deadline.
+
+    jsonschema runs `pattern` and `patternProperties` (also inside `additionalProperties` and
+    `unevaluatedProperties`) through Python's `re`, which cannot be stopped: `^(a|a)*$` in a schema
+    and an agent's 40-character answer hung the run for good. jsonschema has no hook for its regex
+    engine, so its modules get this one (jsonschema validates nothing else with `re`).
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(re, name)
+
+    @staticmethod
+    def search(pattern: str, string: str, flags: int = 0) -> bool:
+        try:
+            return _schema_pattern(pattern).search(string, REGEX_TIMEOUT_S)
+        except TimeoutError:
+            raise _PatternTimeout(pattern) from None
+
+
+_SCHEMA_RE = _SchemaRe()
+_JSONSCHEMA_MODULES = ("_keywords", "_utils", "_legacy_keywords")  # where jsonschema calls re.search
+
+
+def _use_schema_dialect(jsonschema: Any) -> None:
+    import importlib
+
+    for name in _JSONSCHEMA_MODULES:
+        module = importlib.import_module(f"jsonschema.{name}")
+        if getattr(module, "re", None) is re:
+            module.re = _SCHEMA_RE
+
+
+_NOT_SCHEMAS = frozenset({"const", "enum", "examples", "default"})  # values, not schemas: a `pattern` there is data
+
+
+def _schema_patterns(schema: Any, where: str = "") -> list[tuple[str, str]]:
+    """Every `pattern` and `patternProperties` regex in the schema, with its JSON pointer."""
+    found: list[tuple[str, str]] = []
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            here = f"{where}/{key}"
+            if key == "pattern" and isinstance(value, str):
+                found.append((here, value))
+            elif key == "patternProperties" and isinstance(value, dict):
+                found += [(f"{here}/{name}", name) for name in value]
+            if key not in _NOT_SCHEMAS:
+                found += _schema_patterns(value, here)
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            found += _schema_patterns(value, f"{where}/{index}")
+    return found
+
+
 MAX_SCHEMA_BYTES = 16 * 2**20  # a schema is a page or two; past this it is some other file
 
 
-@scorer_type("json_schema")
-def json_schema(
-    schema: dict[str, Any] | None = None,
-    schema_file: str | None = None,
-    *,
-    ctx: BuildContext,
-) -> ScoreFn:
-    """1 if the run's text is JSON that validates against `schema` (inline) or `schema_file`."""
-    import jsonschema  # only specs that use it pay for the import
-
-    if (schema is None) == (schema_file is None):
-        raise ValueError("json_schema needs exactly one of `schema` or `schema_file`")
+def _schema_validator(jsonschema: Any, schema: dict[str, Any] | None, schema_file: str | None,
+                      ctx: BuildContext) -> Any:
+    """The schema (inline, or read from `schema_file`) checked, its patterns compiled, as a validator."""
     if schema_file is not None:
         path = Path(ctx.base_dir, schema_file)
         # /dev/zero was read until memory ran out, a FIFO until its writer came: say what it is instead
@@ -296,18 +343,48 @@ def json_schema(
         if too_big:
             raise ValueError(f"schema_file {schema_file!r} is over {MAX_SCHEMA_BYTES // 2**20} MiB; a JSON Schema "
                              "is read up to that size: point at the schema")
+    for where, pattern in _schema_patterns(schema):
+        try:
+            _schema_pattern(pattern)
+        except jsregex.JsRegexError as exc:
+            raise ValueError(f"JSON Schema {where}: {exc}") from None
     validator_class = jsonschema.validators.validator_for(schema)
+    formats = jsonschema.FormatChecker(formats=())  # the meta-schema's, with `regex` in JSON Schema's dialect
+    formats.checkers = {**validator_class.FORMAT_CHECKER.checkers, "regex": (_schema_pattern, jsregex.JsRegexError)}
     try:
-        validator_class.check_schema(schema)
+        validator_class.check_schema(schema, format_checker=formats)
     except jsonschema.SchemaError as exc:
         raise ValueError(f"invalid JSON Schema: {exc.message}") from None
-    validator = validator_class(schema)
+    _use_schema_dialect(jsonschema)
+    return validator_class(schema)
+
+
+@scorer_type("json_schema")
+def json_schema(
+    schema: dict[str, Any] | None = None,
+    schema_file: str | None = None,
+    *,
+    ctx: BuildContext,
+) -> ScoreFn:
+    """1 if the run's text is JSON that validates against `schema` (inline) or `schema_file`."""
+    import jsonschema  # only specs that use it pay for the import
+
+    if (schema is None) == (schema_file is None):
+        raise ValueError("json_schema needs exactly one of `schema` or `schema_file`")
+    try:
+        validator = _schema_validator(jsonschema, schema, schema_file, ctx)
+    except RecursionError:
+        raise ValueError("the JSON Schema nests too deeply to be read; flatten it (with $defs and $ref)") from None
 
     def score(item: Item, run: Run) -> tuple[float, str | None]:
         ok, value, reason = _parse_json(run.joined_text)
         if not ok:
             return 0.0, reason
-        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        try:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        except _PatternTimeout as late:
+            raise ValueError(f"the JSON Schema's pattern {late.pattern[:200]!r} ran over {REGEX_TIMEOUT_S:g}s on "
+                             "this output (catastrophic backtracking?); simplify the pattern") from None
         if error is None:
             return 1.0, None
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
