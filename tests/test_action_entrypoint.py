@@ -718,3 +718,31 @@ def test_a_large_input_does_not_leave_the_token_in_the_entrypoints_environ(actio
     assert run.code in (0, 1), run.log
     outputs = {i["output"]["text"] for i in json.loads((folder / "evalgate-results.json").read_text())["items"]}
     assert outputs == {"clean"}
+
+
+# ---- bounds: what an input may say, where it may lead ----
+
+
+LONG_VALUE = "bad%::" + "x" * 10_000  # `%` and `::` must stay escaped in the annotation
+
+
+@pytest.mark.parametrize("inputs", [
+    {"fail-on": LONG_VALUE}, {"comment": LONG_VALUE}, {"summary": LONG_VALUE}, {"concurrency": LONG_VALUE},
+    {"concurrency": "9" * 10_006}, {"max-cost": LONG_VALUE}, {"max-cost": "1" * 10_006}, {"mode": LONG_VALUE},
+    {"shard": LONG_VALUE}, {"shard": "1/" + "9" * 10_004}, {"spec": LONG_VALUE}, {"working-directory": LONG_VALUE},
+    {"mode": "merge", "results": LONG_VALUE},
+], ids=lambda inputs: "-".join(f"{k}={v[:4]}" for k, v in inputs.items()))
+def test_a_long_bad_input_is_quoted_as_a_short_excerpt_with_its_length(action: scenarios.Action,
+                                                                        inputs: dict[str, str]) -> None:
+    # A 10 KB bad input was quoted whole in its ::error (and in the log line the runner shows): what
+    # to change was lost after pages of the value.
+    scenarios.write_project(action.root / "ws", "passed")
+    run = action.run(inputs)
+    assert run.code == 2, run.log[-3000:]
+    [error] = [c for c in run.commands if c.name == "error"]
+    name, value = list(inputs.items())[-1]
+    assert f"`{name}`" in error.data and value[:60] in error.data, error.data[:300]
+    assert f"({len(value):,} characters)" in error.data and len(error.data) < 600, error.data[:300]
+    [line] = [line for line in run.log.splitlines() if line.startswith("::error")]
+    assert len(line) < 800 and "bad%::" not in line  # escaped for the runner: `%25`, `%3A` in properties
+    assert scenarios.assert_outputs_complete(run)["passed"] == "false"

@@ -20,7 +20,7 @@ from typing import Any
 from evalgate import isolation, redaction, safeio
 from evalgate.errors import SpecError, shortened
 from evalgate.github.comments import CommentError, GitHub, marker
-from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError
+from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError, excerpt
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
 from evalgate.net import HttpClient, RetryPolicy
 from evalgate.redaction import redact_cut
@@ -315,8 +315,8 @@ def merge_step(settings: Settings, log: Log) -> bool:
 
     files = shard_files(settings.results, settings.base_dir)
     if not files:
-        log.annotate("error", f"no files match `results`: {', '.join(settings.results)} (in "
-                     f"{settings.working_directory}); download the shards' artifacts there first",
+        log.annotate("error", f"no files match `results`: {excerpt(', '.join(settings.results))} (in "
+                     f"{excerpt(settings.working_directory)}); download the shards' artifacts there first",
                      title="evalgate: nothing to merge")
         return False
     try:
@@ -375,9 +375,9 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
                      "checked-out workspace (the runner sets it)", title="evalgate: bad input")
         return EXIT_USAGE
     if not is_folder(settings.base_dir):
-        log.annotate("error", f"input `working-directory`: {settings.working_directory[:300]} is not a folder in "
-                     f"the workspace ({settings.relative(settings.base_dir)[:300]}); give a folder relative to "
-                     "GITHUB_WORKSPACE", title="evalgate: bad input")
+        log.annotate("error", f"input `working-directory`: {excerpt(settings.working_directory)} is not a folder "
+                     f"in the workspace ({excerpt(settings.relative(settings.base_dir))}); give a folder relative "
+                     "to GITHUB_WORKSPACE", title="evalgate: bad input")
         return EXIT_USAGE
     os.chdir(settings.base_dir)  # like a `run:` step's working-directory: command targets expect it
     started = time.time()
@@ -392,9 +392,9 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
             spec_lines(settings, lines)
     elif not os.path.exists(settings.spec_path):
         # the loader's advice, "pass its path to `evalgate run`", is the CLI's: here it is an input
-        where = settings.relative(settings.spec_path)[:300]
+        where = excerpt(settings.relative(settings.spec_path))
         log.annotate("error", f"input `spec`: there is no file {where}; set `spec` to the spec's path, relative to "
-                     f"working-directory ({settings.working_directory[:300]})", title="evalgate: bad input")
+                     f"working-directory ({excerpt(settings.working_directory)})", title="evalgate: bad input")
         failure_summary(settings, f"input `spec`: there is no file {where}; nothing was run")
         return EXIT_USAGE
     else:

@@ -35,10 +35,24 @@ DEFAULTS = {
 }
 MODES = ("run", "merge")
 MAX_EVENT_BYTES = 64 * 1024 * 1024  # GitHub caps a webhook payload at 25 MB: the event file is one
+EXCERPT_CHARS = 120  # of an input a message shows: enough to recognise it; 10 KB of it would bury what to change
+
+
+def excerpt(value: str, *, quote: bool = False) -> str:
+    """An input as a message shows it: whole when short, else its first EXCERPT_CHARS characters, `…` and
+    its length. quote: as repr, so line breaks and control characters show as escapes."""
+    cut = value if len(value) <= EXCERPT_CHARS else value[:EXCERPT_CHARS] + "…"
+    shown = repr(cut) if quote else cut
+    return shown if cut is value else f"{shown} ({len(value):,} characters)"
 
 
 class SettingsError(ValueError):
-    """An input the Action cannot use; reported as an ::error and exit 2."""
+    """An input the Action cannot use; reported as an ::error and exit 2.
+
+    The bad value is passed, never formatted by the raiser: it is quoted here, as an excerpt, for every input."""
+
+    def __init__(self, message: str, value: str | None = None) -> None:
+        super().__init__(message if value is None else f"{message}, got {excerpt(value, quote=True)}")
 
 
 def read_input(env: Mapping[str, str], name: str) -> str:
@@ -56,30 +70,31 @@ def parse_bool(name: str, value: str) -> bool:
         return True
     if value in FALSE:
         return False
-    raise SettingsError(f"input `{name}` must be true or false, got {value!r}")
+    raise SettingsError(f"input `{name}` must be true or false", value)
 
 
 def parse_concurrency(value: str) -> int | None:
     if not value:
         return None
     try:
-        number = int(value)
+        number = int(value)  # also ValueError past 4,300 digits
     except ValueError:
-        raise SettingsError(f"input `concurrency` must be a whole number, got {value!r}") from None
+        number = 0
     if not 1 <= number <= 1024:
-        raise SettingsError(f"input `concurrency` must be between 1 and 1024, got {number}")
+        raise SettingsError("input `concurrency` must be a whole number from 1 to 1024", value)
     return number
 
 
 def parse_shard_input(value: str) -> Any:
     if not value:
         return None
-    from evalgate.shards import parse_shard
+    from evalgate.shards import MAX_SHARDS, parse_shard
 
     try:
         return parse_shard(value)
-    except ValueError as exc:
-        raise SettingsError(f"input `shard`: {exc}") from None
+    except ValueError:  # its message quotes the value whole, or is int()'s about 4,300 digits: the rule instead
+        raise SettingsError(f"input `shard` must be I/N, shard I of N (1 <= I <= N <= {MAX_SHARDS}), e.g. 2/4",
+                            value) from None
 
 
 def parse_max_cost(value: str) -> float | None:
@@ -88,9 +103,9 @@ def parse_max_cost(value: str) -> float | None:
     try:
         number = float(value.lstrip("$"))
     except ValueError:
-        raise SettingsError(f"input `max-cost` must be a number of US dollars, got {value!r}") from None
+        raise SettingsError("input `max-cost` must be a number of US dollars", value) from None
     if not number > 0 or number == float("inf"):
-        raise SettingsError(f"input `max-cost` must be more than 0, got {value!r}")
+        raise SettingsError("input `max-cost` must be more than 0", value)
     return number
 
 
@@ -170,10 +185,10 @@ class Settings:
         env = os.environ if env is None else env
         fail_on = read_input(env, "fail-on")
         if fail_on not in FAIL_ON:
-            raise SettingsError(f"input `fail-on` must be one of failed, scored, never; got {fail_on!r}")
+            raise SettingsError("input `fail-on` must be failed, scored or never", fail_on)
         mode = read_input(env, "mode")
         if mode not in MODES:
-            raise SettingsError(f"input `mode` must be run or merge, got {mode!r}")
+            raise SettingsError("input `mode` must be run or merge", mode)
         shard = parse_shard_input(read_input(env, "shard"))
         results = parse_patterns(read_input(env, "results"))
         if mode == "merge" and not results:
