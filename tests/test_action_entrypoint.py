@@ -746,3 +746,48 @@ def test_a_long_bad_input_is_quoted_as_a_short_excerpt_with_its_length(action: s
     [line] = [line for line in run.log.splitlines() if line.startswith("::error")]
     assert len(line) < 800 and "bad%::" not in line  # escaped for the runner: `%25`, `%3A` in properties
     assert scenarios.assert_outputs_complete(run)["passed"] == "false"
+
+
+@pytest.mark.parametrize("where", ["..", "absolute", "symlink", "nested-symlink"])
+def test_a_working_directory_leading_out_of_the_workspace_is_refused(action: scenarios.Action, where: str) -> None:
+    # action.yml says "within the workspace", but `..`, an absolute path or a symlink out of it ran the spec
+    # found there and wrote the results there.
+    outside = action.root / "elsewhere"
+    for folder in (outside, action.root, action.root / "ws"):  # a spec wherever it leads: it would run
+        scenarios.write_project(folder, "passed")
+    (action.root / "ws" / "out").symlink_to(outside, target_is_directory=True)
+    (action.root / "ws" / "deep").mkdir()
+    (action.root / "ws" / "deep" / "up").symlink_to("../..", target_is_directory=True)
+    given = {"..": "..", "absolute": str(outside), "symlink": "out", "nested-symlink": "deep/up/elsewhere"}[where]
+    run = action.run({"working-directory": given})
+    assert run.code == 2, run.log
+    [error] = [c for c in run.commands if c.name == "error"]
+    assert error.data.startswith("input `working-directory`") and "outside the workspace" in error.data, error.data
+    assert error.properties["title"] == "evalgate: bad input"
+    assert scenarios.assert_outputs_complete(run)["passed"] == "false"
+    assert not (outside / "evalgate-results.json").exists() and not (action.root / "evalgate-results.json").exists()
+
+
+@pytest.mark.parametrize("where", [".", "absolute", "a/b", "a/../a/b", "link-inside"])
+def test_a_working_directory_inside_the_workspace_still_runs(action: scenarios.Action, where: str) -> None:
+    workspace = action.root / "ws"
+    scenarios.write_project(workspace, "passed")
+    scenarios.write_project(workspace / "a" / "b", "passed")
+    (workspace / "link-inside").symlink_to("a/b", target_is_directory=True)
+    given = str(workspace) if where == "absolute" else where
+    run = action.run({"working-directory": given})
+    assert run.code == 0, run.log
+    folder = workspace if where in (".", "absolute") else workspace / "a" / "b"
+    assert (folder / "evalgate-results.json").is_file()
+
+
+def test_a_working_directory_that_is_a_symlink_loop_is_no_folder_not_a_bug(action: scenarios.Action) -> None:
+    # Path.resolve raised RuntimeError on the loop: exit 3, "a bug in evalgate".
+    workspace = action.root / "ws"
+    scenarios.write_project(workspace, "passed")
+    (workspace / "a").symlink_to("b")
+    (workspace / "b").symlink_to("a")
+    run = action.run({"working-directory": "a"})
+    assert run.code == 2, run.log
+    [error] = [c for c in run.commands if c.name == "error"]
+    assert error.data.startswith("input `working-directory`: a is not a folder") and "bug" not in error.data

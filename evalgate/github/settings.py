@@ -201,7 +201,7 @@ class Settings:
             # keeps one file per name: each shard's own default name survives the download.
             results_path = f"evalgate-results-shard-{shard.index}-of-{shard.count}.json"
         event, event_problem = load_event(env.get("GITHUB_EVENT_PATH", ""))
-        return cls(
+        settings = cls(
             spec=read_input(env, "spec"),
             fail_on=fail_on,
             comment=parse_bool("comment", read_input(env, "comment")),
@@ -231,10 +231,18 @@ class Settings:
             results=results,
             max_cost=parse_max_cost(read_input(env, "max-cost")),
         )
+        # action.yml promises paths within the workspace: `..`, an absolute path or a symlink out of it
+        # would run whatever spec is there and write results the workflow neither sees nor uploads
+        if not settings.base_dir.is_relative_to(settings.workspace):
+            raise SettingsError("input `working-directory` leads outside the workspace (symlinks followed): give a "
+                                "folder inside GITHUB_WORKSPACE, relative to it, e.g. `evals` or `.`",
+                                settings.working_directory)
+        return settings
 
     @property
     def base_dir(self) -> Path:
-        return (self.workspace / self.working_directory).resolve()
+        # realpath, not Path.resolve: a symlink loop is then no folder, not a RuntimeError (Python 3.11)
+        return Path(os.path.realpath(self.workspace / self.working_directory))
 
     @property
     def spec_path(self) -> Path:
@@ -304,6 +312,6 @@ class Settings:
     def relative(self, path: Path) -> str:
         """A path as the workflow sees it: relative to the workspace when inside it."""
         try:
-            return path.resolve().relative_to(self.workspace).as_posix()
+            return Path(os.path.realpath(path)).relative_to(self.workspace).as_posix()  # realpath: see base_dir
         except ValueError:
             return str(path)
