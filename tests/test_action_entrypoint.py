@@ -791,3 +791,30 @@ def test_a_working_directory_that_is_a_symlink_loop_is_no_folder_not_a_bug(actio
     assert run.code == 2, run.log
     [error] = [c for c in run.commands if c.name == "error"]
     assert error.data.startswith("input `working-directory`: a is not a folder") and "bug" not in error.data
+
+
+def test_relative_runner_paths_name_the_files_of_the_directory_the_step_started_in(tmp_path: Path,
+                                                                                  github: FakeGitHub) -> None:
+    # A self-hosted or local runner may give GITHUB_OUTPUT & co. relative: they were opened after the
+    # step changed into working-directory, so outputs and summary went to (or failed in) the wrong folder.
+    variables = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_EVENT_PATH", "RUNNER_TEMP", "GITHUB_WORKSPACE")
+
+    def launch(files: RunnerFiles, env: Callable[..., dict[str, str]]) -> tuple[int, str]:
+        environment = runner_environment(files, env, github.url)
+        for name in variables:
+            environment[name] = os.path.relpath(environment[name], files.root)
+        proc = subprocess.run([sys.executable, str(REPO_ROOT / "entrypoint.py")], cwd=files.root, env=environment,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
+        return proc.returncode, proc.stdout
+
+    action = scenarios.Action(launch, tmp_path, github)
+    evals = action.root / "ws" / "evals"
+    scenarios.write_project(evals, "failed")
+    run = action.run({"working-directory": "evals"})
+    assert run.code == 1, run.log
+    assert scenarios.assert_outputs_complete(run)["verdict"] == "failed"
+    assert "called_tool:get_weather" in run.summary  # the report, in the runner's file
+    assert len(github.comments_on(scenarios.REPO, scenarios.PR)) == 1  # the event named the pull request
+    assert (run.files.root / "runner_temp" / "evalgate").is_dir()  # the journal was under RUNNER_TEMP
+    assert sorted(p.name for p in evals.iterdir()) == ["cases.jsonl", "evalgate-results.comment.md",
+                                                       "evalgate-results.json", "evalgate.yaml"]

@@ -65,6 +65,14 @@ def read_input(env: Mapping[str, str], name: str) -> str:
     return DEFAULTS.get(name, "")
 
 
+def runner_path(env: Mapping[str, str], name: str) -> str:
+    """A file or folder the runner names (GITHUB_OUTPUT, ...), absolute against the directory the step
+    started in: GitHub gives absolute paths, but a self-hosted or local runner may not, and the step
+    changes into `working-directory` before it writes them. Empty stays empty: not in a runner."""
+    value = env.get(name, "")
+    return os.path.abspath(value) if value else ""
+
+
 def parse_bool(name: str, value: str) -> bool:
     if value in TRUE:
         return True
@@ -200,7 +208,7 @@ class Settings:
             # Every shard job would write the same name, and download-artifact's `merge-multiple`
             # keeps one file per name: each shard's own default name survives the download.
             results_path = f"evalgate-results-shard-{shard.index}-of-{shard.count}.json"
-        event, event_problem = load_event(env.get("GITHUB_EVENT_PATH", ""))
+        event, event_problem = load_event(runner_path(env, "GITHUB_EVENT_PATH"))
         settings = cls(
             spec=read_input(env, "spec"),
             fail_on=fail_on,
@@ -217,9 +225,9 @@ class Settings:
             api_url=(env.get("GITHUB_API_URL", "").strip() or "https://api.github.com").rstrip("/"),
             server_url=(env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
             run_id=env.get("GITHUB_RUN_ID", ""),
-            output_file=env.get("GITHUB_OUTPUT", ""),
-            summary_file=env.get("GITHUB_STEP_SUMMARY", ""),
-            runner_temp=env.get("RUNNER_TEMP", ""),
+            output_file=runner_path(env, "GITHUB_OUTPUT"),
+            summary_file=runner_path(env, "GITHUB_STEP_SUMMARY"),
+            runner_temp=runner_path(env, "RUNNER_TEMP"),
             graphql_url=env.get("GITHUB_GRAPHQL_URL", "").strip().rstrip("/"),
             event=event,
             event_problem=event_problem,
