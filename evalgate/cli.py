@@ -399,7 +399,8 @@ def estimate(spec: Path, as_json: bool) -> None:
     except SpecError as exc:
         _print_spec_error(exc)
         sys.exit(2)
-    click.echo(json.dumps(result.to_dict(), indent=2) if as_json else render(result))
+    # allow_nan=False: an `Infinity` or `NaN` is no JSON; estimate refuses the prices that would make one
+    click.echo(json.dumps(result.to_dict(), indent=2, allow_nan=False) if as_json else render(result))
 
 
 @main.command()

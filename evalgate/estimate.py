@@ -41,6 +41,7 @@ class Line:
     prices: dict[str, float] | None = None
     note: str = ""
     counts_tokens: bool = True  # False: an agent behind HTTP, a command or a function; only calls are known
+    prices_at: tuple[str, ...] | None = None  # where the spec sets `prices` (None: the built-in table)
 
     def add(self, calls: tuple[int, int], prompt: tuple[int, int], completion: tuple[int, int | None]) -> None:
         self.calls[0] += calls[0]
@@ -51,11 +52,18 @@ class Line:
         high = self.completion[1]
         self.completion[1] = None if high is None or completion[1] is None else high + completion[1]
 
+    def price_keys(self) -> tuple[str | None, str | None]:
+        """The keys of `prices` this line reads: `prompt` (or `input`), `completion` (or `output`)."""
+        prices = self.prices or {}
+        prompt = next((k for k in ("prompt", "input") if k in prices), None)
+        return prompt, next((k for k in ("completion", "output") if k in prices), None)
+
     def cost(self) -> tuple[float | None, float | None]:
         if self.prices is None:
             return None, None
-        prompt_price = self.prices.get("prompt", self.prices.get("input", 0.0))
-        completion_price = self.prices.get("completion", self.prices.get("output", 0.0))
+        prompt_key, completion_key = self.price_keys()
+        prompt_price = self.prices[prompt_key] if prompt_key else 0.0
+        completion_price = self.prices[completion_key] if completion_key else 0.0
         low = (self.prompt[0] * prompt_price + (self.completion[0] or 0) * completion_price) / 1e6
         high_completion = self.completion[1]
         high = None if high_completion is None else (self.prompt[1] * prompt_price
@@ -107,6 +115,7 @@ def estimate(loaded: Any) -> Estimate:
     target = Line(f"target ({kind})", model)
     if kind == "openai":
         target.prices = (target_spec.prices or {}).get(model)
+        target.prices_at = ("target", "prices", model)
         if target.prices is None:
             target.note = f"no price for `{model}` in target.prices: cost unknown"
     elif kind == "recorded":
@@ -118,6 +127,8 @@ def estimate(loaded: Any) -> Estimate:
     judge = Line("judge", judge_spec.model if judge_spec is not None else None)
     if judge_spec is not None:
         judge.prices = {**DEFAULT_PRICES, **judge_spec.prices}.get(judge_spec.model)
+        if judge_spec.model in judge_spec.prices:
+            judge.prices_at = ("judge", "prices", judge_spec.model)
         if judge.prices is None:
             judge.note = f"no price for `{judge_spec.model}` (judge.prices, built-in table): cost unknown"
     reply_cap = getattr(target_spec, "max_tokens", None)
@@ -157,7 +168,34 @@ def estimate(loaded: Any) -> Estimate:
                           (0, 2 * judge_cap if judge_cap else None))
             if output[1] is None and not judge.note:
                 judge.note = "the target has no max_tokens: the judged outputs' length is unknown (counted as empty)"
-    return Estimate(loaded.name, count, [target, judge] if judge_spec is not None else [target], spec.budget)
+    result = Estimate(loaded.name, count, [target, judge] if judge_spec is not None else [target], spec.budget)
+    _refuse_overflow(result, loaded)
+    return result
+
+
+def _refuse_overflow(result: Estimate, loaded: Any) -> None:
+    """A SpecError at the price that makes a cost overflow to infinity (a price near 1e308 is finite, but times
+    the tokens it is not): `inf` is no estimate, and `--json` would print `Infinity`, which no JSON reader takes."""
+    from evalgate.errors import Problem, SpecError
+
+    def finite(values: tuple[float | None, float | None]) -> bool:
+        return all(v is None or math.isfinite(v) for v in values)
+
+    priced = [line for line in result.lines if line.counts_tokens and line.prices is not None]
+    over = [line for line in priced if not finite(line.cost())]
+    if not over and finite(result.total()):
+        return
+    problems = []
+    for line in over or priced:
+        prices = line.prices or {}
+        key = max((k for k in line.price_keys() if k is not None), key=lambda k: prices[k])
+        where = line.prices_at
+        text = ".".join((*where, key)) if where is not None else f"the built-in price of `{line.model}`"
+        at = loaded.positions.line((*where, key)) if where is not None else None
+        problems.append(Problem(loaded.file, at, f"{text}: {prices[key]:g} USD per 1M tokens makes the estimated "
+                                f"cost of the {line.what.split(' ')[0]}'s calls overflow (past 1.8e308 USD); "
+                                "write the model's price in USD per 1M tokens"))
+    raise SpecError(problems)
 
 
 def _range(low: float | int | None, high: float | int | None, money: bool = False) -> str:

@@ -101,3 +101,60 @@ def test_unknown_prices_and_agents_say_so(tmp_path: Path) -> None:
     assert "no price for `house-model`" in done.stdout and "total: unknown" in done.stdout
     bad = run_cli("estimate", "missing.yaml", cwd=tmp_path)
     assert bad.code == 2 and "Traceback" not in bad.output
+
+
+def _strict_json(text: str) -> object:
+    def refuse(name: str) -> object:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+OVERFLOWING = """\
+version: 1
+data:
+  - {id: a, input: "What is the weather in Paris today?"}
+target:
+  type: openai
+  base_url: http://127.0.0.1:9/v1
+  model: m
+  api_key_env: null
+  max_tokens: 100
+  prices:
+    m:
+      prompt: 0.15
+      completion: %(target)s
+scorers:
+  - {type: answer_relevancy}
+judge:
+  model: j
+  base_url: http://127.0.0.1:9/v1
+  api_key_env: null
+  max_tokens: 100
+  prices:
+    j:
+      input: %(judge)s
+      output: 0.6
+"""
+
+
+@pytest.mark.parametrize("mode", [("--json",), ()], ids=["json", "text"])
+@pytest.mark.parametrize(("target", "judge", "where"), [
+    ("1.0e+308", "0.15", "evalgate.yaml:13: target.prices.m.completion: 1e+308"),
+    ("0.6", "1.7e+308", "evalgate.yaml:23: judge.prices.j.input: 1.7e+308"),
+], ids=["target", "judge"])
+def test_a_price_so_large_the_estimate_overflows_is_a_spec_error_at_the_price(
+    tmp_path: Path, mode: tuple[str, ...], target: str, judge: str, where: str
+) -> None:
+    # 1e308 USD per 1M tokens is a finite price, but times the tokens it is past the largest float:
+    # `--json` printed `Infinity`, which no JSON reader takes, and the text said `$inf`.
+    (tmp_path / "evalgate.yaml").write_text(OVERFLOWING % {"target": target, "judge": judge})
+    done = run_cli("estimate", "evalgate.yaml", *mode, cwd=tmp_path)
+    assert done.code == 2, done.output
+    assert where in done.stderr and "write the model's price in USD per 1M tokens" in done.stderr
+    assert "Infinity" not in done.output and "inf" not in done.stdout and "Traceback" not in done.output
+    # the same spec with sane prices: the output is strict JSON
+    (tmp_path / "evalgate.yaml").write_text(OVERFLOWING % {"target": "0.6", "judge": "0.15"})
+    done = run_cli("estimate", "evalgate.yaml", "--json", cwd=tmp_path)
+    assert done.code == 0, done.output
+    assert all(math.isfinite(c) for c in _strict_json(done.stdout)["cost_usd"])  # type: ignore[index]
