@@ -14,13 +14,13 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from evalgate.cases import Case, Check
 from evalgate.data import BadLine
-from evalgate.errors import Problem, problems_from_validation, show_loc, suggest
+from evalgate.errors import Problem, problems_from_validation, shortened, show_loc, suggest
 from evalgate.items import Item, plain_item
 from evalgate.runs import RunFormatError, run_from_value
 from evalgate.scorers.base import Scorer
 from evalgate.scorers.builtins import load_builtins
 from evalgate.scorers.custom import as_scorer
-from evalgate.scorers.registry import REGISTRY, Threshold, lookup
+from evalgate.scorers.registry import REGISTRY, ScorerType, Threshold, lookup
 from evalgate.spec.context import BuildContext
 from evalgate.verdict import Entry
 from evalgate.yamlpos import Positions
@@ -50,14 +50,8 @@ def validate_entries(
         if not isinstance(raw, dict):
             problems.append(Problem(file, positions.line(where), f"{label}: an entry is a mapping with a `type`"))
             continue
-        type_name = raw.get("type")
-        scorer_type = lookup(type_name) if isinstance(type_name, str) else None
+        scorer_type, message = entry_type(raw.get("type"), label)
         if scorer_type is None:
-            names = list(REGISTRY)
-            if type_name is None:
-                message = f"{label}: needs a `type`; valid: " + ", ".join(f"`{n}`" for n in names)
-            else:
-                message = f"{label}: unknown type `{type_name}`" + suggest(str(type_name), names)
             problems.append(Problem(file, positions.line((*where, "type")), message))
             continue
         if kind == "gate" and "threshold" in raw:
@@ -78,6 +72,19 @@ def validate_entries(
                 exc, file=file, positions=positions, model=model, raw=raw, prefix=where
             )
     return models, problems
+
+
+def entry_type(type_name: Any, label: str) -> tuple[ScorerType | None, str]:
+    """The registered type an entry's `type` names, or None and what to change (`label` names the entry).
+
+    A `type` that is no string (a mapping, a list) names no type: it is never looked up in the registry."""
+    scorer_type = lookup(type_name) if isinstance(type_name, str) else None
+    if scorer_type is not None:
+        return scorer_type, ""
+    names = list(REGISTRY)
+    if type_name is None:
+        return None, f"{label}: needs a `type`; valid: " + ", ".join(f"`{n}`" for n in names)
+    return None, f"{label}: unknown type `{type_name}`" + suggest(str(type_name), names)
 
 
 def params_hash(type_name: str, params: dict[str, Any]) -> str:
@@ -403,7 +410,7 @@ class PythonCaseBuilder(CaseBuilder):
     def _checks(
         self, entries: Any, kind: Literal["gate", "scorer"], positions: Positions, sub: tuple[str | int, ...], turn: int
     ) -> tuple[list[Check], list[Problem]]:
-        return python_checks(entries, kind, turn), []
+        return python_checks(entries, kind, turn, where=f"data{show_loc(sub)}"), []
 
 
 def python_cases(data: Iterable[Any], *, recorded: bool) -> list[Case]:
@@ -425,16 +432,18 @@ _NO_POSITIONS = Positions()
 _threshold = TypeAdapter(Threshold)
 
 
-def python_checks(values: Iterable[Any], kind: str, turn: int | None = None) -> list[Check]:
+def python_checks(values: Iterable[Any], kind: str, turn: int | None = None, *, where: str = "") -> list[Check]:
     """Checks from `run_evals` arguments: Scorers, functions, {"scorer": s, "threshold": t} or spec-style
-    entries ({"type": "includes", "value": "x"}); ValueError on the first problem."""
+    entries ({"type": "includes", "value": "x"}); ValueError on the first problem.
+
+    where: how problems name the list (`gates`, `data[0].turns[1].scorers`); default: the `kind`'s argument."""
     checks: list[Check] = []
     seen: set[str] = set()
-    for value in values:
+    for index, value in enumerate(values):
         threshold = None
         hashed = None
         if isinstance(value, dict) and "type" in value:  # a spec-style entry
-            scorer, hashed = _python_spec_entry(value, kind)
+            scorer, hashed = _python_spec_entry(value, kind, f"{where or kind + 's'}[{index}]")
             threshold = value.get("threshold")
         elif isinstance(value, dict):
             unknown = value.keys() - {"scorer", "threshold"}
@@ -462,11 +471,13 @@ def python_checks(values: Iterable[Any], kind: str, turn: int | None = None) -> 
     return checks
 
 
-def _python_spec_entry(value: dict[str, Any], kind: str) -> tuple[Scorer, str]:
-    """A spec-style entry ({"type": "includes", "value": "x"}) built through the registry, and its hash."""
+def _python_spec_entry(value: dict[str, Any], kind: str, label: str) -> tuple[Scorer, str]:
+    """A spec-style entry ({"type": "includes", "value": "x"}) built through the registry, and its hash.
+
+    An unknown `type` is the spec's error, worded as `validate_entries` words it (label: the entry)."""
     load_builtins()
-    scorer_type = lookup(value["type"])
+    scorer_type, message = entry_type(value["type"], label)
     if scorer_type is None:
-        raise ValueError(f"unknown scorer type `{value['type']}`")
+        raise ValueError(shortened(message))  # cut as the CLI prints it: a 100 KB `type` hides what to change
     model = scorer_type.model("gate" if kind == "gate" else "scorer").model_validate(value)
     return build_entry(model, BuildContext()), entry_hash(model)

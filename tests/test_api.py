@@ -155,3 +155,27 @@ def test_bad_arguments_raise_value_error(kwargs: dict[str, Any], message: str) -
 def test_empty_data_raises() -> None:
     with pytest.raises(ValueError, match="empty"):
         run_evals(data=[], target=agent, gates=[checks.no_tool_errors()])
+
+
+@pytest.mark.parametrize("type_value", [{"a": 1}, ["includes"], None], ids=["mapping", "list", "null"])
+def test_a_check_whose_type_names_no_scorer_is_the_clis_error_not_a_type_error(tmp_path: Any, type_value: Any) -> None:
+    # A per-turn entry's `type: {a: 1}` was looked up in the registry as a key: the API raised
+    # TypeError (unhashable type: 'dict') where the CLI reports the entry and its unknown type.
+    from conftest import run_cli
+
+    entry = {"type": type_value, "value": "hi"}
+    data = [{"id": "a", "turns": [{"input": "hi", "output": "hi", "gates": [entry]}]}]
+    spec = {"version": 1, "data": data, "target": {"type": "recorded"}}
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+    cli = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert cli.code == 2, cli.output
+    first = cli.stderr.splitlines()[0]
+    assert first.startswith("error: evalgate.yaml:1: data[0].turns[0].gates[0]: "), first
+    shown = first.removeprefix("error: evalgate.yaml:1: ")
+    with pytest.raises(ValueError) as raised:
+        run_evals(data=data)
+    assert str(raised.value) == shown
+    # a top-level entry, as the API's `gates=` takes it, says the same of `gates[0]`
+    with pytest.raises(ValueError) as raised:
+        run_evals(data=[{"input": "hi", "output": "hi"}], gates=[entry])
+    assert str(raised.value) == shown.replace("data[0].turns[0].gates[0]", "gates[0]")
