@@ -17,7 +17,9 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 from evalgate import isolation
 
@@ -30,11 +32,31 @@ class _ImportTimeout(BaseException):  # not an Exception: the module's own `exce
     pass
 
 
-def import_callable(reference: str, base_dir: Path) -> Callable[..., Any]:
-    """Import `module:attr` with `base_dir` first on sys.path; ValueError says what is wrong."""
+def check_reference(reference: str) -> str:
+    """`reference` when it can name a callable (`package.module:function`); else ValueError saying what to write.
+
+    The spec's models check it (so the problem is at the `function:` line, before any import), and
+    import_callable again (the Python API). A relative module name (`.agent`) is refused here: the
+    module is imported by its full name from the spec's folder, so there is no package for it to be
+    relative to, and importlib's own message ("the 'package' argument is required") says nothing of that."""
     module_name, sep, attr_path = reference.partition(":")
     if not sep or not module_name or not attr_path:
         raise ValueError(f"`{reference}` should look like `package.module:function`")
+    if module_name.startswith("."):
+        absolute = module_name.lstrip(".")
+        example = f", e.g. `{absolute}:{attr_path}`" if absolute else ""
+        raise ValueError(f"`{module_name}` is a relative module name, which is not supported: write the module's "
+                         f"full dotted name as imported from the spec's folder{example}")
+    return reference
+
+
+# A `function:` setting (python target and scorer): checked where the spec is validated
+FunctionReference = Annotated[str, AfterValidator(check_reference)]
+
+
+def import_callable(reference: str, base_dir: Path) -> Callable[..., Any]:
+    """Import `module:attr` with `base_dir` first on sys.path; ValueError says what is wrong."""
+    module_name, _, attr_path = check_reference(reference).partition(":")
     folder = str(base_dir.resolve())
     with _lock:
         if folder not in sys.path:

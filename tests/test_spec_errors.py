@@ -1020,3 +1020,35 @@ def test_a_cache_ttl_that_is_not_a_number_of_seconds_is_a_spec_error(tmp_path: P
     result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
     assert result.code == 2, result.output
     assert "evalgate.yaml:4: target.cache.ttl: ttl must be positive" in result.stderr
+
+
+RELATIVE_FUNCTION = {
+    "target": ("target:\n  type: python\n  function: {ref}\ngates:\n  - type: no_tool_errors\n", 6, "answer"),
+    "scorer": ("target: {{type: recorded}}\nscorers:\n  - type: python\n    id: mine\n    function: {ref}\n", 8,
+               "score"),
+}
+
+
+@pytest.mark.parametrize("where", list(RELATIVE_FUNCTION))
+@pytest.mark.parametrize(("module", "fixed"), [(".agent", "agent"), ("..tools.agent", "tools.agent")])
+def test_a_relative_module_in_function_is_a_spec_error_at_its_line(tmp_path: Path, where: str, module: str,
+                                                                   fixed: str) -> None:
+    # `function: ".agent:answer"` got importlib's own words: "importing `.agent` raised TypeError: the
+    # 'package' argument is required to perform a relative import", and a scorer's at the entry's line.
+    (tmp_path / "tools").mkdir()
+    for folder in (tmp_path, tmp_path / "tools"):
+        (folder / "agent.py").write_text("def answer(question):\n    return 'hi'\n\n\n"
+                                         "def score(item, run):\n    return 1.0\n")
+    section, line, name = RELATIVE_FUNCTION[where]
+    spec = "version: 1\ndata:\n  - {{input: hi, output: hi}}\n" + section
+    (tmp_path / "evalgate.yaml").write_text(spec.format(ref=f'"{module}:{name}"'))
+    label = "target.function" if where == "target" else "scorers[0].function"
+    for command in ("validate", "run"):
+        result = run_cli(command, "evalgate.yaml", cwd=tmp_path)
+        assert result.code == 2, result.output
+        assert f"evalgate.yaml:{line}: {label}: `{module}` is a relative module name" in result.stderr, result.stderr
+        assert "write the module's full dotted name" in result.stderr and f"e.g. `{fixed}:{name}`" in result.stderr
+        assert "'package' argument" not in result.output and "Traceback" not in result.output
+    # what the message says to write works
+    (tmp_path / "evalgate.yaml").write_text(spec.format(ref=f'"{fixed}:{name}"'))
+    assert run_cli("validate", "evalgate.yaml", cwd=tmp_path).code == 0

@@ -11,7 +11,7 @@ from pydantic import Field
 from evalgate.overruns import Overran, Overruns, StillRunning
 from evalgate.scorers.base import Scorer
 from evalgate.scorers.registry import BuildContext, scorer_type
-from evalgate.user_code import import_callable
+from evalgate.user_code import FunctionReference, import_callable
 
 
 def _two_args(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -31,7 +31,7 @@ def _two_args(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 @scorer_type("python")
 def python(
-    function: str,
+    function: FunctionReference,
     higher_is_better: bool = True,
     timeout_s: Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False)] = 30.0,
     *,

@@ -22,6 +22,8 @@ from pydantic import (
     model_validator,
 )
 
+from evalgate.user_code import FunctionReference
+
 # ---- targets ----
 
 
@@ -119,7 +121,7 @@ class PythonTarget(_Strict):
     """Calls `function(input)` or `function(input, item)`; sync or async; returns text or a run."""
 
     type: Literal["python"]
-    function: str = Field(description="`package.module:callable`, imported from the spec's folder")
+    function: FunctionReference = Field(description="`package.module:callable`, imported from the spec's folder")
     timeout_s: Timeout = Field(default=60.0, description="per call: an overrunning call errors its item")
 
 
