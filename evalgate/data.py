@@ -175,7 +175,7 @@ def _read_jsonl(path: Path) -> Iterator[Located]:
 
 
 class _JSONPositions(Positions):
-    """Lines of a .json file's nodes, found only when an error asks for one (JSON parses as YAML)."""
+    """Lines of a .json file's nodes, found when the first line is asked for (by `_scan_json`)."""
 
     def __init__(self, text: str, wrapped: bool) -> None:
         super().__init__()
@@ -184,13 +184,89 @@ class _JSONPositions(Positions):
 
     def line(self, path: tuple[str | int, ...], *, key: bool = False) -> int | None:
         if self._text is not None:
-            try:
-                _, found = load(self._text)
-            except (YAMLSyntaxError, RecursionError):  # valid JSON that YAML refuses: no lines
-                found = Positions()
+            found = Positions()
+            if len(self._text) <= MAX_POSITIONS_CHARS:
+                _scan_json(self._text, found)
             found = _unwrap_items(found) if self._wrapped else found
             self.values, self.keys, self._text = found.values, found.keys, None
         return super().line(path, key=key)
+
+
+# Lines are found for every node of a .json file up to this size (bounded time and memory); a larger file's
+# problems name the file and the item. As much as YAML was read for, which found them before.
+MAX_POSITIONS_CHARS = MAX_YAML_CHARS
+# A JSON token: a string (escapes and all, so brackets and commas in it are text), a bracket or
+# separator, or a bare scalar (number, true, false, null). Whitespace, tabs included, lies between.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]|[^\s\[\]{},:"]+')
+
+
+def _scan_json(text: str, positions: Positions | None, limit: int | None = None) -> tuple[int, tuple[Any, ...]] | None:
+    """Walk JSON text without recursion: the line of every value and key into `positions`. With `limit`,
+    stop at the first `[` or `{` nested deeper (as `depth_exceeds` counts) and return its line and path.
+
+    The lines are JSON's own: only `\\n` ends a line. Reading the file again as YAML found them before,
+    but YAML reads some JSON otherwise: tabs as indentation it refuses, brackets inside strings it counts
+    as nesting, a NEL (U+0085) in a string it takes for a line break; the lines were lost or off."""
+    stack: list[list[Any]] = []  # per open container: [path, is a mapping, index, key, a key is next]
+    line, last = 1, 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        first = token[0]
+        if first == ",":
+            if stack:
+                frame = stack[-1]
+                if frame[1]:
+                    frame[4] = True
+                else:
+                    frame[2] += 1
+            continue
+        if first == ":":
+            continue
+        if first == "]" or first == "}":
+            if stack:
+                stack.pop()
+            continue
+        start = match.start()
+        line += text.count("\n", last, start)
+        last = start
+        if stack:
+            frame = stack[-1]
+            if frame[1] and frame[4]:  # a mapping's key
+                frame[3] = _json_key(token)
+                frame[4] = False
+                if positions is not None:
+                    positions.keys[(*frame[0], frame[3])] = line
+                continue
+            here = (*frame[0], frame[3] if frame[1] else frame[2])
+        else:
+            here = ()
+        if positions is not None:
+            positions.values[here] = line
+        if first == "[" or first == "{":
+            if limit is not None and len(stack) >= limit:
+                return line, here
+            stack.append([here, first == "{", 0, None, True])
+    return None
+
+
+def _json_key(token: str) -> Any:
+    if "\\" not in token:
+        return token[1:-1]
+    try:
+        return json.loads(token)
+    except ValueError:  # not a string (a file json refused): the text stands for it
+        return token
+
+
+def _too_deep(text: str) -> DataError:
+    """Nesting past MAX_DEPTH, at the line where it passes it and in the item it is in."""
+    found = _scan_json(text, None, MAX_DEPTH)
+    if found is None:  # json refused it, and no bracket passes the limit outside a string
+        return DataError(TOO_DEEP, None)
+    line, path = found
+    index = path[1] if path[:1] == ("items",) and len(path) > 1 else path[0] if path else None
+    item = f"item {index + 1}: " if isinstance(index, int) else ""
+    return DataError(f"{item}nested more than {MAX_DEPTH} levels deep; flatten the structure", line)
 
 
 def _unwrap_items(positions: Positions) -> Positions:
@@ -215,8 +291,9 @@ def _read_json(path: Path) -> Iterator[Located]:
     except ValueError as exc:
         raise DataError(_json_problem(exc, text), _json_line(exc, text)) from None
     except RecursionError:
-        raise DataError(TOO_DEEP, None) from None
-    _check_depth(raw, text, None)
+        raise _too_deep(text) from None
+    if text.count("{") + text.count("[") > MAX_DEPTH and depth_exceeds(raw, MAX_DEPTH):
+        raise _too_deep(text)
     wrapped = isinstance(raw, dict) and isinstance(raw.get("items"), list)
     if wrapped:
         raw = raw["items"]

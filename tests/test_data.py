@@ -355,3 +355,55 @@ def test_a_recorded_output_no_run_reads_is_a_data_error_at_its_line(tmp_path: Pa
     result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
     assert result.code == 2, result.output
     assert f"items.jsonl:2: item 2: {message}" in result.stderr, result.stderr
+
+
+JSON_SPEC = "version: 1\ndata: items.json\ngates:\n  - type: includes\n    value: x\n"
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(("content", "where"), [
+    # past the recursion limit: json itself gives up
+    ('[\n  {"id": "a", "input": "x", "output": "x"},\n  {"id": "b", "input": "x", "output": "x",\n'
+     f'   "metadata": {{"deep": {DEEP}}}}}\n]\n', "items.json:4: item 2: "),
+    # within it, but past what evalgate reads
+    ('[\n  {"id": "a", "input": "x", "output": "x"},\n  {"id": "b", "input": "x", "output": "x",\n'
+     f'   "metadata": {"[" * 150 + "]" * 150}}}\n]\n', "items.json:4: item 2: "),
+    # the {"items": [...]} form counts its items
+    ('{"items": [\n  {"id": "a", "input": "x", "output": "x"},\n  {"id": "b", "input": "x", "output": "x",\n'
+     f'   "metadata": {DEEP}}}\n]}}\n', "items.json:4: item 2: "),
+    ('\n' + DEEP, "items.json:2: item 1: "),  # the whole file is one list nested too deep
+    ('{"rows":\n' + DEEP + "}", "items.json:2: "),  # no item: the file is no list of items either
+], ids=["past-recursion", "past-limit", "wrapped", "top-level", "no-item"])
+def test_a_json_data_file_nested_too_deep_names_its_line_and_item(tmp_path: Path, content: str, where: str) -> None:
+    # The problem named the file alone: `items.json: nested too deeply to read`.
+    (tmp_path / "items.json").write_text(content)
+    (tmp_path / "evalgate.yaml").write_text(JSON_SPEC)
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert f"error: {where}nested more than 100 levels deep; flatten the structure" in result.stderr, result.stderr
+    assert "Traceback" not in result.output
+
+
+TAB = "\t"
+
+
+@pytest.mark.parametrize("content", [
+    # JSON takes tabs between tokens; YAML, which found the lines, takes none as indentation
+    f'[\n{TAB}{{"id": "a", "input": "x", "output": "x"}},\n{TAB}{{"input": "x",\n{TAB}{TAB}"id": 5, "output": "x"}}\n]',
+    # brackets in a string nest nothing, but YAML counted them as nesting past its limit
+    '[\n  {"id": "a", "input": "' + "[" * 200 + '", "output": "x"},\n  {"input": "x",\n   "id": 5, "output": "x"}\n]',
+    # a NEL (U+0085) in a string is a character to JSON, a line break to YAML: every later line was off
+    '[\n  {"id": "a", "input": "x\u0085y\u0085z", "output": "x"},\n  {"input": "x",\n   "id": 5, "output": "x"}\n]',
+    # a raw tab inside a string is no JSON: said at its line, as before
+    f'[\n  {{"id": "a", "input": "x", "output": "x"}},\n  {{"input": "x",\n   "id": "x{TAB}y", "output": "x"}}\n]',
+], ids=["tab-indented", "brackets-in-a-string", "nel-in-a-string", "tab-in-a-string"])
+def test_a_json_data_files_problems_keep_their_lines(tmp_path: Path, content: str) -> None:
+    # A .json file's lines were found by reading it again as YAML: where YAML reads JSON otherwise,
+    # an item's problem kept its item (`[1].input`) and lost its line.
+    (tmp_path / "items.json").write_text(content, encoding="utf-8")
+    (tmp_path / "evalgate.yaml").write_text(JSON_SPEC)
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert result.stderr.startswith("error: items.json:4: "), result.stderr
+    assert "[1].id: Input should be a valid string (got 5)" in result.stderr or "invalid JSON" in result.stderr
+    assert "Traceback" not in result.output
