@@ -188,7 +188,7 @@ class CaseBuilder:
         self.recorded = recorded
         self.file = file
         self.ctx = ctx
-        self.count = 0  # valid cases so far
+        self.count = 0  # valid cases so far (another shard's included)
         self.problems: list[Problem] = []
         self.ids: dict[str, int | None] = {}
         self.seen = 0
@@ -207,7 +207,7 @@ class CaseBuilder:
             if self.keep is not None:
                 item_id = raw.get("id")
                 if item_id is None:
-                    item_id = f"item-{self.count + 1}"  # Case.id of an item without one
+                    item_id = f"item-{self.seen}"  # Case.id of an item without one
                 if item_id.__class__ is str and not self.keep(item_id):
                     self.count += 1  # another shard's: its index is taken all the same
                     return None
@@ -222,7 +222,9 @@ class CaseBuilder:
             where = self.where(prefix)
             self.problem(positions, (*prefix, *given) if len(given) == 1 else prefix, f"{where}: {shape}")
             return None
-        case = Case(self.count, item, positions.line(prefix))
+        # its place in the data: an invalid item before it takes its number all the same (nothing runs then,
+        # but this item's default id, in a message, must be its own, not the invalid one's)
+        case = Case(self.seen - 1, item, positions.line(prefix))
         if self.unique_ids:
             item_id = item.id
             if item_id == "":

@@ -594,6 +594,26 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["invalid regex"],
         [],
     ),
+    "an invalid item does not take the next item's default id": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: {text: hello, cost_usd: "x"}
+                  - input: hi2
+                    output: hello
+                  - input: hi3
+                    output: hello
+                gates:
+                  - type: includes
+                    value: hello
+                """
+        },
+        ["evalgate.yaml:4"],
+        ["`cost_usd` must be a number"],
+        ["no id", "item-1", "evalgate.yaml:5", "evalgate.yaml:7"],
+    ),
     "python target that cannot be imported": (
         {
             "evalgate.yaml": """\
