@@ -69,6 +69,9 @@ class ItemResult:
     reasons: dict[str, str] = field(default_factory=dict)
     not_scorable: dict[str, str] = field(default_factory=dict)
     scorer_errors: dict[str, str] = field(default_factory=dict)
+    # A top-level gate and scorer of one id share the `reasons` key (it holds the scorer's reason, given
+    # last): each one's reason by kind ("gates", "scores"), as `TurnScores.reasons_by_kind` for a turn.
+    reasons_by_kind: dict[str, dict[str, str]] = field(default_factory=dict)
     turns: list[TurnScores] | None = None
     contributions: list[Contribution] = field(default_factory=list)
     duration_ms: float = 0.0
@@ -92,6 +95,7 @@ class ItemResult:
         reasons: dict[str, str] | None = None,
         not_scorable: dict[str, str] | None = None,
         scorer_errors: dict[str, str] | None = None,
+        reasons_by_kind: dict[str, dict[str, str]] | None = None,
         turns: list[TurnScores] | None = None,
         contributions: list[Contribution] | None = None,
         duration_ms: float = 0.0,
@@ -113,6 +117,7 @@ class ItemResult:
         self.reasons = {} if reasons is None else reasons
         self.not_scorable = {} if not_scorable is None else not_scorable
         self.scorer_errors = {} if scorer_errors is None else scorer_errors
+        self.reasons_by_kind = {} if reasons_by_kind is None else reasons_by_kind
         self.turns = turns
         self.contributions = [] if contributions is None else contributions
         self.duration_ms = duration_ms
@@ -171,6 +176,8 @@ class ItemResult:
         }
         if self.reasons:
             out["reasons"] = self.reasons
+        if self.reasons_by_kind:
+            out["reasons_by_kind"] = self.reasons_by_kind
         self._details(out)
         out["duration_ms"] = round(self.duration_ms, 3)
         return out
@@ -207,6 +214,8 @@ class ItemResult:
             "scores": self.scores,
             "reasons": self.reasons,
         }
+        if self.reasons_by_kind:
+            out["reasons_by_kind"] = self.reasons_by_kind
         if self.trials is not None:
             out["trials"] = [t.trial_dict() for t in self.trials]
             cost = self.cost_usd
@@ -253,7 +262,8 @@ def merge_trials(trials: list[ItemResult]) -> ItemResult:
     first = trials[0]
     shown = next((t for t in trials if t.error is not None or any(v < 1.0 for v in t.gates.values())), first)
     merged = ItemResult(index=first.index, id=first.id, input=first.input, run=shown.run, error=shown.error,
-                        reasons=dict(shown.reasons), trials=trials, case=first.case, _data_hash=first._data_hash)
+                        reasons=dict(shown.reasons), reasons_by_kind=dict(shown.reasons_by_kind), trials=trials,
+                        case=first.case, _data_hash=first._data_hash)
     merged.gates = _item_means(trials, "gate")
     merged.scores = _item_means(trials, "scorer")
     merged.contributions = first.contributions
@@ -377,11 +387,35 @@ def _keep_by_kind(scores: TurnScores, key: str, kind: str, prior: str | None) ->
         scores.reasons[key] = prior
 
 
+def top_shared_ids(gates: list[Check], scorers: list[Check]) -> frozenset[str]:
+    """The ids of the top-level gates that a top-level scorer has too (rare: Mastra allows it)."""
+    if not gates or not scorers:
+        return frozenset()
+    return frozenset(c.entry.id for c in gates) & frozenset(c.entry.id for c in scorers)
+
+
+def _score_beside_gates(scorers: list[Check], item: Any, run: Run, result: ItemResult, shared: frozenset[str],
+                        ledger: Ledger | None) -> None:
+    """`_score` of the top-level scorers when some share an id with a gate: `reasons` then holds the
+    scorer's reason where both gave one (given last, as it always held), and `reasons_by_kind` each one's
+    own, for the shared ids with a reason only."""
+    gate_reasons = {key: reason for key, reason in result.reasons.items() if key in shared}  # in spec order
+    reasons: dict[str, str] = {}
+    _score(scorers, item, run, result, result.scores, reasons, ledger)
+    result.reasons.update(reasons)  # a key shared keeps its place, as when the scorer wrote over it
+    scorer_reasons = {key: reason for key, reason in reasons.items() if key in shared}
+    if gate_reasons:
+        result.reasons_by_kind["gates"] = gate_reasons
+    if scorer_reasons:
+        result.reasons_by_kind["scores"] = scorer_reasons
+
+
 def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[Check],
-                  top_judged: bool | None = None) -> ItemResult:
+                  top_judged: bool | None = None, top_shared: frozenset[str] | None = None) -> ItemResult:
     """Run one case through the target and every check; never raises for the target's or a scorer's sake.
 
-    top_judged: whether a top-level check asks a judge (`evaluate` works it out once for all items).
+    top_judged: whether a top-level check asks a judge (`evaluate` works it out once for all items);
+    top_shared: `top_shared_ids(gates, scorers)`, likewise.
     """
     started = perf_counter()
     item = case.item
@@ -417,7 +451,12 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
     ledger = open_ledger(case.trial) if judged else None  # judge calls are charged to this item, by check
     try:
         _score(gates, item, run, result, result.gates, result.reasons, ledger)
-        _score(scorers, item, run, result, result.scores, result.reasons, ledger)
+        if top_shared is None:
+            top_shared = top_shared_ids(gates, scorers)
+        if top_shared:
+            _score_beside_gates(scorers, item, run, result, top_shared, ledger)
+        else:
+            _score(scorers, item, run, result, result.scores, result.reasons, ledger)
         if case.turn_checks is not None:
             result.turns = []
             for index, checks in enumerate(case.turn_checks):
@@ -461,9 +500,10 @@ def evaluate(
         yield from _repeated(cases, target, gates, scorers, concurrency, repeats)
         return
     judged = any(c.scorer.judged for c in (*gates, *scorers))
+    shared = top_shared_ids(gates, scorers)
     if runs_inline(target, gates, scorers, concurrency):
         for case in cases:
-            yield evaluate_case(case, target, gates, scorers, judged)
+            yield evaluate_case(case, target, gates, scorers, judged, shared)
         return
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalgate")
     # Each future reports itself here when done: one queue read per item, where `wait()` would
@@ -474,7 +514,7 @@ def evaluate(
 
     def start(case: Case) -> None:
         nonlocal in_flight
-        pool.submit(evaluate_case, case, target, gates, scorers, judged).add_done_callback(done.put)
+        pool.submit(evaluate_case, case, target, gates, scorers, judged, shared).add_done_callback(done.put)
         in_flight += 1
 
     try:

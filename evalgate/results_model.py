@@ -44,6 +44,8 @@ class ItemRecord(BaseModel):
     reasons: dict[str, str] = Field(default_factory=dict)
     not_scorable: dict[str, str] = Field(default_factory=dict)
     scorer_errors: dict[str, str] = Field(default_factory=dict)
+    # a gate and a scorer of one id share their `reasons` key: each one's reason, {"gates": {...}, "scores": {...}}
+    reasons_by_kind: dict[str, dict[str, str]] | None = None
     turns: list[dict[str, Any]] | None = None
     trials: list[dict[str, Any]] | None = None  # with repeats: {trial, run, gates, scores, error, duration_ms}
     data_hash: str | None = None

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import CLI_TIMEOUT_S
+from conftest import CLI_TIMEOUT_S, run_cli
+from same_id import BY_KIND, assert_each_keeps_its_reason, same_id_spec
 
 from evalgate import run_evals
 from evalgate.api import run_spec
@@ -199,3 +200,21 @@ def test_the_results_model_reads_back_every_outcome_field_the_header_writes() ->
         assert field.is_required() == (outcome_field.default is dataclasses.MISSING
                                        and outcome_field.default_factory is dataclasses.MISSING), name
     assert Results.model_validate(json.loads(json.dumps(written))).outcome == outcome
+
+
+def test_a_gate_and_a_scorer_of_one_id_keep_each_their_reason(tmp_path: Path) -> None:
+    """Mastra's runEvals lets a gate and a scorer share an id: both are scored, and the item's `reasons` (keyed
+    by id) holds one reason for the two; `reasons_by_kind` keeps each one's, trial by trial with repeats."""
+    spec = same_id_spec(tmp_path)
+    result = run_cli("run", spec, "-o", tmp_path / "out.json")
+    assert result.code == 1, result.output  # the gate failed on `bad`
+    items = json.loads((tmp_path / "out.json").read_text())["items"]
+    assert_each_keeps_its_reason(items)
+    assert next(i for i in items if i["id"] == "quiet")["scorer_errors"] == {"same": "RuntimeError: the scorer blew up"}
+    assert load_results(tmp_path / "out.json").items[0].reasons_by_kind == BY_KIND["bad"]
+    repeated = run_cli("run", spec, "-o", tmp_path / "repeated.json", "--repeats", "2")
+    assert repeated.code == 1, repeated.output
+    items = json.loads((tmp_path / "repeated.json").read_text())["items"]
+    assert_each_keeps_its_reason(items)
+    for item in items:
+        assert [t.get("reasons_by_kind") for t in item["trials"]] == [BY_KIND[item["id"]]] * 2, item["id"]
