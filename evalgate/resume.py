@@ -270,6 +270,7 @@ def _readable(record: Any) -> bool:
         (record.get("error") is None or isinstance(record["error"], str))
         and _scores(record.get("gates")) and _scores(record.get("scores"))
         and all(_texts(record.get(k)) for k in ("reasons", "not_scorable", "scorer_errors", "turn_params_hash"))
+        and _reasons_by_kind(record.get("reasons_by_kind"))
         and (record.get("duration_ms") is None or isinstance(record["duration_ms"], int | float))
         and (cost is None or _scores(cost))
         and (record.get("trials") is None or isinstance(record["trials"], list))
@@ -287,7 +288,7 @@ def _kinds(value: Any) -> bool:
 
 
 def _reasons_by_kind(value: Any) -> bool:
-    """A turn's `reasons_by_kind`: absent, or reasons by id under `gates` and `scores`."""
+    """An item's, a trial's or a turn's `reasons_by_kind`: absent, or reasons by id under `gates` and `scores`."""
     return value is None or (isinstance(value, dict) and all(
         k in ("gates", "scores") and isinstance(v, dict) and _texts(v) for k, v in value.items()))
 
@@ -364,6 +365,7 @@ def item_from_record(record: dict[str, Any], case: Case, gates: list[Check], sco
         reasons=dict(record.get("reasons") or {}),
         not_scorable=dict(record.get("not_scorable") or {}),
         scorer_errors=dict(record.get("scorer_errors") or {}),
+        reasons_by_kind={k: dict(v) for k, v in (record.get("reasons_by_kind") or {}).items()},
         duration_ms=float(record.get("duration_ms") or 0.0),
         _data_hash=record.get("data_hash"),
         judge_cost=dict(record.get("judge_cost_usd") or {}),

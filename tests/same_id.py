@@ -68,11 +68,13 @@ def same_id_spec(folder: Path, **extra: Any) -> Path:
 
 
 def assert_each_keeps_its_reason(items: list[dict[str, Any]]) -> None:
-    """Every item holds its gate's and its scorer's reason apart, and `reasons` as it always held."""
+    """Every item (and trial) holds its gate's and its scorer's reason apart, and `reasons` as it always held."""
     by_id = {item["id"]: item for item in items}
     assert set(by_id) == set(OUTPUTS)
     for key, expected in BY_KIND.items():
         assert by_id[key].get("reasons_by_kind") == expected, key
+        for trial in by_id[key].get("trials") or ():  # with repeats: each trial's own, all alike here
+            assert trial.get("reasons_by_kind") == expected, (key, trial["trial"])
     # `reasons` keeps what it always held: the reason given last (the scorer's), the gate's when only it gave one
     assert by_id["bad"]["reasons"] == {"same": "the scorer's reason", "alone": "the gate's reason"}
     assert by_id["skip"]["reasons"]["same"] == "the scorer found nothing to judge"

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from conftest import run_cli
 from fake_agent import FakeServer
+from same_id import assert_each_keeps_its_reason, same_id_spec
 
 from evalgate.api import run_spec
 
@@ -281,7 +282,8 @@ def test_a_journaled_item_whose_data_changed_under_its_id_is_run_again(tmp_path:
 
 @pytest.mark.parametrize("edit", [{"error": 5}, {"gates": {"excludes:rain": "yes"}}, {"reasons": "x"},
                                   {"duration_ms": "x"}, {"not_scorable": {"maybe": 1}}, {"judge_cost_usd": "x"},
-                                  {"scorer_errors": "x"}, {"turns": [7]}])
+                                  {"scorer_errors": "x"}, {"turns": [7]}, {"reasons_by_kind": {"gates": "x"}},
+                                  {"reasons_by_kind": {"checks": {"maybe": "x"}}}])
 def test_a_journal_record_edited_into_other_types_is_run_again_not_a_crash(tmp_path: Path, edit: dict) -> None:
     spec = recorded_spec(tmp_path)
     out = tmp_path / "out.json"
@@ -482,3 +484,30 @@ def test_a_scorer_added_beside_a_gate_of_its_id_is_scored_on_the_resumed_items(t
     assert resumed.header()["scores"] == fresh["scores"] and "excludes:rain" in fresh["scores"]
     assert resumed.header()["summary"]["not_scorable"] == fresh["summary"]["not_scorable"]
     assert any("`excludes:rain` is new since the journal" in n for n in resumed.notes), resumed.notes
+
+
+@pytest.mark.parametrize("repeats", [None, 2], ids=["once", "repeats"])
+@pytest.mark.parametrize("interrupted", [True, False], ids=["from-the-journal", "from-complete-results"])
+def test_a_resumed_run_keeps_the_reasons_of_a_gate_and_a_scorer_of_one_id(tmp_path: Path, interrupted: bool,
+                                                                          repeats: int | None) -> None:
+    """The journaled items' `reasons_by_kind` is read back: neither reason is lost, in the results file the
+    CLI writes nor in the items a resumed `run_spec` hands back."""
+    spec = same_id_spec(tmp_path, **({"repeats": repeats} if repeats else {}))
+    out = tmp_path / "out.json"
+    if interrupted:
+        _interrupted_run(spec, out, 3)  # `bad`, `skip` and `quiet` journaled, the others not
+    else:
+        run_spec(spec, output=out)
+    journal = out.with_name(out.name + ".items.jsonl")
+    saved = journal.read_bytes() if interrupted else out.read_bytes()
+    resumed = run_cli("run", spec, "-o", out, "--resume")
+    assert resumed.code == 1, resumed.output  # the gate failed on `bad`
+    results = json.loads(out.read_text())
+    assert results["summary"]["resumed_items"] == (3 if interrupted else 5)
+    assert_each_keeps_its_reason(results["items"])
+    (journal if interrupted else out).write_bytes(saved)  # resume the same run again, in this process
+    if not interrupted:
+        journal.unlink(missing_ok=True)
+    again = run_spec(spec, output=out, resume=True, keep_items=True)
+    assert again.summary["resumed_items"] == (3 if interrupted else 5)
+    assert_each_keeps_its_reason(again.to_dict()["items"])
