@@ -116,6 +116,11 @@ def _check_record(record: dict[str, Any], run_key: str = "output") -> None:
     errors = record.get("scorer_errors")
     if errors and not all(message.__class__ is str for message in errors.values()):
         raise _BadRecord("scorer_errors")
+    by_kind = record.get("reasons_by_kind")  # a gate and a scorer of one id: each one's reason, by kind
+    if by_kind is not None and not (by_kind.__class__ is dict and all(
+            kind in ("gates", "scores") and reasons.__class__ is dict
+            and all(reason.__class__ is str for reason in reasons.values()) for kind, reasons in by_kind.items())):
+        raise _BadRecord("reasons_by_kind")
     run = record.get(run_key)
     if run is not None and (run.__class__ is not dict or not (run.get("cost_usd") is None
                                                             or isinstance(run["cost_usd"], int | float))):

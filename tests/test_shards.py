@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import run_cli
+from same_id import assert_each_keeps_its_reason, same_id_spec
 
 from evalgate.api import run_spec
 from evalgate.merging import MergeError, merge
@@ -305,13 +306,15 @@ def test_edited_or_broken_shard_files_are_refused_by_name(shards: list[Path], tm
         "error.json": good.replace('"error":null', '"error":["x"]', 1),
         "output.json": good.replace('"output":{', '"output":7,"was":{', 1),
         "scorer-errors.json": good.replace('"error":null', '"error":null,"scorer_errors":{"k":1.5}', 1),
+        "reasons-by-kind.json": good.replace('"error":null', '"error":null,"reasons_by_kind":{"gates":["x"]}', 1),
     }
     for name, text in cases.items():
         path = tmp_path / name
         path.write_text(text)
         with pytest.raises(MergeError, match=rf"{name}: "):
             merge([shards[0], path, shards[2]])
-    for name, field in (("error.json", "error"), ("output.json", "output"), ("scorer-errors.json", "scorer_errors")):
+    for name, field in (("error.json", "error"), ("output.json", "output"), ("scorer-errors.json", "scorer_errors"),
+                        ("reasons-by-kind.json", "reasons_by_kind")):
         with pytest.raises(MergeError, match=rf"{name}: item '\w+' has a `{field}` that is not what evalgate writes"):
             merge([shards[0], tmp_path / name, shards[2]])
     # the same items, pretty-printed: read whole, merged the same
@@ -656,3 +659,22 @@ def test_four_shards_of_a_priced_judge_run_merge_to_its_judge_cost_to_the_last_d
 
     monkeypatch.setattr(merging, "_columns", lambda files: None)  # item by item (older shards, repeats): the same
     assert merge(files).summary["judge"] == merged["summary"]["judge"]
+
+
+@pytest.mark.parametrize("repeats", [None, 2], ids=["columns", "repeats-item-by-item"])
+def test_merged_shards_keep_the_reasons_of_a_gate_and_a_scorer_of_one_id(tmp_path: Path, repeats: int | None) -> None:
+    """Each item's `reasons_by_kind` reaches the merged results as the shard wrote it: whether the merge adds
+    the shards' columns or (with repeats, which write none) reads every item."""
+    spec = same_id_spec(tmp_path, **({"repeats": repeats} if repeats else {}))
+    for index in (1, 2, 3):
+        shard = run_cli("run", spec, "--shard", f"{index}/3", "-o", f"s{index}.json", cwd=tmp_path)
+        assert shard.code in (0, 1), shard.output
+    heads = [json.loads((tmp_path / f"s{index}.json").read_text())["shard"] for index in (1, 2, 3)]
+    assert all(("replay" in head) == (repeats is None) for head in heads)
+    merged = run_cli("merge", "s1.json", "s2.json", "s3.json", "-o", "merged.json", cwd=tmp_path)
+    assert merged.code == 1, merged.output  # the gate failed on `bad`
+    full = run_cli("run", spec, "-o", "full.json", cwd=tmp_path)
+    assert full.code == 1, full.output
+    results = json.loads((tmp_path / "merged.json").read_text())
+    assert_each_keeps_its_reason(results["items"])
+    assert_same_run(json.loads((tmp_path / "full.json").read_text()), results)
