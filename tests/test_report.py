@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import run_cli
+from same_id import same_id_spec
 
 from evalgate.report.junit import render_junit
 from evalgate.report.markdown import ReportContext, cell, excerpt, render, utf8_size
@@ -265,3 +266,29 @@ def test_no_line_of_the_report_can_start_a_legacy_workflow_command() -> None:
     """The runner reads `##[cmd]` anywhere in a line: an item id must not carry one into a log."""
     text = render(results([item(0, 0.0, 0.0, id="x##[error]pwned")]))
     assert "##[" not in text and "x##&#91;error&#93;pwned" in text  # rendered: x##[error]pwned
+
+
+def _details(report: str, summary: str) -> str:
+    """The `<details>` block of the report whose summary starts with `summary`."""
+    blocks = [b.split("</details>")[0] for b in report.split("<details><summary>")[1:]]
+    found = [b for b in blocks if b.startswith(summary)]
+    assert len(found) == 1, (summary, report)
+    return found[0]
+
+
+def test_the_report_shows_a_gate_its_own_reason_beside_a_scorer_of_its_id(tmp_path: Path) -> None:
+    """A gate and a scorer share the id `same` (their reasons share a key): the failing gate's rows show the
+    gate's reason, the missed threshold's rows the scorer's; a gate that gave none shows none, not the error
+    of the scorer of its id."""
+    spec = same_id_spec(tmp_path)
+    assert run_cli("run", spec, "-o", tmp_path / "out.json").code == 1
+    report = run_cli("report", tmp_path / "out.json")
+    assert report.code == 0, report.output
+    gate = _details(report.stdout, "❌ Gate <code>same</code>")
+    assert "**<code>bad</code>** · score 0.000 · the gate's reason\n" in gate
+    assert "**<code>quiet</code>** · score 0.000\n" in gate  # the gate gave no reason; the scorer raised
+    assert "scorer" not in gate
+    threshold = _details(report.stdout, "⚠️ Threshold <code>same</code>")
+    assert "**<code>bad</code>** · score 0.250 · the scorer's reason\n" in threshold
+    assert "**<code>fine</code>** · score 0.500 · only the scorer's reason\n" in threshold
+    assert "gate" not in threshold

@@ -266,15 +266,17 @@ def _scores_of(item: ItemRecord, entry: Row) -> tuple[dict[str, Any], dict[str, 
     """The item's scores for this entry's kind, its reasons, input and output (the turn's, per turn)."""
     source: dict[str, Any] = {
         "gates": item.gates, "scores": item.scores, "reasons": item.reasons, "not_scorable": item.not_scorable,
-        "scorer_errors": item.scorer_errors, "input": item.input, "output": item.output,
+        "scorer_errors": item.scorer_errors, "reasons_by_kind": item.reasons_by_kind,
+        "input": item.input, "output": item.output,
     }
     if entry.turn is not None:
         turns = item.turns or []
         source = next((t for t in turns if t.get("index") == entry.turn), None) or {}
     scores = source.get("gates" if entry.kind == "gate" else "scores") or {}
-    reasons = {**(source.get("not_scorable") or {}), **(source.get("reasons") or {}),
-               **(source.get("scorer_errors") or {})}
-    by_kind = source.get("reasons_by_kind")  # a gate and a scorer of one id at a turn: each one's own reason
+    reasons = {**(source.get("not_scorable") or {}), **(source.get("reasons") or {})}
+    if entry.kind != "gate":  # a raising gate's error is its reason: these are scorers', one perhaps of its id
+        reasons.update(source.get("scorer_errors") or {})
+    by_kind = source.get("reasons_by_kind")  # a gate and a scorer of one id (at a turn): each one's own reason
     if isinstance(by_kind, dict) and any(isinstance(v, dict) and entry.id in v for v in by_kind.values()):
         own = by_kind.get("gates" if entry.kind == "gate" else "scores")
         reasons[entry.id] = str(own.get(entry.id, "")) if isinstance(own, dict) else ""
