@@ -292,3 +292,20 @@ def test_the_report_shows_a_gate_its_own_reason_beside_a_scorer_of_its_id(tmp_pa
     assert "**<code>bad</code>** · score 0.250 · the scorer's reason\n" in threshold
     assert "**<code>fine</code>** · score 0.500 · only the scorer's reason\n" in threshold
     assert "gate" not in threshold
+
+
+def test_junit_shows_a_failed_gate_its_own_reason_beside_a_scorer_of_its_id(tmp_path: Path) -> None:
+    """The item's failure names the gate's reason, not the scorer's of its id; its output keeps both scores."""
+    spec = same_id_spec(tmp_path)
+    for args in (("-o", tmp_path / "out.json"), ()):  # from the results file, or from the items kept in memory
+        result = run_cli("run", spec, *args, "--junit", tmp_path / "junit.xml")
+        assert result.code == 1, result.output
+        root = ET.parse(tmp_path / "junit.xml").getroot()
+        cases = {c.attrib["name"]: c for c in root.iter("testcase") if c.attrib["classname"] == "evalgate.items"}
+        failure = cases["bad"].find("failure")
+        assert failure.attrib["message"] == "failed gates: same (0.000), alone (0.000)"
+        assert failure.text == "same: the gate's reason\nalone: the gate's reason"
+        assert cases["bad"].find("system-out").text.splitlines() == ["same (gate): 0.000", "alone: 0.000",
+                                                                     "same (scorer): 0.250"]
+        assert cases["plain"].find("system-out").text.splitlines() == ["same (gate): 1.000", "alone: 1.000",
+                                                                       "same (scorer): 1.000"]

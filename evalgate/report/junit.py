@@ -75,12 +75,28 @@ def _item_case(item: ItemRecord, suite: ET.Element, duration_ms: Any) -> None:
     if failed:
         message = "failed gates: " + ", ".join(f"{gid} ({num(score)})" for gid, score in failed.items())
         failure = ET.SubElement(case, "failure", message=clean(message, 500), type="gate")
-        reasons = [f"{k}: {v}" for k, v in item.reasons.items() if k in failed]
+        reasons = [f"{k}: {v}" for k, v in _gate_reasons(item).items() if k in failed]
         failure.text = clean("\n".join(reasons)) if reasons else None
-    scores = {**item.gates, **item.scores}
-    if scores:
+    if item.gates or item.scores:
+        shared = item.gates.keys() & item.scores.keys()  # a gate and a scorer of one id: each its own line
+        lines = [f"{k} (gate): {num(v)}" if k in shared else f"{k}: {num(v)}" for k, v in item.gates.items()]
+        lines += [f"{k} (scorer): {num(v)}" if k in shared else f"{k}: {num(v)}" for k, v in item.scores.items()]
         out = ET.SubElement(case, "system-out")
-        out.text = clean("\n".join(f"{k}: {num(v)}" for k, v in scores.items()))
+        out.text = clean("\n".join(lines))
+
+
+def _gate_reasons(item: ItemRecord) -> dict[str, str]:
+    """The item's reasons, the gate's own for an id a scorer shares (`reasons` holds the scorer's there)."""
+    reasons = dict(item.reasons)
+    by_kind = item.reasons_by_kind
+    if by_kind:
+        gates = by_kind.get("gates") or {}
+        for key in {key for kind in by_kind.values() for key in kind}:
+            if key in gates:
+                reasons[key] = gates[key]
+            else:  # only the scorer gave a reason
+                reasons.pop(key, None)
+    return reasons
 
 
 def render_junit(results: Results) -> str:
