@@ -309,3 +309,25 @@ def test_junit_shows_a_failed_gate_its_own_reason_beside_a_scorer_of_its_id(tmp_
                                                                      "same (scorer): 0.250"]
         assert cases["plain"].find("system-out").text.splitlines() == ["same (gate): 1.000", "alone: 1.000",
                                                                        "same (scorer): 1.000"]
+
+
+def test_junit_shows_a_failed_per_turn_gate_its_reason(tmp_path: Path) -> None:
+    """A per-turn gate's reason is in its turn's record: the failure names it under the turn's label."""
+    (tmp_path / "turn_checks.py").write_text("def strict(item, run):\n    return (0.0, 'the turn said no')\n")
+    (tmp_path / "spec.yaml").write_text(
+        "version: 1\n"
+        "data:\n"
+        "  - id: talk\n"
+        "    turns:\n"
+        "      - input: hi\n"
+        "        output: hello\n"
+        "        gates:\n"
+        "          - {type: python, id: strict, function: 'turn_checks:strict'}\n"
+    )
+    result = run_cli("run", tmp_path / "spec.yaml", "--junit", tmp_path / "junit.xml")
+    assert result.code == 1, result.output
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    case = next(c for c in root.iter("testcase") if c.attrib["name"] == "talk")
+    failure = case.find("failure")
+    assert failure.attrib["message"] == "failed gates: turn 1: strict (0.000)"
+    assert failure.text == "turn 1: strict: the turn said no"

@@ -68,14 +68,19 @@ def _item_case(item: ItemRecord, suite: ET.Element, duration_ms: Any) -> None:
         error.text = clean(message)
         return
     failed = {gid: score for gid, score in item.gates.items() if score is not None and score < 1.0}
+    gate_reasons = _gate_reasons(item.reasons, item.reasons_by_kind)
     for turn in item.turns or []:
+        own = _gate_reasons(turn.get("reasons") or {}, turn.get("reasons_by_kind") or {})
         for gid, score in (turn.get("gates") or {}).items():
             if score is not None and score < 1.0:
-                failed[f"turn {int(turn.get('index', 0)) + 1}: {gid}"] = score
+                label = f"turn {int(turn.get('index', 0)) + 1}: {gid}"
+                failed[label] = score
+                if gid in own:
+                    gate_reasons[label] = own[gid]
     if failed:
         message = "failed gates: " + ", ".join(f"{gid} ({num(score)})" for gid, score in failed.items())
         failure = ET.SubElement(case, "failure", message=clean(message, 500), type="gate")
-        reasons = [f"{k}: {v}" for k, v in _gate_reasons(item).items() if k in failed]
+        reasons = [f"{k}: {v}" for k, v in gate_reasons.items() if k in failed]
         failure.text = clean("\n".join(reasons)) if reasons else None
     if item.gates or item.scores:
         shared = item.gates.keys() & item.scores.keys()  # a gate and a scorer of one id: each its own line
@@ -85,15 +90,16 @@ def _item_case(item: ItemRecord, suite: ET.Element, duration_ms: Any) -> None:
         out.text = clean("\n".join(lines))
 
 
-def _gate_reasons(item: ItemRecord) -> dict[str, str]:
-    """The item's reasons, the gate's own for an id a scorer shares (`reasons` holds the scorer's there)."""
-    reasons = dict(item.reasons)
-    by_kind = item.reasons_by_kind
-    if by_kind:
-        gates = by_kind.get("gates") or {}
-        for key in {key for kind in by_kind.values() for key in kind}:
+def _gate_reasons(given: dict[str, Any], by_kind: dict[str, Any] | None) -> dict[str, str]:
+    """An item's (or a turn's) reasons, the gate's own for an id a scorer shares (`reasons` holds the
+    scorer's there)."""
+    reasons = {str(k): str(v) for k, v in given.items()} if isinstance(given, dict) else {}
+    if isinstance(by_kind, dict) and by_kind:
+        gates = by_kind.get("gates")
+        gates = gates if isinstance(gates, dict) else {}
+        for key in {str(key) for kind in by_kind.values() if isinstance(kind, dict) for key in kind}:
             if key in gates:
-                reasons[key] = gates[key]
+                reasons[key] = str(gates[key])
             else:  # only the scorer gave a reason
                 reasons.pop(key, None)
     return reasons
