@@ -5,7 +5,7 @@ tests/mastra/run_mastra.mjs and through `evalgate.run_spec`; verdicts, gate resu
 results, scores and turn results must agree exactly (floats to the last bit).
 
 Generated cases stay inside what the contract says agrees with Mastra: unique explicit ids,
-no `exact` alternations (CONTRACT 6.4), no raising targets or scorers (CONTRACT 6.1).
+no `exact` alternation or `exact` with the m flag (CONTRACT 6.4), no raising targets or scorers (CONTRACT 6.1).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ if not READY and os.environ.get("CI"):
 pytestmark = pytest.mark.skipif(not READY, reason="needs node and `npm ci` in tests/mastra")
 
 WORDS = ["It", "is", "sunny", "in", "Brooklyn", "rain", "72F.", "SNOW", "😀", "ab", "a", "Ärger", "", " ", "\u0663",
-         "ſun", "café", "K\u212a", "\r"]
+         "ſun", "café", "K\u212a", "\r", "ΟΔΟΣ", "İstanbul", "STRASSE", "straße", "ﬁ"]
 TOOLS = ["get_weather", "search", "book"]
 # the last ones mean something else to Python's regex than to JavaScript's (docs/mastra-semantics.md)
 PATTERNS = ["sun+y", "^It", r"F\.$", "rain|snow", "[0-9]+F", "b", r"\d+", r"\w+$", r"\bcaf", "^.{2}$", "[^]",
@@ -99,10 +99,13 @@ def _entry(rng: random.Random, index: int, kind: str, prefix: str = "") -> dict[
             entry["ignore_case"] = False
         if choice == "similarity" and rng.random() < 0.3:
             entry["cutoff"] = rng.choice([0.2, 0.5, 0.8])
+        if rng.random() < 0.2:
+            entry["value"] = rng.choice(["οδος", "i̇stanbul", "strasse", "İSTANBUL", "ς", "fi"])  # lower-casing's cases
     elif choice == "matches":
         entry["pattern"] = rng.choice(PATTERNS)
-        entry["exact"] = "|" not in entry["pattern"] and rng.random() < 0.3
         entry["flags"] = rng.choice(["", "i", "u", "iu", "m", "s"])
+        # Mastra's `exact` is `^src$`: an alternation's halves, or under m any line (CONTRACT 6.4)
+        entry["exact"] = "|" not in entry["pattern"] and "m" not in entry["flags"] and rng.random() < 0.3
     elif choice in ("called_tool", "did_not_call"):
         entry["tool"] = rng.choice(TOOLS)
         if choice == "called_tool" and rng.random() < 0.3:
