@@ -159,7 +159,7 @@ class _Parser:
         self.ignore_case = ignore_case
         self.dot_all = dot_all
         self.multiline = multiline
-        self.captures, self.names = _scan_groups(src, unicode)
+        self.captures, self.names = _scan_groups(src)
         self.named: dict[str, int] = {}
         self.groups: list[_Group] = []
         self.backrefs: list[tuple[_Backref, list[_Node]]] = []  # each with the nodes it sits in
@@ -256,7 +256,10 @@ class _Parser:
             i += 1
         if i == start:
             return None, i
-        return min(int("".join(map(chr, self.src[start:i]))), _INFINITE), i
+        digits = "".join(map(chr, self.src[start:i])).lstrip("0") or "0"
+        if len(digits) > 10:  # past any bound V8 keeps (and past what int() reads of a long digit run)
+            return _INFINITE, i
+        return min(int(digits), _INFINITE), i
 
     def atom(self) -> _Node:
         c = self.src[self.pos]
@@ -542,7 +545,7 @@ def _add_class_atom(atom: int | _Set, ranges: list[tuple[int, int]], properties:
         ranges.extend(atom.ranges)
 
 
-def _scan_groups(src: list[int], unicode: bool) -> tuple[int, dict[str, int]]:
+def _scan_groups(src: list[int]) -> tuple[int, dict[str, int]]:
     """How many capturing groups the pattern has, and the number of each named one: JavaScript
     reads `\\10` and `\\k` by them before it parses."""
     names: dict[str, int] = {}
