@@ -397,6 +397,19 @@ def behaviour_cases() -> list[Case]:
     data = '{"input": "a", "output": "' + "a" * 40 + '!"}\n{"input": "b", "output": "' + "x" * 40 + '"}\n'
     cases.append(Case("scorer-catastrophic-regex", {"evalgate.yaml": regex_spec, "data.jsonl": data},
                       [RUN, *READ_BACK], [RAN, {0}, {0}, RAN], kind="behaviour", max_seconds=12))
+    # a JSON Schema pattern went to Python's re, which no deadline stops: the agent's answer hung the run
+    schema_spec = ("version: 1\ndata: data.jsonl\nmax_errors: 2\ngates:\n  - type: json_schema\n    schema:\n"
+                   "      properties: {name: {type: string, pattern: '^(a|a)*$'}}\n"
+                   "      patternProperties: {'^(a|a)*$': {}}\n      additionalProperties: false\n")
+    data = ('{"input": "a", "output": "{\\"name\\": \\"' + "a" * 45 + '!\\"}"}\n'
+            '{"input": "b", "output": "{\\"' + "a" * 45 + '!\\": 1}"}\n')
+    cases.append(Case("scorer-json-schema-catastrophic-pattern", {"evalgate.yaml": schema_spec, "data.jsonl": data},
+                      [RUN, *READ_BACK], [RAN, {0}, {0}, RAN], kind="behaviour", max_seconds=12))
+    # `regex` builds every required repetition: this pattern alone took gigabytes until the kernel killed the run
+    bomb_spec = ("version: 1\ndata: data.jsonl\ngates:\n  - type: matches\n"
+                 "    pattern: '(?:(?:a{1000}){1000}){1000}'\n")
+    cases.append(Case("spec-regex-repetition-bomb", {"evalgate.yaml": bomb_spec, "data.jsonl": DATA_OK},
+                      [VALIDATE, RUN], [{2}, {2}], kind="behaviour", max_seconds=12))
     return cases
 
 
