@@ -72,6 +72,8 @@ def _check(pattern: str, text: str, flags: str = "", exact: bool = False) -> flo
         (r"(?<\u0061>x)\k<a>", "", "xx", 1.0),  # a group's name may be written with escapes
         ("^a{0," + "9" * 5000 + "}$", "", "aaa", 1.0),  # a bound of 5,000 digits: no bound (int() stops at 4,300)
         ("^a{1," + "0" * 20 + "1}$", "", "aa", 0.0),  # leading zeros: {1,1}
+        ("^" + "(a)" * 100 + r"\100$", "", "a" * 101, 1.0),  # the 100th group, not an octal escape (@)
+        ("^" + "(a)" * 100 + r"\100$", "", "a" * 100 + "@", 0.0),
     ],
 )
 def test_a_pattern_means_what_it_means_in_javascript(pattern: str, flags: str, text: str, expected: float) -> None:

@@ -677,7 +677,8 @@ class _Writer:
         if isinstance(node, _Backref):
             if node.inside:
                 return ""
-            return f"(?({node.number})\\{node.number}|)"  # an unset group matches empty in JavaScript
+            # an unset group matches empty in JavaScript; \g<N>, as `\100` would be an octal escape to `regex`
+            return f"(?({node.number})\\g<{node.number}>|)"
         if node.kind == "^":
             return "(?<![^\\n\\r\\u2028\\u2029])" if self.multiline else "\\A"
         if node.kind == "$":
