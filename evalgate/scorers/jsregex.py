@@ -775,13 +775,16 @@ def _canonical(unicode: bool) -> tuple[dict[int, int], dict[int, list[int]]]:
 def _fold(ranges: Ranges, unicode: bool) -> Ranges:
     """The set under `i`: every character canonically equal to a member (the rest fold to themselves)."""
     canon, sharing = _canonical(unicode)
-    starts = [lo for lo, _ in ranges]
-    values = set()
-    for c in {*canon, *canon.values()}:
-        at = bisect_right(starts, c) - 1
-        if at >= 0 and c <= ranges[at][1]:
-            values.add(canon.get(c, c))
-    return _normal([*ranges, *((c, c) for value in values for c in sharing[value])])
+    if sum(hi - lo + 1 for lo, hi in ranges) <= 64:  # a letter or a small class: its members, not every cased one
+        values = {canon.get(c, c) for lo, hi in ranges for c in range(lo, hi + 1)}
+    else:
+        starts = [lo for lo, _ in ranges]
+        values = set()
+        for c in sharing.keys() | canon.keys():
+            at = bisect_right(starts, c) - 1
+            if at >= 0 and c <= ranges[at][1]:
+                values.add(canon.get(c, c))
+    return _normal([*ranges, *((c, c) for value in values for c in sharing.get(value, ()))])
 
 
 @cache
