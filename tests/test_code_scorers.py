@@ -159,6 +159,30 @@ def test_tool_call_accuracy_code() -> None:
     assert score(fallback, calls=calls) is None
 
 
+def test_a_comparison_that_would_take_minutes_is_the_scores_error(tmp_path: Path) -> None:
+    # A 300 KB reply against a 300 KB ground truth cost minutes of CPU (the LCS is quadratic) and held the
+    # run; 190 KB of 20,000 different characters needed a gigabyte of bit arrays. Each is now that
+    # score's error, at once, naming the sizes; the other scorers of the item still score.
+    spec = tmp_path / "evalgate.yaml"
+    wide_truth = "".join(chr(0x4E00 + i % 20_000) for i in range(190_000))
+    wide_reply = "".join(chr(0x4E00 + i * 7 % 20_000) for i in range(190_000))
+    spec.write_text(
+        "version: 1\ndata:\n"
+        f"  - {{id: long, input: q, ground_truth: {'a' * 300_000}, output: {'b' * 300_000}}}\n"
+        f"  - {{id: wide, input: q, ground_truth: {wide_truth}, output: {wide_reply}}}\n"
+        "  - {id: short, input: q, ground_truth: abcd, output: abce}\n"
+        "scorers:\n  - type: textual_difference\n    reference: ground_truth\n  - type: content_similarity\n"
+    )
+    result = run_spec(spec, keep_items=True)
+    long, wide, short = result.items
+    key = "textual_difference:ground_truth"
+    assert "300,000 with 300,000 UTF-16 units" in long.scorer_errors[key]
+    assert "another scorer" in long.scorer_errors[key]
+    assert "20,000 different characters" in wide.scorer_errors[key]
+    assert "content_similarity" in long.scores and not short.scorer_errors
+    assert short.scores[key] == 0.75
+
+
 def test_code_scorers_through_a_spec(tmp_path: Path) -> None:
     spec = tmp_path / "evalgate.yaml"
     spec.write_text(

@@ -111,13 +111,18 @@ def textual_difference(reference: Reference = "input", empty: Empty = "score") -
     """Similarity by longest common subsequence: 2 x LCS / (input + output length), 0 to 1. Higher is more similar.
 
     Mastra's textual-difference: identical texts 1, one of them empty 0; lengths in UTF-16 units.
+    Texts whose comparison would take seconds (over 4e10 unit pairs) are this score's error.
     """
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         expected, source = reference_text(item, reference)
         if empty == "not_scorable" and not expected:
             raise _nothing(source)
-        return jstext.lcs_ratio(expected, output_text(run)), f"compared with the {source}"
+        try:
+            return jstext.lcs_ratio(expected, output_text(run)), f"compared with the {source}"
+        except jstext.TooLongToCompare as exc:  # a megabyte reply must not stall the run for minutes
+            raise ValueError(f"{exc}, more than evalgate spends on one score (Mastra's table runs out of memory "
+                             f"long before); compare shorter texts, or score them with another scorer") from None
 
     return score
 

@@ -88,13 +88,37 @@ def _json_null(value: Any) -> Any:
 # ---- longest common subsequence (Mastra's textual-difference) ----
 
 
+# Pairs of code units one comparison may cost: about 3 s here. Mastra's table of m x n JavaScript
+# numbers runs out of memory far below it (about 20,000 units a side), so nothing it scores is refused.
+LCS_MAX_PAIRS = 4 * 10**10
+LCS_MAX_MASK_BYTES = 2**28  # one bit array per character the texts share: thousands of kinds x 200,000 units
+
+
+class TooLongToCompare(ValueError):
+    """The comparison would cost more time or memory than one score may take."""
+
+
 def lcs_length(a: str, b: str) -> int:
     """Length of the longest common subsequence of two strings (bit-parallel, Hyyro 2004)."""
     if len(a) < len(b):
         a, b = b, a
-    masks: dict[str, int] = {}
+    if len(a) * len(b) > LCS_MAX_PAIRS:
+        raise TooLongToCompare(f"comparing {len(a):,} with {len(b):,} UTF-16 units costs over {LCS_MAX_PAIRS:,} steps")
+    shared = set(a)
+    positions: dict[str, list[int]] = {}
     for i, char in enumerate(b):
-        masks[char] = masks.get(char, 0) | (1 << i)
+        if char in shared:  # a character of b alone never matches: no bit array for it
+            positions.setdefault(char, []).append(i)
+    if sum(where[-1] for where in positions.values()) // 8 > LCS_MAX_MASK_BYTES:
+        raise TooLongToCompare(f"comparing {len(a):,} with {len(b):,} UTF-16 units of {len(positions):,} different "
+                               f"characters needs over {LCS_MAX_MASK_BYTES >> 20} MB")
+    # Each bit array built at once: OR-ing `1 << i` in one by one is quadratic in len(b).
+    masks: dict[str, int] = {}
+    for char, where in positions.items():
+        bits = bytearray(where[-1] // 8 + 1)
+        for i in where:
+            bits[i >> 3] |= 1 << (i & 7)
+        masks[char] = int.from_bytes(bits, "little")
     full = (1 << len(b)) - 1
     row = full
     for char in a:
