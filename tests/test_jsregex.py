@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from evalgate.scorers import checks
+from evalgate.scorers import checks, jsproperties
 from evalgate.scorers.jsregex import JsRegexError, translate
 
 ORACLE = Path(__file__).parent / "js" / "regexp_oracle.mjs"
+PROPERTY_ORACLE = Path(__file__).parent / "js" / "property_runs.mjs"
 NODE = shutil.which("node")
 if NODE is None and os.environ.get("CI"):
     pytest.fail("CI must run the JavaScript regex differential: install node", pytrace=False)
@@ -74,6 +75,10 @@ def _check(pattern: str, text: str, flags: str = "", exact: bool = False) -> flo
         ("^a{1," + "0" * 20 + "1}$", "", "aa", 0.0),  # leading zeros: {1,1}
         ("^" + "(a)" * 100 + r"\100$", "", "a" * 101, 1.0),  # the 100th group, not an octal escape (@)
         ("^" + "(a)" * 100 + r"\100$", "", "a" * 100 + "@", 0.0),
+        (r"\p{IDC}", "u", "\u2ff0", 0.0),  # ID_Continue; `regex` read IDC as another property holding U+2FF0
+        (r"\p{VS}", "u", "\u180b", 1.0),  # Variation_Selector; `regex`'s VS left out the Mongolian ones
+        (r"\p{scx=Deva}", "u", "\u0964", 1.0),  # the danda: Devanagari by its script extensions, Common by script
+        (r"\p{sc=Deva}", "u", "\u0964", 0.0),
     ],
 )
 def test_a_pattern_means_what_it_means_in_javascript(pattern: str, flags: str, text: str, expected: float) -> None:
@@ -83,7 +88,10 @@ def test_a_pattern_means_what_it_means_in_javascript(pattern: str, flags: str, t
 @pytest.mark.parametrize(
     ("pattern", "flags"),
     [("(", ""), ("a**", ""), ("a{2,1}", ""), ("[z-a]", ""), (r"\k<x>(?<y>a)", ""), ("a{,2}", "u"), (r"\a", "u"),
-     ("a", "ii"), ("a", "y"), ("a", "v"), ("(?<a>x)(?<a>y)", ""), ("(?i:a)", ""), (r"\p{L", "u"), ("]", "u")],
+     ("a", "ii"), ("a", "y"), ("a", "v"), ("(?<a>x)(?<a>y)", ""), ("(?i:a)", ""), (r"\p{L", "u"), ("]", "u"),
+     # property names are exact in JavaScript; `regex` read all of these loosely
+     (r"\p{lu}", "u"), (r"\p{Letters}", "u"), (r"\p{Greek}", "u"), (r"\p{sc=greek}", "u"), (r"\p{gc=Greek}", "u"),
+     (r"\p{Script=Lu}", "u"), (r"\p{Alnum}", "u"), (r"\p{ID_continue}", "u"), (r"\p{sc=Katakana_Or_Hiragana}", "u")],
 )
 def test_what_javascript_refuses_is_refused(pattern: str, flags: str) -> None:
     with pytest.raises(ValueError):
@@ -99,6 +107,7 @@ def test_what_javascript_refuses_is_refused(pattern: str, flags: str) -> None:
         ("a{100000}", "", "at most 10,000"),
         ("(?:(?:a{100}){100}){2}", "", "at most 10,000"),
         ("(" * 50_000 + ")" * 50_000, "", "too deeply"),
+        (r"\p{CWKCF}", "u", "no table"),
     ],
 )
 def test_what_cannot_be_run_exactly_is_refused_by_name(pattern: str, flags: str, says: str) -> None:
@@ -200,3 +209,90 @@ def test_matches_agrees_with_javascript_regexp(seed: int) -> None:
         assert ours["results"] == js["results"], label
     assert valid > 500
     assert refused < valid * 0.05, f"{refused} of {valid} valid patterns refused"
+
+
+# ---- `\p{..}` names, against node's RegExp ----
+
+
+def _near_misses(name: str) -> list[str]:
+    """Spellings JavaScript refuses and a loose reader would take for `name`."""
+    return [name.lower(), name.upper(), name.replace("_", ""), name.replace("_", " "), name.replace("_", "-")]
+
+
+def _property_names() -> tuple[list[str], list[str]]:
+    """(every name JavaScript accepts by evalgate's tables, near misses of them)."""
+    good = [*jsproperties.BINARY, *jsproperties.BINARY_ALIASES, *jsproperties.GENERAL_CATEGORY]
+    good += [f"{key}={value}" for key in ("gc", "General_Category") for value in jsproperties.GENERAL_CATEGORY]
+    good += [f"{key}={value}" for key in ("sc", "Script", "scx", "Script_Extensions") for value in jsproperties.SCRIPT]
+    misses = {miss for name in good for miss in _near_misses(name)} - set(good)
+    misses |= set(jsproperties.SCRIPT) - set(jsproperties.GENERAL_CATEGORY)  # a script needs its key
+    misses |= {f"sc={v}" for v in jsproperties.GENERAL_CATEGORY} | {f"gc={v}" for v in sorted(jsproperties.SCRIPT)}
+    misses |= {f"{k}={v}" for k in ("Alphabetic", "ASCII", "script", "SC", "Block", "blk") for v in ("Latin", "Y")}
+    misses |= {"Any=Y", "", "=", "gc=", "sc", "Lu=", "IDS_Unary_Operator", "Basic_Emoji", "RGI_Emoji", "Word"}
+    return sorted(good), sorted(misses)
+
+
+def _node_properties(names: list[dict[str, Any]]) -> list[Any]:
+    done = subprocess.run([NODE or "node", str(PROPERTY_ORACLE)], input=json.dumps(names), capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+@needs_node
+def test_property_names_are_the_ones_javascript_accepts() -> None:
+    """Each name in evalgate's tables is a pattern in JavaScript, and each near miss a syntax error in
+    both: `regex` took `\\p{lu}`, `\\p{Greek}` or `\\p{letter}` and ran a pattern Mastra cannot build."""
+    good, misses = _property_names()
+    theirs = _node_properties([{"name": n} for n in good + misses])
+    accepted = {name for name, answer in zip(good + misses, theirs, strict=True) if answer is not None}
+    assert accepted == set(good), (sorted(set(good) - accepted), sorted(accepted - set(good)))
+    for name in misses:
+        with pytest.raises(JsRegexError, match="invalid property name"):
+            translate(f"\\p{{{name}}}", "u")
+    for name in good:  # every name JavaScript accepts runs, but the one `regex` has no table for
+        if name in jsproperties.UNSUPPORTED:
+            with pytest.raises(JsRegexError, match="no table"):
+                translate(f"\\p{{{name}}}", "u")
+        else:
+            translate(f"[\\p{{{name}}}x]", "u")
+
+
+def _every_character() -> str:
+    return "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+
+
+def _code_points(runs: list[list[int]]) -> set[int]:
+    return {c for first, last in runs for c in range(first, last + 1)}
+
+
+# `regex` and node each carry their own Unicode version, and a property gains or loses a few old
+# characters between versions (scx=Telu took U+0B83 in one); a name given to the wrong property
+# differs by hundreds or thousands (IDC: 149,000; VS: 244).
+UNICODE_DRIFT = 8
+
+
+@needs_node
+def test_a_property_holds_the_characters_it_holds_in_javascript() -> None:
+    """Every binary property and General_Category value, and a seventh of the scripts, compared code
+    point by code point with node's RegExp, as evalgate writes the pattern for `regex`, on the
+    characters both Unicode versions assign."""
+    import regex
+
+    sample = sorted(jsproperties.SCRIPT)[::7]
+    names = ["Assigned"] + sorted({*jsproperties.BINARY, *jsproperties.BINARY_ALIASES, *jsproperties.GENERAL_CATEGORY}
+                                  - jsproperties.UNSUPPORTED) + [f"{k}={v}" for k in ("sc", "scx") for v in sample]
+    theirs = _node_properties([{"name": n, "runs": True} for n in names])
+    every = _every_character()
+
+    def ours(name: str) -> set[int]:
+        pattern = regex.compile(translate(f"\\p{{{name}}}+", "u").pattern, regex.VERSION0)
+        return {c for m in pattern.finditer(every) for c in range(ord(m.group()[0]), ord(m.group()[-1]) + 1)}
+
+    assigned = ours("Assigned") & _code_points(theirs[0])
+    differ = {}
+    for name, runs in zip(names, theirs, strict=True):
+        apart = (ours(name) ^ _code_points(runs)) & assigned
+        if len(apart) > UNICODE_DRIFT:
+            differ[name] = (len(apart), sorted(apart)[:5])
+    assert not differ, differ

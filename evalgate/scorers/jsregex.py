@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from evalgate.scorers import jsproperties
 from evalgate.scorers.jstext import utf16
 
 FLAGS = frozenset("dgimsu")  # `d` and `g` do not change a test's result; `y` (sticky) and `v` are refused
@@ -480,10 +481,15 @@ class _Parser:
         while end < len(self.src) and self.src[end] != 0x7D:
             end += 1
         name = "".join(map(chr, self.src[self.pos + 1 : end]))
-        if end >= len(self.src) or not _property_name(name):
+        try:
+            known = jsproperties.regex_name(name) if end < len(self.src) else None
+        except jsproperties.UnsupportedProperty:
+            raise self.fail(f"\\p{{{name}}} has no table in the regex engine evalgate uses; evalgate does not run "
+                            "this pattern") from None
+        if known is None:  # JavaScript's names are exact: `\p{lu}`, `\p{Greek}` are syntax errors there
             raise self.fail("invalid property name")
         self.pos = end + 1
-        return _Set(properties=(("\\P{%s}" if negated else "\\p{%s}") % name,))
+        return _Set(properties=(("\\P{%s}" if negated else "\\p{%s}") % known,))
 
     def char_class(self) -> _Set:
         self.pos += 1
@@ -584,14 +590,6 @@ def _group_name(raw: str) -> str | None:
     if not name or "\\" in name or not (name[0].isidentifier() or name[0] == "$"):
         return None
     return name if all(("a" + ch).isidentifier() or ch in "$\u200c\u200d" for ch in name[1:]) else None
-
-
-def _property_name(name: str) -> bool:
-    key, _, value = name.partition("=")
-    if value:
-        return key in ("General_Category", "gc", "Script", "sc", "Script_Extensions", "scx") and value.replace(
-            "_", "").isalnum()
-    return key.replace("_", "").isalnum() and key.isascii()
 
 
 # ---- checks JavaScript's meaning needs ----
