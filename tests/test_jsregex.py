@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -257,6 +258,16 @@ def test_property_names_are_the_ones_javascript_accepts() -> None:
         else:
             translate(f"[\\p{{{name}}}x]", "u")
 
+
+
+@pytest.mark.parametrize(
+    ("name", "spelt"),
+    [("lu", "Lu"), ("Greek", "sc=Greek"), ("Script=old-italic", "sc=Old_Italic"), ("ID_continue", "ID_Continue"),
+     ("scx=deva", "scx=Deva")],
+)
+def test_a_loosely_spelt_property_name_is_told_its_spelling(name: str, spelt: str) -> None:
+    with pytest.raises(JsRegexError, match=re.escape(f"JavaScript spells it \\p{{{spelt}}}")):
+        translate(f"\\p{{{name}}}", "u")
 
 def _every_character() -> str:
     return "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)

@@ -128,3 +128,20 @@ def regex_name(name: str) -> str | None:
         raise UnsupportedProperty(name)
     long = BINARY_ALIASES.get(name, name)
     return long if long in BINARY else None
+
+
+def _loose(name: str) -> str:
+    return name.replace("_", "").replace("-", "").replace(" ", "").lower()
+
+
+def suggestion(name: str) -> str | None:
+    """The exact spelling JavaScript takes for a name it refuses, when one reads the same loosely."""
+    key, equals, value = name.partition("=")
+    wanted = _loose(value if equals else name)
+    if equals and _loose(key) in ("generalcategory", "gc"):
+        pool = [f"gc={v}" for v in GENERAL_CATEGORY]
+    elif equals and _loose(key) in ("script", "sc", "scriptextensions", "scx"):
+        pool = [f"{_SCRIPT_KEYS.get(key, 'sc')}={v}" for v in SCRIPT]
+    else:
+        pool = [*GENERAL_CATEGORY, *BINARY, *BINARY_ALIASES, *(f"sc={v}" for v in SCRIPT)]
+    return next((p for p in sorted(pool) if _loose(p.partition("=")[2] or p) == wanted), None)

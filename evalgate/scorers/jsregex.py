@@ -487,7 +487,8 @@ class _Parser:
             raise self.fail(f"\\p{{{name}}} has no table in the regex engine evalgate uses; evalgate does not run "
                             "this pattern") from None
         if known is None:  # JavaScript's names are exact: `\p{lu}`, `\p{Greek}` are syntax errors there
-            raise self.fail("invalid property name")
+            hint = jsproperties.suggestion(name) if end < len(self.src) else None
+            raise self.fail("invalid property name" + (f" (JavaScript spells it \\p{{{hint}}})" if hint else ""))
         self.pos = end + 1
         return _Set(properties=(("\\P{%s}" if negated else "\\p{%s}") % known,))
 
