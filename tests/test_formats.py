@@ -366,3 +366,28 @@ def test_faithfulness_evidence_survives_the_results_file() -> None:
     assert "legacy_tool_invocations" not in run_from_value({"text": "x", "tool_calls": []}).to_dict()
     with pytest.raises(RunFormatError, match="`legacy_tool_invocations` must be a list"):
         run_from_value({"text": "x", "legacy_tool_invocations": {"state": "result"}})
+
+
+def test_messages_mastra_cannot_read_stay_unreadable_through_results_turns_and_replies(tmp_path: Path) -> None:
+    """Where Mastra's readers throw (`parts: {}`), the run says so: written to the results and read back
+    (a resumed rescore), in a conversation, and in a Mastra server reply, the same checks error."""
+    from evalgate.runs.replies import read_reply
+
+    bad = [mastra("assistant", text("hi"), toolInvocations={"state": "result"})]
+    run = run_from_value(bad)
+    assert run.texts == ["hi"] and list(run.unreadable) == ["tool_calls"]
+    assert "messages[0].content.toolInvocations is an object, not a list" in run.unreadable["tool_calls"]
+    again = run_from_value(json.loads(json.dumps(run.to_dict())))
+    assert again.unreadable == run.unreadable
+    with pytest.raises(RunFormatError, match="`unreadable` must map"):
+        run_from_value({"text": "x", "unreadable": {"texts": "?"}})
+    whole = evalgate.runs.conversation([run_from_value("ok"), run])
+    assert whole.unreadable["tool_calls"].startswith("turn 2: messages[0].")
+    reply = read_reply("mastra", {"text": "hi", "response": {"dbMessages": bad}})
+    assert reply.unreadable == run.unreadable
+    # through the API: the scorer errors (no number), the gate scores 0 with the reason, the text check scores
+    result = evalgate.run_evals(data=[{"input": "q", "output": bad}], gates=[evalgate.checks.used_no_tools()],
+                               scorers=[evalgate.checks.called_tool("t"), evalgate.checks.includes("hi")])
+    item = result.items[0]
+    assert item.gates == {"used_no_tools": 0.0} and "content.toolInvocations" in item.reasons["used_no_tools"]
+    assert item.scores == {"includes:hi": 1.0} and "content.toolInvocations" in item.scorer_errors["called_tool:t"]

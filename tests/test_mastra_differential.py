@@ -269,3 +269,104 @@ def test_verdict_engine_agrees_with_mastra(seed: int, mastra_results: list[dict[
     (tmp_path / "spec.yaml").write_text(json.dumps(spec))
     result = run_spec(tmp_path / "spec.yaml", concurrency=1)
     assert _evalgate(result) == _normal(mastra)
+
+
+# ---- raw messages whose `parts` or `toolInvocations` Mastra's readers cannot read ----
+
+CALL = {"type": "tool-invocation",
+        "toolInvocation": {"state": "result", "toolCallId": "c1", "toolName": "t", "args": {}, "result": 1}}
+LEGACY = {"state": "result", "toolCallId": "c9", "toolName": "t", "args": {}, "result": 1}
+ODD = {"an object": {}, "a string": "x", "an empty string": "", "0": 0, "1": 1, "false": False, "true": True,
+       "null": None}
+
+
+def _message(content: Any, role: str = "assistant") -> dict[str, Any]:
+    return {"id": "m1", "role": role, "createdAt": "1970-01-01T00:00:00.000Z", "content": content}
+
+
+def _odd_runs() -> list[tuple[str, list[dict[str, Any]], dict[str, str]]]:
+    """(label, messages, {reader that throws in Mastra ("text", "tools"): the field evalgate's error names})."""
+    runs: list[tuple[str, list[dict[str, Any]], dict[str, str]]] = []
+    for name, value in ODD.items():
+        thrown = {} if value is None else {"tools": "content.parts"}  # `parts?.filter`: null is no parts
+        runs.append((f"parts {name}", [_message({"format": 2, "content": "hello", "parts": value})], thrown))
+        thrown = {} if value is None else {"tools": "content.toolInvocations"}  # `legacy ?? []`
+        runs.append((f"toolInvocations {name}", [_message({"format": 2, "content": "hello", "parts": [CALL],
+                                                           "toolInvocations": value})], thrown))
+    text = {"type": "text", "text": "hello"}
+    runs += [
+        ("a null part, content set", [_message({"format": 2, "content": "hello", "parts": [None, CALL, text]})],
+         {"tools": "content.parts[0]"}),
+        ("a null part, no content", [_message({"format": 2, "parts": [CALL, None, text]})],
+         {"tools": "content.parts[1]", "text": "content.parts[1]"}),
+        ("parts that are no objects", [_message({"format": 2, "parts": [5, "s", [], True, CALL, text]})], {}),
+        ("a content list with a null", [_message([None, text])], {"text": "content[0]"}),
+        ("legacy entries that are no objects", [_message({"format": 2, "content": "hello", "parts": [],
+                                                          "toolInvocations": [None, 5, "x", [], LEGACY]})], {}),
+        ("a toolInvocation that is no object",
+         [_message({"format": 2, "content": "hello", "parts": [{"type": "tool-invocation", "toolInvocation": 5},
+                                                               {"type": "tool-invocation", "toolInvocation": "t"},
+                                                               {"type": "tool-invocation", "toolInvocation": None},
+                                                               CALL]})], {}),
+        ("a user message's null part",  # the checks read the text of assistant messages only
+         [_message({"format": 2, "parts": [None, text]}, "user"), _message("hello")],
+         {"tools": "messages[0].content.parts[0]"}),
+        ("the second message's parts", [_message({"format": 2, "content": "a", "parts": [CALL]}),
+                                        _message({"format": 2, "content": "b", "parts": {"0": CALL}})],
+         {"tools": "messages[1].content.parts"}),
+    ]
+    return runs
+
+
+TEXT_CHECKS = frozenset({"includes", "equals", "matches"})
+ODD_ENTRIES: list[tuple[str, dict[str, Any]]] = [
+    ("scorer", {"type": "includes", "value": "hello", "id": "s"}),
+    ("scorer", {"type": "equals", "value": "hello", "id": "s"}),
+    ("scorer", {"type": "called_tool", "tool": "t", "id": "s"}),
+    ("scorer", {"type": "no_tool_errors", "id": "s"}),
+    ("scorer", {"type": "used_no_tools", "id": "s"}),
+    ("gate", {"type": "called_tool", "tool": "t", "id": "g"}),
+    ("gate", {"type": "matches", "pattern": "hel+o", "id": "g"}),
+]
+ODD_CASES = [(label, messages, thrown, kind, entry) for label, messages, thrown in _odd_runs()
+             for kind, entry in ODD_ENTRIES]
+
+
+@pytest.fixture(scope="module")
+def odd_mastra_results() -> list[dict[str, Any]]:
+    cases = [{"data": [{"input": "q", "output": {"messages": messages}}], f"{kind}s": [entry]}
+             for _, messages, _, kind, entry in ODD_CASES]
+    proc = subprocess.run(["node", str(HARNESS / "run_mastra.mjs")], input=json.dumps(cases), capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("index", range(len(ODD_CASES)),
+                         ids=[f"{c[0]}-{c[3]}-{c[4]['type']}" for c in ODD_CASES])
+def test_messages_mastra_cannot_read_error_the_check_that_reads_them(
+        index: int, odd_mastra_results: list[dict[str, Any]], tmp_path: Path) -> None:
+    """A check whose Mastra reader throws (`parts: {}` before `.filter`, `toolInvocations: 0` before `.map`,
+    a null part before `.type`) gives no number: a scorer's error, a gate's 0, as evalgate maps a throw."""
+    _, messages, thrown, kind, entry = ODD_CASES[index]
+    mastra = odd_mastra_results[index]
+    field = thrown.get("text" if entry["type"] in TEXT_CHECKS else "tools")
+    spec = {"version": 1, "name": "odd", "data": [{"input": "q", "output": {"messages": messages}}],
+            "target": {"type": "recorded"}, f"{kind}s": [entry]}
+    (tmp_path / "spec.yaml").write_text(json.dumps(spec))
+    item = run_spec(tmp_path / "spec.yaml", concurrency=1, keep_items=True).items[0]
+    assert item.error is None
+    if kind == "scorer":
+        # Mastra's scorer throws (its whole run rejects) exactly where evalgate's scorer errors
+        assert ("error" in mastra) == (field is not None), mastra
+        if field is not None:
+            assert mastra["error_id"] == "RUN_EXPERIMENT_SCORER_FAILED_TO_SCORE_RESULT"
+            assert "s" not in item.scores
+            assert field in item.scorer_errors["s"], item.scorer_errors
+            return
+    assert "error" not in mastra, mastra
+    assert not item.scorer_errors, item.scorer_errors
+    gates = {g["id"]: g["score"] for g in mastra["gateResults"] or []}
+    assert item.gates == gates and item.scores == (mastra["scores"] or {})
+    if kind == "gate" and field is not None:  # a gate that throws scores 0 in both, and says why here
+        assert gates["g"] == 0 and field in item.reasons["g"], item.reasons

@@ -585,6 +585,57 @@ def faithfulness_evidence_cases(ctx: Any) -> Iterator[Case]:
                    mastra_throws=evidence == "throws")
 
 
+def message_field_cases(ctx: Any) -> Iterator[Case]:
+    """`content.parts` / `content.toolInvocations` that are no list, and null parts: where Mastra's readers
+    (mergeToolInvocations, extractTrajectory, getTextContentFromMastraDBMessage) throw, evalgate's scorer raises."""
+    call = {"state": "result", "toolCallId": "c1", "toolName": "t", "args": {}, "result": {"temp": 72}}
+    part = {"type": "tool-invocation", "toolInvocation": call}
+    text = {"type": "text", "text": "It is 72F."}
+
+    def message(**content: Any) -> dict[str, Any]:
+        return {"id": "m1", "role": "assistant", "createdAt": "1970-01-01T00:00:00.000Z",
+                "content": {"format": 2, **content}}
+
+    variants: list[tuple[dict[str, Any], set[str]]] = [  # (message, what Mastra cannot read: "tools", "text")
+        (message(content="It is 72F.", parts={"0": part}, toolInvocations=[call]), {"tools"}),
+        (message(content="It is 72F.", parts="", toolInvocations=[call]), {"tools"}),
+        (message(content="It is 72F.", parts=None, toolInvocations=[call]), set()),
+        (message(content="It is 72F.", parts=[part, text], toolInvocations=call), {"tools"}),
+        (message(content="It is 72F.", parts=[part, text], toolInvocations=0), {"tools"}),
+        (message(content="It is 72F.", parts=[part, text], toolInvocations=None), set()),
+        (message(content="It is 72F.", parts=[part, None, text], toolInvocations=[call]), {"tools"}),
+        (message(parts=[part, None, text], toolInvocations=[call]), {"tools", "text"}),
+        (message(parts=[part, 5, "x", text], toolInvocations=[None, 5, call]), set()),
+    ]
+    for raw, thrown in variants:
+        out = {"messages": [raw]}
+        expectation = {"steps": [{"name": "t"}]}
+        yield Case("trajectory", {"scorer": "trajectory", "input": "q", "output": out,
+                                  "expected_trajectory": expectation},
+                   trajectory.trajectory_accuracy(), {"input": "q", "expected_trajectory": expectation}, out,
+                   mastra_throws="tools" in thrown)
+        yield Case("tool_call_accuracy_code", {"scorer": "tool_call_accuracy_code", "input": "q", "output": out,
+                                               "options": {"expectedTool": "t"}},
+                   code.tool_call_accuracy_code(expected_tool="t"), {"input": "q"}, out,
+                   mastra_throws="tools" in thrown)
+        yield Case("content_similarity", {"scorer": "content_similarity", "input": "It is 72F.", "output": out},
+                   code.content_similarity(), {"input": "It is 72F."}, out, mastra_throws="text" in thrown)
+        for check, options in (("max_tool_calls", {"max": 0}), ("no_tool_errors", {})):
+            case = check_case(check, out, **options)
+            case.mastra_throws = "tools" in thrown
+            yield case
+        # faithfulness reads only the legacy list (`flatMap` takes any value), and the text defensively:
+        # none of these throws there but a null legacy entry (`toolCall.state`)
+        legacy = raw["content"]["toolInvocations"]
+        evidence = legacy == call or (isinstance(legacy, list) and call in legacy)
+        verdict = "yes" if evidence else "unsure"  # a judge shown no evidence cannot confirm
+        yield Case("faithfulness", {"scorer": "faithfulness", "input": "Weather?", "output": out, "judge": [
+                       {"claims": ["c0"]}, {"verdicts": [{"verdict": verdict, "reason": "r"}]}]},
+                   judged.faithfulness(ctx=ctx), {"input": "Weather?"}, out,
+                   {"claims": [{"claim": "c0", "verdict": "supported", "reason": "r"}]},
+                   mastra_throws=isinstance(legacy, list) and None in legacy)
+
+
 # ---- judged scorers: one random classification, in Mastra's shape and in evalgate's ----
 
 
@@ -1228,6 +1279,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "null_step_names": null_step_name_cases,
     "tool_call_ids": tool_call_id_cases,
     "faithfulness_evidence": faithfulness_evidence_cases,
+    "message_fields": message_field_cases,
     "judge_labels": judge_label_cases,
     "judge_reasons": judge_reason_cases,
     "judge_indexes": judge_index_cases,

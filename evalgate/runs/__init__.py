@@ -12,10 +12,12 @@ from typing import Any
 from evalgate.runs.messages import run_from_messages
 from evalgate.runs.model import (
     TOOL_STATUSES,
+    UNREADABLE_PARTS,
     Run,
     RunFormatError,
     ToolCall,
     ToolName,
+    UnreadableRun,
     conversation,
     float_sized,
     float_sized_usage,
@@ -46,7 +48,7 @@ def run_from_value(value: Any) -> Run:
 
 _RUN_KEYS = frozenset(
     {"text", "texts", "tool_calls", "latency_ms", "usage", "cost_usd", "result", "steps", "uncounted_tool_errors",
-     "legacy_tool_invocations"}
+     "legacy_tool_invocations", "unreadable"}
 )
 
 
@@ -87,6 +89,11 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
     legacy = value.get("legacy_tool_invocations")
     if legacy is not None and not isinstance(legacy, list):
         raise RunFormatError(f"`legacy_tool_invocations` must be a list, got {_kind(legacy)}")
+    unreadable = value.get("unreadable") or {}
+    if not isinstance(unreadable, Mapping) or not all(
+        k in UNREADABLE_PARTS and isinstance(v, str) for k, v in unreadable.items()
+    ):
+        raise RunFormatError(f"`unreadable` must map {' or '.join(UNREADABLE_PARTS)} to why Mastra cannot read it")
     return Run(
         texts=texts,
         tool_calls=calls,
@@ -97,6 +104,7 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
         steps=dict(steps) if steps is not None else None,
         uncounted_tool_errors=list(uncounted),
         legacy_tool_invocations=list(legacy) if legacy is not None else None,
+        unreadable=dict(unreadable),
     )
 
 
@@ -158,4 +166,5 @@ def _kind(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-__all__ = ["TOOL_STATUSES", "Run", "RunFormatError", "ToolCall", "ToolName", "conversation", "run_from_value"]
+__all__ = ["TOOL_STATUSES", "Run", "RunFormatError", "ToolCall", "ToolName", "UnreadableRun", "conversation",
+           "run_from_value"]

@@ -24,7 +24,14 @@ parts, or `{format: 2, parts: [...], content?, toolInvocations?}`. The rules fol
   `content.toolInvocations` (`Run.legacy_tool_invocations`), whatever their `toolName`;
 - an invocation that is not a call (no `toolName`, or another state) but that Mastra's
   `noToolErrors` flags (`call`/`output-error` state, `isError: true`, a truthy `result.error`)
-  is listed in the run's `uncounted_tool_errors`.
+  is listed in the run's `uncounted_tool_errors`;
+- where Mastra's readers throw, the run's `unreadable` says why, and every check reading that part
+  raises (`Run.require`): its tool readers (`mergeToolInvocations`, `extractTrajectory`) on any
+  message whose `content.parts` or `content.toolInvocations` is there (not null) but no list
+  (`parts?.filter`, `(legacy ?? []).map`), or whose parts hold a null (`p.type`); its text reader
+  (`getTextContentFromMastraDBMessage`) on an assistant message whose content list, or whose parts
+  when it reads them (no non-empty `content.content` or `content.text`), hold a null. Other
+  entries that are no objects (`5`, `"x"`, a null in `toolInvocations`) are skipped, as in Mastra.
 
 OpenAI chat (`messages` of the Chat Completions API): an assistant message's `tool_calls`
 (`{id, type: function, function: {name, arguments}}`, `arguments` a JSON string) are paired
@@ -45,6 +52,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalgate.runs.model import (
+    UNREADABLE_PARTS,
     Run,
     RunFormatError,
     ToolCall,
@@ -119,9 +127,15 @@ def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
     calls: list[ToolCall] = []
     uncounted: list[str] = []
     legacy: list[Any] = []
+    unreadable: dict[str, str] = {}
     for index, message in enumerate(messages):
+        content = message.get("content")
+        if "tool_calls" not in unreadable and (problem := _unreadable_calls(content)) is not None:
+            unreadable["tool_calls"] = _unreadable(index, problem, "tool readers (mergeToolInvocations, "
+                                                                   "extractTrajectory)")
         if message["role"] == "assistant":
-            content = message.get("content")
+            if "text" not in unreadable and (problem := _unreadable_text(content)) is not None:
+                unreadable["text"] = _unreadable(index, problem, "text reader (getTextContentFromMastraDBMessage)")
             texts.append(_mastra_text(content))
             # faithfulness's evidence: `flatMap((m) => m.content?.toolInvocations ?? [])`, as it is
             value = content.get("toolInvocations") if isinstance(content, Mapping) else None
@@ -135,7 +149,52 @@ def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
                 calls.append(call)
             elif (error := _uncounted_error(invocation)) is not None:
                 uncounted.append(error)
-    return Run(texts=texts, tool_calls=calls, uncounted_tool_errors=uncounted, legacy_tool_invocations=legacy)
+    return Run(texts=texts, tool_calls=calls, uncounted_tool_errors=uncounted, legacy_tool_invocations=legacy,
+               unreadable={part: unreadable[part] for part in UNREADABLE_PARTS if part in unreadable})
+
+
+def _unreadable(index: int, problem: str, reader: str) -> str:
+    return f"messages[{index}].{problem}: Mastra's {reader} throw on it, so this check gives no number"
+
+
+def _unreadable_calls(content: Any) -> str | None:
+    """Why Mastra's mergeToolInvocations throws on this message's content, if it does."""
+    if not isinstance(content, Mapping):  # a string's or a list's `.parts` is undefined
+        return None
+    parts = content.get("parts")
+    if parts is not None:  # `parts?.filter(...)`: null or absent is no parts
+        if not isinstance(parts, list):
+            return f"content.parts is {_kind(parts)}, not a list"
+        if None in parts:  # `p.type` on null; any other entry reads as no tool-invocation
+            return f"content.parts[{parts.index(None)}] is null"
+    legacy = content.get("toolInvocations")
+    if legacy is not None and not isinstance(legacy, list):  # `(legacy ?? []).map(...)`; null entries are skipped
+        return f"content.toolInvocations is {_kind(legacy)}, not a list"
+    return None
+
+
+def _unreadable_text(content: Any) -> str | None:
+    """Why Mastra's getTextContentFromMastraDBMessage throws on this content, if it does."""
+    if isinstance(content, list):
+        return f"content[{content.index(None)}] is null" if None in content else None
+    if not isinstance(content, Mapping) or any(
+        isinstance(content.get(key), str) and content[key] for key in ("content", "text")
+    ):
+        return None  # the parts are never read
+    parts = content.get("parts")
+    if isinstance(parts, list) and None in parts:  # `.filter((p) => p.type === "text")` on a null
+        return f"content.parts[{parts.index(None)}] is null"
+    return None
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {json.dumps(value[:40], ensure_ascii=False)}"
+    return "an object" if isinstance(value, Mapping) else type(value).__name__
 
 
 def _mastra_text(content: Any) -> str:

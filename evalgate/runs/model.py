@@ -18,6 +18,14 @@ class RunFormatError(ValueError):
     """A run (recorded output or a target's reply) is not in the run format."""
 
 
+# What a Mastra message list's readers may throw on: the assistant messages' text, every message's calls.
+UNREADABLE_PARTS = ("text", "tool_calls")
+
+
+class UnreadableRun(ValueError):
+    """A check read a part of the run that Mastra's reader throws on (`Run.unreadable`): it gives no number."""
+
+
 @dataclass(slots=True)
 class ToolCall:
     name: ToolName
@@ -111,6 +119,8 @@ class Run:
     counts them, its call counts and trajectories do not.
     `legacy_tool_invocations` (Mastra messages only, else None): every entry of the assistant
     messages' legacy `content.toolInvocations`, the only tool evidence Mastra's faithfulness reads.
+    `unreadable` (Mastra messages only): for "text" and "tool_calls", why Mastra's reader of that part
+    throws on these messages (`parts: {}`, a null part, ...); a check reading it raises (`require`).
     """
 
     texts: list[str] = field(default_factory=list)
@@ -122,6 +132,13 @@ class Run:
     steps: dict[str, Any] | None = None
     uncounted_tool_errors: list[str] = field(default_factory=list)
     legacy_tool_invocations: list[Any] | None = None
+    unreadable: dict[str, str] = field(default_factory=dict)
+
+    def require(self, part: str) -> None:
+        """Raise where Mastra's reader of `part` ("text" or "tool_calls") throws on this run's messages:
+        the check gives no number (a scorer's error, a gate's 0), as Mastra's throwing check gives none."""
+        if self.unreadable and part in self.unreadable:
+            raise UnreadableRun(self.unreadable[part])
 
     @property
     def text(self) -> str:
@@ -156,6 +173,8 @@ class Run:
             out["uncounted_tool_errors"] = list(self.uncounted_tool_errors)
         if self.legacy_tool_invocations is not None:  # faithfulness' evidence: a resumed rescore needs it
             out["legacy_tool_invocations"] = list(self.legacy_tool_invocations)
+        if self.unreadable:  # a resumed rescore errors the same checks
+            out["unreadable"] = dict(self.unreadable)
         return out
 
 
@@ -178,6 +197,9 @@ def conversation(runs: list[Run]) -> Run:
         steps=next((r.steps for r in reversed(runs) if r.steps is not None), None),
         uncounted_tool_errors=[e for r in runs for e in r.uncounted_tool_errors],
         legacy_tool_invocations=_legacy_invocations(runs),
+        # a reader of the whole conversation meets the first turn it cannot read
+        unreadable={k: f"turn {n}: {v}" for n, r in reversed(list(enumerate(runs, 1)))
+                    for k, v in r.unreadable.items()},
     )
 
 

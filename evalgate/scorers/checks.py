@@ -31,28 +31,37 @@ REGEX_TIMEOUT_S = 1.0  # per output: a pattern that backtracks catastrophically 
 @scorer_type("includes")
 def includes(value: str, ignore_case: bool = True) -> ScoreFn:
     """1 if `value` occurs in the run's text (texts joined by a space), else 0."""
-    if ignore_case:
-        needle = value.lower()
-        return lambda item, run: 1.0 if needle in run.text.lower() else 0.0
-    return lambda item, run: 1.0 if value in run.text else 0.0
+    needle = value.lower() if ignore_case else value
+
+    def score(item: Item, run: Run) -> float:
+        run.require("text")
+        return 1.0 if needle in (run.text.lower() if ignore_case else run.text) else 0.0
+
+    return score
 
 
 @scorer_type("excludes")
 def excludes(value: str, ignore_case: bool = True) -> ScoreFn:
     """1 if `value` does not occur in the run's text (texts joined by a space), else 0."""
-    if ignore_case:
-        needle = value.lower()
-        return lambda item, run: 0.0 if needle in run.text.lower() else 1.0
-    return lambda item, run: 0.0 if value in run.text else 1.0
+    needle = value.lower() if ignore_case else value
+
+    def score(item: Item, run: Run) -> float:
+        run.require("text")
+        return 0.0 if needle in (run.text.lower() if ignore_case else run.text) else 1.0
+
+    return score
 
 
 @scorer_type("equals")
 def equals(value: str, ignore_case: bool = True) -> ScoreFn:
     """1 if the run's text (texts joined with nothing) equals `value` exactly, no trimming."""
-    if ignore_case:
-        expected = value.lower()
-        return lambda item, run: 1.0 if run.joined_text.lower() == expected else 0.0
-    return lambda item, run: 1.0 if run.joined_text == value else 0.0
+    expected = value.lower() if ignore_case else value
+
+    def score(item: Item, run: Run) -> float:
+        run.require("text")
+        return 1.0 if (run.joined_text.lower() if ignore_case else run.joined_text) == expected else 0.0
+
+    return score
 
 
 @scorer_type("matches")
@@ -67,7 +76,8 @@ def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
     compiled = jsregex.compile_js(pattern, flags)
     find = compiled.fullmatch if exact else compiled.search
 
-    def score(item: Any, run: Any) -> float:
+    def score(item: Item, run: Run) -> float:
+        run.require("text")
         try:
             return 1.0 if find(run.joined_text, REGEX_TIMEOUT_S) else 0.0
         except TimeoutError:
@@ -153,6 +163,7 @@ def similarity(
     distinct = frozenset(expected_bigrams) if all(n == 1 for n in expected_bigrams.values()) else None
 
     def score(item: Item, run: Run) -> float:
+        run.require("text")
         text = run.text.lower() if ignore_case else run.text
         if distinct is not None:
             coefficient = _dice_distinct(_prepare(text), expected, distinct)
@@ -170,6 +181,7 @@ def called_tool(tool: str, times: Annotated[int, Field(ge=0)] = 1) -> ScoreFn:
     """1 if the run made at least `times` calls named `tool`, whatever their outcome."""
 
     def score(item: Item, run: Run) -> float:
+        run.require("tool_calls")
         count = 0
         for call in run.tool_calls:
             if call.name == tool:
@@ -182,7 +194,12 @@ def called_tool(tool: str, times: Annotated[int, Field(ge=0)] = 1) -> ScoreFn:
 @scorer_type("did_not_call")
 def did_not_call(tool: str) -> ScoreFn:
     """1 if no call is named `tool`."""
-    return lambda item, run: 0.0 if any(c.name == tool for c in run.tool_calls) else 1.0
+
+    def score(item: Item, run: Run) -> float:
+        run.require("tool_calls")
+        return 0.0 if any(c.name == tool for c in run.tool_calls) else 1.0
+
+    return score
 
 
 @scorer_type("tool_order")
@@ -190,6 +207,7 @@ def tool_order(tools: list[str]) -> ScoreFn:
     """1 if `tools` appear in the calls in this order; other calls may come between."""
 
     def score(item: Item, run: Run) -> float:
+        run.require("tool_calls")
         names = iter(c.name for c in run.tool_calls)
         return 1.0 if all(any(n == tool for n in names) for tool in tools) else 0.0
 
@@ -199,20 +217,35 @@ def tool_order(tools: list[str]) -> ScoreFn:
 @scorer_type("max_tool_calls")
 def max_tool_calls(max: Annotated[int, Field(ge=0)]) -> ScoreFn:
     """1 if the run made at most `max` tool calls."""
-    return lambda item, run: 1.0 if len(run.tool_calls) <= max else 0.0
+
+    def score(item: Item, run: Run) -> float:
+        run.require("tool_calls")
+        return 1.0 if len(run.tool_calls) <= max else 0.0
+
+    return score
 
 
 @scorer_type("used_no_tools")
 def used_no_tools() -> ScoreFn:
     """1 if the run made no tool calls."""
-    return lambda item, run: 0.0 if run.tool_calls else 1.0
+
+    def score(item: Item, run: Run) -> float:
+        run.require("tool_calls")
+        return 0.0 if run.tool_calls else 1.0
+
+    return score
 
 
 @scorer_type("no_tool_errors")
 def no_tool_errors() -> ScoreFn:
     """1 if no call failed (an `error`, a status of `error` or `pending`, a result's truthy `error`)
     and no Mastra tool invocation that is not a call failed (`uncounted_tool_errors`)."""
-    return lambda item, run: 0.0 if run.uncounted_tool_errors or any(c.failed for c in run.tool_calls) else 1.0
+
+    def score(item: Item, run: Run) -> float:
+        run.require("tool_calls")
+        return 0.0 if run.uncounted_tool_errors or any(c.failed for c in run.tool_calls) else 1.0
+
+    return score
 
 
 @scorer_type("tool_args")
@@ -220,6 +253,7 @@ def tool_args(tool: str, args: dict[str, Any]) -> ScoreFn:
     """1 if some call named `tool` was made with at least these argument values (others may be present)."""
 
     def score(item: Item, run: Run) -> float:
+        run.require("tool_calls")  # no Mastra check, but the same calls: unknowable where Mastra's are
         for call in run.tool_calls:
             if call.name == tool and isinstance(call.args, dict) and all(
                 k in call.args and call.args[k] == v for k, v in args.items()
@@ -249,6 +283,7 @@ def json_valid() -> ScoreFn:
     """1 if the run's text is valid JSON (surrounding whitespace and a ``` fence allowed)."""
 
     def score(item: Item, run: Run) -> tuple[float, str | None]:
+        run.require("text")  # the text the text checks read
         ok, _, reason = _parse_json(run.joined_text)
         return (1.0 if ok else 0.0), reason
 
@@ -381,6 +416,7 @@ def json_schema(
         raise ValueError("the JSON Schema nests too deeply to be read; flatten it (with $defs and $ref)") from None
 
     def score(item: Item, run: Run) -> tuple[float, str | None]:
+        run.require("text")
         ok, value, reason = _parse_json(run.joined_text)
         if not ok:
             return 0.0, reason

@@ -64,6 +64,7 @@ def input_text(item: Item) -> str:
 
 def output_text(run: Run) -> str:
     """Every output message's text, joined by ", " (Mastra's code scorers)."""
+    run.require("text")
     return ", ".join(run.texts)
 
 
@@ -315,6 +316,7 @@ def tool_call_accuracy_code(
     """
 
     def score(item: Item, run: Run) -> tuple[float, str]:
+        run.require("tool_calls")  # Mastra's extractToolCalls, before anything else is looked at
         names = [c.name for c in run.tool_calls]
         called = ", ".join(map(shown_name, names)) or "no tools"
         order = expected_order

@@ -151,6 +151,7 @@ def _ground_truth(item: Item) -> str | None:
 
 
 def _tool_results(run: Run) -> str:
+    run.require("tool_calls")  # Mastra's tool results come through mergeToolInvocations (extractToolResults)
     results = [
         _returned(call.name, call.args, call.result)
         for call in run.tool_calls
@@ -703,6 +704,7 @@ def tool_call_accuracy(
     judge = _setup(ctx, p.TOOL_CALL_ACCURACY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
+        run.require("tool_calls")  # Mastra's extractToolCalls comes first
         available = tools if tools is not None else (item.metadata or {}).get("tools")
         if not available:
             raise NotScorable("tool_call_accuracy needs the available tools: `tools:` on the entry or metadata.tools")

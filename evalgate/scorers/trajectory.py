@@ -387,6 +387,7 @@ def tool_failures(actual: list[Actual], tolerated: float, rounding: bool = True)
 
 
 def actual_steps(run: Run) -> list[Actual]:
+    run.require("tool_calls")
     return [_actual(call) for call in run.tool_calls]
 
 
@@ -411,6 +412,7 @@ def score_trajectory(
     rounding: bool = True,
 ) -> tuple[float, str | None]:
     """The score and, below 1, a reason naming what differed."""
+    run.require("tool_calls")  # Mastra's extractTrajectory runs before the scorer and throws first
     for key in _BUDGETS:
         if key in config and config[key] is None:  # checkTrajectoryEfficiency: "Invalid maxSteps budget"
             raise ValueError(f"`{key}` must be a finite number >= 0, not null")

@@ -228,12 +228,14 @@ class ReplyMapping:
             text = self._text(self.text.search(body), body)
             if text is not None:  # nothing there: the format's text stands
                 run.texts = [text]
+                run.unreadable.pop("text", None)  # the mapped text is read, not Mastra's
         if self.tool_calls is not None:
             calls = self.tool_calls.search(body)
             if calls is not None and not isinstance(calls, list):
                 raise TargetError(f"response.tool_calls must find a list, found {type(calls).__name__}")
             try:
                 run.tool_calls = run_from_value({"tool_calls": [self._call(c) for c in calls or []]}).tool_calls
+                run.unreadable.pop("tool_calls", None)
             except RunFormatError as exc:
                 raise TargetError(f"the reply does not map to a run: {exc}") from None
         if self.usage is not None:
