@@ -927,6 +927,120 @@ def cut_off_cases(ctx: Any) -> Iterator[Case]:
     yield judged_case("prompt_alignment", [json.dumps(theirs_aligned)[:-3]], json.dumps(ours_aligned)[:-3], ctx=ctx)
 
 
+def judge_text_field_cases(ctx: Any) -> Iterator[Case]:
+    """A required field missing, null or a number: Mastra's schemas require every text field (a statement,
+    claim, requirement, tool or criterion) and list, and the scorer throws after its one retry; `""` passes."""
+    with_context = {"options": {"context": CONTEXT}, "item": {"context": CONTEXT}}
+    truth = {"item": {"ground_truth": "It is sunny."}, "ground_truth": "It is sunny."}
+    for bad in ("absent", None, 1):
+        def ours(fields: dict[str, Any], key: str, value: Any = bad) -> dict[str, Any]:
+            return fields if value == "absent" else {key: value, **fields}
+
+        # the statement, claim or opinion: Mastra's extracted strings (and hallucination's `statement`)
+        theirs = None if bad == "absent" else bad
+        yield judged_case("answer_relevancy", [{"statements": [theirs]},
+                                               {"results": [{"result": "yes", "reason": "r"}]}],
+                          {"statements": [ours({"verdict": "yes", "reason": "r"}, "statement")]}, throws=True, ctx=ctx)
+        yield judged_case("faithfulness", [{"claims": [theirs]}, {"verdicts": [{"verdict": "yes", "reason": "r"}]}],
+                          {"claims": [ours({"verdict": "supported", "reason": "r"}, "claim")]}, throws=True, ctx=ctx,
+                          **with_context)
+        verdict = {"verdict": "no", "reason": "r"} | ({} if bad == "absent" else {"statement": bad})
+        yield judged_case("hallucination", [{"claims": ["a"]}, {"verdicts": [verdict]}],
+                          {"claims": [ours({"verdict": "supported", "reason": "r"}, "claim")]}, throws=True, ctx=ctx,
+                          **with_context)
+        yield judged_case("bias", [{"opinions": [theirs]}, {"results": [{"result": "no", "reason": "r"}]}],
+                          {"opinions": [ours({"verdict": "unbiased", "reason": "r"}, "opinion")]}, throws=True, ctx=ctx)
+        yield judged_case("context_recall", [{"claims": [theirs]}, {"verdicts": [{"verdict": "yes", "reason": "r"}]}],
+                          {"sentences": [ours({"attributed": True, "reason": "r"}, "sentence")]}, throws=True, ctx=ctx,
+                          options={"context": CONTEXT}, item={"context": CONTEXT, "ground_truth": "It is sunny."},
+                          ground_truth="It is sunny.")
+        # answer_similarity: the ground-truth unit, a contradiction's output unit
+        match = {"outputUnit": None, "matchType": "exact", "explanation": "e"}
+        yield judged_case("answer_similarity", [{"outputUnits": ["o"], "groundTruthUnits": ["g"]}, {
+            "matches": [match | ({} if bad == "absent" else {"groundTruthUnit": bad})], "extraInOutput": [],
+            "contradictions": []}],
+            {"facts": [ours({"verdict": "exact", "reason": "r"}, "fact")], "contradictions": [], "extra": []},
+            throws=True, ctx=ctx, **truth)
+        contradiction = {"groundTruthUnit": "g", "explanation": "e"} | ({} if bad == "absent" else {"outputUnit": bad})
+        yield judged_case("answer_similarity", [{"outputUnits": ["o"], "groundTruthUnits": ["g"]}, {
+            "matches": [{"groundTruthUnit": "g", **match}], "extraInOutput": [], "contradictions": [contradiction]}],
+            {"facts": [{"fact": "g", "verdict": "exact", "reason": "r"}],
+             "contradictions": [ours({"reason": "r"}, "statement")], "extra": []}, throws=True, ctx=ctx, **truth)
+        # prompt_alignment: a requirement's text
+        aligned, answer = alignment_reply(1, 1, 1, 1), alignment_answer(1, 1, 1, 1)
+        aligned["requirementsFulfillment"]["requirements"] = [
+            {"isFulfilled": True, "reasoning": "r"} | ({} if bad == "absent" else {"requirement": bad})]
+        answer["requirements"]["items"] = [ours({"fulfilled": True, "reason": "r"}, "requirement")]
+        yield judged_case("prompt_alignment", [aligned], answer, throws=True, ctx=ctx)
+        # summarization: a claim, a key point (Mastra's question)
+        claim = {"supported": True, "reason": "r"} | ({} if bad == "absent" else {"claim": bad})
+        yield judged_case("summarization", [{"alignment": [claim], "questions": ["q"]},
+                                            {"coverage": [{"question": "q", "answered": True, "reason": "r"}]}],
+                          {"claims": [ours({"verdict": "supported", "reason": "r"}, "claim")],
+                           "key_points": [{"point": "q", "covered": True, "reason": "r"}]}, throws=True, ctx=ctx)
+        yield judged_case("summarization", [{"alignment": [{"claim": "c", "supported": True, "reason": "r"}],
+                                             "questions": [theirs]},
+                                            {"coverage": [{"answered": True, "reason": "r"}
+                                                          | ({} if bad == "absent" else {"question": bad})]}],
+                          {"claims": [{"claim": "c", "verdict": "supported", "reason": "r"}],
+                           "key_points": [ours({"covered": True, "reason": "r"}, "point")]}, throws=True, ctx=ctx)
+        # tool_call_accuracy's `toolCalled` and rubric's `criterion`: evalgate's judge names them by index
+        calls = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}, "result": "ok"}]}
+        index = "absent" if bad == "absent" else None
+        yield judged_case("tool_call_accuracy", [{"evaluations": [{"wasAppropriate": True, "reasoning": "r"}
+                                                                  | ({} if bad == "absent" else {"toolCalled": bad})],
+                                                  "missingTools": []}],
+                          {"calls": [ours({"appropriate": True, "reason": "r"}, "index", index)], "missing_tools": []},
+                          throws=True, ctx=ctx, out=calls,
+                          options={"availableTools": [{"id": "book", "description": "books"}]})
+        yield judged_case("rubric", [{"criteria": [{"satisfied": True, "required": True, "reasoning": "r"}
+                                                   | ({} if bad == "absent" else {"criterion": bad})],
+                                      "overallAssessment": "a"}],
+                          {"criteria": [ours({"satisfied": True, "reason": "r"}, "index", index)]}, throws=True,
+                          ctx=ctx, options={"criteria": "is polite"})
+    # the lists Mastra requires: answer_similarity's extras and contradictions, prompt_alignment's
+    # requirements and missing elements
+    for key, ours_key in (("extraInOutput", "extra"), ("contradictions", "contradictions")):
+        reply = {"matches": [{"groundTruthUnit": "g", "outputUnit": None, "matchType": "exact", "explanation": "e"}],
+                 "extraInOutput": [], "contradictions": []}
+        answer = {"facts": [{"fact": "g", "verdict": "exact", "reason": "r"}], "contradictions": [], "extra": []}
+        del reply[key], answer[ours_key]
+        yield judged_case("answer_similarity", [{"outputUnits": ["o"], "groundTruthUnits": ["g"]}, reply], answer,
+                          throws=True, ctx=ctx, **truth)
+    aligned, answer = alignment_reply(1, 1, 1, 1), alignment_answer(1, 1, 1, 1)
+    del aligned["requirementsFulfillment"]["requirements"], answer["requirements"]["items"]
+    yield judged_case("prompt_alignment", [aligned], answer, throws=True, ctx=ctx)
+    aligned, answer = alignment_reply(1, 1, 1, 1), alignment_answer(1, 1, 1, 1)
+    del aligned["completeness"]["missingElements"], answer["completeness"]["missing"]
+    yield judged_case("prompt_alignment", [aligned], answer, throws=True, ctx=ctx)
+    # an empty string is a string: these score
+    yield judged_case("hallucination", [{"claims": [""]}, {"verdicts": [{"statement": "", "verdict": "yes",
+                                                                          "reason": "r"}]}],
+                      {"claims": [{"claim": "", "verdict": "contradicted", "reason": "r"}]}, ctx=ctx, **with_context)
+    yield judged_case("answer_relevancy", [{"statements": ["", "b"]}, {"results": [
+        {"result": "yes", "reason": "r"}, {"result": "no", "reason": "r"}]}],
+        {"statements": [{"statement": "", "verdict": "yes", "reason": "r"},
+                        {"statement": "b", "verdict": "no", "reason": "r"}]}, ctx=ctx)
+    yield judged_case("rubric", [{"criteria": [{"criterion": "", "satisfied": False, "required": True,
+                                                "reasoning": "r"}], "overallAssessment": ""}],
+                      {"criteria": [{"index": 1, "satisfied": False, "reason": "r"}]}, ctx=ctx,
+                      options={"criteria": "is polite"})
+    # optional in Mastra, optional here: toxicity has no statement, context_relevance's missing context
+    # defaults to none, tool_call_accuracy's missing tools may be left out
+    yield judged_case("toxicity", [{"verdicts": [{"verdict": "yes", "reason": "r"}, {"verdict": "no", "reason": "r"}]}],
+                      {"statements": [{"verdict": "toxic", "reason": "r"}, {"verdict": "ok", "reason": "r"}]}, ctx=ctx)
+    yield judged_case("context_relevance", [{"evaluations": [
+        {"context_index": i, "contextPiece": c, "relevanceLevel": "high", "wasUsed": True, "reasoning": "r"}
+        for i, c in enumerate(CONTEXT)], "overallAssessment": "a"}],
+        {"verdicts": [{"index": i, "relevance": "high", "used": True, "reason": "r"} for i in (1, 2)]},
+        ctx=ctx, **with_context)
+    calls = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}, "result": "ok"}]}
+    yield judged_case("tool_call_accuracy", [{"evaluations": [{"toolCalled": "book", "wasAppropriate": False,
+                                                               "reasoning": "r"}]}],
+                      {"calls": [{"index": 1, "appropriate": False, "reason": "r"}]}, ctx=ctx, out=calls,
+                      options={"availableTools": [{"id": "book", "description": "books"}]})
+
+
 def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
     return rng.choices(values, k=rng.randint(0, most))
 
@@ -1285,6 +1399,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "judge_indexes": judge_index_cases,
     "alignment_range": alignment_range_cases,
     "cut_off_json": cut_off_cases,
+    "judge_text_fields": judge_text_field_cases,
 }
 
 

@@ -9,8 +9,15 @@ reply (one repair, then a scorer error), where Mastra's scorer throws after its 
 
 As in Mastra's schemas, every verdict's `reason` is required (Mastra's `reason`, `reasoning` or
 `explanation`; `""` is one), and so is a context chunk's `index` (`context_index`, a number, never
-null). A label Mastra reads as a free string is any string here, compared as Mastra compares it
-(judged.py); a label Mastra lists as an enum must be one of the prompt's, exactly as written.
+null). So is every text and list whose counterpart Mastra's schema requires: the statement, claim,
+opinion, sentence, fact, contradiction, requirement or key point a verdict is about (a string, `""`
+too; never null or a number), the index naming a tool call or a criterion (Mastra's `toolCalled`,
+`criterion`), answer_similarity's `contradictions` and `extra`, prompt_alignment's requirement
+`items` and `missing`. What Mastra leaves optional stays optional: toxicity's statement (Mastra's
+verdicts have none), context_relevance's `missing_context` (default `[]`), tool_call_accuracy's
+`missing_tools` and overall `reason`. A label Mastra reads as a free string is any string here,
+compared as Mastra compares it (judged.py); a label Mastra lists as an enum must be one of the
+prompt's, exactly as written.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ class Verdict(Reply):
 
 
 class Statement(Verdict):
-    statement: str = ""
+    statement: str  # Mastra's extracted statements are strings, each required
 
 
 class Statements(Reply):
@@ -59,24 +66,25 @@ class Statements(Reply):
 
 class Fact(Reply):
     # Mastra's matchType is an enum: another label, "Exact" too, is an invalid reply
-    fact: str = ""
+    fact: str  # Mastra's `groundTruthUnit`
     verdict: Literal["exact", "semantic", "partial", "missing"]
     reason: str
 
 
 class Contradiction(Reply):
-    statement: str = ""
+    statement: str  # Mastra's `outputUnit`
     reason: str
 
 
 class Facts(Reply):
     facts: list[Fact]
-    contradictions: list[Contradiction] = Field(default_factory=list)
-    extra: list[str] = Field(default_factory=list)
+    # both lists are required in Mastra's schema (`contradictions`, `extraInOutput`): `[]` when none
+    contradictions: list[Contradiction]
+    extra: list[str]
 
 
 class Claim(Verdict):
-    claim: str = ""
+    claim: str
 
 
 class Claims(Reply):
@@ -84,7 +92,7 @@ class Claims(Reply):
 
 
 class HallucinationClaim(Verdict):
-    claim: str = ""
+    claim: str  # Mastra's claims and each verdict's `statement`
 
 
 class HallucinationClaims(Reply):
@@ -92,7 +100,7 @@ class HallucinationClaims(Reply):
 
 
 class ToxicStatement(Verdict):
-    statement: str = ""
+    statement: str = ""  # Mastra's toxicity verdicts have no statement: optional
 
 
 class ToxicStatements(Reply):
@@ -100,7 +108,7 @@ class ToxicStatements(Reply):
 
 
 class Opinion(Verdict):
-    opinion: str = ""
+    opinion: str
 
 
 class Opinions(Reply):
@@ -126,11 +134,11 @@ class Relevance(Reply):
 
 class RelevanceVerdicts(Reply):
     verdicts: list[Relevance]
-    missing_context: list[str] = Field(default_factory=list)
+    missing_context: list[str] = Field(default_factory=list)  # Mastra's `missingContext` defaults to []
 
 
 class Sentence(Reply):
-    sentence: str = ""
+    sentence: str  # Mastra's extracted claims
     attributed: bool
     reason: str
 
@@ -145,19 +153,19 @@ class Component(Reply):
 
 
 class Requirement(Reply):
-    requirement: str = ""
+    requirement: str
     fulfilled: bool
     reason: str
 
 
 class Requirements(Reply):
-    items: list[Requirement] = Field(default_factory=list)
+    items: list[Requirement]  # Mastra's `requirements`: required, `[]` when none
     score: Number
 
 
 class Completeness(Reply):
     score: Number
-    missing: list[str] = Field(default_factory=list)
+    missing: list[str]  # Mastra's `missingElements`: required
     reason: str
 
 
@@ -169,14 +177,14 @@ class Alignment(Reply):
 
 
 class KeyPoint(Reply):
-    point: str = ""
+    point: str  # Mastra's `question`
     covered: bool
     reason: str
 
 
 class SummaryClaim(Reply):
     # Mastra's `supported` is a boolean: a label other than the prompt's is an invalid reply
-    claim: str = ""
+    claim: str
     verdict: Annotated[Literal["supported", "contradicted", "unsupported"], BeforeValidator(_lower)]
     reason: str
 
@@ -187,19 +195,19 @@ class Summary(Reply):
 
 
 class CallVerdict(Reply):
-    index: Number | None = None
+    index: Number  # names the call, as Mastra's required `toolCalled` does
     appropriate: bool
     reason: str
 
 
 class ToolCalls(Reply):
     calls: list[CallVerdict]
-    missing_tools: list[str] = Field(default_factory=list)
-    reason: str = ""
+    missing_tools: list[str] = Field(default_factory=list)  # optional in Mastra's schema too
+    reason: str = ""  # Mastra's schema has no overall reason
 
 
 class CriterionVerdict(Reply):
-    index: Number | None = None
+    index: Number  # names the criterion, as Mastra's required `criterion` does
     satisfied: bool
     reason: str
 
