@@ -1041,6 +1041,45 @@ def judge_text_field_cases(ctx: Any) -> Iterator[Case]:
                       options={"availableTools": [{"id": "book", "description": "books"}]})
 
 
+def judge_proto_cases(ctx: Any) -> Iterator[Case]:
+    """`__proto__` keys: the AI SDK parses replies with secure-json-parse, which rejects any object with an
+    own `__proto__` key, or a `constructor` object with a `prototype` key, anywhere in the reply. The
+    reply is then no object: one retry, then the scorer throws. A cut-off key the repair drops is no key."""
+    verdicts = '[{"verdict": "yes", "reason": "r"}, {"verdict": "no", "reason": "r"}]'
+    statements = ('[{"statement": "s", "verdict": "toxic", "reason": "r"}, '
+                  '{"statement": "s", "verdict": "ok", "reason": "r"}]')
+    pairs = [  # (Mastra's reply, evalgate's, Mastra throws)
+        (f'{{"__proto__": {{"x": 1}}, "verdicts": {verdicts}}}',
+         f'{{"__proto__": {{"x": 1}}, "statements": {statements}}}', True),
+        (f'{{"__proto__": {{"verdicts": {verdicts}}}}}', f'{{"__proto__": {{"statements": {statements}}}}}', True),
+        ('{"verdicts": [{"__proto__": {"verdict": "yes"}, "reason": "r"}]}',
+         '{"statements": [{"statement": "s", "__proto__": {"verdict": "toxic"}, "reason": "r"}]}', True),
+        ('{"verdicts": [{"__proto__": null, "verdict": "yes", "reason": "r"}]}',
+         '{"statements": [{"statement": "s", "__proto__": null, "verdict": "toxic", "reason": "r"}]}', True),
+        ('{"verdicts": [{"\\u005f_proto__": 5, "verdict": "yes", "reason": "r"}]}',
+         '{"statements": [{"statement": "s", "\\u005f_proto__": 5, "verdict": "toxic", "reason": "r"}]}', True),
+        (f'{{"constructor": {{"prototype": 1}}, "verdicts": {verdicts}}}',
+         f'{{"constructor": {{"prototype": 1}}, "statements": {statements}}}', True),
+        # a `constructor` that is no object with a `prototype` key, and `__proto__` as a value, are fine
+        (f'{{"constructor": {{"x": 1}}, "verdicts": {verdicts}}}',
+         f'{{"constructor": {{"x": 1}}, "statements": {statements}}}', False),
+        (f'{{"constructor": "c", "x": "__proto__", "verdicts": {verdicts}}}',
+         f'{{"constructor": "c", "x": "__proto__", "statements": {statements}}}', False),
+        # cut off after the key: the repair drops it, and what is left scores
+        (f'{{"verdicts": {verdicts}, "__proto__"', f'{{"statements": {statements}, "__proto__"', False),
+        # after prose: the last whole object is read the same way
+        (f'Here: {{"__proto__": 1, "verdicts": {verdicts}}}', f'Here: {{"__proto__": 1, "statements": {statements}}}',
+         True),
+    ]
+    for theirs, ours, throws in pairs:
+        yield judged_case("toxicity", [theirs], ours, throws=throws, ctx=ctx)
+    yield judged_case("context_precision", ['{"verdicts": [{"context_index": 0, "verdict": "yes", "reason": "r", '
+                                            '"__proto__": {}}, {"context_index": 1, "verdict": "no", "reason": "r"}]}'],
+                      '{"verdicts": [{"index": 1, "useful": true, "reason": "r", "__proto__": {}}, '
+                      '{"index": 2, "useful": false, "reason": "r"}]}', throws=True, ctx=ctx,
+                      options={"context": CONTEXT}, item={"context": CONTEXT})
+
+
 def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
     return rng.choices(values, k=rng.randint(0, most))
 
@@ -1400,6 +1439,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "alignment_range": alignment_range_cases,
     "cut_off_json": cut_off_cases,
     "judge_text_fields": judge_text_field_cases,
+    "judge_proto": judge_proto_cases,
 }
 
 

@@ -57,11 +57,13 @@ def _no_constant(name: str) -> Any:
 
 
 def _json_parse(text: str) -> Any:
-    """`text` as JSON.parse reads it: NaN and Infinity are no JSON (1e400 is still infinite)."""
+    """`text` as the AI SDK's safeParseJSON reads it: JSON.parse, where NaN and Infinity are no JSON
+    (1e400 is still infinite), then secure-json-parse's refusal of `__proto__` and `constructor.prototype`."""
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        value = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
         return loads(text)  # raises TooDeep, the too-deep error every JSON reader of evalgate's gives
+    return repair.reject_prototype_keys(text, value)
 
 
 def parse_reply(content: str, model: type[T], check: Callable[[T], None] | None = None) -> T:
@@ -93,6 +95,8 @@ def parse_reply(content: str, model: type[T], check: Callable[[T], None] | None 
                 _json_parse(prepared)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
+            except repair.ForbiddenKey as exc:
+                raise ValueError(str(exc)) from None
             raise ValueError("the reply is not valid JSON") from None
     try:
         parsed = model.model_validate(value)

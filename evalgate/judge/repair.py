@@ -250,6 +250,42 @@ def fix_json(text: str) -> str:
     return out
 
 
+# secure-json-parse's prefilter (the AI SDK's `secureJsonParse`): a `"__proto__":` or `"constructor":`
+# key, its letters possibly \u-escaped; only a reply that has one is walked
+_PROTO_KEY = re.compile(r'"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)'
+                        r'(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:')
+_CONSTRUCTOR_KEY = re.compile(r'"(?:c|\\u0063)(?:o|\\u006[Ff])(?:n|\\u006[Ee])(?:s|\\u0073)(?:t|\\u0074)(?:r|\\u0072)'
+                              r'(?:u|\\u0075)(?:c|\\u0063)(?:t|\\u0074)(?:o|\\u006[Ff])(?:r|\\u0072)"\s*:')
+
+
+class ForbiddenKey(ValueError):
+    """The reply holds a key the AI SDK's JSON reader refuses (secure-json-parse)."""
+
+
+def reject_prototype_keys(text: str, value: Any) -> Any:
+    """`value` (parsed from `text`), or ForbiddenKey as secure-json-parse raises: an object anywhere in
+    it with a `__proto__` key, or a `constructor` key holding an object with a `prototype` key.
+
+    Mastra's judge replies go through the AI SDK's `safeParseJSON`, which uses it: such a reply is
+    no JSON to Mastra, whatever its other keys (so a retry, then the scorer's error), where Python's
+    json reads `__proto__` as any key.
+    """
+    if not isinstance(value, (dict, list)) or not (_PROTO_KEY.search(text) or _CONSTRUCTOR_KEY.search(text)):
+        return value
+    pending: list[Any] = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if "__proto__" in node:
+                raise ForbiddenKey("the reply has a `__proto__` key, which Mastra's JSON reader rejects")
+            if isinstance(node.get("constructor"), dict) and "prototype" in node["constructor"]:
+                raise ForbiddenKey("the reply has a `constructor.prototype` key, which Mastra's JSON reader rejects")
+            pending.extend(v for v in node.values() if isinstance(v, (dict, list)))
+        else:
+            pending.extend(v for v in node if isinstance(v, (dict, list)))
+    return value
+
+
 def parse_partial(text: str, loads: Any = json.loads) -> Any:
     """The AI SDK's `parsePartialJson`: `text` as JSON, else `fix_json(text)` as JSON; ValueError if neither."""
     try:
