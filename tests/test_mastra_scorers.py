@@ -1080,6 +1080,38 @@ def judge_proto_cases(ctx: Any) -> Iterator[Case]:
                       options={"context": CONTEXT}, item={"context": CONTEXT})
 
 
+def judge_fence_cases(ctx: Any) -> Iterator[Case]:
+    """Fences and arrays: Mastra unwraps only a ```json fence; any other text not starting with `{` or `[`
+    is read as its last whole top-level object, so a ``` fence around an array gives the array's last
+    object, and an array at the top level (fenced as json or not) is no object."""
+    first_theirs, second_theirs = '{"verdict": "yes", "reason": "r"}', '{"verdict": "no", "reason": "r"}'
+    first_ours = '{"statement": "s", "verdict": "toxic", "reason": "r"}'
+    second_ours = '{"statement": "s", "verdict": "ok", "reason": "r"}'
+    whole_theirs = f'{{"verdicts": [{first_theirs}, {second_theirs}]}}'
+    whole_ours = f'{{"statements": [{first_ours}, {second_ours}]}}'
+    only_theirs, only_ours = f'{{"verdicts": [{second_theirs}]}}', f'{{"statements": [{second_ours}]}}'
+    pairs = [  # (Mastra's reply, evalgate's, Mastra throws)
+        (f"```\n{whole_theirs}\n```", f"```\n{whole_ours}\n```", False),
+        (f"```\n[{whole_theirs}]\n```", f"```\n[{whole_ours}]\n```", False),
+        (f"```\n[{whole_theirs}, {only_theirs}]\n```", f"```\n[{whole_ours}, {only_ours}]\n```", False),
+        (f"```JSON\n[{only_theirs}, {whole_theirs}]\n```", f"```JSON\n[{only_ours}, {whole_ours}]\n```", False),
+        (f"```text\n{only_theirs}\n{whole_theirs}\n```", f"```text\n{only_ours}\n{whole_ours}\n```", False),
+        (f"```\n[{first_theirs}, {second_theirs}]\n```", f"```\n[{first_ours}, {second_ours}]\n```", True),
+        (f"[{whole_theirs}]", f"[{whole_ours}]", True),
+        (f"```json\n[{whole_theirs}]\n```", f"```json\n[{whole_ours}]\n```", True),
+        (f" \n[{whole_theirs}]\n", f" \n[{whole_ours}]\n", True),
+        ("```\n[]\n```", "```\n[]\n```", True),
+    ]
+    # JSON.parse skips only JSON's whitespace: after a no-break space, a line separator or a vertical tab the
+    # text starts with `{` to trim() (no object is extracted) but is no JSON, and the repair keeps the prefix;
+    # after a control character trim() keeps, the object is extracted and scores
+    for prefix, throws in (("\u00a0", True), ("\u2028", True), ("\v", True), ("\ufeff", True), ("\x1c", False),
+                           (" \r\n\t", False)):
+        pairs.append((prefix + whole_theirs, prefix + whole_ours, throws))
+    for theirs, ours, throws in pairs:
+        yield judged_case("toxicity", [theirs], ours, throws=throws, ctx=ctx)
+
+
 def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
     return rng.choices(values, k=rng.randint(0, most))
 
@@ -1440,6 +1472,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "cut_off_json": cut_off_cases,
     "judge_text_fields": judge_text_field_cases,
     "judge_proto": judge_proto_cases,
+    "judge_fences": judge_fence_cases,
 }
 
 

@@ -14,7 +14,6 @@ environment at first use, sent only in the Authorization header, and redacted fr
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import asdict
@@ -49,9 +48,6 @@ DEFAULT_CONCURRENCY = 8
 
 # ---- replies ----
 
-_FENCE = re.compile(r"^```[\w-]*\s*\n?(.*?)\n?```$", re.DOTALL)
-
-
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -69,17 +65,16 @@ def _json_parse(text: str) -> Any:
 def parse_reply(content: str, model: type[T], check: Callable[[T], None] | None = None) -> T:
     """The reply as `model`; ValueError saying what is wrong (not JSON, wrong shape, failed check).
 
-    Tolerates what models commonly wrap JSON in: surrounding whitespace, a ``` fence, a sentence
-    before or after the object. Otherwise the text is read as Mastra reads it: a ```json fence or the
-    last whole object after prose, raw newlines in strings escaped, and JSON cut off repaired by
-    closing what is open (evalgate/judge/repair.py); what that gives is validated like any reply.
+    The text is read as Mastra reads it (evalgate/judge/repair.py): JSON as it is, else inside a
+    ```json fence, or, when it does not start with `{` or `[`, its last whole top-level object (so
+    the last object in a ``` fence of another kind, even inside an array there); raw newlines in
+    strings escaped, and JSON cut off repaired by closing what is open. What that gives is
+    validated like any reply: an array is no object.
     """
-    text = content.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
+    # No fence or strip of our own: Mastra unwraps only ```json, so a ``` fence around an array gives the
+    # array's last object, and JSON.parse skips only JSON's whitespace (a leading no-break space is no JSON)
     try:
-        value = _json_parse(text)
+        value = _json_parse(content)
     except TooDeep as exc:
         raise ValueError(f"the reply {exc}") from None
     except ValueError:
