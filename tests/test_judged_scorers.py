@@ -314,7 +314,7 @@ def test_per_turn_judged_scorers_are_counted(tmp_path: Path, fake: FakeJudge) ->
 
 _R = {"reason": "r"}  # Mastra requires every verdict's reason
 _ALIGNED = {"intent": {"score": 1, **_R}, "requirements": {"items": [], "score": 1},
-            "completeness": {"score": 1, **_R}, "appropriateness": {"score": 1, **_R}}
+            "completeness": {"score": 1, "missing": [], **_R}, "appropriateness": {"score": 1, **_R}}
 _PLAIN = {"input": "q", "output": "a"}
 _WITH_CONTEXT = {"input": "q", "context": ["c"], "ground_truth": "g", "output": "a"}
 _WITH_CALL = {"input": "q", "output": {"text": "a", "tool_calls": [{"name": "t", "args": {}}]}}
@@ -323,7 +323,7 @@ WRONG_TYPES = {
     "score true": ("prompt_alignment", {}, _PLAIN, {**_ALIGNED, "intent": {"score": True, **_R}}),
     "score string": ("prompt_alignment", {}, _PLAIN, {**_ALIGNED, "completeness": {"score": "1", **_R}}),
     "fulfilled 0": ("prompt_alignment", {}, _PLAIN,
-                    {**_ALIGNED, "requirements": {"items": [{"fulfilled": 0, **_R}], "score": 1}}),
+                    {**_ALIGNED, "requirements": {"items": [{"requirement": "q", "fulfilled": 0, **_R}], "score": 1}}),
     "grade true": ("rubric", {"criterion": "x", "scale": "graded", "max_grade": 3}, _PLAIN, {"grade": True}),
     "grade string": ("rubric", {"criterion": "x", "scale": "graded", "max_grade": 3}, _PLAIN, {"grade": "2"}),
     "useful yes": ("context_precision", {}, _WITH_CONTEXT, {"verdicts": [{"index": 1, "useful": "yes", **_R}]}),
@@ -345,6 +345,13 @@ WRONG_TYPES = {
     "reason missing": ("faithfulness", {}, _WITH_CONTEXT, {"claims": [{"claim": "c", "verdict": "supported"}]}),
     "reason null": ("toxicity", {}, _PLAIN, {"statements": [{"statement": "a", "verdict": "ok", "reason": None}]}),
     "verdict number": ("toxicity", {}, _PLAIN, {"statements": [{"statement": "a", "verdict": 1, **_R}]}),
+    # the texts and lists Mastra's schemas require (its `statements`, `toolCalled`, `extraInOutput`)
+    "statement missing": ("answer_relevancy", {}, _PLAIN, {"statements": [{"verdict": "yes", **_R}]}),
+    "statement null": ("answer_relevancy", {}, _PLAIN, {"statements": [{"statement": None, "verdict": "yes", **_R}]}),
+    "call index null": ("tool_call_accuracy", {"tools": ["t"]}, _WITH_CALL,
+                        {"calls": [{"index": None, "appropriate": True, **_R}]}),
+    "extra missing": ("answer_similarity", {}, _WITH_CONTEXT,
+                      {"facts": [{"fact": "g", "verdict": "exact", **_R}], "contradictions": []}),
 }
 
 
