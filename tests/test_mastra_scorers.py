@@ -1108,6 +1108,13 @@ def judge_fence_cases(ctx: Any) -> Iterator[Case]:
     for prefix, throws in (("\u00a0", True), ("\u2028", True), ("\v", True), ("\ufeff", True), ("\x1c", False),
                            (" \r\n\t", False)):
         pairs.append((prefix + whole_theirs, prefix + whole_ours, throws))
+    # valid JSON is preprocessed too: a `<|message|>` inside a string cuts the reply there
+    for after in ("", '{\\"verdicts\\": []}'):
+        theirs = f'{{"verdicts": [{{"verdict": "no", "reason": "<|message|>{after}"}}]}}'
+        ours = f'{{"statements": [{{"statement": "s", "verdict": "ok", "reason": "<|message|>{after}"}}]}}'
+        pairs.append((theirs, ours, True))
+    pairs.append((f'{{"note": "<|message|>", "x": {only_theirs}, "verdicts": {whole_theirs[13:-1]}}}',
+                  f'{{"note": "<|message|>", "x": {only_ours}, "statements": {whole_ours[15:-1]}}}', True))
     for theirs, ours, throws in pairs:
         yield judged_case("toxicity", [theirs], ours, throws=throws, ctx=ctx)
 

@@ -65,34 +65,29 @@ def _json_parse(text: str) -> Any:
 def parse_reply(content: str, model: type[T], check: Callable[[T], None] | None = None) -> T:
     """The reply as `model`; ValueError saying what is wrong (not JSON, wrong shape, failed check).
 
-    The text is read as Mastra reads it (evalgate/judge/repair.py): JSON as it is, else inside a
-    ```json fence, or, when it does not start with `{` or `[`, its last whole top-level object (so
-    the last object in a ``` fence of another kind, even inside an array there); raw newlines in
-    strings escaped, and JSON cut off repaired by closing what is open. What that gives is
-    validated like any reply: an array is no object.
+    The text is read as Mastra reads it (evalgate/judge/repair.py): after a `<|message|>` marker,
+    inside a ```json fence, or, when it does not start with `{` or `[`, its last whole top-level
+    object (so the last object in a ``` fence of another kind, even inside an array there); raw
+    newlines in strings escaped, and JSON cut off repaired by closing what is open. What that gives
+    is validated like any reply: an array is no object.
     """
-    # No fence or strip of our own: Mastra unwraps only ```json, so a ``` fence around an array gives the
-    # array's last object, and JSON.parse skips only JSON's whitespace (a leading no-break space is no JSON)
+    # Mastra preprocesses every reply before JSON.parse, valid JSON too (a `<|message|>` inside a string
+    # cuts it), and strips no fence but ```json and no whitespace JSON.parse would not skip
+    prepared = repair.preprocess(content)
     try:
-        value = _json_parse(content)
+        value = repair.parse_partial(prepared, _json_parse)
     except TooDeep as exc:
         raise ValueError(f"the reply {exc}") from None
     except ValueError:
-        prepared = repair.preprocess(content)
+        if "{" not in prepared:
+            raise ValueError("the reply is not a JSON object") from None
         try:
-            value = repair.parse_partial(prepared, _json_parse)
-        except TooDeep as exc:
-            raise ValueError(f"the reply {exc}") from None
-        except ValueError:
-            if "{" not in prepared:
-                raise ValueError("the reply is not a JSON object") from None
-            try:
-                _json_parse(prepared)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
-            except repair.ForbiddenKey as exc:
-                raise ValueError(str(exc)) from None
-            raise ValueError("the reply is not valid JSON") from None
+            _json_parse(prepared)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
+        except repair.ForbiddenKey as exc:
+            raise ValueError(str(exc)) from None
+        raise ValueError("the reply is not valid JSON") from None
     try:
         parsed = model.model_validate(value)
     except ValidationError as exc:
