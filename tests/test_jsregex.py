@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from evalgate.runs import Run
 from evalgate.scorers import checks, jsproperties
 from evalgate.scorers.jsregex import JsRegexError, translate
 
@@ -31,13 +32,8 @@ if NODE is None and os.environ.get("CI"):
 needs_node = pytest.mark.skipif(NODE is None, reason="needs node")
 
 
-class _Run:
-    def __init__(self, text: str) -> None:
-        self.joined_text = text
-
-
 def _check(pattern: str, text: str, flags: str = "", exact: bool = False) -> float:
-    return checks.matches(pattern, exact=exact, flags=flags)(None, _Run(text))
+    return checks.matches(pattern, exact=exact, flags=flags)(None, Run(texts=[text]))
 
 
 @pytest.mark.parametrize(
@@ -182,7 +178,7 @@ def _ours(case: dict[str, Any]) -> dict[str, Any]:
         return {"error": str(exc)}
     except ValueError as exc:  # `regex` refused what the translation wrote: never expected
         return {"error": f"regex: {exc}"}
-    return {"results": [check(None, _Run(text)) == 1.0 for text in case["texts"]]}
+    return {"results": [check(None, Run(texts=[text])) == 1.0 for text in case["texts"]]}
 
 
 @needs_node
