@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -370,3 +371,61 @@ def test_messages_mastra_cannot_read_error_the_check_that_reads_them(
     assert item.gates == gates and item.scores == (mastra["scores"] or {})
     if kind == "gate" and field is not None:  # a gate that throws scores 0 in both, and says why here
         assert gates["g"] == 0 and field in item.reasons["g"], item.reasons
+
+
+# ---- text parts whose text is no string: the checks' `join` makes it one, as JavaScript's ToString ----
+
+TEXT_VALUES: list[tuple[Any, str | None]] = [  # (a text part's `text`, what the checks read; None: Mastra throws)
+    (5, "5"), (0, ""), (-5.5, "-5.5"), (1e21, "1e+21"), (1.5e-7, "1.5e-7"), (0.0001, "0.0001"),
+    (123456789012345678901234, "1.2345678901234569e+23"), (True, "true"), (False, ""), ({}, "[object Object]"),
+    ({"valueOf": 1}, "[object Object]"), ([1, 2], "1,2"), ([None, 1, [2, [3]], {}], ",1,2,3,[object Object]"),
+    ([], ""), ({"toString": 1}, None), ([{"toString": "x"}], None),
+]
+
+
+def _text_value_runs() -> list[tuple[str, list[dict[str, Any]], str | None]]:
+    runs = []
+    for value, read in TEXT_VALUES:
+        runs.append((f"parts {value!r}", [_message({"format": 2, "parts": [{"type": "text", "text": value}]})], read))
+        runs.append((f"list {value!r}", [_message([{"type": "text", "text": "x"}, {"type": "text", "text": value}])],
+                     read))
+    # `content.content` and `content.text` count only as non-empty strings; the parts are read instead
+    runs.append(("content.content 5", [_message({"format": 2, "content": 5, "text": [1], "parts": [
+        {"type": "text", "text": 7}]})], "7"))
+    return runs
+
+
+TEXT_VALUE_CASES = [(label, messages, read, entry) for label, messages, read in _text_value_runs()
+                    for want in ["x" if read is None else read]
+                    for entry in ({"type": "equals", "value": want, "id": "s", "ignore_case": False},
+                                  {"type": "includes", "value": want[-3:], "id": "s"},
+                                  {"type": "matches", "pattern": "^" + re.escape(want) + "$", "id": "s"})]
+
+
+@pytest.fixture(scope="module")
+def text_value_results() -> list[dict[str, Any]]:
+    cases = [{"data": [{"input": "q", "output": {"messages": messages}}], "scorers": [entry]}
+             for _, messages, _, entry in TEXT_VALUE_CASES]
+    proc = subprocess.run(["node", str(HARNESS / "run_mastra.mjs")], input=json.dumps(cases), capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("index", range(len(TEXT_VALUE_CASES)),
+                         ids=[f"{c[0]}-{c[3]['type']}" for c in TEXT_VALUE_CASES])
+def test_a_text_part_that_is_no_string_reads_as_javascript_writes_it(
+        index: int, text_value_results: list[dict[str, Any]], tmp_path: Path) -> None:
+    """`{type: "text", text: 5}` is "5" to Mastra's checks (`?.text || ""`, then `join`): 0 is "", {} is
+    "[object Object]", [1, 2] is "1,2", 1e21 is "1e+21"; an object with its own `toString` throws."""
+    _, messages, read, entry = TEXT_VALUE_CASES[index]
+    mastra = text_value_results[index]
+    spec = {"version": 1, "name": "text", "data": [{"input": "q", "output": {"messages": messages}}],
+            "target": {"type": "recorded"}, "scorers": [entry]}
+    (tmp_path / "spec.yaml").write_text(json.dumps(spec))
+    item = run_spec(tmp_path / "spec.yaml", concurrency=1, keep_items=True).items[0]
+    assert ("error" in mastra) == (read is None), mastra
+    if read is None:
+        assert "s" not in item.scores and "toString" in item.scorer_errors["s"], item.scorer_errors
+        return
+    assert item.scores == mastra["scores"] == {"s": 1}, (item.scores, item.reasons)

@@ -701,6 +701,81 @@ BASE = {"input": "Weather?", "output": "It is sunny."}
 CONTEXT = ["Brooklyn is sunny.", "Paris is rainy."]
 
 
+def _db_message(content: Any, role: str = "assistant", **extra: Any) -> dict[str, Any]:
+    return {"id": "m1", "role": role, "createdAt": "1970-01-01T00:00:00.000Z", "content": content, **extra}
+
+
+def message_text_cases(ctx: Any) -> Iterator[Case]:
+    """The text Mastra's scorers read from raw messages: the code scorers every message's, whatever its role,
+    with a non-string text part made a string as JavaScript's `join` makes it (5, {}, [1, 2], 1e21; 0 is "");
+    the LLM scorers the last assistant message with text by getTextFromValue (string text parts only,
+    `content.body`, `content.content` as a part list, a `signal` message standing for an assistant)."""
+    text = {"type": "text", "text": "It is sunny in Brooklyn."}
+
+    def parts(*values: Any) -> dict[str, Any]:
+        return {"format": 2, "parts": [{"type": "text", "text": v} for v in values]}
+
+    outputs: list[tuple[str, list[dict[str, Any]], bool]] = [  # (label, messages, Mastra's code scorers throw)
+        ("a user message", [_db_message("Sunny in Brooklyn today", "user"), _db_message("It is sunny.")], False),
+        ("a system message last", [_db_message("It is sunny."), _db_message("Be brief, kind words", "system")], False),
+        ("a signal message", [_db_message({"format": 2, "parts": [text]}, "signal"), _db_message("Great, sunny!")],
+         False),
+        ("no assistant message", [_db_message("wonderful sunny day", "user")], False),
+        ("a number", [_db_message(parts(5))], False),
+        ("an exponent", [_db_message(parts(1e21))], False),
+        ("zero", [_db_message(parts("sunny", 0))], False),
+        ("an object", [_db_message(parts({"a": 1}))], False),
+        ("a list", [_db_message(parts([1, [2, None], "sunny", True]))], False),
+        ("true", [_db_message(parts(True)), _db_message("sunny day")], False),
+        ("a number in a content list", [_db_message([{"type": "text", "text": 12.5}])], False),
+        ("content.content a number", [_db_message({"format": 2, "content": 7, "parts": [text]})], False),
+        ("a user message's null part", [_db_message({"format": 2, "parts": [None, text]}, "user"),
+                                        _db_message("It is sunny.")], True),
+        ("an object with toString", [_db_message(parts({"toString": "x"}))], True),
+        ("a system message's toString list", [_db_message(parts([{"toString": 1}]), "system"),
+                                              _db_message("It is sunny.")], True),
+    ]
+    question = "Is it sunny in Brooklyn today?"
+    for label, messages, throws in outputs:
+        out = {"messages": messages}
+        for scorer, ours in (("content_similarity", code.content_similarity()),
+                             ("textual_difference", code.textual_difference()),
+                             ("keyword_coverage", code.keyword_coverage()),
+                             ("completeness", code.completeness()),
+                             ("tone", code.tone_consistency())):
+            yield Case(f"{scorer}: {label}", {"scorer": scorer, "input": question, "output": out}, ours,
+                       {"input": question}, out, mastra_throws=throws)
+
+    # (label, messages, whether Mastra's LLM scorers find text to judge)
+    judged_outputs: list[tuple[str, list[dict[str, Any]], bool]] = [
+        ("a number after the text", [_db_message(parts("It is sunny.", 5))], True),
+        ("only a number", [_db_message(parts(5))], False),
+        ("an empty last text part", [_db_message(parts("It is sunny.", ""))], False),
+        ("content.body", [_db_message({"format": 2, "body": "It is sunny.", "parts": []})], True),
+        ("content.content a part list", [_db_message({"format": 2, "content": [text], "parts": []})], True),
+        ("content.content an object", [_db_message({"format": 2, "content": {"text": "It is sunny."}})], True),
+        ("the message's own text", [_db_message({"format": 2, "parts": []}, text="It is sunny.")], True),
+        ("a signal standing for an assistant",
+         [_db_message({"format": 2, "parts": [text], "metadata": {"signal": {"type": "assistant"}}}, "signal")], True),
+        ("an earlier assistant message", [_db_message("It is sunny."), _db_message(parts(5))], True),
+        ("a null part", [_db_message({"format": 2, "parts": [None, text]})], True),
+    ]
+    for label, messages, found in judged_outputs:
+        out = {"messages": messages}
+        verdicts = ["yes"] if found else []  # a judge shown no output finds no statements in it
+        case = judged_case("answer_relevancy", [{"statements": [f"s{i}" for i in range(len(verdicts))]},
+                                                {"results": [{"result": v, "reason": "r"} for v in verdicts]}],
+                           {"statements": [{"statement": f"s{i}", "verdict": v, "reason": "r"}
+                                           for i, v in enumerate(verdicts)]}, ctx=ctx, out=out)
+        case.label = f"answer_relevancy: {label}"
+        yield case
+        case = judged_case("toxicity", [{"verdicts": [{"verdict": "no", "reason": "r"}] if found else []}],
+                           {"statements": [{"statement": "s", "verdict": "ok", "reason": "r"}] if found else []},
+                           ctx=ctx, out=out)
+        case.label = f"toxicity: {label}"
+        yield case
+
+
 def judged_case(scorer: str, judge: list[Any], answer: Any, *, throws: bool = False, options: Any = None,
                 item: dict[str, Any] | None = None, out: Any = BASE["output"], **node: Any) -> Case:
     """One judged scorer on the same input: Mastra's judge steps `judge`, evalgate's one reply `answer`."""
@@ -1472,6 +1547,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "tool_call_ids": tool_call_id_cases,
     "faithfulness_evidence": faithfulness_evidence_cases,
     "message_fields": message_field_cases,
+    "message_texts": message_text_cases,
     "judge_labels": judge_label_cases,
     "judge_reasons": judge_reason_cases,
     "judge_indexes": judge_index_cases,

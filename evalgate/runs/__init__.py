@@ -48,7 +48,7 @@ def run_from_value(value: Any) -> Run:
 
 _RUN_KEYS = frozenset(
     {"text", "texts", "tool_calls", "latency_ms", "usage", "cost_usd", "result", "steps", "uncounted_tool_errors",
-     "legacy_tool_invocations", "unreadable"}
+     "legacy_tool_invocations", "unreadable", "output_texts", "judge_texts"}
 )
 
 
@@ -94,6 +94,10 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
         k in UNREADABLE_PARTS and isinstance(v, str) for k, v in unreadable.items()
     ):
         raise RunFormatError(f"`unreadable` must map {' or '.join(UNREADABLE_PARTS)} to why Mastra cannot read it")
+    per_message = {key: value.get(key) for key in ("output_texts", "judge_texts")}
+    for key, listed in per_message.items():
+        if listed is not None and (not isinstance(listed, list) or not all(isinstance(t, str) for t in listed)):
+            raise RunFormatError(f"`{key}` must be a list of strings")
     return Run(
         texts=texts,
         tool_calls=calls,
@@ -105,6 +109,8 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
         uncounted_tool_errors=list(uncounted),
         legacy_tool_invocations=list(legacy) if legacy is not None else None,
         unreadable=dict(unreadable),
+        output_texts=list(per_message["output_texts"]) if per_message["output_texts"] is not None else None,
+        judge_texts=list(per_message["judge_texts"]) if per_message["judge_texts"] is not None else None,
     )
 
 

@@ -53,11 +53,13 @@ from typing import Any
 
 from evalgate.runs.model import (
     UNREADABLE_PARTS,
+    NoJsString,
     Run,
     RunFormatError,
     ToolCall,
     float_sized,
     float_sized_usage,
+    js_string,
     js_truthy,
     name_key,
     shown_name,
@@ -124,6 +126,8 @@ def _is_openai(messages: Sequence[Mapping[str, Any]]) -> bool:
 
 def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
     texts: list[str] = []
+    every: list[str] = []  # every message's text, whatever its role: Mastra's code scorers
+    judged: list[str] = []  # the assistant messages' texts as the LLM scorers read them
     calls: list[ToolCall] = []
     uncounted: list[str] = []
     legacy: list[Any] = []
@@ -133,24 +137,40 @@ def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
         if "tool_calls" not in unreadable and (problem := _unreadable_calls(content)) is not None:
             unreadable["tool_calls"] = _unreadable(index, problem, "tool readers (mergeToolInvocations, "
                                                                    "extractTrajectory)")
-        if message["role"] == "assistant":
-            if "text" not in unreadable and (problem := _unreadable_text(content)) is not None:
+        assistant = message["role"] == "assistant"
+        problem = _unreadable_text(content)
+        value = _mastra_text(content)
+        try:
+            text = value if value.__class__ is str else js_string(value)
+        except NoJsString as exc:  # the checks' and scorers' `join` throws on it, after the reader
+            text, problem = "", problem or f"{_text_field(content)} {exc}"
+        if problem is not None:
+            if assistant and "text" not in unreadable:
                 unreadable["text"] = _unreadable(index, problem, "text reader (getTextContentFromMastraDBMessage)")
-            texts.append(_mastra_text(content))
+            if "output_texts" not in unreadable:
+                unreadable["output_texts"] = _unreadable(index, problem, "code scorers' text reader "
+                                                                         "(getTextContentFromMastraDBMessage)")
+        every.append(text)
+        if assistant:
+            texts.append(text)
             # faithfulness's evidence: `flatMap((m) => m.content?.toolInvocations ?? [])`, as it is
             value = content.get("toolInvocations") if isinstance(content, Mapping) else None
             if isinstance(value, list):
                 legacy.extend(value)
             elif value is not None:
                 legacy.append(value)
+        if assistant or (message["role"] == "signal" and _effective_role(message) == "assistant"):
+            judged.append(_judge_text(message) or "")
         for invocation in _merged_invocations(message.get("content")):
             call = _mastra_call(invocation, index)
             if call is not None:
                 calls.append(call)
             elif (error := _uncounted_error(invocation)) is not None:
                 uncounted.append(error)
+    # Kept only where they differ from `texts`: most runs' messages are all the assistant's, in plain text.
     return Run(texts=texts, tool_calls=calls, uncounted_tool_errors=uncounted, legacy_tool_invocations=legacy,
-               unreadable={part: unreadable[part] for part in UNREADABLE_PARTS if part in unreadable})
+               unreadable={part: unreadable[part] for part in UNREADABLE_PARTS if part in unreadable},
+               output_texts=every if every != texts else None, judge_texts=judged if judged != texts else None)
 
 
 def _unreadable(index: int, problem: str, reader: str) -> str:
@@ -197,15 +217,16 @@ def _kind(value: Any) -> str:
     return "an object" if isinstance(value, Mapping) else type(value).__name__
 
 
-def _mastra_text(content: Any) -> str:
-    """Mastra's getTextContentFromMastraDBMessage."""
+def _mastra_text(content: Any) -> Any:
+    """Mastra's getTextContentFromMastraDBMessage: a string, or the last text part's `text` as it is when that
+    is truthy in JavaScript (5, {}, [1, 2], true), which the readers' `join` then makes a string (js_string)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         return _last_text(content)
     if not isinstance(content, Mapping):
         return ""
-    for key in ("content", "text"):
+    for key in ("content", "text"):  # `typeof ... === "string"`: any other value is passed over
         value = content.get(key)
         if isinstance(value, str) and value:
             return value
@@ -213,12 +234,53 @@ def _mastra_text(content: Any) -> str:
     return _last_text(parts) if isinstance(parts, list) else ""
 
 
-def _last_text(parts: list[Any]) -> str:
+def _last_text(parts: list[Any]) -> Any:
     texts = [p for p in parts if isinstance(p, Mapping) and p.get("type") == "text"]
     if not texts:
         return ""
     text = texts[-1].get("text")
-    return text if isinstance(text, str) else ""
+    return text if js_truthy(text) else ""  # `?.text || ""`: 0, false and null give ""
+
+
+def _text_field(content: Any) -> str:
+    """Where the text part _mastra_text read sits, for a reason."""
+    return "the last text part's text" + (" (content.parts)" if isinstance(content, Mapping) else " (content)")
+
+
+def _judge_text(value: Any) -> str | None:
+    """Mastra's getTextFromValue, which its LLM scorers read a message with (getAssistantMessageFromRunOutput):
+    `content` (a string, a part list, or an object read the same way), then a non-empty `text` or `body`,
+    then the parts; of a part list, the last text part whose text is a string. None for undefined."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, list):
+        for part in reversed(value):
+            if isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("text"), str):
+                return part["text"]  # "" too: it ends the `??` chain, and the scorer passes the message over
+        return None
+    if not isinstance(value, Mapping):
+        return None
+    found = _judge_text(value.get("content"))
+    if found is not None:
+        return found
+    for key in ("text", "body"):
+        text = value.get(key)
+        if isinstance(text, str) and text:
+            return text
+    parts = value.get("parts")
+    return _judge_text(parts) if isinstance(parts, list) else None
+
+
+def _effective_role(message: Mapping[str, Any]) -> Any:
+    """Mastra's getEffectiveMessageRole: a `signal` message stands for the role its metadata names."""
+    content = message.get("content")
+    meta = content.get("metadata") if isinstance(content, Mapping) else None
+    signal = meta.get("signal") if isinstance(meta, Mapping) else None
+    for value in ((signal.get("tagName"), signal.get("type")) if isinstance(signal, Mapping) else ()):
+        if isinstance(value, str):
+            return value
+    kind = message.get("type")
+    return kind if isinstance(kind, str) else None
 
 
 def _merged_invocations(content: Any) -> list[Mapping[str, Any]]:

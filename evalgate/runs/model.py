@@ -18,8 +18,9 @@ class RunFormatError(ValueError):
     """A run (recorded output or a target's reply) is not in the run format."""
 
 
-# What a Mastra message list's readers may throw on: the assistant messages' text, every message's calls.
-UNREADABLE_PARTS = ("text", "tool_calls")
+# What a Mastra message list's readers may throw on: the assistant messages' text (the checks), every
+# message's text (the code scorers), every message's calls.
+UNREADABLE_PARTS = ("text", "output_texts", "tool_calls")
 
 
 class UnreadableRun(ValueError):
@@ -99,6 +100,66 @@ def float_sized_usage(usage: Mapping[str, Any]) -> dict[str, Any]:
     return {key: float_sized(count) for key, count in usage.items()}
 
 
+class NoJsString(ValueError):
+    """JavaScript's ToString throws on this value (or evalgate cannot say what it would give)."""
+
+
+def js_number(value: float) -> str:
+    """Number.prototype.toString(): the shortest digits that read back (Python's repr finds the same),
+    written plainly from 1e-6 up to 1e21 and in exponent form outside (`1e+21`, `1.5e-7`)."""
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "0"  # -0 too
+    mantissa, _, exp = repr(abs(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    point = len(whole) + int(exp or 0) - (len(whole + fraction) - len(digits))  # value = 0.digits x 10^point
+    digits = digits.rstrip("0")
+    sign = "-" if value < 0 else ""
+    if len(digits) <= point <= 21:
+        return sign + digits + "0" * (point - len(digits))
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * -point + digits
+    shown = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{shown}e{'+' if point > 0 else '-'}{abs(point - 1)}"
+
+
+def js_string(value: Any, _open: tuple[int, ...] = ()) -> str:
+    """JavaScript's ToString of a JSON value, as `Array.prototype.join` applies it: an object is
+    "[object Object]", a list its items' strings joined by "," (null as ""), a number as JavaScript
+    writes it. Raises NoJsString where JavaScript throws: an object with its own `toString` key (JSON
+    cannot make it a function, so `Cannot convert object to primitive value`)."""
+    if value.__class__ is str:
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        try:
+            return js_number(float(value))
+        except OverflowError:  # an integer beyond a double: JSON.parse makes it Infinity
+            return "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, Mapping):
+        if "toString" in value:
+            raise NoJsString('is an object with its own "toString", which JavaScript cannot make a string '
+                             "(Cannot convert object to primitive value)")
+        return "[object Object]"
+    if isinstance(value, list):
+        if id(value) in _open:  # V8's join writes a list inside itself as ""
+            return ""
+        inner = (*_open, id(value))
+        return ",".join(js_string(v, inner) for v in value)
+    raise NoJsString(f"is a {type(value).__name__}, which JSON has no value for")
+
+
 def js_truthy(value: Any) -> bool:
     """JavaScript's truthiness: an empty object or list is truthy, NaN is falsy."""
     if isinstance(value, Mapping | list):
@@ -119,8 +180,14 @@ class Run:
     counts them, its call counts and trajectories do not.
     `legacy_tool_invocations` (Mastra messages only, else None): every entry of the assistant
     messages' legacy `content.toolInvocations`, the only tool evidence Mastra's faithfulness reads.
-    `unreadable` (Mastra messages only): for "text" and "tool_calls", why Mastra's reader of that part
-    throws on these messages (`parts: {}`, a null part, ...); a check reading it raises (`require`).
+    `unreadable` (Mastra messages only): for "text", "output_texts" and "tool_calls", why Mastra's reader
+    of that part throws on these messages (`parts: {}`, a null part, ...); a check reading it raises
+    (`require`).
+    `output_texts` (Mastra messages only, and only where it differs from `texts`, else None): the text of
+    every output message whatever its role, which Mastra's code scorers read.
+    `judge_texts` (Mastra messages only, where it differs from `texts`, else None): each assistant
+    message's text as Mastra's LLM scorers read it (getTextFromValue: the last text part whose text is
+    a string, `content.body` too).
     """
 
     texts: list[str] = field(default_factory=list)
@@ -133,6 +200,8 @@ class Run:
     uncounted_tool_errors: list[str] = field(default_factory=list)
     legacy_tool_invocations: list[Any] | None = None
     unreadable: dict[str, str] = field(default_factory=dict)
+    output_texts: list[str] | None = None
+    judge_texts: list[str] | None = None
 
     def require(self, part: str) -> None:
         """Raise where Mastra's reader of `part` ("text" or "tool_calls") throws on this run's messages:
@@ -175,6 +244,10 @@ class Run:
             out["legacy_tool_invocations"] = list(self.legacy_tool_invocations)
         if self.unreadable:  # a resumed rescore errors the same checks
             out["unreadable"] = dict(self.unreadable)
+        if self.output_texts is not None:  # what the code scorers read, for a resumed rescore
+            out["output_texts"] = list(self.output_texts)
+        if self.judge_texts is not None:
+            out["judge_texts"] = list(self.judge_texts)
         return out
 
 
@@ -200,7 +273,16 @@ def conversation(runs: list[Run]) -> Run:
         # a reader of the whole conversation meets the first turn it cannot read
         unreadable={k: f"turn {n}: {v}" for n, r in reversed(list(enumerate(runs, 1)))
                     for k, v in r.unreadable.items()},
+        output_texts=_per_message(runs, "output_texts"),
+        judge_texts=_per_message(runs, "judge_texts"),
     )
+
+
+def _per_message(runs: list[Run], name: str) -> list[str] | None:
+    """The turns' `output_texts` or `judge_texts` in order; a turn without them gives its `texts`."""
+    if all(getattr(r, name) is None for r in runs):
+        return None
+    return [t for r in runs for t in (getattr(r, name) if getattr(r, name) is not None else r.texts)]
 
 
 def _legacy_invocations(runs: list[Run]) -> list[Any] | None:

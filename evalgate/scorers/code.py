@@ -63,9 +63,9 @@ def input_text(item: Item) -> str:
 
 
 def output_text(run: Run) -> str:
-    """Every output message's text, joined by ", " (Mastra's code scorers)."""
-    run.require("text")
-    return ", ".join(run.texts)
+    """Every output message's text, whatever its role, joined by ", " (Mastra's code scorers)."""
+    run.require("output_texts")
+    return ", ".join(run.texts if run.output_texts is None else run.output_texts)
 
 
 def reference_text(item: Item, reference: Reference) -> tuple[str, str]:

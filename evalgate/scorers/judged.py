@@ -135,10 +135,13 @@ def _input(item: Item, options: Options) -> str:
 
 
 def _output(run: Run, options: Options) -> str:
-    """The last assistant message with text (Mastra); with `conversation`, all of them joined."""
+    """The last assistant message with text (Mastra); with `conversation`, all of them joined.
+
+    Mastra messages are read as Mastra's LLM scorers read them (`judge_texts`), not as the checks do."""
+    texts = run.texts if run.judge_texts is None else run.judge_texts
     if options.conversation:
-        return run.text
-    for text in reversed(run.texts):
+        return " ".join(texts)
+    for text in reversed(texts):
         if text:
             return text
     return ""

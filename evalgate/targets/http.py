@@ -228,7 +228,9 @@ class ReplyMapping:
             text = self._text(self.text.search(body), body)
             if text is not None:  # nothing there: the format's text stands
                 run.texts = [text]
-                run.unreadable.pop("text", None)  # the mapped text is read, not Mastra's
+                run.output_texts = run.judge_texts = None  # every scorer reads the mapped text, not Mastra's
+                run.unreadable.pop("text", None)
+                run.unreadable.pop("output_texts", None)
         if self.tool_calls is not None:
             calls = self.tool_calls.search(body)
             if calls is not None and not isinstance(calls, list):
