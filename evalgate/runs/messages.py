@@ -8,7 +8,11 @@ parts, or `{format: 2, parts: [...], content?, toolInvocations?}`. The rules fol
 `@mastra/evals` so every check scores as Mastra's would:
 
 - one text per assistant message, even an empty one: `content` if a string; else
-  `content.content` or `content.text` if a non-empty string; else the *last* `text` part;
+  `content.content` or `content.text` if a non-empty string; else the *last* `text` part's
+  `text`, a non-string one written as JavaScript's `join` writes it (5 is "5", {} "[object Object]",
+  0 ""); Mastra's code scorers read the same text of every message, whatever its role
+  (`Run.output_texts`), its LLM scorers each assistant message's text by the more lenient
+  getTextFromValue (`Run.judge_texts`);
 - a `toolName` that is not a string but truthy in JavaScript (7, true) is kept as it is: Mastra
   counts the call, and compares names with `===`, so 7 never matches the tool "7";
 - tool calls come from every message's `tool-invocation` parts merged with the legacy
