@@ -718,6 +718,7 @@ def message_text_cases(ctx: Any) -> Iterator[Case]:
     outputs: list[tuple[str, list[dict[str, Any]], bool]] = [  # (label, messages, Mastra's code scorers throw)
         ("a user message", [_db_message("Sunny in Brooklyn today", "user"), _db_message("It is sunny.")], False),
         ("a system message last", [_db_message("It is sunny."), _db_message("Be brief, kind words", "system")], False),
+        ("a tool message", [_db_message({"format": 2, "parts": [text]}, "tool"), _db_message("Sunny.")], False),
         ("a signal message", [_db_message({"format": 2, "parts": [text]}, "signal"), _db_message("Great, sunny!")],
          False),
         ("no assistant message", [_db_message("wonderful sunny day", "user")], False),

@@ -122,6 +122,10 @@ def _number(value: Any, key: str) -> float | None:
 
 
 def _is_openai(messages: Sequence[Mapping[str, Any]]) -> bool:
+    # An object `content` is Mastra's format 2 (OpenAI's is a string, a part list or null), even in a
+    # message of role "tool", which both formats have.
+    if any(isinstance(m.get("content"), Mapping) for m in messages):
+        return False
     return any(m.get("role") == "tool" or "tool_calls" in m or "tool_call_id" in m for m in messages)
 
 
