@@ -614,6 +614,22 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["`cost_usd` must be a number"],
         ["no id", "item-1", "evalgate.yaml:5", "evalgate.yaml:7"],
     ),
+    "a number YAML reads as text says how to write it": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: {text: hello, cost_usd: 1e-6}
+                gates:
+                  - type: includes
+                    value: hello
+                """
+        },
+        ["evalgate.yaml:4"],
+        ["`cost_usd` must be a number, got the string '1e-6'", "write 1.0e-06"],
+        [],
+    ),
     "python target that cannot be imported": (
         {
             "evalgate.yaml": """\

@@ -22,6 +22,7 @@ from evalgate.runs.model import (
     float_sized,
     float_sized_usage,
     js_truthy,
+    not_a_number,
 )
 
 
@@ -148,7 +149,7 @@ def _number(value: Any, key: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RunFormatError(f"`{key}` must be a number, got {_kind(value)}")
+        raise not_a_number(key, value, _kind(value))
     return float_sized(value)
 
 

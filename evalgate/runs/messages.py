@@ -66,6 +66,7 @@ from evalgate.runs.model import (
     js_string,
     js_truthy,
     name_key,
+    not_a_number,
     shown_name,
 )
 
@@ -117,7 +118,7 @@ def _checked(messages: Any) -> Sequence[Mapping[str, Any]]:
 
 def _number(value: Any, key: str) -> float | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise RunFormatError(f"`{key}` must be a number")
+        raise not_a_number(key, value, "no number")
     return float_sized(value)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -84,6 +85,20 @@ def shown_name(name: Any) -> str:
 
 
 _LARGEST = int(1.7976931348623157e308)
+
+
+# A number YAML 1.1 (PyYAML) reads as text: an exponent without a dot or without its sign (`1e-6`, `1.0e6`).
+_YAML_TEXT_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
+
+
+def not_a_number(key: str, value: Any, kind: str) -> RunFormatError:
+    """`key` must be a number; for text that is one to JSON and YAML 1.2, say why YAML read it as text."""
+    if isinstance(value, str) and _YAML_TEXT_NUMBER.fullmatch(value.strip()):
+        mantissa, e, exponent = repr(float(value)).partition("e")
+        written = (mantissa if "." in mantissa else mantissa + ".0") + (e + exponent if e else "")
+        return RunFormatError(f"`{key}` must be a number, got the string {value.strip()!r} (in YAML, a number with "
+                              f"an exponent is text unless it has a dot and a signed exponent: write {written})")
+    return RunFormatError(f"`{key}` must be a number, got {kind}")
 
 
 def float_sized(value: Any) -> Any:
