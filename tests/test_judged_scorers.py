@@ -396,3 +396,25 @@ def test_json_numbers_and_duplicate_keys_read_as_javascript_reads_them(
     assert not result.scorer_errors
     assert result.scores[scorer_type] == score
     assert fake.calls == 1
+
+
+@pytest.mark.parametrize("index", [0, 3, 1.5, "1e400"])
+def test_a_rubric_verdict_naming_no_criterion_is_repaired_then_errors(fake: FakeJudge, index: Any) -> None:
+    # Mastra's verdict carries its own `required`; evalgate's takes the named criterion's, so an index
+    # naming none has no Mastra counterpart: refused (docs/mastra-semantics.md, section 9)
+    reply = f'{{"criteria": [{{"index": 1, "satisfied": true, "reason": "r"}}, ' \
+            f'{{"index": {index}, "satisfied": true, "reason": "r"}}]}}'
+    result = _scored(fake, "rubric", {"criteria": ["x", "y"]}, _PLAIN, reply)
+    assert fake.calls == 2
+    assert "names no criterion (1 to 2)" in result.scorer_errors["rubric"]
+
+
+def test_verdicts_name_what_they_judge_by_index_in_the_reason(fake: FakeJudge) -> None:
+    # Mastra scores the verdicts given; the index only says which call a reason is about
+    item = {"input": "q", "output": {"text": "a", "tool_calls": [{"name": "t", "args": {}}, {"name": "u", "args": {}}]}}
+    result = _scored(fake, "tool_call_accuracy", {"tools": ["t", "u"]}, item,
+                     {"calls": [{"index": 2, "appropriate": False, "reason": "why u"},
+                                {"index": 9, "appropriate": False, "reason": "why 9"}]})
+    assert result.scores["tool_call_accuracy"] == 0.0
+    reason = result.reasons["tool_call_accuracy"]
+    assert "'u' (why u)" in reason and "'call 9' (why 9)" in reason and "0 of 2 verdicts" in reason

@@ -926,6 +926,83 @@ def judge_index_cases(ctx: Any) -> Iterator[Case]:
             throws=True, ctx=ctx, **with_context)
 
 
+def judge_count_cases(ctx: Any) -> Iterator[Case]:
+    """Fewer or more verdicts than things judged, two naming one index, an index naming none: Mastra's
+    tool_call_accuracy, rubric, context_precision and context_relevance never match their verdicts to
+    the calls, criteria or chunks; each scores the verdicts it is given (none: its empty-list number)."""
+    tools = {"availableTools": [{"id": "book", "description": "books"}]}
+    two_calls = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}, "result": "ok"},
+                                                    {"name": "search", "args": {}, "result": "ok"}]}
+    one_call = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}, "result": "ok"}]}
+
+    def tool_case(out: Any, verdicts: list[tuple[Any, str, bool]], missing: list[str] | None = None) -> Case:
+        # (evalgate's index, Mastra's toolCalled, appropriate); `missing` is left out of both when None
+        theirs: dict[str, Any] = {"evaluations": [{"toolCalled": name, "wasAppropriate": ok, "reasoning": "r"}
+                                                  for _, name, ok in verdicts]}
+        ours: dict[str, Any] = {"calls": [{"index": index, "appropriate": ok, "reason": "r"}
+                                          for index, _, ok in verdicts]}
+        if missing is not None:
+            theirs["missingTools"], ours["missing_tools"] = missing, missing
+        return judged_case("tool_call_accuracy", [theirs], ours, ctx=ctx, out=out, options=tools)
+
+    yield tool_case(two_calls, [(1, "book", True)])  # fewer: 1 of 1 given
+    yield tool_case(two_calls, [(2, "search", False)])
+    yield tool_case(one_call, [(1, "book", True), (2, "search", False), (3, "book", False)])  # more: 1/3
+    yield tool_case(two_calls, [(1, "book", True), (1, "book", False), (1, "book", False)])  # one index thrice
+    yield tool_case(one_call, [(7, "weather", True), (2.5, "book", False)])  # indexes naming no call
+    yield tool_case(two_calls, [], ["book"])  # none given: 0 with a missing tool, else 1
+    yield tool_case(two_calls, [], [])
+    yield tool_case("Sure.", [(1, "book", False)])  # no call made, yet a verdict: it is scored
+    yield tool_case("Sure.", [(1, "book", True), (2, "search", False)], ["book"])
+
+    # rubric: each verdict's `required` is the one of the criterion its index names (Mastra's reply
+    # repeats it); an index naming no criterion has none, and stays an invalid reply (docs)
+    criteria = [{"description": "is polite", "required": True}, {"description": "is short", "required": True},
+                {"description": "uses emoji", "required": False}]
+    rubric = judged.rubric(criteria=criteria, ctx=ctx)
+
+    def rubric_case(verdicts: list[tuple[float, bool]]) -> Case:
+        named = [(criteria[int(n) - 1], ok) for n, ok in verdicts]
+        theirs = {"criteria": [{"criterion": c["description"], "satisfied": ok, "required": c["required"],
+                                "reasoning": "r"} for c, ok in named],
+                  "overallAssessment": "a"}
+        ours = {"criteria": [{"index": n, "satisfied": ok, "reason": "r"} for n, ok in verdicts]}
+        node = {**BASE, "scorer": "rubric", "options": {"criteria": criteria}, "judge": [theirs]}
+        return Case("rubric", node, rubric, {"input": BASE["input"]}, BASE["output"], ours)
+
+    yield rubric_case([(1, True)])  # fewer: the unjudged required criterion does not count
+    yield rubric_case([(3, False)])  # only an optional one: every verdict given counts
+    yield rubric_case([(3, True)])
+    yield rubric_case([(3, False), (1, True), (2, True)])  # in another order: by index, not position
+    yield rubric_case([(1, True), (2, True), (3, False), (2.0, True)])  # more, a whole float naming one
+    yield rubric_case([])  # none: 1, as Mastra scores an empty analysis
+
+    with_context = {"options": {"context": CONTEXT}, "item": {"context": CONTEXT}}
+
+    def precision_case(verdicts: list[tuple[Any, bool]]) -> Case:
+        theirs = {"verdicts": [{"context_index": n - 1, "verdict": "yes" if ok else "no", "reason": "r"}
+                               for n, ok in verdicts]}
+        ours = {"verdicts": [{"index": n, "useful": ok, "reason": "r"} for n, ok in verdicts]}
+        return judged_case("context_precision", [theirs], ours, ctx=ctx, **with_context)
+
+    yield precision_case([(1, True)])
+    yield precision_case([(2, False), (3, True), (1, False)])
+    yield precision_case([])
+
+    def relevance_case(verdicts: list[tuple[Any, str, bool]], missing: list[str]) -> Case:
+        theirs = {"evaluations": [{"context_index": n - 1, "contextPiece": "c", "relevanceLevel": level,
+                                   "wasUsed": used, "reasoning": "r"} for n, level, used in verdicts],
+                  "missingContext": missing, "overallAssessment": "a"}
+        ours = {"verdicts": [{"index": n, "relevance": level, "used": used, "reason": "r"}
+                             for n, level, used in verdicts], "missing_context": missing}
+        return judged_case("context_relevance", [theirs], ours, ctx=ctx, **with_context)
+
+    yield relevance_case([(1, "high", False)], [])
+    yield relevance_case([(1, "high", True), (2, "low", True), (3, "none", True), (3, "none", False)], [])
+    yield relevance_case([], ["x"])
+    yield relevance_case([], [])
+
+
 def alignment_reply(intent: Any, requirements: Any, completeness: Any, appropriateness: Any) -> dict[str, Any]:
     """Mastra's prompt-alignment analysis with these four scores."""
     return {"intentAlignment": {"score": intent, "primaryIntent": "p", "isAddressed": True, "reasoning": "r"},
@@ -1552,6 +1629,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "judge_labels": judge_label_cases,
     "judge_reasons": judge_reason_cases,
     "judge_indexes": judge_index_cases,
+    "judge_counts": judge_count_cases,
     "alignment_range": alignment_range_cases,
     "cut_off_json": cut_off_cases,
     "judge_text_fields": judge_text_field_cases,

@@ -230,13 +230,19 @@ def _exact(label: str) -> str:
     return label  # faithfulness, hallucination: `=== "yes"`
 
 
-def _expect_count(expected: int, what: str, field: str = "verdicts") -> Callable[[Any], None]:
-    def check(reply: Any) -> None:
-        got = len(getattr(reply, field))
-        if got != expected:
-            raise ValueError(f"expected exactly {expected} entries in `{field}`, one per {what}, got {got}")
+# Mastra's tool_call_accuracy, rubric, context_precision and context_relevance never match their
+# verdicts to the calls, criteria or chunks: each scores the verdicts given, however many, and an
+# index (Mastra's toolCalled, criterion, context_index) only names what a reason quotes.
+def _position(index: float, count: int) -> int | None:
+    """The 0-based position a judge's 1-based `index` names among `count`, or None if it names none."""
+    if isinstance(index, int) or (isinstance(index, float) and index.is_integer()):
+        return int(index) - 1 if 1 <= index <= count else None
+    return None
 
-    return check
+
+def _named(index: float, names: Sequence[str], what: str) -> str:
+    position = _position(index, len(names))
+    return names[position] if position is not None else f"{what} {index:g}"
 
 
 # ---- the scorers ----
@@ -501,9 +507,9 @@ def context_precision(
             p.CONTEXT_PRECISION,
             _data(p.section("input", _input(item, options)), p.section("reference", target), _chunks(chunks)),
             r.UsefulVerdicts,
-            _expect_count(len(chunks), "context chunk"),
         )
-        # Mastra orders the verdicts by the judge's index (a required number), a stable sort
+        # Mastra orders the verdicts by the judge's index (a required number), a stable sort, and
+        # scores them however many there are: a chunk left out or judged twice is no error
         verdicts = sorted(reply.verdicts, key=lambda v: v.index)
         useful = 0
         total = 0.0
@@ -511,10 +517,11 @@ def context_precision(
             if verdict.useful:
                 useful += 1
                 total += useful / position
+        judged = f"{len(verdicts)} verdicts on {len(chunks)} context chunks"
         if not useful:
-            return 0.0, f"none of the {len(chunks)} context chunks is useful"
+            return 0.0, f"none useful: {judged}"
         ranks = ", ".join(str(n) for n, v in enumerate(verdicts, 1) if v.useful)
-        return options.value(total / useful), f"{useful} of {len(chunks)} context chunks useful, at positions {ranks}"
+        return options.value(total / useful), f"{useful} useful of {judged}, at positions {ranks}"
 
     return JudgedFn(judge, score)
 
@@ -542,8 +549,12 @@ def context_relevance(round: bool = True, empty: Empty = "score", conversation: 
             _data(p.section("input", _input(item, options)), _chunks(chunks),
                   p.section("output", _output(run, options))),
             r.RelevanceVerdicts,
-            _expect_count(len(chunks), "context chunk"),
         )
+        if not reply.verdicts:
+            # Mastra's number for no evaluations, neither penalized nor rounded
+            value = 0.0 if reply.missing_context else 1.0
+            return value, _reason(f"no verdicts, {len(reply.missing_context)} missing: {value:g}, as Mastra scores it",
+                                  "Missing", [(m, "missing") for m in reply.missing_context])
         total = 0.0
         for verdict in reply.verdicts:
             total += RELEVANCE_WEIGHTS[verdict.relevance]
@@ -552,7 +563,7 @@ def context_relevance(round: bool = True, empty: Empty = "score", conversation: 
         missing = min(len(reply.missing_context) * MISSING_CONTEXT_PENALTY, MISSING_CONTEXT_MAX)
         value = max(0.0, relevance - unused * UNUSED_HIGH_PENALTY - missing) * 1
         grades = ", ".join(v.relevance for v in reply.verdicts)
-        flagged = [(chunks[n], v.reason) for n, v in enumerate(reply.verdicts) if v.relevance == "none"]
+        flagged = [(_named(v.index, chunks, "chunk"), v.reason) for v in reply.verdicts if v.relevance == "none"]
         flagged += [(m, "missing") for m in reply.missing_context]
         summary = f"chunk relevance: {grades}; {unused} highly relevant unused, {len(reply.missing_context)} missing"
         return options.value(value), _reason(summary, "Irrelevant or missing", flagged)
@@ -724,17 +735,19 @@ def tool_call_accuracy(
                 p.section("tool_calls", "\n".join(calls) or "(no tool calls)"),
             ),
             r.ToolCalls,
-            _expect_count(len(calls), "tool call", "calls") if calls else None,
         )
-        if not calls:
+        if not reply.calls:
+            # Mastra: no evaluations score by missingTools alone, whatever calls were made
+            judged = f"no tool call judged ({len(calls)} made)"
             if reply.missing_tools:
-                return 0.0, _reason("no tool was called but one was needed", "Missing",
+                return 0.0, _reason(f"{judged}, a tool needed", "Missing",
                                     [(t, reply.reason) for t in reply.missing_tools])
-            return 1.0, "no tool was called and none was needed"
+            return 1.0, f"{judged}, none needed"
         good = sum(1 for c in reply.calls if c.appropriate)
-        wrong = [(shown_name(run.tool_calls[n].name), c.reason) for n, c in enumerate(reply.calls) if not c.appropriate]
-        return options.value(good / len(calls)), _reason(f"{good} of {len(calls)} tool calls appropriate",
-                                                         "Inappropriate", wrong)
+        names = [shown_name(c.name) for c in run.tool_calls]
+        wrong = [(_named(c.index, names, "call"), c.reason) for c in reply.calls if not c.appropriate]
+        summary = f"{good} of {len(reply.calls)} verdicts appropriate ({len(calls)} tool calls)"
+        return options.value(good / len(reply.calls)), _reason(summary, "Inappropriate", wrong)
 
     return JudgedFn(judge, score)
 
@@ -798,6 +811,18 @@ def rubric(
         if not 0 <= reply.grade <= max_grade:
             raise ValueError(f"the grade must be a whole number from 0 to {max_grade}, got {reply.grade}")
 
+    def criterion_of(verdict: Any) -> Criterion:
+        # a verdict's `required` is its criterion's: an index naming none has no counterpart of Mastra's
+        # judge-given `required`, so it stays an invalid reply
+        position = _position(verdict.index, len(listed))
+        if position is None:
+            raise ValueError(f"criterion index {verdict.index:g} names no criterion (1 to {len(listed)})")
+        return listed[position]
+
+    def names_criteria(reply: Any) -> None:
+        for verdict in reply.criteria:
+            criterion_of(verdict)
+
     def sections(item: Item, run: Run, criterion_sections: list[str]) -> list[str]:
         out = [*criterion_sections, p.section("input", _input(item, options))]
         expected = _ground_truth(item)
@@ -819,13 +844,16 @@ def rubric(
             p.section("criterion", c.description + ("" if c.required else " (optional)"), index=n)
             for n, c in enumerate(listed, 1)
         ]
-        reply = judge.ask(template, _data(*sections(item, run, shown)), r.Criteria,
-                          _expect_count(len(listed), "criterion", "criteria"))
-        verdicts = list(zip(listed, reply.criteria, strict=True))
+        reply = judge.ask(template, _data(*sections(item, run, shown)), r.Criteria, names_criteria)
+        if not reply.criteria:
+            return 1.0, "the judge gave no verdicts: 1, as Mastra scores an empty analysis"
+        # Mastra scores the verdicts given (each with its own `required`), a criterion left out or judged twice too
+        verdicts = [(criterion_of(v), v) for v in reply.criteria]
         required = [v for c, v in verdicts if c.required] or [v for _, v in verdicts]
         passed = all(v.satisfied for v in required)
         unmet = [(c.description, v.reason) for c, v in verdicts if not v.satisfied]
         met = sum(1 for _, v in verdicts if v.satisfied)
-        return (1.0 if passed else 0.0), _reason(f"{met} of {len(listed)} criteria satisfied", "Unmet", unmet)
+        summary = f"{met} of {len(verdicts)} verdicts satisfied ({len(listed)} criteria)"
+        return (1.0 if passed else 0.0), _reason(summary, "Unmet", unmet)
 
     return JudgedFn(judge, score)
