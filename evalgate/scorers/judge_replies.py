@@ -195,7 +195,7 @@ class Summary(Reply):
 
 
 class CallVerdict(Reply):
-    index: Number  # names the call, as Mastra's required `toolCalled` does
+    index: Number  # names the call, as Mastra's required `toolCalled` does; any number, as any string there
     appropriate: bool
     reason: str
 
@@ -207,7 +207,9 @@ class ToolCalls(Reply):
 
 
 class CriterionVerdict(Reply):
-    index: Number  # names the criterion, as Mastra's required `criterion` does
+    # names the criterion, as Mastra's required `criterion` does; its `required` is that criterion's,
+    # so an index naming none is an invalid reply (judged.py)
+    index: Number
     satisfied: bool
     reason: str
 

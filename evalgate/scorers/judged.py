@@ -488,8 +488,9 @@ def context_precision(
 
     Mastra's context-precision: the judge marks each chunk useful or not for producing the output
     (`reference: ground_truth`: the item's ground_truth when present). Score = mean average
-    precision: the mean, over the useful chunks, of (useful chunks up to it) / (its position),
-    rounded to 2 decimals; none useful: 0. No context: not scorable (Mastra rejects the run).
+    precision over the judge's verdicts (however many, in its index order): the mean, over the
+    useful ones, of (useful up to it) / (its position), rounded to 2 decimals; none useful: 0.
+    No context: not scorable (Mastra rejects the run).
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -534,7 +535,8 @@ def context_relevance(round: bool = True, empty: Empty = "score", conversation: 
     Mastra's context-relevance: the judge grades each chunk high (1), medium (0.7), low (0.3) or
     none (0), says whether the output used it, and lists missing information. Score = mean grade
     - 0.1 per unused high-relevance chunk - min(0.15 per missing piece, 0.5), at least 0, rounded
-    to 2 decimals. No context: 1, as Mastra scores an empty context.
+    to 2 decimals, over the judge's verdicts however many (as Mastra); no verdicts: 0 if
+    information is missing, else 1. No context: 1, as Mastra scores an empty context.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -711,7 +713,8 @@ def tool_call_accuracy(
     Mastra's LLM tool-call-accuracy. `tools`: names or {name, description} (OpenAI function
     definitions too); without it, the item's `metadata.tools`. The judge marks each call
     appropriate or not and lists the tools that should have been called. Score = appropriate
-    calls / calls, rounded to 2 decimals; with no calls, 0 if a tool was missing, else 1.
+    verdicts / verdicts, however many the judge gives (as Mastra), rounded to 2 decimals; no
+    verdicts (no calls, say): 0 if a tool was missing, else 1.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -783,8 +786,9 @@ def rubric(
     """Does the output meet a rubric in plain words? Needs: input. LLM-judged, higher is better, 0 to 1.
 
     Mastra's rubric scorer (binary): `criterion` (one criterion a line) or `criteria` (strings or
-    {description, required}). The judge decides each criterion; score = 1 if every required
-    criterion is satisfied (every criterion, when none is required), else 0; no criteria: 1.
+    {description, required}). The judge decides each criterion, naming it by index; score = 1 if
+    every verdict on a required criterion is satisfied (every verdict, when none is on a required
+    one), else 0, over the verdicts given as in Mastra; no criteria or no verdicts: 1.
     `scale: graded` (an evalgate option): the judge's whole-number grade for the whole `criterion`
     from 0 to `max_grade`, divided by max_grade. The judge also sees ground_truth and context.
     """
