@@ -246,19 +246,17 @@ def __getattr__(name):
 CASES = 160
 
 
-@pytest.fixture(scope="module")
-def mastra_results(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    cases = [_case(seed)[0] for seed in range(CASES)]
-    proc = subprocess.run(
-        ["node", str(HARNESS / "run_mastra.mjs")],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+def run_mastra(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mastra's own runEvals on each case (tests/mastra/run_mastra.mjs): one result per case."""
+    proc = subprocess.run(["node", str(HARNESS / "run_mastra.mjs")], input=json.dumps(cases), capture_output=True,
+                          text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def mastra_results(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    return run_mastra([_case(seed)[0] for seed in range(CASES)])
 
 
 @pytest.mark.parametrize("seed", range(CASES))
@@ -335,12 +333,8 @@ ODD_CASES = [(label, messages, thrown, kind, entry) for label, messages, thrown 
 
 @pytest.fixture(scope="module")
 def odd_mastra_results() -> list[dict[str, Any]]:
-    cases = [{"data": [{"input": "q", "output": {"messages": messages}}], f"{kind}s": [entry]}
-             for _, messages, _, kind, entry in ODD_CASES]
-    proc = subprocess.run(["node", str(HARNESS / "run_mastra.mjs")], input=json.dumps(cases), capture_output=True,
-                          text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout)
+    return run_mastra([{"data": [{"input": "q", "output": {"messages": messages}}], f"{kind}s": [entry]}
+                       for _, messages, _, kind, entry in ODD_CASES])
 
 
 @pytest.mark.parametrize("index", range(len(ODD_CASES)),
@@ -404,12 +398,8 @@ TEXT_VALUE_CASES = [(label, messages, read, entry) for label, messages, read in 
 
 @pytest.fixture(scope="module")
 def text_value_results() -> list[dict[str, Any]]:
-    cases = [{"data": [{"input": "q", "output": {"messages": messages}}], "scorers": [entry]}
-             for _, messages, _, entry in TEXT_VALUE_CASES]
-    proc = subprocess.run(["node", str(HARNESS / "run_mastra.mjs")], input=json.dumps(cases), capture_output=True,
-                          text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout)
+    return run_mastra([{"data": [{"input": "q", "output": {"messages": messages}}], "scorers": [entry]}
+                       for _, messages, _, entry in TEXT_VALUE_CASES])
 
 
 @pytest.mark.parametrize("index", range(len(TEXT_VALUE_CASES)),
