@@ -14,7 +14,8 @@
 //               "did_not_call" | "tool_order" | "max_tool_calls" | "used_no_tools" | "no_tool_errors",
 //     "options": {...},            // passed to Mastra's factory as its options (camelCase, Mastra's names;
 //                                  //   the checks take {tool, times}, {tools} or {max})
-//     "input": "user message",     // the agent's input message (omit for none)
+//     "input": "user message",     // the agent's input (omit for none): a string, or what agent.generate takes
+//                                  //   (a message, a list of messages and strings), converted by Mastra's MessageList
 //     "output": RUN,               // as in run_mastra.mjs: "text" | {"text": "..." | [...], "tool_calls": [...]}
 //                                  //   | {"messages": [raw MastraDBMessage, ...]}
 //     "ground_truth": ...,         // optional
@@ -22,7 +23,9 @@
 //     "judge": [{...}, ...]        // LLM scorers: the judge's structured answers, one per judge step, in order
 //                                  //   (a string: the reply's raw text)
 //   }
-// stdout: a JSON array, one {"score": number} or {"error": "message"} per case.
+//   or {"scorer": "input_text", "input": ...}: what Mastra's scorers read of that input, with Mastra's own
+//   readers: {"code": inputMessages' texts joined by ", " (the code scorers), "user": getUserMessageFromRunInput}
+// stdout: a JSON array, one {"score": number} or {"error": "message"} per case ({"code", "user"} for input_text).
 //
 // The run is given to the scorer as runEvals gives it for an agent target: `input` is the agent's
 // scoring input ({inputMessages: [the user message], rememberedMessages, systemMessages,
@@ -38,6 +41,8 @@ const verbose = process.argv.includes('--verbose');
 
 const { mod: prebuilt } = await importExport('@mastra/evals', './scorers/prebuilt');
 const { extractTrajectory } = (await importExport('@mastra/core', './evals')).mod;
+const { Agent } = (await importExport('@mastra/core', './agent')).mod;
+const scorerUtils = (await importExport('@mastra/evals', './scorers/utils')).mod;
 
 // ---- the run as a real agent persists it (same conversion as run_mastra.mjs) ----
 
@@ -83,12 +88,43 @@ function runToMessages(run) {
   return messages;
 }
 
-function agentInput(text) {
-  const inputMessages = [];
-  if (text !== undefined && text !== null) {
-    inputMessages.push({ id: nextId('user'), role: 'user', createdAt: new Date(0), content: { format: 2, parts: [{ type: 'text', text }], content: text } });
+// An agent that answers "ok": runEvals' agent target calls generate(item.input, {returnScorerData: true})
+// (core dist/agent-BOxKOk3n.js:11036) and scores result.scoringData.input.
+const usage0 = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+const okModel = {
+  specificationVersion: 'v2', provider: 'stub', modelId: 'ok', supportedUrls: {},
+  async doGenerate() { return { content: [{ type: 'text', text: 'ok' }], finishReason: 'stop', usage: usage0, warnings: [] }; },
+  async doStream() {
+    return { stream: new ReadableStream({ start(c) {
+      c.enqueue({ type: 'stream-start', warnings: [] });
+      c.enqueue({ type: 'text-start', id: 't' });
+      c.enqueue({ type: 'text-delta', id: 't', delta: 'ok' });
+      c.enqueue({ type: 'text-end', id: 't' });
+      c.enqueue({ type: 'finish', finishReason: 'stop', usage: usage0 });
+      c.close();
+    } }) };
+  },
+};
+const inputAgent = new Agent({ name: 'input-agent', instructions: 'Answer.', model: okModel });
+
+async function agentInput(input) {
+  if (input === undefined || input === null) return { inputMessages: [], rememberedMessages: [], systemMessages: [], taggedSystemMessages: {} };
+  if (typeof input !== 'string') {
+    // Anything but a string is what a real agent makes of it: its MessageList converts the messages (and
+    // throws on some, as the agent does). Mastra adds ids and dates to the objects it is given: copy first.
+    const result = await inputAgent.generate(structuredClone(input), { scorers: {}, returnScorerData: true });
+    return result.scoringData.input;
   }
+  const text = input;
+  const inputMessages = [{ id: nextId('user'), role: 'user', createdAt: new Date(0), content: { format: 2, parts: [{ type: 'text', text }], content: text } }];
   return { inputMessages, rememberedMessages: [], systemMessages: [], taggedSystemMessages: {} };
+}
+
+// What the scorers read of the input, by Mastra's own readers (evals dist/scorers/prebuilt/index.js:3991, utils.js:163).
+async function inputText(c) {
+  const input = await agentInput(c.input);
+  return { code: input.inputMessages.map((m) => scorerUtils.getTextContentFromMastraDBMessage(m)).join(', '),
+    user: scorerUtils.getUserMessageFromRunInput(input) ?? null };
 }
 
 // ---- a scripted judge model (AI SDK LanguageModelV2 shape) ----
@@ -172,10 +208,11 @@ function makeScorer(c, model) {
 async function runCase(c) {
   const log = [];
   try {
+    if (c.scorer === 'input_text') return await inputText(c);
     const model = scriptedModel(c.judge ?? [], log);
     const scorer = makeScorer(c, model);
     const messages = runToMessages(c.output);
-    const run = { input: agentInput(c.input), output: messages };
+    const run = { input: await agentInput(c.input), output: messages };
     if ('ground_truth' in c) run.groundTruth = c.ground_truth;
     if (c.scorer === 'trajectory') {
       run.output = extractTrajectory(messages);
