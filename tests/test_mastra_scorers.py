@@ -777,6 +777,84 @@ def message_text_cases(ctx: Any) -> Iterator[Case]:
         yield case
 
 
+class InputCase(Case):
+    """What Mastra's scorers read of an item's input (harness scorer "input_text", Mastra's own readers on what
+    a real agent makes of it): the code scorers' text, then the LLM scorers' user message."""
+
+    def __init__(self, label: str, value: Any, throws: bool = False) -> None:
+        super().__init__(f"input_text: {label}", {"scorer": "input_text", "input": value}, None,
+                         {"input": value}, "", mastra_throws=throws)
+
+
+def input_reading(case: Case) -> tuple[str, str] | str:
+    """evalgate's (code scorers' input text, LLM scorers' input text), or "error" where it refuses."""
+    try:
+        return code.input_text(case.item), judged._input(case.item, judged.Options())
+    except ValueError:
+        return "error"
+
+
+def input_agrees(mastra: dict[str, Any], ours: tuple[str, str] | str, case: Case) -> bool:
+    if case.mastra_throws:
+        return "error" in mastra and ours == "error"
+    return "error" not in mastra and ours == (mastra["code"], mastra["user"] or "")
+
+
+def user(content: Any) -> dict[str, Any]:
+    return {"role": "user", "content": content}
+
+
+def texts(*values: Any) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": v} for v in values]
+
+
+IMAGE = {"type": "image", "image": "data:image/png;base64,iVBORw0KGgo="}  # a URL would be downloaded
+
+
+def input_message_cases(ctx: Any) -> Iterator[Case]:
+    """Message-list inputs as a real agent reads them: system messages set aside, a part list's text parts
+    joined by a newline (empty ones dropped), format-2 content read as it is, the first user message for the
+    LLM scorers; where the agent throws (a non-string text, an unknown role) evalgate refuses too."""
+    yield InputCase("a string", "Is it sunny?")
+    yield InputCase("one message", user("Is it sunny?"))
+    yield InputCase("two user messages", [user("Is it sunny?"), user("In Brooklyn?")])
+    yield InputCase("strings and messages", ["Is it sunny?", user("In Brooklyn?")])
+    yield InputCase("several text parts", [user(texts("Is it sunny?", "In Brooklyn?"))])
+    yield InputCase("an empty text part", [user(texts("Is it", "", "sunny?"))])
+    yield InputCase("only empty text parts", [user(texts("", ""))])
+    yield InputCase("spaces kept", [user(texts(" a ", " "))])
+    yield InputCase("a null text", [user(texts("Is it sunny?", None))])
+    yield InputCase("an image and text", [user([IMAGE, *texts("What is this?")])])
+    yield InputCase("only an image", [user([IMAGE])])
+    yield InputCase("an empty string", [user("")])
+    yield InputCase("no parts", [user([])])
+    yield InputCase("no messages", [])
+    yield InputCase("a system message first", [{"role": "system", "content": "Be brief."}, user("Is it sunny?")])
+    yield InputCase("a system message between", [user("Is it sunny?"), {"role": "system", "content": "Be brief."},
+                                                 user("In Brooklyn?")])
+    yield InputCase("only a system message", [{"role": "system", "content": "Be brief."}])
+    yield InputCase("an assistant message before", [{"role": "assistant", "content": "Hello."}, user("Sunny?")])
+    yield InputCase("a conversation", [user("Hi"), {"role": "assistant", "content": "Hello."}, user("Sunny?")])
+    yield InputCase("format 2", [user({"format": 2, "parts": texts("Is it sunny?", "In Brooklyn?")})])
+    yield InputCase("format 2 with content", [user({"format": 2, "parts": texts("p"), "content": "Is it sunny?"})])
+    yield InputCase("format 2 without text", [user({"format": 2, "parts": []})])
+    yield InputCase("a number text", [user(texts("Is it sunny?", 5))], throws=True)
+    yield InputCase("an object text", [user(texts({"a": 1}))], throws=True)
+    yield InputCase("a number text in format 2", [user({"format": 2, "parts": texts("p", 5)})], throws=True)
+    yield InputCase("a developer message", [{"role": "developer", "content": "Be brief."}, user("Hi")], throws=True)
+    yield InputCase("no role", [{"content": "Is it sunny?"}], throws=True)
+    yield InputCase("no content", [{"role": "user"}], throws=True)
+    # the code scorers' numbers move with the input text
+    question = [user(texts("Is it sunny", "in Brooklyn today?")), {"role": "system", "content": "Answer briefly."}]
+    answer = "It is sunny in Brooklyn today."
+    for scorer, ours in (("content_similarity", code.content_similarity()),
+                         ("textual_difference", code.textual_difference()),
+                         ("keyword_coverage", code.keyword_coverage()),
+                         ("completeness", code.completeness())):
+        yield Case(f"{scorer}: a message-list input", {"scorer": scorer, "input": question, "output": answer}, ours,
+                   {"input": question}, answer)
+
+
 def judged_case(scorer: str, judge: list[Any], answer: Any, *, throws: bool = False, options: Any = None,
                 item: dict[str, Any] | None = None, out: Any = BASE["output"], **node: Any) -> Case:
     """One judged scorer on the same input: Mastra's judge steps `judge`, evalgate's one reply `answer`."""
@@ -1626,6 +1704,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "faithfulness_evidence": faithfulness_evidence_cases,
     "message_fields": message_field_cases,
     "message_texts": message_text_cases,
+    "input_messages": input_message_cases,
     "judge_labels": judge_label_cases,
     "judge_reasons": judge_reason_cases,
     "judge_indexes": judge_index_cases,
@@ -1645,7 +1724,8 @@ def edge_compared(fake: FakeJudge) -> dict[str, list[tuple[Case, dict[str, Any],
     groups = {name: list(make(ctx)) for name, make in EDGE_GROUPS.items()}
     cases = [case for group in groups.values() for case in group]
     mastra = iter(run_node([c.node for c in cases]))
-    out = {name: [(case, next(mastra), evalgate_score(case, fake)[0]) for case in group]
+    out = {name: [(case, next(mastra), input_reading(case) if isinstance(case, InputCase)
+                   else evalgate_score(case, fake)[0]) for case in group]
            for name, group in groups.items()}
     judge.close()
     return out
@@ -1655,7 +1735,8 @@ def edge_compared(fake: FakeJudge) -> dict[str, list[tuple[Case, dict[str, Any],
 def test_edge_cases_agree_with_mastra(group: str, edge_compared: dict[str, list[Any]]) -> None:
     rows = edge_compared[group]
     assert rows, f"no {group} cases"
-    wrong = [(case.label, case.node, theirs, ours) for case, theirs, ours in rows if not agree(theirs, ours, case)]
+    wrong = [(case.label, case.node, theirs, ours) for case, theirs, ours in rows
+             if not (input_agrees if isinstance(case, InputCase) else agree)(theirs, ours, case)]
     shown = "\n".join(json.dumps(w, default=str)[:800] for w in wrong)
     assert not wrong, f"{len(wrong)} of {len(rows)} {group} cases differ:\n{shown}"
 

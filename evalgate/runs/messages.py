@@ -456,3 +456,107 @@ def _error_text(value: Any) -> str | None:
 error_text = _error_text
 result_error = _result_error
 parse_json = _parse_json
+
+
+# ---- an item's input, as Mastra's scorers read it ----
+
+
+class UnreadableInput(ValueError):
+    """An item input that Mastra's agent rejects, or converts in a way evalgate does not reproduce."""
+
+
+_INPUT_PARTS = {"user": ("text", "image", "file"), "assistant": ("text",)}
+
+
+def mastra_input_texts(value: Any) -> tuple[str, str]:
+    """(the code scorers' input text, the LLM scorers' user message) of an item's `input`, as Mastra reads what
+    a real agent's `generate(input)` puts in `scoringData.input.inputMessages` (its MessageList's conversion,
+    verified by running one: tests/test_mastra_scorers.py, group `input_messages`).
+
+    The code scorers read every input message's text (getTextContentFromMastraDBMessage) joined by ", ", the
+    LLM scorers the first user message's (getTextFromValue). A string is one user message; system messages
+    go to the agent's system prompt, not the input; a part list becomes `content.content`, its text parts
+    joined by "\\n" (empty ones dropped unless all are empty); format-2 content is kept as it is. Raises
+    UnreadableInput where the agent throws (a text that is no string, an unknown role, no content) and where
+    its conversion is not reproduced here (merges: an assistant message not followed by a user message, a
+    tool message; UI messages with `parts`; other part types)."""
+    if value is None:
+        return "", ""
+    if isinstance(value, str):
+        return value, value
+    given = value if isinstance(value, list) else [value]
+    messages: list[tuple[str, Mapping[str, Any]]] = []
+    for index, message in enumerate(given):
+        where = f"input[{index}]" if isinstance(value, list) else "input"
+        if isinstance(message, str):
+            message = {"role": "user", "content": message}
+        if not isinstance(message, Mapping):
+            raise UnreadableInput(f"{where} is {_kind(message)}, not a message")
+        if message.get("role") == "system":
+            continue  # MessageList.add hands it to addSystem: the system prompt, not inputMessages
+        messages.append((where, message))
+    db: list[Mapping[str, Any]] = []
+    for n, (where, message) in enumerate(messages):
+        role = message.get("role")
+        following = messages[n + 1][1].get("role") if n + 1 < len(messages) else None
+        if role == "assistant" and following != "user":
+            raise UnreadableInput(
+                f"{where} is an assistant message " + ("followed by another" if following else "ending the input")
+                + ": Mastra's agent merges it into the next assistant message (or its own reply), which evalgate "
+                "does not reproduce")
+        if role not in _INPUT_PARTS:
+            why = ("a tool message, which Mastra's agent merges into the assistant's tool calls"
+                   if role == "tool" else f"role {json.dumps(role)}, which Mastra's agent rejects (Unsupported role)")
+            raise UnreadableInput(f"{where} has {why}")
+        db.append(_input_db_message(where, role, message))
+    code = ", ".join(js_string(_mastra_text(m["content"])) for m in db)
+    first_user = next((m for m in db if m["role"] == "user"), None)
+    judged = _judge_text(first_user) if first_user is not None else None
+    return code, judged or ""
+
+
+def _input_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The MastraDBMessage a real agent makes of one input message (AIV5Adapter's model-message conversion)."""
+    if "parts" in message and not _is_format_2(message.get("content")):
+        raise UnreadableInput(f"{where} is a UI message (`parts`), whose conversion evalgate does not reproduce")
+    content = message.get("content")
+    if _is_format_2(content):
+        parts = content.get("parts")
+        if not isinstance(parts, list) or not all(isinstance(p, Mapping) for p in parts):
+            raise UnreadableInput(f"{where}.content.parts is no list of objects")
+        _check_texts(where, parts)
+        return message  # a MastraDBMessage already: kept as it is
+    if isinstance(content, str):
+        parts = [{"type": "text", "text": content}]
+    elif isinstance(content, list) and content:
+        parts = content
+        for i, part in enumerate(parts):
+            kind = part.get("type") if isinstance(part, Mapping) else None
+            if kind not in _INPUT_PARTS[role]:
+                raise UnreadableInput(f"{where}.content[{i}] is no {' or '.join(_INPUT_PARTS[role])} part, which "
+                                      "evalgate does not convert as Mastra's agent does")
+        _check_texts(where, parts)
+    elif isinstance(content, list):
+        parts = []
+    else:
+        raise UnreadableInput(f"{where} has no content (a string or a list of parts): Mastra's MessageList throws")
+    texts = [p for p in parts if p.get("type") == "text"]
+    if any(p.get("text") != "" for p in parts):  # filterEmptyTextParts: "" parts go unless nothing else is left
+        texts = [p for p in texts if p.get("text") != ""]
+    joined = "\n".join(js_string(p.get("text")) for p in texts)  # null joins as ""
+    db_content: dict[str, Any] = {"format": 2, "parts": texts}
+    if joined:
+        db_content["content"] = joined  # `contentString || undefined`
+    return {"role": role, "content": db_content}
+
+
+def _is_format_2(content: Any) -> bool:
+    return isinstance(content, Mapping) and content.get("format") == 2
+
+
+def _check_texts(where: str, parts: list[Any]) -> None:
+    for part in parts:
+        text = part.get("text") if part.get("type") == "text" else None
+        if text is not None and not isinstance(text, str):  # the agent calls `p.text?.trim()` on every text part
+            raise UnreadableInput(f"{where} has a text part whose text is {_kind(text)}: Mastra's agent throws "
+                                  "(p.text?.trim is not a function)")

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from evalgate.items import Item
 from evalgate.runs import Run
+from evalgate.runs.messages import mastra_input_texts
 from evalgate.runs.model import shown_name
 from evalgate.scorers import jstext, wordforms
 from evalgate.scorers.base import NotScorable
@@ -36,30 +37,14 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _message_text(message: Any) -> str:
-    if isinstance(message, str):
-        return message
-    if isinstance(message, dict):
-        content = message.get("content", message.get("text"))
-        if isinstance(content, str):
-            return content
-        if isinstance(content, list):
-            texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-            return texts[-1] if texts and isinstance(texts[-1], str) else ""
-    return _text(message)
-
-
 def input_text(item: Item) -> str:
     """The user's message as Mastra's code scorers read it: each input message's text, joined by ", ".
 
-    A conversation is read from its first input (Mastra's multi-turn scorers get the first input).
+    A message list is read as a real agent converts it (system messages set aside; runs.messages
+    `mastra_input_texts`, which raises where evalgate cannot read it as Mastra does). A conversation is
+    read from its first input (Mastra's multi-turn scorers get the first input).
     """
-    value = item.first_input
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return ", ".join(_message_text(m) for m in value)
-    return _message_text(value)
+    return mastra_input_texts(item.first_input)[0]
 
 
 def output_text(run: Run) -> str:

@@ -33,6 +33,7 @@ from evalgate.items import Item
 from evalgate.judge import prompts as p
 from evalgate.judge.client import Judge, judge_for
 from evalgate.runs import Run
+from evalgate.runs.messages import mastra_input_texts
 from evalgate.runs.model import js_truthy, shown_name
 from evalgate.scorers import jstext
 from evalgate.scorers.base import NotScorable, ScoreError
@@ -107,23 +108,6 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _user_text(value: Any) -> str:
-    """The text of a user input: a string, or the first user message of a message list."""
-    if isinstance(value, list):
-        for message in value:
-            if isinstance(message, str):
-                return message
-            if isinstance(message, dict) and message.get("role", "user") == "user":
-                content = message.get("content", message.get("text"))
-                if isinstance(content, str):
-                    return content
-                if isinstance(content, list):
-                    texts = [c.get("text") for c in content if isinstance(c, dict) and c.get("type") == "text"]
-                    if texts and isinstance(texts[-1], str):
-                        return texts[-1]
-    return _text(value)
-
-
 def _input(item: Item, options: Options) -> str:
     """The user's first message (Mastra); with `conversation`, every turn's input. "" if there is none."""
     inputs = item.turn_inputs()
@@ -131,7 +115,7 @@ def _input(item: Item, options: Options) -> str:
         return ""
     if options.conversation and len(inputs) > 1:
         return "\n".join(f"Turn {n}: {_text(value)}" for n, value in enumerate(inputs, 1))
-    return "" if inputs[0] is None else _user_text(inputs[0])
+    return mastra_input_texts(inputs[0])[1]  # the first user message, as a real agent converts the input
 
 
 def _output(run: Run, options: Options) -> str:
