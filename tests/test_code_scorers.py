@@ -280,3 +280,22 @@ def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
              "jstext.extract_keywords(t); jstext.sentiment(t); wordforms._terms(t)")
     done = subprocess.run([sys.executable, "-c", code_], input=output, text=True, timeout=120, capture_output=True)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    # Mastra's agent merges these into another message (a real agent run: "u, ok" for the first), so the text
+    # its scorers read depends on the reply: evalgate refuses rather than read it differently
+    ([{"role": "user", "content": "u"}, {"role": "assistant", "content": "A"}], "ending the input"),
+    ([{"role": "assistant", "content": "A"}, {"role": "assistant", "content": "B"}, "u"], "followed by another"),
+    ([{"role": "tool", "content": []}, "u"], "a tool message"),
+    ([{"role": "user", "parts": [{"type": "text", "text": "u"}]}], "UI message"),
+    ([{"role": "user", "content": [{"type": "reasoning", "text": "r"}]}], "no text or image or file part"),
+    ({"question": "q"}, "Unsupported role"),
+    (5, "not a message"),
+])
+def test_an_input_evalgate_cannot_read_as_mastra_does_is_refused_by_name(value: Any, why: str) -> None:
+    item = Item(input=value)
+    with pytest.raises(ValueError, match=why):
+        code.input_text(item)
+    with pytest.raises(ValueError, match=why):
+        code.content_similarity().fn(item, Run(texts=["u"]))
