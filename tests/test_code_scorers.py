@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from pathlib import Path
@@ -290,8 +291,9 @@ def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
     ([{"role": "tool", "content": []}, "u"], "a tool message"),
     ([{"role": "user", "parts": [{"type": "text", "text": "u"}]}], "UI message"),
     ([{"role": "user", "content": [{"type": "reasoning", "text": "r"}]}], "no text or image or file part"),
-    ({"question": "q"}, "Unsupported role"),
-    (5, "not a message"),
+    ({"role": "developer", "content": "q"}, "Unsupported role"),
+    ({"content": "q"}, "Unsupported role"),
+    ([{"role": "user"}], "no content"),
 ])
 def test_an_input_evalgate_cannot_read_as_mastra_does_is_refused_by_name(value: Any, why: str) -> None:
     item = Item(input=value)
@@ -299,3 +301,12 @@ def test_an_input_evalgate_cannot_read_as_mastra_does_is_refused_by_name(value: 
         code.input_text(item)
     with pytest.raises(ValueError, match=why):
         code.content_similarity().fn(item, Run(texts=["u"]))
+
+
+@pytest.mark.parametrize("value", [{"city": "Paris", "days": 2}, [1, 2], 5, [{"city": "Paris"}]])
+def test_a_structured_input_is_read_as_its_json(value: Any) -> None:
+    """An input that is no message (an HTTP target's body, a function's arguments) is no input a Mastra agent
+    takes: the scorers compare with its JSON text, as before, rather than refuse every such item."""
+    text = json.dumps(value, ensure_ascii=False)
+    assert code.input_text(Item(input=value)) == text
+    assert score(code.content_similarity(), text.upper(), input=value) == 1.0

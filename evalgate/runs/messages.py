@@ -479,11 +479,16 @@ def mastra_input_texts(value: Any) -> tuple[str, str]:
     joined by "\\n" (empty ones dropped unless all are empty); format-2 content is kept as it is. Raises
     UnreadableInput where the agent throws (a text that is no string, an unknown role, no content) and where
     its conversion is not reproduced here (merges: an assistant message not followed by a user message, a
-    tool message; UI messages with `parts`; other part types)."""
+    tool message; UI messages with `parts`; other part types). An input that is no message at all (no
+    `role`, `content` or `parts`: `{city: Paris}`, `[1, 2]`, `5`) is evalgate's structured input, which no
+    Mastra agent takes: both read its JSON text, as evalgate always has."""
     if value is None:
         return "", ""
     if isinstance(value, str):
         return value, value
+    if not _message_like(value):  # evalgate's structured input (an HTTP body, a function's arguments): its JSON
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        return text, text
     given = value if isinstance(value, list) else [value]
     messages: list[tuple[str, Mapping[str, Any]]] = []
     for index, message in enumerate(given):
@@ -513,6 +518,18 @@ def mastra_input_texts(value: Any) -> tuple[str, str]:
     first_user = next((m for m in db if m["role"] == "user"), None)
     judged = _judge_text(first_user) if first_user is not None else None
     return code, judged or ""
+
+
+_MESSAGE_KEYS = ("role", "content", "parts")
+
+
+def _message_like(value: Any) -> bool:
+    """A message or a list of messages (strings too), which Mastra's agents take; other JSON is evalgate's own
+    structured input, which no Mastra agent takes and which evalgate's scorers read as its JSON text."""
+    def one(message: Any) -> bool:
+        return isinstance(message, str) or (isinstance(message, Mapping) and any(k in message for k in _MESSAGE_KEYS))
+
+    return all(map(one, value)) if isinstance(value, list) else isinstance(value, Mapping) and one(value)
 
 
 def _input_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapping[str, Any]:
