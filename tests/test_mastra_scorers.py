@@ -853,6 +853,14 @@ def input_message_cases(ctx: Any) -> Iterator[Case]:
                          ("completeness", code.completeness())):
         yield Case(f"{scorer}: a message-list input", {"scorer": scorer, "input": question, "output": answer}, ours,
                    {"input": question}, answer)
+    # Mastra's tool-call accuracy scorers throw on an input that becomes no message, before anything else
+    booked = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}, "result": "ok"}]}
+    for label, value in (("no messages", []), ("only a system message", [{"role": "system", "content": "Be brief."}]),
+                         ("a user message", [user("Book it")])):
+        yield Case(f"tool_call_accuracy_code: {label}", {"scorer": "tool_call_accuracy_code", "input": value,
+                                                         "output": booked, "options": {"expectedTool": "book"}},
+                   code.tool_call_accuracy_code(expected_tool="book"), {"input": value}, booked,
+                   mastra_throws=label != "a user message")
 
 
 def judged_case(scorer: str, judge: list[Any], answer: Any, *, throws: bool = False, options: Any = None,
@@ -1028,6 +1036,11 @@ def judge_count_cases(ctx: Any) -> Iterator[Case]:
     yield tool_case(one_call, [(1, "book", True), (2, "search", False), (3, "book", False)])  # more: 1/3
     yield tool_case(two_calls, [(1, "book", True), (1, "book", False), (1, "book", False)])  # one index thrice
     yield tool_case(one_call, [(7, "weather", True), (2.5, "book", False)])  # indexes naming no call
+    for value in ([], [{"role": "system", "content": "Be brief."}]):  # no input message: Mastra throws first
+        yield judged_case("tool_call_accuracy", [{"evaluations": [{"toolCalled": "book", "wasAppropriate": True,
+                                                                   "reasoning": "r"}]}],
+                          {"calls": [{"index": 1, "appropriate": True, "reason": "r"}]}, ctx=ctx, out=one_call,
+                          options=tools, item={"input": value}, input=value, throws=True)
     yield tool_case(two_calls, [], ["book"])  # none given: 0 with a missing tool, else 1
     yield tool_case(two_calls, [], [])
     yield tool_case("Sure.", [(1, "book", False)])  # no call made, yet a verdict: it is scored

@@ -520,6 +520,18 @@ def mastra_input_texts(value: Any) -> tuple[str, str]:
     return code, judged or ""
 
 
+NO_INPUT_MESSAGES = ("the input holds no message (none, or only system messages): Mastra's tool-call accuracy "
+                     "scorers throw on it (Input and output messages cannot be null or empty)")
+
+
+def no_input_messages(value: Any) -> bool:
+    """True for an input a real agent turns into no input message at all: `[]`, or only system messages
+    (the system prompt). Mastra's tool-call accuracy scorers throw on it ("Input and output messages
+    cannot be null or empty")."""
+    return isinstance(value, list) and _message_like(value) and all(
+        isinstance(m, Mapping) and m.get("role") == "system" for m in value)
+
+
 _MESSAGE_KEYS = ("role", "content", "parts")
 
 

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from evalgate.items import Item
 from evalgate.runs import Run
-from evalgate.runs.messages import mastra_input_texts
+from evalgate.runs.messages import NO_INPUT_MESSAGES, mastra_input_texts, no_input_messages
 from evalgate.runs.model import shown_name
 from evalgate.scorers import jstext, wordforms
 from evalgate.scorers.base import NotScorable
@@ -301,6 +301,8 @@ def tool_call_accuracy_code(
     """
 
     def score(item: Item, run: Run) -> tuple[float, str]:
+        if no_input_messages(item.first_input):
+            raise ValueError(NO_INPUT_MESSAGES)
         run.require("tool_calls")  # Mastra's extractToolCalls, before anything else is looked at
         names = [c.name for c in run.tool_calls]
         called = ", ".join(map(shown_name, names)) or "no tools"

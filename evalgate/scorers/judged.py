@@ -33,7 +33,7 @@ from evalgate.items import Item
 from evalgate.judge import prompts as p
 from evalgate.judge.client import Judge, judge_for
 from evalgate.runs import Run
-from evalgate.runs.messages import mastra_input_texts
+from evalgate.runs.messages import NO_INPUT_MESSAGES, mastra_input_texts, no_input_messages
 from evalgate.runs.model import js_truthy, shown_name
 from evalgate.scorers import jstext
 from evalgate.scorers.base import NotScorable, ScoreError
@@ -705,6 +705,8 @@ def tool_call_accuracy(
     judge = _setup(ctx, p.TOOL_CALL_ACCURACY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
+        if no_input_messages(item.first_input):
+            raise ValueError(NO_INPUT_MESSAGES)
         run.require("tool_calls")  # Mastra's extractToolCalls comes first
         available = tools if tools is not None else (item.metadata or {}).get("tools")
         if not available:
