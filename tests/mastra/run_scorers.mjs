@@ -24,8 +24,10 @@
 //                                  //   (a string: the reply's raw text)
 //   }
 //   or {"scorer": "input_text", "input": ...}: what Mastra's scorers read of that input, with Mastra's own
-//   readers: {"code": inputMessages' texts joined by ", " (the code scorers), "user": getUserMessageFromRunInput}
-// stdout: a JSON array, one {"score": number} or {"error": "message"} per case ({"code", "user"} for input_text).
+//   readers: {"code": inputMessages' texts joined by ", " (the code scorers), "user": getUserMessageFromRunInput,
+//   "system": getCombinedSystemPrompt (prompt alignment), "messages": how many inputMessages there are}
+// stdout: a JSON array, one {"score": number} or {"error": "message"} per case
+//         ({"code", "user", "system", "messages"} for input_text).
 //
 // The run is given to the scorer as runEvals gives it for an agent target: `input` is the agent's
 // scoring input ({inputMessages: [the user message], rememberedMessages, systemMessages,
@@ -105,7 +107,9 @@ const okModel = {
     } }) };
   },
 };
-const inputAgent = new Agent({ name: 'input-agent', instructions: 'Answer.', model: okModel });
+// No instructions: the system prompt the scorers see (prompt alignment's getCombinedSystemPrompt) is then the
+// input's own system messages, as for a string input (systemMessages: []); evalgate knows no agent's instructions.
+const inputAgent = new Agent({ name: 'input-agent', instructions: '', model: okModel });
 
 async function agentInput(input) {
   if (input === undefined || input === null) return { inputMessages: [], rememberedMessages: [], systemMessages: [], taggedSystemMessages: {} };
@@ -124,7 +128,8 @@ async function agentInput(input) {
 async function inputText(c) {
   const input = await agentInput(c.input);
   return { code: input.inputMessages.map((m) => scorerUtils.getTextContentFromMastraDBMessage(m)).join(', '),
-    user: scorerUtils.getUserMessageFromRunInput(input) ?? null };
+    user: scorerUtils.getUserMessageFromRunInput(input) ?? null, system: scorerUtils.getCombinedSystemPrompt(input),
+    messages: input.inputMessages.length };
 }
 
 // ---- a scripted judge model (AI SDK LanguageModelV2 shape) ----
