@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalgate.runs.model import (
@@ -465,23 +466,45 @@ class UnreadableInput(ValueError):
     """An item input that Mastra's agent rejects, or converts in a way evalgate does not reproduce."""
 
 
+class _NotReproduced(UnreadableInput):
+    """A message Mastra's agent takes, but converts (merges, replaces) in a way evalgate does not reproduce."""
+
+
 _INPUT_PARTS = {"user": ("text", "image", "file"), "assistant": ("text",)}
+# The part types Mastra's agent converts (AIV4Adapter.fromCoreMessage, AIV5Adapter.fromModelMessage, the v6 approval
+# parts); anything else in a part list (null, a string, a part of no or another type) it drops.
+_KNOWN_PARTS = frozenset({"text", "image", "file", "tool-call", "tool-result", "reasoning", "redacted-reasoning",
+                          "tool-approval-request", "tool-approval-response"})
+
+
+@dataclass(slots=True)
+class _Input:
+    """What a real agent's `generate(input)` makes of a message-like input, as far as Mastra's scorers read it."""
+
+    messages: list[Mapping[str, Any]] = field(default_factory=list)  # its inputMessages (MastraDBMessages)
+    any_message: bool = False  # whether it makes any inputMessage, one evalgate does not reproduce too
+    system: list[str] = field(default_factory=list)  # the system prompt's messages, as getCombinedSystemPrompt reads
+    unreproduced: str | None = None  # why evalgate cannot read it as Mastra does (the first such message)
 
 
 def mastra_input_texts(value: Any) -> tuple[str, str]:
     """(the code scorers' input text, the LLM scorers' user message) of an item's `input`, as Mastra reads what
     a real agent's `generate(input)` puts in `scoringData.input.inputMessages` (its MessageList's conversion,
-    verified by running one: tests/test_mastra_scorers.py, group `input_messages`).
+    verified by running one: tests/test_mastra_scorers.py, groups `input_messages` and `input_shapes`).
 
     The code scorers read every input message's text (getTextContentFromMastraDBMessage) joined by ", ", the
     LLM scorers the first user message's (getTextFromValue). A string is one user message; system messages
     go to the agent's system prompt, not the input; a part list becomes `content.content`, its text parts
-    joined by "\\n" (empty ones dropped unless all are empty); format-2 content is kept as it is. Raises
-    UnreadableInput where the agent throws (a text that is no string, an unknown role, no content) and where
-    its conversion is not reproduced here (merges: an assistant message not followed by a user message, a
-    tool message; UI messages with `parts`; other part types). An input that is no message at all (no
-    `role`, `content` or `parts`: `{city: Paris}`, `[1, 2]`, `5`) is evalgate's structured input, which no
-    Mastra agent takes: both read its JSON text, as evalgate always has."""
+    joined by "\\n" (empty ones dropped unless all are empty), except in an AI SDK v4 message (a part's
+    `mimeType`, the message's `experimental_providerMetadata` or `threadId`), which keeps the parts only, so
+    the last text part is read; entries of no type Mastra converts (null, a string, `{}`) are dropped; an object
+    content that is no format 2 keeps no text; format-2 content is kept as it is, its parts that are no
+    objects dropped. Raises UnreadableInput where the agent throws (a text that is no string, an unknown role,
+    no content, a content that is a number, a system message with no text) and where its conversion is not
+    reproduced here (merges: an assistant message not followed by a user message, a tool message, messages
+    sharing an id; UI messages with `parts`; signal messages; other part types; a v4 system message). An
+    input that is no message at all (no `role`, `content` or `parts`: `{city: Paris}`, `[1, 2]`, `5`) is
+    evalgate's structured input, which no Mastra agent takes: both read its JSON text, as evalgate always has."""
     if value is None:
         return "", ""
     if isinstance(value, str):
@@ -489,35 +512,20 @@ def mastra_input_texts(value: Any) -> tuple[str, str]:
     if not _message_like(value):  # evalgate's structured input (an HTTP body, a function's arguments): its JSON
         text = json.dumps(value, ensure_ascii=False, default=str)
         return text, text
-    given = value if isinstance(value, list) else [value]
-    messages: list[tuple[str, Mapping[str, Any]]] = []
-    for index, message in enumerate(given):
-        where = f"input[{index}]" if isinstance(value, list) else "input"
-        if isinstance(message, str):
-            message = {"role": "user", "content": message}
-        if not isinstance(message, Mapping):
-            raise UnreadableInput(f"{where} is {_kind(message)}, not a message")
-        if message.get("role") == "system":
-            continue  # MessageList.add hands it to addSystem: the system prompt, not inputMessages
-        messages.append((where, message))
-    db: list[Mapping[str, Any]] = []
-    for n, (where, message) in enumerate(messages):
-        role = message.get("role")
-        following = messages[n + 1][1].get("role") if n + 1 < len(messages) else None
-        if role == "assistant" and following != "user":
-            raise UnreadableInput(
-                f"{where} is an assistant message " + ("followed by another" if following else "ending the input")
-                + ": Mastra's agent merges it into the next assistant message (or its own reply), which evalgate "
-                "does not reproduce")
-        if role not in _INPUT_PARTS:
-            why = ("a tool message, which Mastra's agent merges into the assistant's tool calls"
-                   if role == "tool" else f"role {json.dumps(role)}, which Mastra's agent rejects (Unsupported role)")
-            raise UnreadableInput(f"{where} has {why}")
-        db.append(_input_db_message(where, role, message))
-    code = ", ".join(js_string(_mastra_text(m["content"])) for m in db)
-    first_user = next((m for m in db if m["role"] == "user"), None)
+    converted = _read(value)
+    code = ", ".join(js_string(_mastra_text(m["content"])) for m in converted.messages)
+    first_user = next((m for m in converted.messages if m["role"] == "user"), None)
     judged = _judge_text(first_user) if first_user is not None else None
     return code, judged or ""
+
+
+def mastra_system_prompt(value: Any) -> str:
+    """The system prompt Mastra's prompt alignment reads of an item's input (getCombinedSystemPrompt): its system
+    messages' texts, a repeated one once, joined by a blank line; "" for a string or no system message. The
+    agent's own instructions, which evalgate does not know, would come first. Raises as mastra_input_texts."""
+    if isinstance(value, str) or not _message_like(value):
+        return ""
+    return "\n\n".join(_read(value).system)
 
 
 NO_INPUT_MESSAGES = ("the input holds no message (none, or only system messages): Mastra's tool-call accuracy "
@@ -527,9 +535,18 @@ NO_INPUT_MESSAGES = ("the input holds no message (none, or only system messages)
 def no_input_messages(value: Any) -> bool:
     """True for an input a real agent turns into no input message at all: `[]`, or only system messages
     (the system prompt). Mastra's tool-call accuracy scorers throw on it ("Input and output messages
-    cannot be null or empty")."""
-    return isinstance(value, list) and _message_like(value) and all(
-        isinstance(m, Mapping) and m.get("role") == "system" for m in value)
+    cannot be null or empty"). Raises UnreadableInput where the agent throws on the input (the item has no run
+    in Mastra), not where evalgate only does not reproduce the conversion: the scorers read no text of it."""
+    if isinstance(value, str) or not _message_like(value):
+        return False
+    return not _converted(value).any_message
+
+
+def _read(value: Any) -> _Input:
+    converted = _converted(value)
+    if converted.unreproduced is not None:
+        raise UnreadableInput(converted.unreproduced)
+    return converted
 
 
 _MESSAGE_KEYS = ("role", "content", "parts")
@@ -544,43 +561,189 @@ def _message_like(value: Any) -> bool:
     return all(map(one, value)) if isinstance(value, list) else isinstance(value, Mapping) and one(value)
 
 
-def _input_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The MastraDBMessage a real agent makes of one input message (AIV5Adapter's model-message conversion)."""
-    if "parts" in message and not _is_format_2(message.get("content")):
-        raise UnreadableInput(f"{where} is a UI message (`parts`), whose conversion evalgate does not reproduce")
+def _converted(value: Any) -> _Input:
+    """A message-like input as the agent's MessageList converts it (`MessageList.addOne`, `inputToMastraDBMessage`).
+    Raises UnreadableInput where the agent throws; where it converts a message in a way evalgate does not
+    reproduce, `unreproduced` says why (the rest is still checked: a later message may make the agent throw)."""
+    given = value if isinstance(value, list) else [value]
+    out = _Input()
+    others: list[tuple[str, Mapping[str, Any]]] = []
+    for index, message in enumerate(given):
+        where = f"input[{index}]" if isinstance(value, list) else "input"
+        if isinstance(message, str):
+            message = {"role": "user", "content": message}
+        if not isinstance(message, Mapping):
+            raise UnreadableInput(f"{where} is {_kind(message)}, not a message")
+        _check_content(where, message)
+        if message.get("role") != "system":
+            others.append((where, message))
+            continue
+        try:  # MessageList.add hands it to addSystem: the system prompt, not inputMessages
+            text = _system_text(where, message)
+        except _NotReproduced as exc:
+            out.unreproduced = out.unreproduced or str(exc)
+            continue
+        if text and text not in out.system:  # isDuplicateSystem drops a repeated one
+            out.system.append(text)
+    out.any_message = bool(others)
+    ids: dict[tuple[str, Any], str] = {}
+    for n, (where, message) in enumerate(others):
+        role = message.get("role")
+        try:
+            if role not in _INPUT_PARTS:
+                if role in ("tool", "signal"):
+                    raise _NotReproduced(f"{where} has a {role} message, which Mastra's agent "
+                                         + ("merges into the assistant's tool calls" if role == "tool" else
+                                            "keeps with its own signal metadata") + ": evalgate does not reproduce it")
+                raise UnreadableInput(f"{where} has role {json.dumps(role)}, which Mastra's agent rejects "
+                                      "(Unsupported role)")
+            db = _input_db_message(where, role, message)
+            following = others[n + 1][1].get("role") if n + 1 < len(others) else None
+            if role == "assistant" and following != "user":
+                raise _NotReproduced(
+                    f"{where} is an assistant message " + ("followed by another" if following else "ending the input")
+                    + ": Mastra's agent merges it into the next assistant message (or its own reply), which evalgate "
+                    "does not reproduce")
+            ident = db.get("id")
+            if js_truthy(ident):  # MessageList.shouldReplaceMessage: a later message with the id replaces it
+                first = ids.setdefault(name_key(ident), where)
+                if first != where:
+                    raise _NotReproduced(f"{where} has the id of {first}: Mastra's agent replaces (or merges) the "
+                                         "earlier message with it, which evalgate does not reproduce")
+        except _NotReproduced as exc:
+            out.unreproduced = out.unreproduced or str(exc)
+            continue
+        out.messages.append(db)
+    return out
+
+
+def _check_content(where: str, message: Mapping[str, Any]) -> None:
+    """Where MessageList.addOne throws on a message whatever its role."""
     content = message.get("content")
-    if _is_format_2(content):
+    if ("content" not in message or not (js_truthy(content) or isinstance(content, str))) \
+            and not js_truthy(message.get("parts")):
+        raise UnreadableInput(f"{where} has no content (a string or a list of parts): Mastra's MessageList throws")
+    if js_truthy(content) and not isinstance(content, str | list | Mapping):  # `"format" in content`
+        raise UnreadableInput(f"{where}.content is {_kind(content)}: Mastra's agent throws (Cannot use 'in' "
+                              "operator to search for 'format')")
+
+
+def _v4_message(message: Mapping[str, Any]) -> bool:
+    """Whether the agent converts this message as an AI SDK v4 one (TypeDetector: a MastraMessageV1, with a
+    `threadId` or `resourceId`, or not hasAIV5CoreMessageCharacteristics): its parts are kept, with no
+    `content.content`."""
+    if "threadId" in message or "resourceId" in message or "experimental_providerMetadata" in message:
+        return True
+    content = message.get("content")
+    for part in content if isinstance(content, list) else ():
+        if not isinstance(part, Mapping):
+            continue
+        kind = part.get("type")
+        if (kind == "tool-result" and "output" in part) or (kind == "tool-call" and "input" in part):
+            return False
+        if (kind == "tool-result" and "result" in part) or (kind == "tool-call" and "args" in part):
+            return True
+        if "mediaType" in part:
+            return False
+        if "mimeType" in part or "experimental_providerMetadata" in part or kind == "redacted-reasoning" \
+                or (kind == "reasoning" and "signature" in part):
+            return True
+    return False
+
+
+def _input_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The MastraDBMessage a real agent makes of one input message (`inputToMastraDBMessage`), with the id it keeps."""
+    content = message.get("content")
+    if _is_format_2(content):  # a MastraDBMessage already (hydrateMastraDBMessageFields): kept as it is
         parts = content.get("parts")
-        if not isinstance(parts, list) or not all(isinstance(p, Mapping) for p in parts):
-            raise UnreadableInput(f"{where}.content.parts is no list of objects")
+        parts = [p for p in parts if isinstance(p, Mapping)] if isinstance(parts, list) else []
         _check_texts(where, parts)
-        return message  # a MastraDBMessage already: kept as it is
+        return {**message, "content": {**content, "parts": parts}}
+    if "parts" in message:
+        raise _NotReproduced(f"{where} is a UI message (`parts`), whose conversion evalgate does not reproduce")
+    v4 = _v4_message(message)
     if isinstance(content, str):
         parts = [{"type": "text", "text": content}]
-    elif isinstance(content, list) and content:
-        parts = content
-        for i, part in enumerate(parts):
-            kind = part.get("type") if isinstance(part, Mapping) else None
-            if kind not in _INPUT_PARTS[role]:
-                raise UnreadableInput(f"{where}.content[{i}] is no {' or '.join(_INPUT_PARTS[role])} part, which "
-                                      "evalgate does not convert as Mastra's agent does")
-        _check_texts(where, parts)
     elif isinstance(content, list):
-        parts = []
+        parts = _input_parts(where, role, content, v4)
     else:
-        raise UnreadableInput(f"{where} has no content (a string or a list of parts): Mastra's MessageList throws")
+        parts = []  # an object that is no format-2 content: neither adapter keeps anything of it
     texts = [p for p in parts if p.get("type") == "text"]
-    if any(p.get("text") != "" for p in parts):  # filterEmptyTextParts: "" parts go unless nothing else is left
-        texts = [p for p in texts if p.get("text") != ""]
-    joined = "\n".join(js_string(p.get("text")) for p in texts)  # null joins as ""
+    if any(not _empty_text(p) for p in parts):  # filterEmptyTextParts: "" parts go unless nothing else is left
+        texts = [p for p in texts if not _empty_text(p)]
+    _check_texts(where, texts)
     db_content: dict[str, Any] = {"format": 2, "parts": texts}
-    if joined:
-        db_content["content"] = joined  # `contentString || undefined`
-    return {"role": role, "content": db_content}
+    if isinstance(content, str) or not v4:  # AIV5Adapter: the texts joined; AIV4Adapter: a string content only
+        joined = "\n".join(js_string(p.get("text")) for p in texts)  # null joins as ""
+        if joined:
+            db_content["content"] = joined  # `contentString || undefined`
+    # the id the agent keeps: any with the v4 conversion, a string one with the v5 (another gets a new one)
+    ident = message.get("id")
+    return {"role": role, "content": db_content, "id": ident if v4 or isinstance(ident, str) else None}
+
+
+def _input_parts(where: str, role: str, content: list[Any], v4: bool) -> list[Mapping[str, Any]]:
+    parts = []
+    for i, part in enumerate(content):
+        if part is None and v4:  # AIV4Adapter reads `part.type` of every entry
+            raise UnreadableInput(f"{where}.content[{i}] is null in an AI SDK v4 message: Mastra's agent throws "
+                                  "(Cannot read properties of null)")
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind.__class__ is not str or kind not in _KNOWN_PARTS:
+            continue  # the agent drops it
+        if kind not in _INPUT_PARTS[role]:
+            raise _NotReproduced(f"{where}.content[{i}] is no {' or '.join(_INPUT_PARTS[role])} part, which "
+                                 "evalgate does not convert as Mastra's agent does")
+        parts.append(part)
+    return parts
+
+
+def _empty_text(part: Mapping[str, Any]) -> bool:
+    return part.get("type") == "text" and part.get("text") == ""
+
+
+def _system_text(where: str, message: Mapping[str, Any]) -> str:
+    """A system message's text in the agent's system prompt (`addSystem`, `systemMessageToAIV4Core`), as
+    getSystemMessagesFromRunInput reads it; "" for none. Raises where the agent throws on it."""
+    content = message.get("content")
+    if _is_format_2(content):  # AIV4Adapter.systemToV4Core: `content.content` is the message
+        text = content.get("content")
+        if not js_truthy(text):
+            raise UnreadableInput(f"{where} is a format-2 system message without content.content: Mastra's agent "
+                                  "throws (Invalid system message format)")
+        if not isinstance(text, str):
+            raise _NotReproduced(f"{where} is a format-2 system message whose content.content is {_kind(text)}, "
+                                 "which evalgate does not read as Mastra does")
+        return text
+    if any(key in message for key in ("parts", "threadId", "resourceId")):  # no core message, no format 2
+        raise UnreadableInput(f"{where} is a system message with `parts`, `threadId` or `resourceId`: Mastra's agent "
+                              "throws (Invalid system message format)")
+    if _v4_message(message):
+        raise _NotReproduced(f"{where} is an AI SDK v4 system message, which Mastra's agent passes on unconverted: "
+                             "evalgate does not reproduce it")
+    # AIV5Adapter.fromModelMessage, then systemToV4Core: its text parts' texts joined by "\n", which must not be ""
+    parts = [p for p in content if isinstance(p, Mapping)] if isinstance(content, list) else []
+    for part in parts:
+        kind = part.get("type")
+        if kind.__class__ is str and kind in _KNOWN_PARTS - {"text", "image", "file"}:
+            raise _NotReproduced(f"{where} is a system message with a {part['type']} part, which evalgate does not "
+                                 "convert as Mastra's agent does")
+    parts = [p for p in parts if p.get("type") in ("text", "image", "file")]
+    texts = [p for p in parts if p.get("type") == "text"]
+    if any(not _empty_text(p) for p in parts):
+        texts = [p for p in texts if not _empty_text(p)]
+    try:
+        text = content if isinstance(content, str) else "\n".join(js_string(p.get("text")) for p in texts)
+    except NoJsString as exc:
+        raise UnreadableInput(f"{where} has a text part whose text {exc}: Mastra's agent throws") from None
+    if not text:
+        raise UnreadableInput(f"{where} is a system message with no text: Mastra's agent throws (Invalid system "
+                              "message format)")
+    return text
 
 
 def _is_format_2(content: Any) -> bool:
-    return isinstance(content, Mapping) and content.get("format") == 2
+    return isinstance(content, Mapping) and content.get("format") == 2 and content["format"].__class__ is not bool
 
 
 def _check_texts(where: str, parts: list[Any]) -> None:
