@@ -33,7 +33,7 @@ from evalgate.items import Item
 from evalgate.judge import prompts as p
 from evalgate.judge.client import Judge, judge_for
 from evalgate.runs import Run
-from evalgate.runs.messages import NO_INPUT_MESSAGES, mastra_input_texts, no_input_messages
+from evalgate.runs.messages import NO_INPUT_MESSAGES, mastra_input_texts, mastra_system_prompt, no_input_messages
 from evalgate.runs.model import js_truthy, shown_name
 from evalgate.scorers import jstext
 from evalgate.scorers.base import NotScorable, ScoreError
@@ -116,6 +116,14 @@ def _input(item: Item, options: Options) -> str:
     if options.conversation and len(inputs) > 1:
         return "\n".join(f"Turn {n}: {_text(value)}" for n, value in enumerate(inputs, 1))
     return mastra_input_texts(inputs[0])[1]  # the first user message, as a real agent converts the input
+
+
+def _system_prompt(item: Item, options: Options) -> str:
+    """The input's system messages as Mastra's getCombinedSystemPrompt reads them, where `_input` reads as Mastra."""
+    inputs = item.turn_inputs()
+    if not inputs or (options.conversation and len(inputs) > 1):
+        return ""
+    return mastra_system_prompt(inputs[0])
 
 
 def _output(run: Run, options: Options) -> str:
@@ -597,7 +605,8 @@ def prompt_alignment(round: bool = True, empty: Empty = "score", conversation: b
     Mastra's prompt-alignment: the judge scores intent, requirements, completeness and
     appropriateness from 0 to 1. Score = 0.4 intent + 0.3 requirements + 0.2 completeness + 0.1
     appropriateness (taken 0.7 + 0.3 times, as Mastra's default "both" mode does when the user
-    prompt stands for both), rounded to 2 decimals. Mastra rejects an empty output or input: not scorable.
+    prompt stands for both), rounded to 2 decimals. Mastra rejects an empty output, or an input with neither a
+    user message nor a system message: not scorable. The input's system messages are shown to the judge too.
     As in Mastra, component scores outside 0-1 are taken as given; a total outside [0, 1], which is
     Mastra's score then, is a scorer error.
     """
@@ -607,12 +616,13 @@ def prompt_alignment(round: bool = True, empty: Empty = "score", conversation: b
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         question, output = _input(item, options), _output(run, options)
-        if not question:
-            raise NotScorable("prompt_alignment needs the item's input")
+        system = _system_prompt(item, options)  # Mastra's "both" mode reads the system prompt too
+        if not question and not system:
+            raise NotScorable("prompt_alignment needs the item's input (a user or a system prompt)")
         if not output:
             raise NotScorable("prompt_alignment needs a non-empty output")
-        reply = judge.ask(p.PROMPT_ALIGNMENT, _data(p.section("input", question), p.section("output", output)),
-                          r.Alignment)
+        shown = [p.section("input", question), *([p.section("system_prompt", system)] if system else [])]
+        reply = judge.ask(p.PROMPT_ALIGNMENT, _data(*shown, p.section("output", output)), r.Alignment)
         w_intent, w_req, w_comp, w_app = ALIGNMENT_WEIGHTS
         user = (reply.intent.score * w_intent + reply.requirements.score * w_req + reply.completeness.score * w_comp
                 + reply.appropriateness.score * w_app)
