@@ -14,7 +14,7 @@ from evalgate import run_spec
 from evalgate.errors import SpecError
 from evalgate.items import Item
 from evalgate.loader import load_spec
-from evalgate.runs import Run, ToolCall
+from evalgate.runs import Run, ToolCall, messages
 from evalgate.scorers import code, jstext
 from evalgate.scorers.base import NotScorable, Scorer, normalize
 
@@ -294,6 +294,18 @@ def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
     ({"role": "developer", "content": "q"}, "Unsupported role"),
     ({"content": "q"}, "Unsupported role"),
     ([{"role": "user"}], "no content"),
+    # the agent replaces an earlier message by a later one with its id (a real run reads "b"), keeps a signal
+    # message with metadata of its own, and passes a v4 system message on unconverted
+    ([{"role": "user", "content": "a", "id": "x"}, {"role": "user", "content": "b", "id": "x"}], "the id of input"),
+    ([{"role": "signal", "content": "s"}, "u"], "a signal message"),
+    ([{"role": "system", "content": "s", "experimental_providerMetadata": {}}, "u"], "v4 system message"),
+    # where the agent throws: a system message with no text, a number content
+    ([{"role": "system", "content": ""}, "u"], "no text"),
+    ([{"role": "system", "content": [{"type": "image", "image": "x"}]}, "u"], "no text"),
+    ([{"role": "system", "content": "s", "parts": []}, "u"], "Invalid system message format"),
+    ([{"role": "system"}, "u"], "no content"),
+    ([{"role": "user", "content": 5}], "Cannot use 'in' operator"),
+    ([{"role": "user", "content": [{"type": "image", "image": "x", "mimeType": "image/png"}, None]}], "null"),
 ])
 def test_an_input_evalgate_cannot_read_as_mastra_does_is_refused_by_name(value: Any, why: str) -> None:
     item = Item(input=value)
@@ -301,6 +313,43 @@ def test_an_input_evalgate_cannot_read_as_mastra_does_is_refused_by_name(value: 
         code.input_text(item)
     with pytest.raises(ValueError, match=why):
         code.content_similarity().fn(item, Run(texts=["u"]))
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    # what a real agent makes of these (tests/test_mastra_scorers.py, group input_shapes)
+    ([{"role": "user", "content": {"text": "x"}}, "b"], ", b"),  # an object content that is no format 2: no text
+    ([{"role": "user", "content": {"format": 2, "parts": None, "content": "c"}}], "c"),
+    ([{"role": "user", "content": {"format": 2, "parts": [None, "x", {"type": "text", "text": "a"}]}}], "a"),
+    ([{"role": "user", "content": [None, "x", 5, {}, {"type": "source"}, {"type": "text", "text": "a"}]}], "a"),
+    ([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}], "a\nb"),
+    # an AI SDK v4 message keeps its parts only: the last text part is read
+    ([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "threadId": "t"}],
+     "b"),
+    ([{"role": "user", "content": [{"type": "text", "text": "a"},
+                                   {"type": "image", "image": "x", "mimeType": "image/png"},
+                                   {"type": "text", "text": "b"}]}], "b"),
+    ([{"role": "system", "content": [{"type": "text", "text": "s"}]}, "u"], "u"),
+])
+def test_a_message_list_input_is_read_as_a_real_agent_converts_it(value: Any, text: str) -> None:
+    assert code.input_text(Item(input=value)) == text
+
+
+def test_the_system_prompt_and_the_input_messages_as_mastra_reads_them() -> None:
+    system = {"role": "system", "content": "Be brief."}
+    assert messages.mastra_system_prompt([system, system, {"role": "system", "content": [
+        {"type": "text", "text": "a"}, {"type": "text", "text": ""}, {"type": "text", "text": "b"}]}, "u"]) \
+        == "Be brief.\n\na\nb"
+    assert messages.mastra_system_prompt("Be brief.") == messages.mastra_system_prompt({"city": "Paris"}) == ""
+    # no input message: the tool-call accuracy scorers throw; a lone assistant message is merged into the reply
+    assert messages.no_input_messages(system) and messages.no_input_messages([system, system])
+    assert not messages.no_input_messages([{"role": "assistant", "content": "A"}])
+    assert not messages.no_input_messages([{"role": "user", "content": "a", "id": "x"},
+                                           {"role": "user", "content": "b", "id": "x"}])
+    with pytest.raises(ValueError, match="no text"):
+        messages.no_input_messages([{"role": "system", "content": ""}, "u"])
+    item = Item(input=[system])
+    with pytest.raises(ValueError, match="no message"):
+        code.tool_call_accuracy_code(expected_tool="t").fn(item, Run(texts=["x"], tool_calls=[ToolCall("t")]))
 
 
 @pytest.mark.parametrize("value", [{"city": "Paris", "days": 2}, [1, 2], 5, [{"city": "Paris"}]])

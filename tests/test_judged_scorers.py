@@ -244,6 +244,24 @@ def test_the_last_assistant_message_and_the_first_input_are_judged(fake: FakeJud
     assert relevancy.scores["answer_relevancy"] == 0.0
 
 
+def test_prompt_alignment_reads_the_inputs_system_prompt(fake: FakeJudge) -> None:
+    """Mastra's default "both" mode needs a user or a system prompt: an input whose system message says what to
+    do is judged (the judge sees it), one with neither is not scorable. A string input's prompt is unchanged."""
+    judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
+    ctx = judge.context()
+    system = {"role": "system", "content": "Answer in one word."}
+    result = run_evals(data=[{"input": [system, {"role": "user", "content": ""}], "output": "Sunny."}],
+                       scorers=[judged.prompt_alignment(ctx=ctx)])
+    # the fake judge finds no words in the empty user prompt: intent 0, the rest 1 -> 0.6
+    assert result.scores == {"prompt_alignment": 0.6}
+    assert "<system_prompt>\nAnswer in one word.\n</system_prompt>" in fake.requests[-1]["messages"][1]["content"]
+    neither = run_evals(data=[{"input": [{"role": "user", "content": ""}], "output": "Sunny."}],
+                        scorers=[judged.prompt_alignment(ctx=ctx)])
+    assert neither.summary["not_scorable"] == {"prompt_alignment": 1}
+    run_evals(data=[{"input": "Weather?", "output": "Sunny."}], scorers=[judged.prompt_alignment(ctx=ctx)])
+    assert "<system_prompt>" not in fake.requests[-1]["messages"][1]["content"]
+
+
 def test_round_false_keeps_the_exact_value(fake: FakeJudge) -> None:
     judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
     ctx = judge.context()

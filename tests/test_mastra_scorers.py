@@ -34,6 +34,7 @@ from evalgate.build import build_entry
 from evalgate.items import Item
 from evalgate.judge import Judge
 from evalgate.runs import Run, run_from_value
+from evalgate.runs.messages import mastra_system_prompt, no_input_messages
 from evalgate.scorers import checks, code, judged, trajectory
 from evalgate.scorers.base import NotScorable, normalize
 from evalgate.scorers.registry import lookup
@@ -779,29 +780,38 @@ def message_text_cases(ctx: Any) -> Iterator[Case]:
 
 class InputCase(Case):
     """What Mastra's scorers read of an item's input (harness scorer "input_text", Mastra's own readers on what
-    a real agent makes of it): the code scorers' text, then the LLM scorers' user message."""
+    a real agent makes of it): the code scorers' text, the LLM scorers' user message, prompt alignment's system
+    prompt and whether any input message is left (the tool-call accuracy scorers throw on none). `refused`:
+    Mastra reads it, but evalgate does not reproduce the agent's conversion and refuses by name."""
 
-    def __init__(self, label: str, value: Any, throws: bool = False) -> None:
+    def __init__(self, label: str, value: Any, throws: bool = False, refused: bool = False) -> None:
         super().__init__(f"input_text: {label}", {"scorer": "input_text", "input": value}, None,
                          {"input": value}, "", mastra_throws=throws)
+        self.refused = refused
 
 
-def input_reading(case: Case) -> tuple[str, str] | str:
-    """evalgate's (code scorers' input text, LLM scorers' input text), or "error" where it refuses."""
+def input_reading(case: Case) -> tuple[str, str, str, bool] | str:
+    """evalgate's (code scorers' input text, LLM scorers' input text, system prompt, no input message), or
+    "error" where it refuses."""
     try:
-        return code.input_text(case.item), judged._input(case.item, judged.Options())
+        value = case.item.first_input
+        return (code.input_text(case.item), judged._input(case.item, judged.Options()), mastra_system_prompt(value),
+                no_input_messages(value))
     except ValueError:
         return "error"
 
 
-def input_agrees(mastra: dict[str, Any], ours: tuple[str, str] | str, case: Case) -> bool:
+def input_agrees(mastra: dict[str, Any], ours: tuple[str, str, str, bool] | str, case: Case) -> bool:
     if case.mastra_throws:
         return "error" in mastra and ours == "error"
-    return "error" not in mastra and ours == (mastra["code"], mastra["user"] or "")
+    if getattr(case, "refused", False):
+        return "error" not in mastra and ours == "error"
+    return "error" not in mastra and ours == (mastra["code"], mastra["user"] or "", mastra["system"],
+                                              mastra["messages"] == 0)
 
 
-def user(content: Any) -> dict[str, Any]:
-    return {"role": "user", "content": content}
+def user(content: Any, **extra: Any) -> dict[str, Any]:
+    return {"role": "user", "content": content, **extra}
 
 
 def texts(*values: Any) -> list[dict[str, Any]]:
@@ -861,6 +871,172 @@ def input_message_cases(ctx: Any) -> Iterator[Case]:
                                                          "output": booked, "options": {"expectedTool": "book"}},
                    code.tool_call_accuracy_code(expected_tool="book"), {"input": value}, booked,
                    mastra_throws=label != "a user message")
+
+
+def system(content: Any, **extra: Any) -> dict[str, Any]:
+    return {"role": "system", "content": content, **extra}
+
+
+def assistant_message(content: Any, **extra: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": content, **extra}
+
+
+IMAGE_V4 = {**IMAGE, "mimeType": "image/png"}  # an AI SDK v4 part: the agent converts the message the v4 way
+FILE = {"type": "file", "data": "data:text/plain;base64,aGk=", "mediaType": "text/plain"}  # a v5 part
+
+
+def input_shape_cases(ctx: Any) -> Iterator[Case]:
+    """Unusual message-list inputs, each run through a real agent (tests/mastra/run_scorers.mjs), and the scorers
+    that read them: the code scorers' text, getUserMessageFromRunInput, getCombinedSystemPrompt, the tool-call
+    accuracy scorers' "no input message" and prompt alignment's "a user or system prompt is required"."""
+    # read alike before and since: kept as regression cases
+    yield InputCase("three user messages", [user("a"), user("b"), user("c")])
+    yield InputCase("an image-only user message first", [user([IMAGE]), user("b")])
+    yield InputCase("an empty user message first", [user(""), user("b")])
+    yield InputCase("a whitespace message", [user("   ")])
+    yield InputCase("whitespace parts", [user(texts("  ", "\n"))])
+    yield InputCase("a text part without text", [user([{"type": "text"}, *texts("a")])])
+    yield InputCase("a text part's providerOptions", [user([{"type": "text", "text": "hi", "providerOptions": {}}])])
+    yield InputCase("a file part", [user([FILE, *texts("read", "this")])])
+    yield InputCase("format 2, an empty content.content", [user({"format": 2, "parts": texts("p"), "content": ""})])
+    yield InputCase("format 2, a number content.content", [user({"format": 2, "parts": texts("p"), "content": 5})])
+    yield InputCase("format 2, content.text", [user({"format": 2, "parts": [], "text": "t"})])
+    yield InputCase("format 2, whitespace content", [user({"format": 2, "parts": texts("p"), "content": "  "})])
+    yield InputCase("extra fields", [user("hi", id="u1", createdAt="2024-01-01T00:00:00.000Z", name="bob",
+                                          metadata={"k": 1}, foo={"bar": [1]})])
+    yield InputCase("a bad createdAt", [user("hi", createdAt="garbage")])
+    yield InputCase("threadId with a string", [user("hi", threadId="t1")])
+    yield InputCase("unicode", [user("😀 café ΣΟΦΟΣ İstanbul \u00a0 ﬁne \ud800")])
+    yield InputCase("a long input", [user("word " * 20000), user("end")])
+    yield InputCase("a user message after an assistant one", [assistant_message("A"), user("u")])
+    yield InputCase("system, assistant, user", [system("S"), assistant_message("A"), user("u")])
+    yield InputCase("an empty assistant message between", [user("a"), assistant_message(""), user("b")])
+    yield InputCase("a system message last", [user("a"), assistant_message("A"), user("b"), system("s")])
+    yield InputCase("a whitespace system prompt", [system("  "), user("")])
+    yield InputCase("two system messages", [system("s1"), system("s2"), user("")])
+    yield InputCase("a repeated system message", [system("s"), system("s"), user("")])
+    yield InputCase("system text parts", [system(texts("a", "b")), user("")])
+    yield InputCase("system empty text parts", [system(texts("", "")), user("")])
+    yield InputCase("a system image and text", [system([IMAGE, *texts("s")]), user("x")])
+    yield InputCase("format-2 system content.content", [system({"format": 2, "parts": [], "content": "s"}), user("x")])
+    yield InputCase("a system message with extra fields", [system("s", id="s1", providerOptions={"a": {}}), user("x")])
+    yield InputCase("one system message, no list", system("Be brief."))
+    yield InputCase("an assistant message alone", [assistant_message("A")], refused=True)
+    # Mastra reads these; evalgate refused them (claiming the agent throws) or read them otherwise
+    yield InputCase("an object content", [user({"text": "x"})])
+    yield InputCase("an empty object content", [user({}), user("b")])
+    yield InputCase("a format that is no 2", [user({"format": "2", "parts": texts("a")})])
+    yield InputCase("format 2 without parts", [user({"format": 2, "content": "c"})])
+    yield InputCase("format 2, null parts", [user({"format": 2, "parts": None})])
+    yield InputCase("format 2, parts no list", [user({"format": 2, "parts": "x", "content": "c"})])
+    yield InputCase("format 2, a null part", [user({"format": 2, "parts": [None, *texts("a")]})])
+    yield InputCase("format 2, a string part", [user({"format": 2, "parts": ["x", 5, *texts("a")]})])
+    yield InputCase("a null in the part list", [user([None, *texts("a")])])
+    yield InputCase("a string and a number in the part list", [user(["x", *texts("a"), 5])])
+    yield InputCase("a part without a type", [user([{}, {"text": "x"}, *texts("a")])])
+    yield InputCase("a part of an unknown type", [user([{"type": "source", "id": "s"}, *texts("a")])])
+    yield InputCase("only a string in the part list", [user(["hi"])])
+    # an AI SDK v4 message (a part's mimeType, the message's experimental_providerMetadata or threadId): the agent
+    # keeps its parts without content.content, so the scorers read the last text part, not the parts joined
+    yield InputCase("a v4 image part", [user([*texts("a"), IMAGE_V4, *texts("b")])])
+    yield InputCase("a v4 image part after a v5 file part", [user([FILE, IMAGE_V4, *texts("a", "b")])])
+    yield InputCase("a v4 image part before a v5 file part", [user([IMAGE_V4, FILE, *texts("a", "b")])])
+    yield InputCase("a v4 null text", [user([*texts("a", None), IMAGE_V4])])
+    yield InputCase("a v4 empty text", [user([*texts("a", ""), IMAGE_V4])])
+    yield InputCase("experimental_providerMetadata", [user(texts("a", "b"), experimental_providerMetadata={"x": 1})])
+    yield InputCase("a part's experimental_providerMetadata",
+                    [user([{"type": "text", "text": "a", "experimental_providerMetadata": {}}, *texts("b", "c")])])
+    yield InputCase("threadId with parts", [user(texts("a", "b"), threadId="t1")])
+    yield InputCase("resourceId null with parts", [user(texts("a", "b"), resourceId=None)])
+    yield InputCase("threadId with an object content", [user({"text": "x"}, threadId="t1")])
+    yield InputCase("a v4 assistant message", [assistant_message(texts("A1", "A2"), experimental_providerMetadata={}),
+                                                user("u")])
+    yield InputCase("a number id twice, v5", [user("a", id=5), user("b", id=5)])
+    yield InputCase("an empty id twice", [user("a", id=""), user("b", id="")])
+    yield InputCase("a system message's id again", [system("s", id="x"), user("b", id="x")])
+    # the agent throws: every scorer reading the input errors
+    yield InputCase("a v4 null part", [user([IMAGE_V4, None, *texts("a")])], throws=True)
+    yield InputCase("a v4 number text", [user([IMAGE_V4, *texts(5)])], throws=True)
+    yield InputCase("a number content", [user(5)], throws=True)
+    yield InputCase("a true content", [user(True)], throws=True)
+    yield InputCase("a false content", [user(False)], throws=True)
+    for label, value in (("no content", {"role": "system"}), ("a null content", system(None)),
+                         ("a number content", system(5)), ("true content", system(True)),
+                         ("an empty content", system("")), ("an empty part list", system([])),
+                         ("an empty text part", system(texts(""))), ("a null text", system(texts(None))),
+                         ("an image only", system([IMAGE])), ("a string part", system(["s"])),
+                         ("an object content", system({"text": "s"})),
+                         ("format 2 without content.content", system({"format": 2, "parts": texts("s")})),
+                         ("parts", {"role": "system", "content": "s", "parts": texts("p")}),
+                         ("only parts", {"role": "system", "parts": texts("p")}),
+                         ("threadId", system("s", threadId="t1")),
+                         ("a text with toString", system(texts({"toString": 1}))),
+                         ("v4 and a number content", system(5, experimental_providerMetadata={})),
+                         ("v4 and a number text", system([{"type": "text", "text": 5, "mimeType": "t"}]))):
+        yield InputCase(f"a system message with {label}", [value, user("hi")], throws=True)
+    # Mastra reads these, evalgate refuses them by name: messages sharing an id (the agent replaces or merges the
+    # earlier one), a signal message, a v4 system message (passed on as it is)
+    yield InputCase("an id twice", [user("a", id="x"), user("b", id="x")], refused=True)
+    yield InputCase("the same message twice", [user("a", id="x"), user("a", id="x")], refused=True)
+    yield InputCase("an id twice, apart", [user("a", id="x"), user("m"), user("b", id="x")], refused=True)
+    yield InputCase("an id twice, v4", [user(texts("a"), id=5, threadId="t"), user(texts("b"), id=5, threadId="t")],
+                    refused=True)
+    yield InputCase("a user's id on an assistant message", [user("q", id="x"), assistant_message("A", id="x"),
+                                                            user("b")], refused=True)
+    yield InputCase("a signal message", [{"role": "signal", "content": "hi"}, user("u")], refused=True)
+    yield InputCase("a v4 system message", [system([{"type": "text", "text": "a", "mimeType": "t"}]), user("x")],
+                    refused=True)
+
+    # the scorers' numbers and errors on such inputs
+    answer = "It is sunny in Brooklyn today."
+    for label, value in (("an object content", [user({"text": "Is it sunny?"}), user("In Brooklyn today?")]),
+                         ("format-2 parts with a null", [user({"format": 2, "parts": [None, *texts("Sunny today?")]})]),
+                         ("a v4 message", [user(texts("Is it sunny", "in Brooklyn today?"), threadId="t1")])):
+        for scorer, ours in (("content_similarity", code.content_similarity()),
+                             ("textual_difference", code.textual_difference()),
+                             ("keyword_coverage", code.keyword_coverage()),
+                             ("completeness", code.completeness())):
+            yield Case(f"{scorer}: {label}", {"scorer": scorer, "input": value, "output": answer}, ours,
+                       {"input": value}, answer)
+    bad_system = [system(""), user("Is it sunny?")]
+    for scorer, ours in (("content_similarity", code.content_similarity()), ("completeness", code.completeness())):
+        yield Case(f"{scorer}: an empty system message", {"scorer": scorer, "input": bad_system, "output": answer},
+                   ours, {"input": bad_system}, answer, mastra_throws=True)
+    booked = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}, "result": "ok"}]}
+    for label, value, throws in (("one system message, no list", system("Be brief."), True),
+                                 ("an empty system message", [system(""), user("Book it")], True),
+                                 ("a number content", [user(5)], True),
+                                 ("an object content", [user({"text": "Book it"})], False),
+                                 ("an id twice", [user("Book", id="x"), user("it", id="x")], False),
+                                 ("an assistant message alone", [assistant_message("Booking.")], False)):
+        yield Case(f"tool_call_accuracy_code: {label}", {"scorer": "tool_call_accuracy_code", "input": value,
+                                                         "output": booked, "options": {"expectedTool": "book"}},
+                   code.tool_call_accuracy_code(expected_tool="book"), {"input": value}, booked, mastra_throws=throws)
+        if label in ("an id twice", "an assistant message alone"):
+            continue  # the LLM scorer shows the judge the user message, which evalgate refuses to read (above)
+        case = judged_case("tool_call_accuracy", [{"evaluations": [{"toolCalled": "book", "wasAppropriate": True,
+                                                                    "reasoning": "r"}], "missingTools": []}],
+                           {"calls": [{"index": 1, "appropriate": True, "reason": "r"}], "missing_tools": [],
+                            "reason": "r"}, throws=throws, ctx=ctx, out=booked, item={"input": value}, input=value,
+                           options={"availableTools": [{"id": "book", "description": "book tool"}]})
+        case.label = f"tool_call_accuracy: {label}"
+        yield case
+    # prompt alignment (default "both" mode) needs a user or a system prompt: the input's system messages count
+    parts = (0.9, 0.8, 0.7, 1.0)
+    for label, value, rejects in (("a system prompt and an empty user message", [system("Be brief."), user("")], False),
+                                  ("only a system prompt", [system("Answer in French.")], False),
+                                  ("a whitespace system prompt", [system("  "), user("")], False),
+                                  ("system text parts", [system(texts("Be", "brief")), user(texts(""))], False),
+                                  ("an image-only user message", [system("Be brief."), user([IMAGE])], False),
+                                  ("an empty user message", [user("")], True),
+                                  ("an object content", [user({"text": "Be brief."})], True),
+                                  ("an empty system message", [system(""), user("Hi")], False)):
+        throws = label == "an empty system message"
+        case = judged_case("prompt_alignment", [alignment_reply(*parts)], alignment_answer(*parts), ctx=ctx,
+                           item={"input": value}, input=value, throws=throws)
+        case.mastra_rejects = rejects
+        case.label = f"prompt_alignment: {label}"
+        yield case
 
 
 def judged_case(scorer: str, judge: list[Any], answer: Any, *, throws: bool = False, options: Any = None,
@@ -1718,6 +1894,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "message_fields": message_field_cases,
     "message_texts": message_text_cases,
     "input_messages": input_message_cases,
+    "input_shapes": input_shape_cases,
     "judge_labels": judge_label_cases,
     "judge_reasons": judge_reason_cases,
     "judge_indexes": judge_index_cases,
