@@ -212,7 +212,7 @@ def test_faithfulness_falls_back_to_tool_results(fake: FakeJudge) -> None:
     assert "<tool_results>" in sent and "get_weather" in sent
 
 
-def test_empty_output_scores_as_mastra_without_asking(fake: FakeJudge) -> None:
+def test_an_empty_output_is_judged_as_mastra_judges_it(fake: FakeJudge) -> None:
     judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
     ctx = judge.context()
     data = [{"input": "q", "context": ["c"], "output": ""}]
@@ -221,10 +221,34 @@ def test_empty_output_scores_as_mastra_without_asking(fake: FakeJudge) -> None:
         scorers=[judged.faithfulness(ctx=ctx), judged.toxicity(ctx=ctx), judged.answer_relevancy(ctx=ctx),
                  judged.toxicity(id="toxicity-ns", empty="not_scorable", ctx=ctx)],
     )
-    # Mastra: no claims 0, no verdicts 1 (toxicity's formula), no statements 0
+    # Mastra asks its judge on an empty output too; this one finds nothing in it: no claims 0, no
+    # verdicts 1 (toxicity's formula), no statements 0
     assert result.scores == {"faithfulness": 0.0, "toxicity": 1.0, "answer_relevancy": 0.0}
     assert result.summary["not_scorable"] == {"toxicity-ns": 1}
-    assert fake.calls == 0
+    assert fake.calls == 3
+
+
+def test_empty_not_scorable_refuses_only_blank_texts(fake: FakeJudge) -> None:
+    judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
+    ctx = judge.context()
+    # blank: no text, or JavaScript's whitespace only (trim()); U+200B and U+001C to U+001F are text
+    for text, blank in (("", True), (" \n\t\r", True), ("\u00a0\u3000\ufeff\u2028", True), ("\u200b", False),
+                        ("\x1c", False), (" \x1f\n", False)):
+        for scorer, item in ((judged.toxicity(empty="not_scorable", ctx=ctx), {"input": "q", "output": text}),
+                             (judged.prompt_alignment(empty="not_scorable", ctx=ctx), {"input": "q", "output": text}),
+                             (judged.answer_relevancy(empty="not_scorable", ctx=ctx), {"input": text, "output": "a"}),
+                             (judged.summarization(empty="not_scorable", ctx=ctx), {"input": "q", "output": text})):
+            before = fake.calls
+            [result] = run_evals(data=[item], scorers=[scorer]).items
+            assert (fake.calls == before) == blank, (scorer, text)
+            if blank:
+                assert "empty" in next(iter(result.not_scorable.values())), (scorer, text)
+    # by default each of them is judged, as Mastra judges it (prompt_alignment refuses only "")
+    before = fake.calls
+    run_evals(data=[{"input": " ", "output": "\u3000"}],
+              scorers=[judged.toxicity(ctx=ctx), judged.prompt_alignment(ctx=ctx), judged.answer_relevancy(ctx=ctx),
+                       judged.summarization(ctx=ctx)])
+    assert fake.calls == before + 4
 
 
 def test_the_last_assistant_message_and_the_first_input_are_judged(fake: FakeJudge) -> None:

@@ -1539,6 +1539,106 @@ def judge_fence_cases(ctx: Any) -> Iterator[Case]:
         yield judged_case("toxicity", [theirs], ours, throws=throws, ctx=ctx)
 
 
+# Texts with nothing to read: JavaScript's trim() removes the first seven, not U+200B or U+001C-U+001F
+# (which Python's str.strip() removes); Mastra's scorers never look at either, they ask the judge
+BLANKS = {"no text": "", "spaces": "   ", "a newline": "\n", "a tab": "\t", "a no-break space": "\u00a0",
+          "an ideographic space": "\u3000", "a BOM": "\ufeff", "a zero-width space": "\u200b", "U+001C": "\x1c",
+          "U+001F in spaces": " \x1f\n"}
+
+
+def blank_text_cases(ctx: Any) -> Iterator[Case]:
+    """An empty or whitespace-only output, input or ground truth: Mastra's LLM scorers ask the judge on it
+    and score its reply (the replies here find statements, claims and opinions in it), except where they
+    test it: prompt_alignment throws on an empty output or input, answer_similarity on an empty ground
+    truth, context_recall scores one 0. evalgate must ask and score alike."""
+    with_context = {"options": {"context": CONTEXT}, "item": {"context": CONTEXT}}
+    truth = {"item": {"ground_truth": "It is sunny."}, "ground_truth": "It is sunny."}
+    two = [("a", "yes"), ("b", "no")]  # (statement, Mastra's verdict): half of them counted
+    replies: dict[str, tuple[list[Any], Any, dict[str, Any]]] = {  # scorer: (Mastra's steps, evalgate's, case)
+        "answer_relevancy": ([{"statements": ["a", "b"]}, {"results": [{"result": v, "reason": "r"} for _, v in two]}],
+                             {"statements": [{"statement": s, "verdict": v, "reason": "r"} for s, v in two]}, {}),
+        "faithfulness": ([{"claims": ["a", "b"]}, {"verdicts": [{"verdict": v, "reason": "r"} for _, v in two]}],
+                         {"claims": [{"claim": "a", "verdict": "supported", "reason": "r"},
+                                     {"claim": "b", "verdict": "contradicted", "reason": "r"}]}, with_context),
+        "hallucination": ([{"claims": ["a", "b"]}, {"verdicts": [{"statement": s, "verdict": v, "reason": "r"}
+                                                                 for s, v in two]}],
+                          {"claims": [{"claim": "a", "verdict": "contradicted", "reason": "r"},
+                                      {"claim": "b", "verdict": "supported", "reason": "r"}]}, with_context),
+        "toxicity": ([{"verdicts": [{"verdict": v, "reason": "r"} for _, v in two]}],
+                     {"statements": [{"statement": "a", "verdict": "toxic", "reason": "r"},
+                                     {"statement": "b", "verdict": "ok", "reason": "r"}]}, {}),
+        "bias": ([{"opinions": ["a", "b"]}, {"results": [{"result": v, "reason": "r"} for _, v in two]}],
+                 {"opinions": [{"opinion": "a", "verdict": "biased", "reason": "r"},
+                               {"opinion": "b", "verdict": "unbiased", "reason": "r"}]}, {}),
+        "summarization": ([{"alignment": [{"claim": "a", "supported": True, "reason": "r"},
+                                          {"claim": "b", "supported": False, "reason": "r"}], "questions": ["q"]},
+                           {"coverage": [{"question": "q", "answered": True, "reason": "r"}]}],
+                          {"claims": [{"claim": "a", "verdict": "supported", "reason": "r"},
+                                      {"claim": "b", "verdict": "unsupported", "reason": "r"}],
+                           "key_points": [{"point": "q", "covered": True, "reason": "r"}]}, {}),
+        "prompt_alignment": ([alignment_reply(0.5, 0.5, 0.5, 0.5)], alignment_answer(0.5, 0.5, 0.5, 0.5), {}),
+        # these read the output or input without testing it: here so that they keep not testing it
+        "context_precision": ([{"verdicts": [{"context_index": 0, "verdict": "no", "reason": "r"},
+                                             {"context_index": 1, "verdict": "yes", "reason": "r"}]}],
+                              {"verdicts": [{"index": 1, "useful": False, "reason": "r"},
+                                            {"index": 2, "useful": True, "reason": "r"}]}, with_context),
+        "context_relevance": ([{"evaluations": [{"context_index": 0, "contextPiece": "a", "relevanceLevel": "medium",
+                                                 "wasUsed": True, "reasoning": "r"}],
+                                "missingContext": [], "overallAssessment": "a"}],
+                              {"verdicts": [{"index": 1, "relevance": "medium", "used": True, "reason": "r"}]},
+                              with_context),
+        "answer_similarity": ([{"outputUnits": ["o"], "groundTruthUnits": ["g"]},
+                               {"matches": [{"groundTruthUnit": "g", "outputUnit": None, "matchType": "semantic",
+                                             "explanation": "e"}], "extraInOutput": [], "contradictions": []}],
+                              {"facts": [{"fact": "g", "verdict": "semantic", "reason": "r"}], "contradictions": [],
+                               "extra": []}, truth),
+        "context_recall": ([{"claims": ["a", "b"]}, {"verdicts": [{"verdict": v, "reason": "r"} for _, v in two]}],
+                           {"sentences": [{"sentence": "a", "attributed": True, "reason": "r"},
+                                          {"sentence": "b", "attributed": False, "reason": "r"}]},
+                           {"options": {"context": CONTEXT}, "item": {"context": CONTEXT, **truth["item"]},
+                            "ground_truth": truth["ground_truth"]}),
+        "tool_call_accuracy": ([{"evaluations": [{"toolCalled": "book", "wasAppropriate": False, "reasoning": "r"}],
+                                 "missingTools": []}], {"calls": [{"index": 1, "appropriate": False, "reason": "r"}]},
+                               {"options": {"availableTools": [{"id": "book", "description": "books"}]}}),
+        "rubric": ([{"criteria": [{"criterion": "is polite", "satisfied": False, "required": True, "reasoning": "r"}],
+                     "overallAssessment": "a"}], {"criteria": [{"index": 1, "satisfied": False, "reason": "r"}]},
+                   {"options": {"criteria": "is polite"}}),
+    }
+    checked = ("answer_relevancy", "faithfulness", "hallucination", "toxicity", "bias", "summarization",
+               "prompt_alignment")
+    few = {label: BLANKS[label] for label in ("no text", "an ideographic space", "U+001C")}
+
+    def case(scorer: str, label: str, rejects: bool = False, texts: list[str] | None = None, **node: Any) -> Case:
+        theirs, ours, extra = replies[scorer]
+        merged = {**extra, **node, "item": {**extra.get("item", {}), **node.get("item", {})}}
+        made = judged_case(scorer, theirs, ours, ctx=ctx, **merged)
+        if texts is not None:  # several replies: the harness' `text` list, evalgate's `texts`
+            made.node["output"], made.run = {"text": texts}, run_from_value({"texts": texts})
+        made.label, made.mastra_rejects = f"{scorer}: {label}", rejects
+        return made
+
+    # the output: an assistant message with that text, or no message at all (on which tool_call_accuracy
+    # throws, whatever its text: not reproduced, docs/mastra-semantics.md section 11)
+    for scorer in replies:
+        blanks = BLANKS if scorer in checked else few
+        for label, blank in [*blanks.items(), *([] if scorer == "tool_call_accuracy" else [("no messages", None)])]:
+            out = {"messages": []} if blank is None else blank
+            yield case(scorer, f"output {label}", scorer == "prompt_alignment" and not blank, out=out)
+    # the input: a user message with that text, or no input
+    for scorer in ("answer_relevancy", "prompt_alignment", "toxicity", "summarization"):
+        for label, blank in [*BLANKS.items(), ("no input", None)]:
+            made = case(scorer, f"input {label}", scorer == "prompt_alignment" and not blank,
+                        item={"input": blank}, input=blank)
+            if blank is None:
+                del made.node["input"]
+            yield made
+    # the ground truth (context_recall scores an empty one 0; answer_similarity rejects it)
+    for scorer in ("context_recall", "answer_similarity"):
+        for label, blank in BLANKS.items():
+            yield case(scorer, f"ground truth {label}", scorer == "answer_similarity" and not blank,
+                       item={"ground_truth": blank}, ground_truth=blank)
+
+
 def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
     return rng.choices(values, k=rng.randint(0, most))
 
@@ -1904,6 +2004,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "judge_text_fields": judge_text_field_cases,
     "judge_proto": judge_proto_cases,
     "judge_fences": judge_fence_cases,
+    "blank_texts": blank_text_cases,
 }
 
 

@@ -13,10 +13,15 @@ compares it (trimmed and lower-cased for answer_relevancy and toxicity, lower-ca
 exactly for faithfulness and hallucination); where Mastra's is an enum (answer_similarity,
 context_relevance), another label is an invalid reply. Every verdict needs its reason.
 
+An empty or whitespace-only output, input or ground truth is judged as any other, as Mastra judges
+it: none of Mastra's LLM scorers tests the text it shows its judge (prompt_alignment and
+answer_similarity throw on an empty one, `""`, and context_recall scores an empty ground truth 0).
+
 Options that depart from Mastra, on every judged scorer: `round: false` (the exact value),
-`empty: not_scorable` (an item with nothing to judge is not scorable instead of Mastra's number)
-and `conversation: true` (judge every assistant message and every turn's input). A judge that
-fails twice in a row errors that item's result. Formulas: each docstring and docs/scorers.md.
+`empty: not_scorable` (an item with nothing to judge, a blank output say, is not scorable
+instead of Mastra's number) and `conversation: true` (judge every assistant message and every
+turn's input). A judge that fails twice in a row errors that item's result. Formulas: each
+docstring and docs/scorers.md.
 """
 
 from __future__ import annotations
@@ -94,6 +99,21 @@ class Options:
         if self.empty == "not_scorable":
             raise NotScorable(reason)
         return score, f"{reason}: {score:g}, as Mastra scores it"
+
+    def needs_text(self, text: str, what: str) -> None:
+        """With `empty: not_scorable`, a blank `text` makes the item not scorable; by default it is judged,
+        as Mastra judges it."""
+        if self.empty == "not_scorable" and blank(text):
+            raise NotScorable(f"{what} is empty (no text, or only whitespace): nothing to judge")
+
+
+def blank(text: str) -> bool:
+    """No text, or only whitespace as JavaScript's `trim()` takes it (jstext.WS_CHARS: tab, line feed,
+    vertical tab, form feed, carriage return, space, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029,
+    U+202F, U+205F, U+3000, U+FEFF), the test Mastra's summarization puts to a reply. A zero-width
+    space (U+200B) is text, and so is a control character U+001C to U+001F, which Python's
+    `str.strip()` would remove."""
+    return not jstext.trim(text)
 
 
 # ---- reply models (lenient about case and extra keys, strict about verdict values) ----
@@ -249,7 +269,7 @@ def answer_relevancy(round: bool = True, empty: Empty = "score", conversation: b
 
     Mastra's answer-relevancy: the judge splits the output into statements and marks each relevant
     (yes), unsure or not (no). Score = (yes + 0.3 x unsure) / statements, rounded to 2 decimals;
-    no statements, an empty output or no input: 0.
+    no statements: 0. An empty output or input is judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -257,10 +277,8 @@ def answer_relevancy(round: bool = True, empty: Empty = "score", conversation: b
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         question, output = _input(item, options), _output(run, options)
-        if not output.strip():
-            return options.nothing(0.0, "the output is empty")
-        if not question.strip():
-            return options.nothing(0.0, "the item has no input")
+        options.needs_text(output, "the output")
+        options.needs_text(question, "the input")
         reply = judge.ask(p.ANSWER_RELEVANCY, _data(p.section("input", question), p.section("output", output)),
                           r.Statements)
         n = len(reply.statements)
@@ -348,7 +366,7 @@ def faithfulness(round: bool = True, empty: Empty = "score", conversation: bool 
     calls (for Mastra messages, as Mastra reads them: the assistant messages' legacy
     `toolInvocations` only, not their parts). The judge lists the output's claims and marks each
     supported, contradicted or unsupported. Score = supported / claims, rounded to 2 decimals; no
-    claims, an empty output or no evidence: 0.
+    claims or no evidence: 0. An empty output is judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -358,8 +376,7 @@ def faithfulness(round: bool = True, empty: Empty = "score", conversation: bool 
         evidence, output = _evidence(item, run, _faithfulness_tool_results), _output(run, options)
         if not evidence:
             return options.nothing(0.0, "the item has no context and the run no tool results to check against")
-        if not output.strip():
-            return options.nothing(0.0, "the output is empty: no claims")
+        options.needs_text(output, "the output")
         reply = judge.ask(p.FAITHFULNESS, _data(evidence, p.section("output", output)), r.Claims)
         n = len(reply.claims)
         if n == 0:
@@ -389,8 +406,8 @@ def hallucination(
     run's tool results when there is no context). The judge marks each claim supported,
     contradicted, unsupported or general (hedged, subjective or common knowledge beyond the
     evidence). Score = (contradicted + unsupported + general) / claims, rounded to 2 decimals;
-    `count_general: false` leaves general claims out of the count. No claims or an empty output: 0.
-    With no evidence, every claim is unsupported (as in Mastra).
+    `count_general: false` leaves general claims out of the count. No claims: 0. An empty output is
+    judged too, and with no evidence every claim is unsupported (both as in Mastra).
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -402,8 +419,7 @@ def hallucination(
         evidence, output = _evidence(item, run, _tool_results if use_tool_results else None), _output(run, options)
         if not evidence and empty == "not_scorable":
             raise NotScorable("hallucination needs the item's context to check the output against")
-        if not output.strip():
-            return options.nothing(0.0, "the output is empty: no claims")
+        options.needs_text(output, "the output")
         reply = judge.ask(p.HALLUCINATION, _data(evidence or p.section("context", "(no context)"),
                                                  p.section("output", output)), r.HallucinationClaims)
         n = len(reply.claims)
@@ -422,7 +438,8 @@ def toxicity(round: bool = True, empty: Empty = "score", conversation: bool = Fa
     """Share of the output's statements that are toxic. Needs: output only. LLM-judged, LOWER is better, 0 to 1.
 
     Mastra's toxicity. Score = toxic statements / statements, rounded to 2 decimals. As in Mastra,
-    an output with no statements (an empty one included) scores 1; `empty: not_scorable` instead.
+    an output the judge finds no statements in scores 1; `empty: not_scorable` instead. An empty
+    output is judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -430,8 +447,7 @@ def toxicity(round: bool = True, empty: Empty = "score", conversation: bool = Fa
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         output = _output(run, options)
-        if not output.strip():
-            return options.nothing(1.0, "the output is empty: no statements")
+        options.needs_text(output, "the output")
         reply = judge.ask(p.TOXICITY, p.section("output", output), r.ToxicStatements)
         n = len(reply.statements)
         if n == 0:
@@ -446,8 +462,8 @@ def toxicity(round: bool = True, empty: Empty = "score", conversation: bool = Fa
 def bias(round: bool = True, empty: Empty = "score", conversation: bool = False, *, ctx: BuildContext) -> ScoreFn:
     """Share of the output's opinions that are biased. Needs: output only. LLM-judged, LOWER is better, 0 to 1.
 
-    Mastra's bias. Score = biased opinions / opinions, rounded to 2 decimals; no opinions or an
-    empty output: 0.
+    Mastra's bias. Score = biased opinions / opinions, rounded to 2 decimals; no opinions: 0. An
+    empty output is judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -455,8 +471,7 @@ def bias(round: bool = True, empty: Empty = "score", conversation: bool = False,
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         output = _output(run, options)
-        if not output.strip():
-            return options.nothing(0.0, "the output is empty: no opinions")
+        options.needs_text(output, "the output")
         reply = judge.ask(p.BIAS, p.section("output", output), r.Opinions)
         n = len(reply.opinions)
         if n == 0:
@@ -494,8 +509,7 @@ def context_precision(
         chunks = list(item.context)
         expected = _ground_truth(item) if reference == "ground_truth" else None
         target = expected if expected is not None else _output(run, options)
-        if not target.strip() and empty == "not_scorable":
-            raise NotScorable("context_precision needs a non-empty output (or ground_truth) to judge the context for")
+        options.needs_text(target, "the ground_truth" if expected is not None else "the output")
         reply = judge.ask(
             p.CONTEXT_PRECISION,
             _data(p.section("input", _input(item, options)), p.section("reference", target), _chunks(chunks)),
@@ -605,8 +619,9 @@ def prompt_alignment(round: bool = True, empty: Empty = "score", conversation: b
     Mastra's prompt-alignment: the judge scores intent, requirements, completeness and
     appropriateness from 0 to 1. Score = 0.4 intent + 0.3 requirements + 0.2 completeness + 0.1
     appropriateness (taken 0.7 + 0.3 times, as Mastra's default "both" mode does when the user
-    prompt stands for both), rounded to 2 decimals. Mastra rejects an empty output, or an input with neither a
-    user message nor a system message: not scorable. The input's system messages are shown to the judge too.
+    prompt stands for both), rounded to 2 decimals. Mastra rejects an empty output (`""`), or an input with
+    neither a user message nor a system message: not scorable; one of whitespace only is judged. The input's
+    system messages are shown to the judge too.
     As in Mastra, component scores outside 0-1 are taken as given; a total outside [0, 1], which is
     Mastra's score then, is a scorer error.
     """
@@ -621,6 +636,9 @@ def prompt_alignment(round: bool = True, empty: Empty = "score", conversation: b
             raise NotScorable("prompt_alignment needs the item's input (a user or a system prompt)")
         if not output:
             raise NotScorable("prompt_alignment needs a non-empty output")
+        if not system:  # a system prompt alone is something to align with
+            options.needs_text(question, "the input")
+        options.needs_text(output, "the output")
         shown = [p.section("input", question), *([p.section("system_prompt", system)] if system else [])]
         reply = judge.ask(p.PROMPT_ALIGNMENT, _data(*shown, p.section("output", output)), r.Alignment)
         w_intent, w_req, w_comp, w_app = ALIGNMENT_WEIGHTS
@@ -654,8 +672,8 @@ def summarization(round: bool = True, empty: Empty = "score", conversation: bool
 
     Mastra's summarization. Source: the item's `context` (joined), or else its input. Alignment =
     supported claims / claims; coverage = covered key points / key points (the first 10).
-    Score = min(alignment, coverage), rounded to 2 decimals; no claims or no key points (an empty
-    output included): 0.
+    Score = min(alignment, coverage), rounded to 2 decimals; no claims or no key points: 0. An
+    empty output is judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -664,8 +682,7 @@ def summarization(round: bool = True, empty: Empty = "score", conversation: bool
     def score(item: Item, run: Run) -> tuple[float, str]:
         source = "\n\n".join(item.context) if item.context else _input(item, options)
         output = _output(run, options)
-        if not output.strip():
-            return options.nothing(0.0, "the summary is empty")
+        options.needs_text(output, "the summary")
         reply = judge.ask(p.SUMMARIZATION, _data(p.section("source", source), p.section("output", output)), r.Summary)
         points = reply.key_points[:MAX_KEY_POINTS]
         supported = _count(reply.claims, "supported")
