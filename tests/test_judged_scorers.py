@@ -251,6 +251,16 @@ def test_empty_not_scorable_refuses_only_blank_texts(fake: FakeJudge) -> None:
     assert fake.calls == before + 4
 
 
+def test_summarization_judges_the_last_reply_that_is_not_blank(fake: FakeJudge) -> None:
+    judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
+    data = [{"input": "Brooklyn is sunny today.", "output": {"texts": ["Brooklyn is sunny.", "\u3000\n"]}}]
+    result = run_evals(data=data, scorers=[judged.summarization(ctx=judge.context())])
+    # Mastra's summary is the last assistant message whose text trim() leaves something of: the first here.
+    # Its one claim is supported; the source's one key point (brooklyn, sunny, today) is 2/3 covered: 1
+    assert result.scores == {"summarization": 1.0}
+    assert "<output>\nBrooklyn is sunny.\n</output>" in fake.requests[-1]["messages"][1]["content"]
+
+
 def test_the_last_assistant_message_and_the_first_input_are_judged(fake: FakeJudge) -> None:
     judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
     ctx = judge.context()

@@ -1624,6 +1624,10 @@ def blank_text_cases(ctx: Any) -> Iterator[Case]:
         for label, blank in [*blanks.items(), *([] if scorer == "tool_call_accuracy" else [("no messages", None)])]:
             out = {"messages": []} if blank is None else blank
             yield case(scorer, f"output {label}", scorer == "prompt_alignment" and not blank, out=out)
+    # summarization judges the last reply that is not blank to trim(), else the last one with text
+    for label, blank in BLANKS.items():
+        yield case("summarization", f"a reply, then {label}", texts=["It is sunny.", blank])
+    yield case("summarization", "two blank replies", texts=["\u3000", " \n"])
     # the input: a user message with that text, or no input
     for scorer in ("answer_relevancy", "prompt_alignment", "toxicity", "summarization"):
         for label, blank in [*BLANKS.items(), ("no input", None)]:

@@ -159,6 +159,16 @@ def _output(run: Run, options: Options) -> str:
     return ""
 
 
+def _summary(run: Run, options: Options) -> str:
+    """Mastra's summarization reads the last assistant message whose text (getTextContentFromMastraDBMessage:
+    `Run.texts`) is not blank to `trim()`; with none, the output as its other LLM scorers read it."""
+    if not options.conversation:
+        for text in reversed(run.texts):
+            if not blank(text):
+                return text
+    return _output(run, options)
+
+
 def _ground_truth(item: Item) -> str | None:
     if item.ground_truth is None or item.ground_truth == "":
         return None
@@ -670,10 +680,11 @@ def summarization(round: bool = True, empty: Empty = "score", conversation: bool
                   ctx: BuildContext) -> ScoreFn:
     """Is the output a faithful, complete summary of the source? Needs: context, or the input. Higher is better.
 
-    Mastra's summarization. Source: the item's `context` (joined), or else its input. Alignment =
-    supported claims / claims; coverage = covered key points / key points (the first 10).
-    Score = min(alignment, coverage), rounded to 2 decimals; no claims or no key points: 0. An
-    empty output is judged too, as in Mastra.
+    Mastra's summarization. Source: the item's `context` (joined), or else its input. Summary: the
+    last assistant message whose text is not blank (JavaScript's `trim()`), else the output as the
+    other judged scorers read it. Alignment = supported claims / claims; coverage = covered key points /
+    key points (the first 10). Score = min(alignment, coverage), rounded to 2 decimals; no claims or
+    no key points: 0. An empty summary is judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -681,7 +692,7 @@ def summarization(round: bool = True, empty: Empty = "score", conversation: bool
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         source = "\n\n".join(item.context) if item.context else _input(item, options)
-        output = _output(run, options)
+        output = _summary(run, options)
         options.needs_text(output, "the summary")
         reply = judge.ask(p.SUMMARIZATION, _data(p.section("source", source), p.section("output", output)), r.Summary)
         points = reply.key_points[:MAX_KEY_POINTS]
