@@ -261,6 +261,14 @@ def test_summarization_judges_the_last_reply_that_is_not_blank(fake: FakeJudge) 
     assert "<output>\nBrooklyn is sunny.\n</output>" in fake.requests[-1]["messages"][1]["content"]
 
 
+def test_a_string_rubric_is_split_as_mastra_splits_it() -> None:
+    # Mastra's parseRubricString gave these criteria (logged from the prompt its judge received):
+    # JavaScript's \\s and trim() know U+FEFF and not U+001C or U+0085, and its \\d only ASCII digits
+    rubric = "\ufeff- is polite\n\u3000 2) is short\n\x1c\n\x85\n\ufeff\n\u0663. is kind\n\x1c* is calm"
+    assert [c.description for c in judged.parse_criteria(rubric)] == [
+        "is polite", "is short", "\x1c", "\x85", "\u0663. is kind", "\x1c* is calm"]
+
+
 def test_the_last_assistant_message_and_the_first_input_are_judged(fake: FakeJudge) -> None:
     judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
     ctx = judge.context()

@@ -1643,6 +1643,27 @@ def blank_text_cases(ctx: Any) -> Iterator[Case]:
                        item={"ground_truth": blank}, ground_truth=blank)
 
 
+def rubric_line_cases(ctx: Any) -> Iterator[Case]:
+    """A string rubric is split as Mastra splits it: lines, a list marker (`^\\s*(?:[-*•]|\\d+[.)])\\s*`) and
+    trim() by JavaScript's whitespace, so a line of only U+001C or U+0085 is a criterion (Python's strip()
+    would drop it) and one of only U+FEFF is none. The judge's verdicts name the criteria Mastra lists."""
+    lines: list[tuple[str, list[tuple[str, bool]]]] = [  # (rubric, Mastra's criteria and the verdicts on them)
+        ("\x1c", [("\x1c", False)]),
+        ("is polite\n\x1c", [("is polite", True), ("\x1c", False)]),
+        ("\x85\n- is polite", [("\x85", False), ("is polite", True)]),
+        ("\x1f- is polite\n\ufeff", [("\x1f- is polite", True)]),
+        ("\ufeff- is polite\n\u3000 2) is short", [("is polite", True), ("is short", False)]),
+        ("\u0663. is polite\n\x1c* is short", [("\u0663. is polite", True), ("\x1c* is short", True)]),
+    ]
+    for rubric, verdicts in lines:
+        theirs = {"criteria": [{"criterion": c, "satisfied": ok, "required": True, "reasoning": "r"}
+                               for c, ok in verdicts], "overallAssessment": "a"}
+        ours = {"criteria": [{"index": n, "satisfied": ok, "reason": "r"} for n, (_, ok) in enumerate(verdicts, 1)]}
+        node = {**BASE, "scorer": "rubric", "options": {"criteria": rubric}, "judge": [theirs]}
+        yield Case("rubric", node, judged.rubric(criterion=rubric, ctx=ctx), {"input": BASE["input"]}, BASE["output"],
+                   ours)
+
+
 def pick(rng: random.Random, values: list[str], most: int = 6) -> list[str]:
     return rng.choices(values, k=rng.randint(0, most))
 
@@ -2009,6 +2030,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "judge_proto": judge_proto_cases,
     "judge_fences": judge_fence_cases,
     "blank_texts": blank_text_cases,
+    "rubric_lines": rubric_line_cases,
 }
 
 

@@ -779,7 +779,8 @@ def tool_call_accuracy(
     return JudgedFn(judge, score)
 
 
-_LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+# Mastra's `/^\s*(?:[-*•]|\d+[.)])\s*/`, read as JavaScript reads it: its whitespace, ASCII digits
+_LIST_MARKER = re.compile(f"^[{jstext.WS_CLASS}]*(?:[-*•]|[0-9]+[.)])[{jstext.WS_CLASS}]*")
 
 
 class Criterion(BaseModel):
@@ -792,8 +793,9 @@ class Criterion(BaseModel):
 
 
 def parse_criteria(text: str) -> list[Criterion]:
-    """Mastra's string rubric: one required criterion per non-empty line, list markers stripped."""
-    lines = (_LIST_MARKER.sub("", line, count=1).strip() for line in text.split("\n"))
+    """Mastra's string rubric: one required criterion per line that is not blank, list markers stripped,
+    each trimmed (JavaScript's whitespace: a line of U+001C is a criterion, one of U+FEFF none)."""
+    lines = (jstext.trim(_LIST_MARKER.sub("", line, count=1)) for line in text.split("\n"))
     return [Criterion(description=line) for line in lines if line]
 
 
