@@ -577,12 +577,14 @@ def faithfulness_evidence_cases(ctx: Any) -> Iterator[Case]:
         ([message("assistant", [], [call, 5, "x", [call]])], "evidence"),
     ]
     for messages, evidence in cases:
-        verdict = "yes" if evidence == "evidence" else "unsure"  # a judge shown no evidence cannot confirm
+        # a judge shown no evidence cannot confirm; both sides are asked (Mastra judges an empty context),
+        # so the evidence each shows its judge is held apart: test_faithfulness_shows_the_evidence_mastra_reads
+        found = evidence == "evidence"
         out = {"messages": messages}
         yield Case("faithfulness", {"scorer": "faithfulness", "input": "Weather?", "output": out, "judge": [
-                       {"claims": ["c0"]}, {"verdicts": [{"verdict": verdict, "reason": "r"}]}]},
+                       {"claims": ["c0"]}, {"verdicts": [{"verdict": "yes" if found else "unsure", "reason": "r"}]}]},
                    judged.faithfulness(ctx=ctx), {"input": "Weather?"}, out,
-                   {"claims": [{"claim": "c0", "verdict": "supported", "reason": "r"}]},
+                   {"claims": [{"claim": "c0", "verdict": "supported" if found else "unsupported", "reason": "r"}]},
                    mastra_throws=evidence == "throws")
 
 
@@ -629,11 +631,11 @@ def message_field_cases(ctx: Any) -> Iterator[Case]:
         # none of these throws there but a null legacy entry (`toolCall.state`)
         legacy = raw["content"]["toolInvocations"]
         evidence = legacy == call or (isinstance(legacy, list) and call in legacy)
-        verdict = "yes" if evidence else "unsure"  # a judge shown no evidence cannot confirm
+        verdict = "yes" if evidence else "unsure"  # a judge shown no evidence cannot confirm; both are asked
         yield Case("faithfulness", {"scorer": "faithfulness", "input": "Weather?", "output": out, "judge": [
                        {"claims": ["c0"]}, {"verdicts": [{"verdict": verdict, "reason": "r"}]}]},
                    judged.faithfulness(ctx=ctx), {"input": "Weather?"}, out,
-                   {"claims": [{"claim": "c0", "verdict": "supported", "reason": "r"}]},
+                   {"claims": [{"claim": "c0", "verdict": "supported" if evidence else "unsupported", "reason": "r"}]},
                    mastra_throws=isinstance(legacy, list) and None in legacy)
 
 
@@ -1624,6 +1626,8 @@ def blank_text_cases(ctx: Any) -> Iterator[Case]:
         for label, blank in [*blanks.items(), *([] if scorer == "tool_call_accuracy" else [("no messages", None)])]:
             out = {"messages": []} if blank is None else blank
             yield case(scorer, f"output {label}", scorer == "prompt_alignment" and not blank, out=out)
+    # no context and no tool results: faithfulness judges the output against an empty context
+    yield case("faithfulness", "no evidence", options={}, item={"context": None})
     # summarization judges the last reply that is not blank to trim(), else the last one with text
     for label, blank in BLANKS.items():
         yield case("summarization", f"a reply, then {label}", texts=["It is sunny.", blank])
@@ -1737,11 +1741,9 @@ def random_judged_cases(rng: random.Random, ctx: Any, per_scorer: int) -> Iterat
                    mastra_rejects=not has_truth)
 
         # faithfulness: evidence is the context, else the results of calls that returned
-        returned = [c for c in ours["tool_calls"] if "result" in c and "error" not in c and "status" not in c]
-        no_evidence = not context and not returned
         claims = [] if empty_output else pick(rng, ["supported", "contradicted", "unsupported"])
         mastra_verdict = {"supported": "yes", "contradicted": "no", "unsupported": "unsure"}
-        node_claims = [("no" if no_evidence else mastra_verdict[c]) for c in claims]
+        node_claims = [mastra_verdict[c] for c in claims]  # with no evidence too: Mastra judges it
         yield Case("faithfulness", {**base, "scorer": "faithfulness",
                                     "options": {"context": context} if context else {},
                                     "judge": [{"claims": [f"c{i}" for i in range(len(claims))]},
@@ -2056,6 +2058,23 @@ def test_edge_cases_agree_with_mastra(group: str, edge_compared: dict[str, list[
              if not (input_agrees if isinstance(case, InputCase) else agree)(theirs, ours, case)]
     shown = "\n".join(json.dumps(w, default=str)[:800] for w in wrong)
     assert not wrong, f"{len(wrong)} of {len(rows)} {group} cases differ:\n{shown}"
+
+
+def test_faithfulness_shows_the_evidence_mastra_reads(fake: FakeJudge) -> None:
+    """The tool results Mastra's faithfulness reads as its context (`faithfulness_evidence` cases, whose
+    scripted verdicts follow them) are the ones evalgate shows its judge; with none, "(no context)"."""
+    judge = Judge(model="scripted", base_url=fake.base_url, api_key_env=None, retries={"attempts": 1})
+    checked = 0
+    for case in faithfulness_evidence_cases(judge.context()):
+        if case.mastra_throws:
+            continue
+        found = case.answer["claims"][0]["verdict"] == "supported"  # type: ignore[index]
+        evalgate_score(case, fake)
+        shown = fake.requests[-1]["messages"][1]["content"]
+        assert ("temp" in shown) is found and ("(no context)" in shown) is not found, (case.node, shown)
+        checked += 1
+    judge.close()
+    assert checked == 11
 
 
 def test_completeness_agreement_holds(compared: dict[str, list[Any]]) -> None:

@@ -376,7 +376,7 @@ def faithfulness(round: bool = True, empty: Empty = "score", conversation: bool 
     calls (for Mastra messages, as Mastra reads them: the assistant messages' legacy
     `toolInvocations` only, not their parts). The judge lists the output's claims and marks each
     supported, contradicted or unsupported. Score = supported / claims, rounded to 2 decimals; no
-    claims or no evidence: 0. An empty output is judged too, as in Mastra.
+    claims: 0. An empty output, and an item with no evidence, are judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -384,10 +384,12 @@ def faithfulness(round: bool = True, empty: Empty = "score", conversation: bool 
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         evidence, output = _evidence(item, run, _faithfulness_tool_results), _output(run, options)
-        if not evidence:
-            return options.nothing(0.0, "the item has no context and the run no tool results to check against")
+        if not evidence and empty == "not_scorable":
+            raise NotScorable("faithfulness needs the item's context, or the run's tool results, to check against")
         options.needs_text(output, "the output")
-        reply = judge.ask(p.FAITHFULNESS, _data(evidence, p.section("output", output)), r.Claims)
+        # no evidence is judged too, as Mastra judges it (an empty context): its claims are unsupported
+        reply = judge.ask(p.FAITHFULNESS, _data(evidence or p.section("context", "(no context)"),
+                                                p.section("output", output)), r.Claims)
         n = len(reply.claims)
         if n == 0:
             return options.nothing(0.0, "the output makes no factual claims")
