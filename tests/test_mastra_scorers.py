@@ -1647,6 +1647,39 @@ def blank_text_cases(ctx: Any) -> Iterator[Case]:
                        item={"ground_truth": blank}, ground_truth=blank)
 
 
+def absent_value_cases(ctx: Any) -> Iterator[Case]:
+    """An item without context reaches Mastra's context scorers as a contextExtractor that finds none:
+    context_recall judges its ground truth against nothing and scores the verdicts, context_relevance
+    scores 1, context_precision throws. A ground truth JavaScript reads as false (0, false) is none:
+    answer_similarity throws, context_recall scores 0; the string "0" is a ground truth."""
+    claims = ([{"claims": ["a", "b"]}, {"verdicts": [{"verdict": "yes", "reason": "r"},
+                                                     {"verdict": "no", "reason": "r"}]}],
+              {"sentences": [{"sentence": "a", "attributed": True, "reason": "r"},
+                             {"sentence": "b", "attributed": False, "reason": "r"}]})
+    truth = "It is sunny."
+    no_context = {"noContext": True}
+    yield judged_case("context_recall", *claims, options=no_context, item={"ground_truth": truth},
+                      ground_truth=truth, ctx=ctx)
+    yield judged_case("context_relevance", [{"evaluations": [], "missingContext": ["m"], "overallAssessment": "a"}],
+                      {"verdicts": [], "missing_context": ["m"]}, options=no_context, ctx=ctx)
+    precision = judged_case("context_precision", [{"verdicts": []}], {"verdicts": []}, options=no_context, ctx=ctx)
+    precision.mastra_rejects = True
+    yield precision
+    similar = ([{"outputUnits": ["o"], "groundTruthUnits": ["g"]},
+                {"matches": [{"groundTruthUnit": "g", "outputUnit": "o", "matchType": "exact", "explanation": "e"}],
+                 "extraInOutput": [], "contradictions": []}],
+               {"facts": [{"fact": "g", "verdict": "exact", "reason": "r"}], "contradictions": [], "extra": []})
+    for value in (0, False, 0.0, "0", "false", 7, True, [], {}):
+        falsy = value in (0, False)  # 0.0 too
+        made = judged_case("answer_similarity", *similar, item={"ground_truth": value}, ground_truth=value, ctx=ctx)
+        made.label, made.mastra_rejects = f"answer_similarity: ground truth {value!r}", falsy
+        yield made
+        made = judged_case("context_recall", *claims, options={"context": CONTEXT},
+                           item={"ground_truth": value, "context": CONTEXT}, ground_truth=value, ctx=ctx)
+        made.label = f"context_recall: ground truth {value!r}"
+        yield made
+
+
 def rubric_line_cases(ctx: Any) -> Iterator[Case]:
     """A string rubric is split as Mastra splits it: lines, a list marker (`^\\s*(?:[-*•]|\\d+[.)])\\s*`) and
     trim() by JavaScript's whitespace, so a line of only U+001C or U+0085 is a criterion (Python's strip()
@@ -2032,6 +2065,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "judge_proto": judge_proto_cases,
     "judge_fences": judge_fence_cases,
     "blank_texts": blank_text_cases,
+    "absent_values": absent_value_cases,
     "rubric_lines": rubric_line_cases,
 }
 

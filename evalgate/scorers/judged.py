@@ -170,7 +170,9 @@ def _summary(run: Run, options: Options) -> str:
 
 
 def _ground_truth(item: Item) -> str | None:
-    if item.ground_truth is None or item.ground_truth == "":
+    """The item's ground truth as the judge is shown it; None for one JavaScript reads as false (null, "",
+    0, false), which Mastra's scorers take for none (`!run.groundTruth`)."""
+    if not js_truthy(item.ground_truth):
         return None
     return _text(item.ground_truth)
 
@@ -318,7 +320,8 @@ def answer_similarity(round: bool = True, empty: Empty = "score", conversation: 
     Mastra's answer-similarity: the judge classes each key fact of ground_truth exact (1.2),
     semantic (0.8), partial (0.4) or missing (-0.15), and lists contradictions and extra statements.
     Score = sum / (1.2 x facts) - 1 per contradiction - min(0.05 x extra, 0.2), clamped to [0, 1],
-    rounded to 2 decimals; no facts: 0. Without ground_truth Mastra rejects the run: not scorable.
+    rounded to 2 decimals; no facts: 0. Without ground_truth (or with null, "", 0 or false, which
+    Mastra reads as none) Mastra rejects the run: not scorable.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -597,8 +600,9 @@ def context_recall(round: bool = True, empty: Empty = "score", conversation: boo
     """Share of the expected answer the context contains. Needs: context, ground_truth. LLM-judged, higher is better.
 
     Mastra's context-recall: the judge splits ground_truth into claims and marks each attributable
-    to the context or not. Score = attributed / claims, rounded to 2 decimals; no claims, no
-    ground_truth or no context: 0.
+    to the context or not. Score = attributed / claims, rounded to 2 decimals; no claims or no
+    ground_truth (null, "", 0 or false, as Mastra reads it): 0. An item with no context is judged too,
+    as Mastra judges an empty context.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -608,9 +612,11 @@ def context_recall(round: bool = True, empty: Empty = "score", conversation: boo
         expected = _ground_truth(item)
         if expected is None:
             return options.nothing(0.0, "the item has no ground_truth")
-        if not item.context:
-            return options.nothing(0.0, "the item has no context")
-        reply = judge.ask(p.CONTEXT_RECALL, _data(p.section("ground_truth", expected), _chunks(item.context)),
+        if not item.context and empty == "not_scorable":
+            raise NotScorable("context_recall needs the item's context")
+        # no context is judged too, as Mastra judges an empty one (a contextExtractor that finds none)
+        reply = judge.ask(p.CONTEXT_RECALL, _data(p.section("ground_truth", expected),
+                                                  _chunks(item.context or []) or p.section("context", "(no context)")),
                           r.Sentences)
         n = len(reply.sentences)
         if n == 0:

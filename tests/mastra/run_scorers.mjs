@@ -13,7 +13,8 @@
 //               "summarization" | "tool_call_accuracy" | "rubric" | the checks "called_tool" |
 //               "did_not_call" | "tool_order" | "max_tool_calls" | "used_no_tools" | "no_tool_errors",
 //     "options": {...},            // passed to Mastra's factory as its options (camelCase, Mastra's names;
-//                                  //   the checks take {tool, times}, {tools} or {max})
+//                                  //   the checks take {tool, times}, {tools} or {max}); "noContext": true
+//                                  //   gives a contextExtractor that finds none (an item without context)
 //     "input": "user message",     // the agent's input (omit for none): a string, or what agent.generate takes
 //                                  //   (a message, a list of messages and strings), converted by Mastra's MessageList
 //     "output": RUN,               // as in run_mastra.mjs: "text" | {"text": "..." | [...], "tool_calls": [...]}
@@ -177,7 +178,11 @@ function scriptedModel(answers, log) {
 // ---- the scorers ----
 
 function makeScorer(c, model) {
-  const o = c.options ?? {};
+  let o = c.options ?? {};
+  if (o.noContext) {  // how an item without context reaches the context scorers: an extractor that finds none
+    const { noContext, ...rest } = o;
+    o = { ...rest, contextExtractor: () => [] };
+  }
   switch (c.scorer) {
     case 'content_similarity': return prebuilt.createContentSimilarityScorer(c.options);
     case 'textual_difference': return prebuilt.createTextualDifferenceScorer();
