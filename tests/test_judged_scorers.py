@@ -263,6 +263,22 @@ def test_summarization_judges_the_last_reply_that_is_not_blank(fake: FakeJudge) 
     assert "<output>\nBrooklyn is sunny.\n</output>" in fake.requests[-1]["messages"][1]["content"]
 
 
+def test_a_ground_truth_of_0_is_none_only_where_mastra_reads_it(fake: FakeJudge) -> None:
+    judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
+    ctx = judge.context()
+    data = [{"input": "How many errors?", "output": "0 errors.", "ground_truth": 0, "context": ["No errors."]}]
+    # answer_similarity and context_recall test `!run.groundTruth`, as Mastra does: 0 is none there
+    result = run_evals(data=data, scorers=[judged.answer_similarity(ctx=ctx), judged.context_recall(ctx=ctx)])
+    assert fake.calls == 0 and result.scores["context_recall"] == 0.0
+    assert "ground_truth" in result.items[0].not_scorable["answer_similarity"]
+    # evalgate's own readers, which Mastra does not have, show it to their judge
+    run_evals(data=data, scorers=[judged.rubric(criterion="gives the count", ctx=ctx),
+                                  judged.context_precision(reference="ground_truth", ctx=ctx)])
+    shown = [r["messages"][1]["content"] for r in fake.requests]
+    assert "<ground_truth>\n0\n</ground_truth>" in shown[0]
+    assert "<reference>\n0\n</reference>" in shown[1]
+
+
 def test_a_string_rubric_is_split_as_mastra_splits_it() -> None:
     # Mastra's parseRubricString gave these criteria (logged from the prompt its judge received):
     # JavaScript's \\s and trim() know U+FEFF and not U+001C or U+0085, and its \\d only ASCII digits

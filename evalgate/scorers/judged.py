@@ -170,11 +170,17 @@ def _summary(run: Run, options: Options) -> str:
 
 
 def _ground_truth(item: Item) -> str | None:
-    """The item's ground truth as the judge is shown it; None for one JavaScript reads as false (null, "",
-    0, false), which Mastra's scorers take for none (`!run.groundTruth`)."""
-    if not js_truthy(item.ground_truth):
+    """The item's ground truth as the judge is shown it; None for none (null or "")."""
+    if item.ground_truth is None or item.ground_truth == "":
         return None
     return _text(item.ground_truth)
+
+
+def _mastra_ground_truth(item: Item) -> str | None:
+    """The ground truth of the scorers Mastra has (answer_similarity, context_recall): None also for 0
+    and false, which JavaScript reads as false and Mastra takes for none (`!run.groundTruth`). evalgate's
+    own readers (rubric, `reference: ground_truth`) show a 0 to their judge."""
+    return _ground_truth(item) if js_truthy(item.ground_truth) else None
 
 
 def _tool_results(run: Run) -> str:
@@ -328,7 +334,7 @@ def answer_similarity(round: bool = True, empty: Empty = "score", conversation: 
     judge = _setup(ctx, p.ANSWER_SIMILARITY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        expected = _ground_truth(item)
+        expected = _mastra_ground_truth(item)
         if expected is None:
             raise NotScorable("answer_similarity needs the item's ground_truth")
         reply = judge.ask(
@@ -609,7 +615,7 @@ def context_recall(round: bool = True, empty: Empty = "score", conversation: boo
     judge = _setup(ctx, p.CONTEXT_RECALL)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        expected = _ground_truth(item)
+        expected = _mastra_ground_truth(item)
         if expected is None:
             return options.nothing(0.0, "the item has no ground_truth")
         if not item.context and empty == "not_scorable":
