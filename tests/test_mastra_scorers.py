@@ -1650,7 +1650,8 @@ def blank_text_cases(ctx: Any) -> Iterator[Case]:
 def absent_value_cases(ctx: Any) -> Iterator[Case]:
     """An item without context reaches Mastra's context scorers as a contextExtractor that finds none:
     context_recall judges its ground truth against nothing and scores the verdicts, context_relevance
-    scores 1, context_precision throws. A ground truth JavaScript reads as false (0, false) is none:
+    scores 1, context_precision throws. An empty list of available tools is judged against. A ground
+    truth JavaScript reads as false (0, false) is none:
     answer_similarity throws, context_recall scores 0; the string "0" is a ground truth."""
     claims = ([{"claims": ["a", "b"]}, {"verdicts": [{"verdict": "yes", "reason": "r"},
                                                      {"verdict": "no", "reason": "r"}]}],
@@ -1669,6 +1670,19 @@ def absent_value_cases(ctx: Any) -> Iterator[Case]:
                 {"matches": [{"groundTruthUnit": "g", "outputUnit": "o", "matchType": "exact", "explanation": "e"}],
                  "extraInOutput": [], "contradictions": []}],
                {"facts": [{"fact": "g", "verdict": "exact", "reason": "r"}], "contradictions": [], "extra": []})
+    # an empty list of available tools: Mastra's tool_call_accuracy judges the calls against none
+    # (it cannot be made with no list at all: evalgate's not scorable)
+    tools = [{"toolCalled": "book", "wasAppropriate": False, "reasoning": "r"},
+             {"toolCalled": "book", "wasAppropriate": True, "reasoning": "r"}]
+    out = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}}]}
+    for given, scorer in (("tools: []", judged.tool_call_accuracy(tools=[], ctx=ctx)),
+                          ("metadata.tools: []", judged.tool_call_accuracy(ctx=ctx))):
+        yield Case(f"tool_call_accuracy: {given}", {**BASE, "output": out, "scorer": "tool_call_accuracy",
+                                          "options": {"availableTools": []},
+                                          "judge": [{"evaluations": tools, "missingTools": []}]},
+                   scorer, {"input": BASE["input"], "metadata": {"tools": []}}, out,
+                   {"calls": [{"index": 1, "appropriate": False, "reason": "r"},
+                              {"index": 2, "appropriate": True, "reason": "r"}]})
     for value in (0, False, 0.0, "0", "false", 7, True, [], {}):
         falsy = value in (0, False)  # 0.0 too
         made = judged_case("answer_similarity", *similar, item={"ground_truth": value}, ground_truth=value, ctx=ctx)

@@ -747,10 +747,11 @@ def tool_call_accuracy(
     """Were the right tools called, given the tools available? Needs: input, available tools. Higher is better.
 
     Mastra's LLM tool-call-accuracy. `tools`: names or {name, description} (OpenAI function
-    definitions too); without it, the item's `metadata.tools`. The judge marks each call
-    appropriate or not and lists the tools that should have been called. Score = appropriate
-    verdicts / verdicts, however many the judge gives (as Mastra), rounded to 2 decimals; no
-    verdicts (no calls, say): 0 if a tool was missing, else 1.
+    definitions too); without it, the item's `metadata.tools`; with neither, not scorable (Mastra's
+    scorer cannot be made without them), while an empty list is judged, as Mastra judges it. The
+    judge marks each call appropriate or not and lists the tools that should have been called.
+    Score = appropriate verdicts / verdicts, however many the judge gives (as Mastra), rounded to 2
+    decimals; no verdicts (no calls, say): 0 if a tool was missing, else 1.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
@@ -761,8 +762,11 @@ def tool_call_accuracy(
             raise ValueError(NO_INPUT_MESSAGES)
         run.require("tool_calls")  # Mastra's extractToolCalls comes first
         available = tools if tools is not None else (item.metadata or {}).get("tools")
-        if not available:
+        # none given: Mastra's factory cannot be made without `availableTools`; an empty list it judges
+        if available is None or (not available and not isinstance(available, list)):
             raise NotScorable("tool_call_accuracy needs the available tools: `tools:` on the entry or metadata.tools")
+        if not available and empty == "not_scorable":
+            raise NotScorable("tool_call_accuracy has an empty list of available tools: nothing to judge against")
         calls = [
             f"{n}. {shown_name(c.name)}({_text(c.args) if c.args is not None else ''})"
             for n, c in enumerate(run.tool_calls, 1)
@@ -772,7 +776,7 @@ def tool_call_accuracy(
             _data(
                 p.section("input", _input(item, options)),
                 p.section("output", _output(run, options)),
-                p.section("available_tools", "\n".join(_tool_line(t) for t in available)),
+                p.section("available_tools", "\n".join(_tool_line(t) for t in available) or "(no tools)"),
                 p.section("tool_calls", "\n".join(calls) or "(no tool calls)"),
             ),
             r.ToolCalls,
