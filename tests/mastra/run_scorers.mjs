@@ -21,13 +21,14 @@
 //                                  //   | {"messages": [raw MastraDBMessage, ...]}
 //     "ground_truth": ...,         // optional
 //     "expected_trajectory": {...},// optional (Mastra's camelCase keys)
-//     "judge": [{...}, ...]        // LLM scorers: the judge's structured answers, one per judge step, in order
+//     "judge": [{...}, ...],       // LLM scorers: the judge's structured answers, one per judge step, in order
 //                                  //   (a string: the reply's raw text)
+//     "prompts": true              // optional: also return what each judge step was asked (its last message's text)
 //   }
 //   or {"scorer": "input_text", "input": ...}: what Mastra's scorers read of that input, with Mastra's own
 //   readers: {"code": inputMessages' texts joined by ", " (the code scorers), "user": getUserMessageFromRunInput,
 //   "system": getCombinedSystemPrompt (prompt alignment), "messages": how many inputMessages there are}
-// stdout: a JSON array, one {"score": number} or {"error": "message"} per case
+// stdout: a JSON array, one {"score": number} (with "prompts": [...] when asked) or {"error": "message"} per case
 //         ({"code", "user", "system", "messages"} for input_text).
 //
 // The run is given to the scorer as runEvals gives it for an agent target: `input` is the agent's
@@ -135,6 +136,13 @@ async function inputText(c) {
 
 // ---- a scripted judge model (AI SDK LanguageModelV2 shape) ----
 
+// The text of a call's last prompt message (the scorer's prompt for that step).
+function promptText(prompt) {
+  const last = Array.isArray(prompt) ? prompt[prompt.length - 1] : undefined;
+  if (typeof last?.content === 'string') return last.content;
+  return (Array.isArray(last?.content) ? last.content : []).filter((p) => p.type === 'text').map((p) => p.text).join('');
+}
+
 function scriptedModel(answers, log) {
   const queue = [...answers];
   const reply = (options) => {
@@ -143,7 +151,7 @@ function scriptedModel(answers, log) {
     // A string answer is the reply's text as is (duplicate keys, NaN, ...); anything else is sent as JSON.
     const answer = structured ? queue.shift() : undefined;
     const text = !structured ? 'The score follows from the verdicts.' : typeof answer === 'string' ? answer : JSON.stringify(answer);
-    log.push({ structured, text });
+    log.push({ structured, text, prompt: options.prompt });
     if (verbose) process.stderr.write(`judge call (${structured ? 'json' : 'text'}): ${text}\n`);
     return text;
   };
@@ -229,8 +237,10 @@ async function runCase(c) {
       if (c.expected_trajectory !== undefined) run.expectedTrajectory = c.expected_trajectory;
     }
     const result = await scorer.run(run);
-    const structuredCalls = log.filter((l) => l.structured).length;
-    return { score: result.score, judge_calls: structuredCalls };
+    const structured = log.filter((l) => l.structured);
+    const out = { score: result.score, judge_calls: structured.length };
+    if (c.prompts) out.prompts = structured.map((l) => promptText(l.prompt));
+    return out;
   } catch (err) {
     let msg = err?.message ?? String(err);
     for (let e = err?.cause, n = 0; e && n < 5; e = e.cause, n++) msg += ` <- ${e.message ?? e}`;
