@@ -177,7 +177,7 @@ def test_openai_plain_text_tool_result_is_kept_as_text() -> None:
         ({"messages": [], "extra": 1}, "unknown key(s) ['extra']"),
         ({"messages": "nope"}, "`messages` must be a list"),
         ([{"role": "assistant", "content": 3, "tool_calls": []}], "content must be a string"),
-        ({"text": "a", "txet": "b"}, "unknown run key(s) ['txet']; a run has ['cost_usd', "),
+        ({"text": "a", "txet": "b"}, "unknown run key(s) ['txet']; a run has ['agent_output', 'cost_usd', "),
         ({"text": "a", 3: "b", "zz": 1}, "unknown run key(s) ['3', 'zz']"),  # YAML allows a number as a key
         ({"tool_calls": [{"name": "f", "arguments": {}}]}, "tool_calls[0] has unknown key(s) ['arguments']"),
         ({"tool_calls": [{"name": "f"}, {"name": "g", None: 1}]}, "tool_calls[1] has unknown key(s) ['None']"),
@@ -366,6 +366,30 @@ def test_faithfulness_evidence_survives_the_results_file() -> None:
     assert "legacy_tool_invocations" not in run_from_value({"text": "x", "tool_calls": []}).to_dict()
     with pytest.raises(RunFormatError, match="`legacy_tool_invocations` must be a list"):
         run_from_value({"text": "x", "legacy_tool_invocations": {"state": "result"}})
+
+
+def test_what_mastras_summarization_reads_of_messages_survives_results_and_turns() -> None:
+    """Mastra's summarization trims each assistant text of an agent's output (getSummary), and throws on one that
+    is no string; a list that is no agent's output (a message without a string `id`, `content` or `createdAt`)
+    it reads as its other LLM scorers do. The run keeps both, through the results (a resumed rescore) and in a
+    conversation (the turns' messages as one list)."""
+    five = {"type": "text", "text": 5}
+    run = run_from_value([mastra("assistant", five) | {"createdAt": 0}])
+    assert run.agent_output and run.texts == ["5"]
+    assert run.unreadable["agent_responses"].startswith("messages[0].content.parts[0].text is the number 5, not a")
+    again = run_from_value(json.loads(json.dumps(run.to_dict())))
+    assert again.unreadable == run.unreadable and again.agent_output
+    other = run_from_value([mastra("assistant", five)])
+    assert not other.agent_output and not other.unreadable
+    written = json.loads(json.dumps(other.to_dict()))
+    assert written["agent_output"] is False and run_from_value(written).agent_output is False
+    assert "agent_output" not in run_from_value("x").to_dict()
+    with pytest.raises(RunFormatError, match="`agent_output` must be true or false"):
+        run_from_value({"text": "x", "agent_output": 0})
+    whole = evalgate.runs.conversation([run_from_value("ok"), run])
+    assert whole.agent_output and whole.unreadable["agent_responses"].startswith("turn 2: messages[0].")
+    mixed = evalgate.runs.conversation([other, run])
+    assert not mixed.agent_output and not mixed.unreadable
 
 
 def test_messages_mastra_cannot_read_stay_unreadable_through_results_turns_and_replies(tmp_path: Path) -> None:

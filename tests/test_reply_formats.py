@@ -209,6 +209,21 @@ def test_mastra_reply_reads_the_error_its_tool_calls_hide() -> None:
     assert run.usage == {"prompt_tokens": 30, "completion_tokens": 14, "total_tokens": 44}
 
 
+def test_a_mapped_text_replaces_what_summarization_reads_of_mastra_messages() -> None:
+    # Every scorer reads the mapped text, not Mastra's: summarization does not error on the messages' text 5,
+    # nor read them as no agent's output (no createdAt)
+    def message(text: Any, **extra: Any) -> dict[str, Any]:
+        return {"id": "m1", "role": "assistant", "content": {"format": 2, "parts": [{"type": "text", "text": text}]},
+                **extra}
+
+    for messages in ([message(5, createdAt=0)], [message(" ")]):
+        body = {"answer": "It is sunny.", "response": {"dbMessages": messages}}
+        plain = ReplyMapping(ResponseMapping(format="mastra")).run(body)
+        assert "agent_responses" in plain.unreadable or not plain.agent_output
+        mapped = ReplyMapping(ResponseMapping(format="mastra", text="answer")).run(body)
+        assert mapped.texts == ["It is sunny."] and mapped.agent_output and not mapped.unreadable
+
+
 def test_a_mastra_reply_of_odd_call_lists_is_a_format_error_or_keyed_as_javascript_does() -> None:
     # Found by fuzzing replies: `toolCalls` that is no list, or a toolCallId that is an object, ended
     # in a TypeError instead of saying what is wrong with the reply.

@@ -49,7 +49,7 @@ def run_from_value(value: Any) -> Run:
 
 _RUN_KEYS = frozenset(
     {"text", "texts", "tool_calls", "latency_ms", "usage", "cost_usd", "result", "steps", "uncounted_tool_errors",
-     "legacy_tool_invocations", "unreadable", "output_texts", "judge_texts"}
+     "legacy_tool_invocations", "unreadable", "output_texts", "judge_texts", "agent_output"}
 )
 
 
@@ -99,6 +99,9 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
     for key, listed in per_message.items():
         if listed is not None and (not isinstance(listed, list) or not all(isinstance(t, str) for t in listed)):
             raise RunFormatError(f"`{key}` must be a list of strings")
+    agent_output = value.get("agent_output", True)
+    if agent_output.__class__ is not bool:
+        raise RunFormatError(f"`agent_output` must be true or false, got {_kind(agent_output)}")
     return Run(
         texts=texts,
         tool_calls=calls,
@@ -112,6 +115,7 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
         unreadable=dict(unreadable),
         output_texts=list(per_message["output_texts"]) if per_message["output_texts"] is not None else None,
         judge_texts=list(per_message["judge_texts"]) if per_message["judge_texts"] is not None else None,
+        agent_output=agent_output,
     )
 
 

@@ -142,6 +142,10 @@ def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
     uncounted: list[str] = []
     legacy: list[Any] = []
     unreadable: dict[str, str] = {}
+    # where Mastra's agent response reader (summarization's getSummary) throws: an assistant message its text
+    # reader throws on (all are read before any is trimmed), else the first whose text is no string to trim()
+    thrown: str | None = None
+    untrimmable: str | None = None
     for index, message in enumerate(messages):
         content = message.get("content")
         if "tool_calls" not in unreadable and (problem := _unreadable_calls(content)) is not None:
@@ -150,6 +154,13 @@ def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
         assistant = message["role"] == "assistant"
         problem = _unreadable_text(content)
         value = _mastra_text(content)
+        if assistant and thrown is None:
+            if problem is not None:
+                thrown = f"messages[{index}].{problem}"
+            elif value.__class__ is not str and untrimmable is None:
+                kind = "a list" if isinstance(value, list) else _kind(value)
+                untrimmable = (f"messages[{index}].{_text_path(content)} is {kind}, not a string "
+                               "(trim is not a function)")
         try:
             text = value if value.__class__ is str else js_string(value)
         except NoJsString as exc:  # the checks' and scorers' `join` throws on it, after the reader
@@ -177,10 +188,17 @@ def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
                 calls.append(call)
             elif (error := _uncounted_error(invocation)) is not None:
                 uncounted.append(error)
+    # isScorerRunOutputForAgent: only then does Mastra's summarization read the assistant texts with trim()
+    agent_output = all(m.get("id").__class__ is str and "content" in m and "createdAt" in m for m in messages)
+    if agent_output and (thrown or untrimmable):
+        unreadable["agent_responses"] = (f"{thrown or untrimmable}: Mastra's agent response reader "
+                                         "(extractAgentResponseMessages, then trim(): summarization's getSummary) "
+                                         "throws on it, so this scorer gives no number")
     # Kept only where they differ from `texts`: most runs' messages are all the assistant's, in plain text.
     return Run(texts=texts, tool_calls=calls, uncounted_tool_errors=uncounted, legacy_tool_invocations=legacy,
                unreadable={part: unreadable[part] for part in UNREADABLE_PARTS if part in unreadable},
-               output_texts=every if every != texts else None, judge_texts=judged if judged != texts else None)
+               output_texts=every if every != texts else None, judge_texts=judged if judged != texts else None,
+               agent_output=agent_output)
 
 
 def _unreadable(index: int, problem: str, reader: str) -> str:
@@ -255,6 +273,13 @@ def _last_text(parts: list[Any]) -> Any:
 def _text_field(content: Any) -> str:
     """Where the text part _mastra_text read sits, for a reason."""
     return "the last text part's text" + (" (content.parts)" if isinstance(content, Mapping) else " (content)")
+
+
+def _text_path(content: Any) -> str:
+    """Where the last text part _mastra_text read sits: `content[3].text`, `content.parts[0].text`."""
+    parts = content if isinstance(content, list) else content.get("parts")
+    last = max(i for i, p in enumerate(parts) if isinstance(p, Mapping) and p.get("type") == "text")
+    return f"content[{last}].text" if parts is content else f"content.parts[{last}].text"
 
 
 def _judge_text(value: Any) -> str | None:

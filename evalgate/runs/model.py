@@ -20,8 +20,8 @@ class RunFormatError(ValueError):
 
 
 # What a Mastra message list's readers may throw on: the assistant messages' text (the checks), every
-# message's text (the code scorers), every message's calls.
-UNREADABLE_PARTS = ("text", "output_texts", "tool_calls")
+# message's text (the code scorers), every message's calls, the assistant messages' text to trim() (summarization).
+UNREADABLE_PARTS = ("text", "output_texts", "tool_calls", "agent_responses")
 
 
 class UnreadableRun(ValueError):
@@ -195,14 +195,18 @@ class Run:
     counts them, its call counts and trajectories do not.
     `legacy_tool_invocations` (Mastra messages only, else None): every entry of the assistant
     messages' legacy `content.toolInvocations`, the only tool evidence Mastra's faithfulness reads.
-    `unreadable` (Mastra messages only): for "text", "output_texts" and "tool_calls", why Mastra's reader
-    of that part throws on these messages (`parts: {}`, a null part, ...); a check reading it raises
-    (`require`).
+    `unreadable` (Mastra messages only): for "text", "output_texts", "tool_calls" and "agent_responses", why
+    Mastra's reader of that part throws on these messages (`parts: {}`, a null part, ...); a check reading it
+    raises (`require`). "agent_responses" is summarization's (getSummary: each assistant message's text, which
+    must be a string to `trim()`), recorded only where `agent_output`.
     `output_texts` (Mastra messages only, and only where it differs from `texts`, else None): the text of
     every output message whatever its role, which Mastra's code scorers read.
     `judge_texts` (Mastra messages only, where it differs from `texts`, else None): each assistant
     message's text as Mastra's LLM scorers read it (getTextFromValue: the last text part whose text is
     a string, `content.body` too).
+    `agent_output` (False for Mastra messages only): whether every message is one Mastra's
+    isScorerRunOutputForAgent accepts (a string `id`, `content` and `createdAt`), as a real agent's are. Where
+    not, Mastra's summarization reads the output as its other LLM scorers do, never trimming a text.
     """
 
     texts: list[str] = field(default_factory=list)
@@ -217,9 +221,10 @@ class Run:
     unreadable: dict[str, str] = field(default_factory=dict)
     output_texts: list[str] | None = None
     judge_texts: list[str] | None = None
+    agent_output: bool = True
 
     def require(self, part: str) -> None:
-        """Raise where Mastra's reader of `part` ("text" or "tool_calls") throws on this run's messages:
+        """Raise where Mastra's reader of `part` (one of UNREADABLE_PARTS) throws on this run's messages:
         the check gives no number (a scorer's error, a gate's 0), as Mastra's throwing check gives none."""
         if self.unreadable and part in self.unreadable:
             raise UnreadableRun(self.unreadable[part])
@@ -263,6 +268,8 @@ class Run:
             out["output_texts"] = list(self.output_texts)
         if self.judge_texts is not None:
             out["judge_texts"] = list(self.judge_texts)
+        if not self.agent_output:
+            out["agent_output"] = False
         return out
 
 
@@ -275,6 +282,7 @@ def conversation(runs: list[Run]) -> Run:
     for run in runs:
         texts.extend(run.texts)
         calls.extend(run.tool_calls)
+    agent_output = all(r.agent_output for r in runs)  # the turns' messages as one list
     return Run(
         texts=texts,
         tool_calls=calls,
@@ -285,11 +293,13 @@ def conversation(runs: list[Run]) -> Run:
         steps=next((r.steps for r in reversed(runs) if r.steps is not None), None),
         uncounted_tool_errors=[e for r in runs for e in r.uncounted_tool_errors],
         legacy_tool_invocations=_legacy_invocations(runs),
-        # a reader of the whole conversation meets the first turn it cannot read
+        # a reader of the whole conversation meets the first turn it cannot read; summarization trims no text
+        # of a list that is no agent's output
         unreadable={k: f"turn {n}: {v}" for n, r in reversed(list(enumerate(runs, 1)))
-                    for k, v in r.unreadable.items()},
+                    for k, v in r.unreadable.items() if agent_output or k != "agent_responses"},
         output_texts=_per_message(runs, "output_texts"),
         judge_texts=_per_message(runs, "judge_texts"),
+        agent_output=agent_output,
     )
 
 

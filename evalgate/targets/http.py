@@ -231,6 +231,8 @@ class ReplyMapping:
                 run.output_texts = run.judge_texts = None  # every scorer reads the mapped text, not Mastra's
                 run.unreadable.pop("text", None)
                 run.unreadable.pop("output_texts", None)
+                run.unreadable.pop("agent_responses", None)
+                run.agent_output = True
         if self.tool_calls is not None:
             calls = self.tool_calls.search(body)
             if calls is not None and not isinstance(calls, list):
