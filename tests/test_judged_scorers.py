@@ -287,6 +287,33 @@ def test_a_string_rubric_is_split_as_mastra_splits_it() -> None:
         "is polite", "is short", "\x1c", "\x85", "\u0663. is kind", "\x1c* is calm"]
 
 
+def test_summarization_reads_an_agents_messages_as_mastras_get_summary_does(fake: FakeJudge) -> None:
+    """For an agent's messages (a string `id`, `content` and `createdAt` each) Mastra trims every assistant
+    text, and throws on one that is no string: no number, no judge call. Messages that are no agent's output
+    it reads as its other LLM scorers do; `conversation: true` keeps evalgate's own reading."""
+    judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
+    ctx = judge.context()
+
+    def message(text: Any, dated: bool = True) -> dict[str, Any]:
+        out = {"id": "m1", "role": "assistant", "content": {"format": 2, "parts": [{"type": "text", "text": text}]}}
+        return out | ({"createdAt": "1970-01-01T00:00:00.000Z"} if dated else {})
+
+    source = "Brooklyn is sunny today."
+    before = fake.calls
+    result = run_evals(data=[{"input": source, "output": [message("Brooklyn is sunny."), message(5)]}],
+                       scorers=[judged.summarization(ctx=ctx)])
+    assert result.items[0].scores == {} and fake.calls == before
+    assert "messages[1].content.parts[0].text is the number 5" in result.items[0].scorer_errors["summarization"]
+    result = run_evals(data=[{"input": source, "output": [message("Brooklyn is sunny."), message(5)]}],
+                       scorers=[judged.summarization(conversation=True, ctx=ctx)])
+    assert "summarization" in result.items[0].scores and fake.calls == before + 1  # evalgate's own: judged
+    # no createdAt: not an agent's output, so the last reply with text is judged, blank or not
+    result = run_evals(data=[{"input": source, "output": [message("Brooklyn is sunny.", dated=False),
+                                                          message(5), message(" ")]}],
+                       scorers=[judged.summarization(ctx=ctx)])
+    assert "<output>\n \n</output>" in fake.requests[-1]["messages"][1]["content"]
+
+
 def test_the_last_assistant_message_and_the_first_input_are_judged(fake: FakeJudge) -> None:
     judge = Judge(model="m", base_url=fake.base_url, api_key_env=None)
     ctx = judge.context()

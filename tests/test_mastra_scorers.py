@@ -1647,6 +1647,101 @@ def blank_text_cases(ctx: Any) -> Iterator[Case]:
                        item={"ground_truth": blank}, ground_truth=blank)
 
 
+def summary_message_cases(ctx: Any) -> Iterator[Case]:
+    """Mastra's summarization on raw messages (getSummary). For an agent's output (every message with a string
+    `id`, `content` and `createdAt`: isScorerRunOutputForAgent) it reads every assistant message's text
+    (getTextContentFromMastraDBMessage) and judges the last that trim() leaves something of, else the output as
+    its other LLM scorers read it; it throws where that reader throws (a null part it reads, a null in a content
+    list) and where any assistant message's text is no string (`5`, `true`, `{}`, `[]`: `response.trim is not
+    a function`; `0`, `false`, `null` read as ""). Any other list is read as the other LLM scorers read it, and
+    never throws. The summary each side shows its judge: test_summarization_judges_the_summary_mastra_picks."""
+    sunny = {"type": "text", "text": "It is sunny."}
+
+    def db(content: Any, role: str = "assistant", **extra: Any) -> dict[str, Any]:
+        return {k: v for k, v in _db_message(content, role, **extra).items() if v is not ...}  # ...: no such key
+
+    def parts(*values: Any, **content: Any) -> dict[str, Any]:
+        return {"format": 2, "parts": [{"type": "text", "text": v} for v in values], **content}
+
+    signal = {"format": 2, "parts": [{"type": "text", "text": "A signal."}],
+              "metadata": {"signal": {"type": "assistant"}}}
+    throwing: list[tuple[str, list[dict[str, Any]]]] = [
+        ("a null part", [db({"format": 2, "parts": [None, sunny]})]),
+        ("a null part in an earlier message", [db({"format": 2, "parts": [None]}), db("It is sunny.")]),
+        ("a null in a content list", [db([None, sunny])]),
+        ("the number 5", [db(parts(5))]),
+        ("the number 1e21", [db(parts(1e21))]),
+        ("true", [db(parts(True))]),
+        ("an object", [db(parts({"a": 1}))]),
+        ("an empty list", [db(parts([]))]),
+        ("a list", [db(parts([1, "sunny"]))]),
+        ("an object with toString", [db(parts({"toString": "x"}))]),
+        ("a number after the text part", [db(parts("It is sunny.", 5))]),
+        ("a number in an earlier message", [db(parts(5)), db("It is sunny.")]),
+        ("an object in an earlier message, the last blank", [db(parts({})), db("It is sunny."), db(" ")]),
+        ("a number in a later message", [db("It is sunny."), db(parts(5))]),
+        ("a number next to an empty content.content", [db(parts(5, content=""))]),
+        ("a number in a content list", [db([{"type": "text", "text": 5}])]),
+        ("a number, createdAt null", [db(parts(5), createdAt=None)]),
+    ]
+    scoring: list[tuple[str, list[dict[str, Any]]]] = [
+        ("zero", [db(parts(0))]),
+        ("false", [db(parts(False))]),
+        ("null", [db(parts(None))]),
+        ("an empty text", [db(parts(""))]),
+        ("zero in a later message", [db("It is sunny."), db(parts(0))]),
+        ("a number before the text part", [db(parts(5, "It is sunny."))]),
+        ("a number next to content.content", [db(parts(5, content="It is sunny."))]),
+        ("a null part next to content.content", [db({"format": 2, "content": "It is sunny.", "parts": [None]})]),
+        ("a null part next to content.text", [db({"format": 2, "text": "It is sunny.", "parts": [None]})]),
+        ("content.content a number", [db(parts("It is sunny.", content=7))]),
+        ("a string content", [db("It is sunny.")]),
+        ("a user message's number", [db(parts(5), "user"), db("It is sunny.")]),
+        ("a user message's null part", [db({"format": 2, "parts": [None]}, "user"), db("It is sunny.")]),
+        ("a system message's number", [db(parts(5), "system"), db("It is sunny.")]),
+        ("a tool message's number", [db(parts(5), "tool"), db("It is sunny.")]),
+        ("a signal message's number", [db(parts(5, metadata={"signal": {"type": "assistant"}}), "signal"),
+                                       db("It is sunny.")]),
+        ("a user message last", [db("It is sunny."), db("Thanks.", "user")]),
+        ("content.parts an object", [db({"format": 2, "parts": {"0": sunny}})]),
+        ("content.parts a string", [db({"format": 2, "parts": "It is sunny."})]),
+        ("content.parts a number", [db({"format": 2, "parts": 5})]),
+        ("content.parts an object, then a reply", [db({"format": 2, "parts": {"a": 1}}), db(parts("It is sunny."))]),
+        ("content null", [db(None)]),
+        ("content a number", [db(5)]),
+        ("the last reply blank", [db("First."), db(parts("It is sunny.")), db(" \n")]),
+        ("two blank replies", [db("\u3000"), db(" ")]),
+        ("a signal message last", [db("It is sunny."), db(signal, "signal")]),
+        ("a signal message after a blank reply", [db(" "), db(signal, "signal")]),
+        ("only content.body", [db({"format": 2, "parts": [], "body": "It is sunny."})]),
+        ("no messages", []),
+        # no agent's output: read as the other LLM scorers read it
+        ("no id: a number", [db(parts(5), id=...)]),
+        ("no id: a null part", [db({"format": 2, "parts": [None, sunny]}, id=...)]),
+        ("no id: an object before a reply", [db(parts({}), id=...), db("It is sunny.", id=...)]),
+        ("no id: the last reply blank", [db("It is sunny.", id=...), db(" ", id=...)]),
+        ("one message without id: the last reply blank", [db("It is sunny."), db(" ", id=...)]),
+        ("a number id: a number", [db(parts(5), id=5)]),
+        ("no createdAt: a number", [db(parts(5), createdAt=...)]),
+        ("no content: a number", [db(parts(5)), {"id": "m2", "role": "assistant", "createdAt": 0}]),
+        ("no content, after a reply", [db("It is sunny."), {"id": "m2", "role": "assistant", "createdAt": 0}]),
+        ("no id: a number after the text part", [db(parts("It is sunny.", 5), id=...)]),
+        ("no id: a signal message last", [db("It is sunny.", id=...), db(signal, "signal", id=...)]),
+    ]
+    judge = [{"alignment": [{"claim": "a", "supported": True, "reason": "r"},
+                            {"claim": "b", "supported": False, "reason": "r"}], "questions": ["q"]},
+             {"coverage": [{"question": "q", "answered": True, "reason": "r"}]}]
+    answer = {"claims": [{"claim": "a", "verdict": "supported", "reason": "r"},
+                         {"claim": "b", "verdict": "unsupported", "reason": "r"}],
+              "key_points": [{"point": "q", "covered": True, "reason": "r"}]}
+    for throws, group in ((True, throwing), (False, scoring)):
+        for label, messages in group:
+            case = judged_case("summarization", judge, answer, throws=throws, ctx=ctx, out={"messages": messages},
+                               prompts=True)
+            case.label = f"summarization: {label}"
+            yield case
+
+
 def absent_value_cases(ctx: Any) -> Iterator[Case]:
     """An item without context reaches Mastra's context scorers as a contextExtractor that finds none:
     context_recall judges its ground truth against nothing and scores the verdicts, context_relevance
@@ -2079,6 +2174,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "judge_proto": judge_proto_cases,
     "judge_fences": judge_fence_cases,
     "blank_texts": blank_text_cases,
+    "summary_messages": summary_message_cases,
     "absent_values": absent_value_cases,
     "rubric_lines": rubric_line_cases,
 }
@@ -2123,6 +2219,27 @@ def test_faithfulness_shows_the_evidence_mastra_reads(fake: FakeJudge) -> None:
         checked += 1
     judge.close()
     assert checked == 11
+
+
+def test_summarization_judges_the_summary_mastra_picks(fake: FakeJudge, edge_compared: dict[str, list[Any]]) -> None:
+    """The summary evalgate shows its judge is the one Mastra's summarization showed its own (`summary_messages`
+    cases: the scores agree whichever text is judged, as both judges' replies are scripted)."""
+    judge = Judge(model="scripted", base_url=fake.base_url, api_key_env=None, retries={"attempts": 1})
+    wrong, checked = [], 0
+    rows = edge_compared["summary_messages"]
+    for case, (_, theirs, _) in zip(summary_message_cases(judge.context()), rows, strict=True):
+        if case.mastra_throws or "prompts" not in theirs:
+            continue
+        mastra = theirs["prompts"][0].rsplit("\nSummary:\n", 1)[1].rsplit("\n\nJSON:", 1)[0]
+        evalgate_score(case, fake)
+        shown = fake.requests[-1]["messages"][1]["content"]
+        ours = shown.split("<output>\n", 1)[1].rsplit("\n</output>", 1)[0]
+        checked += 1
+        if ours != mastra:
+            wrong.append((case.label, mastra, ours))
+    judge.close()
+    assert not wrong, f"{len(wrong)} of {checked} summaries differ (label, Mastra's, evalgate's): {wrong}"
+    assert checked >= 30
 
 
 def test_completeness_agreement_holds(compared: dict[str, list[Any]]) -> None:

@@ -160,12 +160,16 @@ def _output(run: Run, options: Options) -> str:
 
 
 def _summary(run: Run, options: Options) -> str:
-    """Mastra's summarization reads the last assistant message whose text (getTextContentFromMastraDBMessage:
-    `Run.texts`) is not blank to `trim()`; with none, the output as its other LLM scorers read it."""
+    """Mastra's summarization (getSummary) reads the last assistant message whose text
+    (getTextContentFromMastraDBMessage: `Run.texts`) is not blank to `trim()`; with none, or for a message list
+    that is no agent's output (`Run.agent_output`), the output as its other LLM scorers read it. Raises where
+    it throws: a text that is no string (`5`, `{}`), which it cannot trim, or one its reader cannot read."""
     if not options.conversation:
-        for text in reversed(run.texts):
-            if not blank(text):
-                return text
+        run.require("agent_responses")
+        if run.agent_output:
+            for text in reversed(run.texts):
+                if not blank(text):
+                    return text
     return _output(run, options)
 
 
@@ -696,9 +700,11 @@ def summarization(round: bool = True, empty: Empty = "score", conversation: bool
 
     Mastra's summarization. Source: the item's `context` (joined), or else its input. Summary: the
     last assistant message whose text is not blank (JavaScript's `trim()`), else the output as the
-    other judged scorers read it. Alignment = supported claims / claims; coverage = covered key points /
-    key points (the first 10). Score = min(alignment, coverage), rounded to 2 decimals; no claims or
-    no key points: 0. An empty summary is judged too, as in Mastra.
+    other judged scorers read it (Mastra messages that are no agent's output, without a string `id`,
+    `content` or `createdAt`, only so). An agent's assistant message whose text is no string (`5`, `{}`)
+    or unreadable is an error, as Mastra's throws. Alignment = supported claims / claims; coverage =
+    covered key points / key points (the first 10). Score = min(alignment, coverage), rounded to 2
+    decimals; no claims or no key points: 0. An empty summary is judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
     from evalgate.scorers import judge_replies as r
