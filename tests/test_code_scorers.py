@@ -359,3 +359,22 @@ def test_a_structured_input_is_read_as_its_json(value: Any) -> None:
     text = json.dumps(value, ensure_ascii=False)
     assert code.input_text(Item(input=value)) == text
     assert score(code.content_similarity(), text.upper(), input=value) == 1.0
+
+
+def test_tool_call_accuracy_errors_on_an_output_of_no_message_as_mastra_throws() -> None:
+    from evalgate import run_evals
+    from evalgate.scorers import code
+
+    scorer = code.tool_call_accuracy_code(expected_tool="book")
+    data = [
+        {"id": "none", "input": "Book it", "output": {"messages": []}},
+        # a conversation's turns are one list to a reader of the whole: empty only when every turn is
+        {"id": "turns", "inputs": ["Book it", "Now"], "outputs": [{"messages": []}, "Booked."]},
+        {"id": "all-empty", "inputs": ["Book it", "Now"], "outputs": [{"messages": []}, {"messages": []}]},
+    ]
+    result = run_evals(data=data, scorers=[scorer])
+    none, turns, empty = result.items
+    key = "tool_call_accuracy_code:book"
+    assert "holds no message" in none.scorer_errors[key]
+    assert not turns.scorer_errors and turns.scores[key] == 0.0
+    assert "turn 1: the output holds no message" in empty.scorer_errors[key]

@@ -1619,13 +1619,14 @@ def blank_text_cases(ctx: Any) -> Iterator[Case]:
         made.label, made.mastra_rejects = f"{scorer}: {label}", rejects
         return made
 
-    # the output: an assistant message with that text, or no message at all (on which tool_call_accuracy
-    # throws, whatever its text: not reproduced, docs/mastra-semantics.md section 11)
+    # the output: an assistant message with that text, or no message at all (on which tool_call_accuracy throws)
     for scorer in replies:
         blanks = BLANKS if scorer in checked else few
-        for label, blank in [*blanks.items(), *([] if scorer == "tool_call_accuracy" else [("no messages", None)])]:
+        for label, blank in [*blanks.items(), ("no messages", None)]:
             out = {"messages": []} if blank is None else blank
-            yield case(scorer, f"output {label}", scorer == "prompt_alignment" and not blank, out=out)
+            made = case(scorer, f"output {label}", scorer == "prompt_alignment" and not blank, out=out)
+            made.mastra_throws = scorer == "tool_call_accuracy" and blank is None
+            yield made
     # no context and no tool results: faithfulness judges the output against an empty context
     yield case("faithfulness", "no evidence", options={}, item={"context": None})
     # summarization judges the last reply that is not blank to trim(), else the last one with text
@@ -1778,6 +1779,13 @@ def absent_value_cases(ctx: Any) -> Iterator[Case]:
                    scorer, {"input": BASE["input"], "metadata": {"tools": []}}, out,
                    {"calls": [{"index": 1, "appropriate": False, "reason": "r"},
                               {"index": 2, "appropriate": True, "reason": "r"}]})
+    # no output message at all: both tool-call accuracy scorers throw (`run.output.length === 0`)
+    for messages in ([], [{"role": "user", "content": "Booked."}]):
+        out = {"messages": messages}
+        yield Case("tool_call_accuracy_code", {**BASE, "output": out, "scorer": "tool_call_accuracy_code",
+                                               "options": {"expectedTool": "book"}},
+                   code.tool_call_accuracy_code(expected_tool="book"), {"input": BASE["input"]}, out,
+                   mastra_throws=not messages)
     for value in (0, False, 0.0, "0", "false", 7, True, [], {}):
         falsy = value in (0, False)  # 0.0 too
         made = judged_case("answer_similarity", *similar, item={"ground_truth": value}, ground_truth=value, ctx=ctx)

@@ -188,6 +188,9 @@ def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
                 calls.append(call)
             elif (error := _uncounted_error(invocation)) is not None:
                 uncounted.append(error)
+    if not messages:  # the tool-call accuracy scorers' `run.output.length === 0`
+        unreadable["output_messages"] = ("the output holds no message: Mastra's tool-call accuracy scorers throw on "
+                                         "it (Input and output messages cannot be null or empty)")
     # isScorerRunOutputForAgent: only then does Mastra's summarization read the assistant texts with trim()
     agent_output = all(m.get("id").__class__ is str and "content" in m and "createdAt" in m for m in messages)
     if agent_output and (thrown or untrimmable):

@@ -20,8 +20,9 @@ class RunFormatError(ValueError):
 
 
 # What a Mastra message list's readers may throw on: the assistant messages' text (the checks), every
-# message's text (the code scorers), every message's calls, the assistant messages' text to trim() (summarization).
-UNREADABLE_PARTS = ("text", "output_texts", "tool_calls", "agent_responses")
+# message's text (the code scorers), every message's calls, the assistant messages' text to trim() (summarization),
+# the list itself when it is empty (the tool-call accuracy scorers).
+UNREADABLE_PARTS = ("text", "output_texts", "tool_calls", "agent_responses", "output_messages")
 
 
 class UnreadableRun(ValueError):
@@ -197,7 +198,8 @@ class Run:
     messages' legacy `content.toolInvocations`, the only tool evidence Mastra's faithfulness reads.
     `unreadable` (Mastra messages only): for "text", "output_texts", "tool_calls" and "agent_responses", why
     Mastra's reader of that part throws on these messages (`parts: {}`, a null part, ...); a check reading it
-    raises (`require`). "agent_responses" is summarization's (getSummary: each assistant message's text, which
+    raises (`require`). "output_messages": the list is empty, on which the tool-call accuracy scorers throw.
+    "agent_responses" is summarization's (getSummary: each assistant message's text, which
     must be a string to `trim()`), recorded only where `agent_output`.
     `output_texts` (Mastra messages only, and only where it differs from `texts`, else None): the text of
     every output message whatever its role, which Mastra's code scorers read.
@@ -296,7 +298,8 @@ def conversation(runs: list[Run]) -> Run:
         # a reader of the whole conversation meets the first turn it cannot read; summarization trims no text
         # of a list that is no agent's output
         unreadable={k: f"turn {n}: {v}" for n, r in reversed(list(enumerate(runs, 1)))
-                    for k, v in r.unreadable.items() if agent_output or k != "agent_responses"},
+                    for k, v in r.unreadable.items() if (agent_output or k != "agent_responses")
+                    and (k != "output_messages" or all("output_messages" in t.unreadable for t in runs))},
         output_texts=_per_message(runs, "output_texts"),
         judge_texts=_per_message(runs, "judge_texts"),
         agent_output=agent_output,

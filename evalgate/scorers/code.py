@@ -303,6 +303,7 @@ def tool_call_accuracy_code(
     def score(item: Item, run: Run) -> tuple[float, str]:
         if no_input_messages(item.first_input):
             raise ValueError(NO_INPUT_MESSAGES)
+        run.require("output_messages")  # the same test of Mastra's, of the output
         run.require("tool_calls")  # Mastra's extractToolCalls, before anything else is looked at
         names = [c.name for c in run.tool_calls]
         called = ", ".join(map(shown_name, names)) or "no tools"

@@ -766,6 +766,7 @@ def tool_call_accuracy(
     def score(item: Item, run: Run) -> tuple[float, str]:
         if no_input_messages(item.first_input):
             raise ValueError(NO_INPUT_MESSAGES)
+        run.require("output_messages")  # the same test of Mastra's, of the output
         run.require("tool_calls")  # Mastra's extractToolCalls comes first
         available = tools if tools is not None else (item.metadata or {}).get("tools")
         # none given: Mastra's factory cannot be made without `availableTools`; an empty list it judges

@@ -232,6 +232,7 @@ class ReplyMapping:
                 run.unreadable.pop("text", None)
                 run.unreadable.pop("output_texts", None)
                 run.unreadable.pop("agent_responses", None)
+                run.unreadable.pop("output_messages", None)
                 run.agent_output = True
         if self.tool_calls is not None:
             calls = self.tool_calls.search(body)
