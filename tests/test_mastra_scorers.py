@@ -823,6 +823,12 @@ def texts(*values: Any) -> list[dict[str, Any]]:
 IMAGE = {"type": "image", "image": "data:image/png;base64,iVBORw0KGgo="}  # a URL would be downloaded
 
 
+def input_code_scorers() -> tuple[tuple[str, Any], ...]:
+    """The code scorers that read the item's input, by Mastra's name."""
+    return (("content_similarity", code.content_similarity()), ("textual_difference", code.textual_difference()),
+            ("keyword_coverage", code.keyword_coverage()), ("completeness", code.completeness()))
+
+
 def input_message_cases(ctx: Any) -> Iterator[Case]:
     """Message-list inputs as a real agent reads them: system messages set aside, a part list's text parts
     joined by a newline (empty ones dropped), format-2 content read as it is, the first user message for the
@@ -859,10 +865,7 @@ def input_message_cases(ctx: Any) -> Iterator[Case]:
     # the code scorers' numbers move with the input text
     question = [user(texts("Is it sunny", "in Brooklyn today?")), {"role": "system", "content": "Answer briefly."}]
     answer = "It is sunny in Brooklyn today."
-    for scorer, ours in (("content_similarity", code.content_similarity()),
-                         ("textual_difference", code.textual_difference()),
-                         ("keyword_coverage", code.keyword_coverage()),
-                         ("completeness", code.completeness())):
+    for scorer, ours in input_code_scorers():
         yield Case(f"{scorer}: a message-list input", {"scorer": scorer, "input": question, "output": answer}, ours,
                    {"input": question}, answer)
     # Mastra's tool-call accuracy scorers throw on an input that becomes no message, before anything else
@@ -994,10 +997,7 @@ def input_shape_cases(ctx: Any) -> Iterator[Case]:
     for label, value in (("an object content", [user({"text": "Is it sunny?"}), user("In Brooklyn today?")]),
                          ("format-2 parts with a null", [user({"format": 2, "parts": [None, *texts("Sunny today?")]})]),
                          ("a v4 message", [user(texts("Is it sunny", "in Brooklyn today?"), threadId="t1")])):
-        for scorer, ours in (("content_similarity", code.content_similarity()),
-                             ("textual_difference", code.textual_difference()),
-                             ("keyword_coverage", code.keyword_coverage()),
-                             ("completeness", code.completeness())):
+        for scorer, ours in input_code_scorers():
             yield Case(f"{scorer}: {label}", {"scorer": scorer, "input": value, "output": answer}, ours,
                        {"input": value}, answer)
     bad_system = [system(""), user("Is it sunny?")]
