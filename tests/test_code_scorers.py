@@ -284,11 +284,18 @@ def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
 
 
 @pytest.mark.parametrize(("value", "why"), [
-    # Mastra's agent merges these into another message (a real agent run: "u, ok" for the first), so the text
+    # Mastra's agent merges these into its own reply (a real agent run: "u, ok" for the first), so the text
     # its scorers read depends on the reply: evalgate refuses rather than read it differently
     ([{"role": "user", "content": "u"}, {"role": "assistant", "content": "A"}], "ending the input"),
-    ([{"role": "assistant", "content": "A"}, {"role": "assistant", "content": "B"}, "u"], "followed by another"),
-    ([{"role": "tool", "content": []}, "u"], "a tool message"),
+    ([{"role": "assistant", "content": "A"}, {"role": "tool", "content": []}], "a tool message ending the input"),
+    # merges evalgate does not reproduce: v4 text parts in two merged messages (deduplicated by the agent)
+    ([{"role": "assistant", "content": [{"type": "text", "text": "X"}], "experimental_providerMetadata": {}},
+      {"role": "assistant", "content": [{"type": "text", "text": "Y"}], "experimental_providerMetadata": {}}, "u"],
+     "in an order evalgate does not reproduce"),
+    ([{"role": "assistant", "content": "A"}, {"role": "assistant", "content": {"format": 2, "parts": []}}, "u"],
+     "has format-2 content"),
+    ([{"role": "assistant", "content": [{"type": "tool-approval-request", "approvalId": "p"}]}, "u"],
+     "no text or image or file or tool-call"),
     ([{"role": "user", "parts": [{"type": "text", "text": "u"}]}], "UI message"),
     ([{"role": "user", "content": [{"type": "reasoning", "text": "r"}]}], "no text or image or file part"),
     ({"role": "developer", "content": "q"}, "Unsupported role"),
@@ -329,6 +336,17 @@ def test_an_input_evalgate_cannot_read_as_mastra_does_is_refused_by_name(value: 
                                    {"type": "image", "image": "x", "mimeType": "image/png"},
                                    {"type": "text", "text": "b"}]}], "b"),
     ([{"role": "system", "content": [{"type": "text", "text": "s"}]}, "u"], "u"),
+    # assistant and tool messages in a row are one input message: the last non-empty text of them
+    ([{"role": "user", "content": "u"},
+      {"role": "assistant", "content": [{"type": "text", "text": "Let me check."},
+                                        {"type": "tool-call", "toolCallId": "c1", "toolName": "w", "input": {}}]},
+      {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "c1", "toolName": "w",
+                                    "output": {"type": "text", "value": "20C"}}]},
+      {"role": "user", "content": "v"}], "u, Let me check., v"),
+    ([{"role": "assistant", "content": "A1"}, {"role": "assistant", "content": "A2"}, "u"], "A2, u"),
+    ([{"role": "assistant", "content": "A1"}, {"role": "tool", "content": "20C"}, "u"], "20C, u"),
+    ([{"role": "assistant", "content": "A1"}, {"role": "assistant", "content": [{"type": "text", "text": ""}]}, "u"],
+     "A1, u"),
 ])
 def test_a_message_list_input_is_read_as_a_real_agent_converts_it(value: Any, text: str) -> None:
     assert code.input_text(Item(input=value)) == text

@@ -1041,6 +1041,207 @@ def input_shape_cases(ctx: Any) -> Iterator[Case]:
         yield case
 
 
+def tool_call(call_id: str = "c1", name: str = "weather", v4: bool = False) -> dict[str, Any]:
+    """An assistant's tool-call part, AI SDK v5 (`input`) or v4 (`args`)."""
+    key = "args" if v4 else "input"
+    return {"type": "tool-call", "toolCallId": call_id, "toolName": name, key: {"city": "Paris"}}
+
+
+def tool_result(call_id: str = "c1", name: str = "weather", v4: bool = False, output: Any = None) -> dict[str, Any]:
+    """A tool message's tool-result part, AI SDK v5 (`output: {type, value}`) or v4 (`result`)."""
+    part = {"type": "tool-result", "toolCallId": call_id, "toolName": name}
+    if v4:
+        return {**part, "result": {"temp": 20}}
+    return {**part, "output": output if output is not None else {"type": "json", "value": {"temp": 20}}}
+
+
+def tool_message(*parts: Any, **extra: Any) -> dict[str, Any]:
+    return {"role": "tool", "content": list(parts), **extra}
+
+
+V4 = {"experimental_providerMetadata": {}}  # makes a message of text parts an AI SDK v4 one
+
+
+def input_merge_cases(ctx: Any) -> Iterator[Case]:
+    """Conversation histories with tool calls, as a real agent merges them: every run of assistant and tool
+    messages (a tool message is an assistant one to the agent, merged into the calls before it) becomes one input
+    message, whose text is the last non-empty `content.content` of them (a v5 message's text parts joined, a string
+    content), else the text parts of the only one that has any. Where the merge is not reproduced (the run ends
+    the input, so it is merged into the agent's own reply; v4 text parts in two of them; format-2 content,
+    metadata, a threadId, a shared id) evalgate refuses by name. Each reading was found by running the agent."""
+    history = [user("Weather in Paris?"), assistant_message([*texts("Let me check."), tool_call()]),
+               tool_message(tool_result()), user("And in London?")]
+    history_v4 = [user("Weather in Paris?"), assistant_message([*texts("Let me check."), tool_call(v4=True)]),
+                  tool_message(tool_result(v4=True)), user("And in London?")]
+    yield InputCase("a tool call and its result, v5", history)
+    yield InputCase("a tool call and its result, v4", history_v4)
+    yield InputCase("a text result", [user("u"), assistant_message([tool_call()]),
+                                      tool_message(tool_result(output={"type": "text", "value": "20C"})), user("v")])
+    yield InputCase("an error result", [user("u"), assistant_message([*texts("A"), tool_call()]),
+                                        tool_message(tool_result(output={"type": "error-text", "value": "boom"})),
+                                        user("v")])
+    yield InputCase("only a tool call", [user("u"), assistant_message([tool_call()]), tool_message(tool_result()),
+                                         user("v")])
+    yield InputCase("only a tool call, v4", [user("u"), assistant_message([tool_call(v4=True)]),
+                                             tool_message(tool_result(v4=True)), user("v")])
+    yield InputCase("a v4 call, a v5 result", [user("u"), assistant_message([*texts("A"), tool_call(v4=True)]),
+                                               tool_message(tool_result()), user("v")])
+    yield InputCase("a v5 call, a v4 result", [user("u"), assistant_message([*texts("A"), tool_call()]),
+                                               tool_message(tool_result(v4=True)), user("v")])
+    yield InputCase("text after the tool call", [user("u"), assistant_message([tool_call(v4=True), *texts("after")]),
+                                                 tool_message(tool_result(v4=True)), user("v")])
+    yield InputCase("two texts and a reply", [user("u"), assistant_message(texts("A1", "B")),
+                                              tool_message(tool_result()), assistant_message(texts("C")), user("v")])
+    yield InputCase("a call, its result, then an answer", [user("u"), assistant_message([tool_call()]),
+                                                           tool_message(tool_result()), assistant_message("Done"),
+                                                           user("v")])
+    yield InputCase("two rounds of calls, v4", [user("u"), assistant_message([*texts("T"), tool_call(v4=True)]),
+                                                tool_message(tool_result(v4=True)),
+                                                assistant_message([tool_call("c2", v4=True)]),
+                                                tool_message(tool_result("c2", v4=True)), user("v")])
+    yield InputCase("a v4 text in the second round", [user("u"), assistant_message([tool_call(v4=True)]),
+                                                      tool_message(tool_result(v4=True)),
+                                                      assistant_message([*texts("X"), tool_call("c2", v4=True)]),
+                                                      tool_message(tool_result("c2", v4=True)), user("v")])
+    yield InputCase("v4 text parts last", [user("u"), assistant_message([tool_call(v4=True)]),
+                                           tool_message(tool_result(v4=True)), assistant_message(texts("X", "Y"), **V4),
+                                           user("v")])
+    yield InputCase("an empty text before the second call", [user("u"), assistant_message([*texts("A"), tool_call()]),
+                                                             tool_message(tool_result()),
+                                                             assistant_message([*texts(""), tool_call("c2")]),
+                                                             tool_message(tool_result("c2")), user("v")])
+    yield InputCase("two histories", [user("u"), assistant_message([*texts("A"), tool_call()]),
+                                      tool_message(tool_result()), user("v"),
+                                      assistant_message([*texts("B"), tool_call("c2")]),
+                                      tool_message(tool_result("c2")),
+                                      assistant_message("Final"), user("w")])
+    yield InputCase("two calls, results out of order", [user("u"), assistant_message([tool_call(), tool_call("c2")]),
+                                                        tool_message(tool_result("c2"), tool_result("c3")), user("v")])
+    yield InputCase("two tool messages", [user("u"), tool_message(tool_result()), tool_message(tool_result("c2")),
+                                          user("v")])
+    yield InputCase("a tool message with no call", [user("u"), tool_message(tool_result()), user("v")])
+    yield InputCase("a tool message with no call, v4", [user("u"), tool_message(tool_result(v4=True)), user("v")])
+    yield InputCase("a history starting with an assistant message", [assistant_message("A"),
+                                                                     tool_message(tool_result()), user("v")])
+    yield InputCase("a tool message's string content", [user("u"), assistant_message([tool_call()]),
+                                                        {"role": "tool", "content": "20C"}, user("v")])
+    yield InputCase("a tool message's text part", [user("u"), assistant_message([tool_call()]),
+                                                   tool_message(*texts("tool text"), tool_result()), user("v")])
+    yield InputCase("a tool message with no parts", [user(texts("u")), assistant_message(texts("x")), tool_message(),
+                                                     user("v")])
+    yield InputCase("a tool message's object content", [user("u"), assistant_message([tool_call()]),
+                                                        {"role": "tool", "content": {"x": 1}}, user("v")])
+    openai_calls = [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]
+    openai_result = {"role": "tool", "tool_call_id": "c1", "content": "20C"}
+    yield InputCase("OpenAI's tool_calls beside an empty content",
+                    [user("u"), assistant_message("", tool_calls=openai_calls), openai_result, user("v")])
+    yield InputCase("an empty string before the result", [user("u"), assistant_message(""), tool_message(tool_result()),
+                                                          user("v")])
+    yield InputCase("an empty text with the call", [user("u"), assistant_message([*texts(""), tool_call()]),
+                                                    tool_message(tool_result()), user("v")])
+    yield InputCase("an empty text with the call, v4", [user("u"), assistant_message([*texts(""), tool_call(v4=True)]),
+                                                        tool_message(tool_result(v4=True)), user("v")])
+    yield InputCase("a trailing empty text", [user("u"), assistant_message(texts("A", "")), tool_message(tool_result()),
+                                              user("v")])
+    yield InputCase("ids on both", [user("u"), assistant_message("A", id="a1"), tool_message(tool_result(), id="t1"),
+                                    user("v")])
+    yield InputCase("a result's providerOptions", [user("u"), assistant_message([tool_call()]),
+                                                   tool_message(tool_result(), providerOptions={"a": {}}), user("v")])
+    yield InputCase("a v4 image with the text", [user("u"), assistant_message([*texts("A"), IMAGE_V4]),
+                                                 tool_message(tool_result(v4=True)), user("v")])
+    yield InputCase("a number text with the call", [user("u"), assistant_message([*texts(5), tool_call()]),
+                                                    tool_message(tool_result()), user("v")], throws=True)
+    yield InputCase("no content with OpenAI's tool_calls",
+                    [user("u"), assistant_message(None, tool_calls=openai_calls), openai_result, user("v")],
+                    throws=True)
+    # assistant messages in a row, and the other part types
+    yield InputCase("two assistant messages", [user("a"), assistant_message("A1"), assistant_message("A2"), user("b")])
+    yield InputCase("an empty text part after", [user("u"), assistant_message("A1"), assistant_message(texts("")),
+                                                 user("v")])
+    yield InputCase("an empty string, then a text", [user("u"), assistant_message(""), assistant_message("B"),
+                                                     user("v")])
+    yield InputCase("a system message between", [user("u"), assistant_message("A"), system("s"),
+                                                 assistant_message("B"), user("v")])
+    yield InputCase("null texts, then an empty one", [user("u"), assistant_message(texts(None, None)),
+                                                      assistant_message(texts("")), user("v")])
+    yield InputCase("null texts, then a text", [user("u"), assistant_message(texts(None, None)),
+                                                assistant_message("B"), user("v")])
+    yield InputCase("v4 text parts, then a call", [user("u"), assistant_message(texts("X"), **V4),
+                                                   assistant_message([tool_call(v4=True)]),
+                                                   tool_message(tool_result(v4=True)), user("v")])
+    yield InputCase("a reasoning part", [user("a"), assistant_message([{"type": "reasoning", "text": "think"},
+                                                                       *texts("A1")]), user("b")])
+    yield InputCase("only a reasoning part", [user("u"), assistant_message([{"type": "reasoning", "text": "hmm"}]),
+                                              user("v")])
+    yield InputCase("reasoning with a call", [user("u"), assistant_message([{"type": "reasoning", "text": "r"},
+                                                                            tool_call()]),
+                                              tool_message(tool_result()), user("v")])
+    yield InputCase("a v4 reasoning part", [user("u"), assistant_message([{"type": "reasoning", "text": "r",
+                                                                           "signature": "s"}, *texts("A")]), user("v")])
+    yield InputCase("a redacted reasoning part", [user("u"), assistant_message([{"type": "redacted-reasoning",
+                                                                                 "data": "r"}, *texts("A")]),
+                                                  user("v")])
+    yield InputCase("an assistant's image", [user("u"), assistant_message([*texts("x"), IMAGE]), user("v")])
+    yield InputCase("an assistant's file", [user("u"), assistant_message([FILE, *texts("x")]), user("v")])
+    # Mastra reads these; evalgate does not reproduce the merge and refuses by name
+    yield InputCase("a history ending with a tool result", history[:3], refused=True)
+    yield InputCase("an assistant message last", [user("a"), assistant_message("A1")], refused=True)
+    yield InputCase("v4 text parts in two messages", [user("u"),
+                                                      assistant_message([*texts("X", "Y"), tool_call(v4=True)]),
+                                                      tool_message(tool_result(v4=True)),
+                                                      assistant_message(texts("Z"), **V4), user("v")], refused=True)
+    yield InputCase("v4 text parts twice", [user("u"), assistant_message(texts("X", "Y"), **V4),
+                                            assistant_message(texts("X"), **V4), user("v")], refused=True)
+    yield InputCase("an empty v5 text, then v4 text", [user("u"), assistant_message(texts("")),
+                                                       assistant_message(texts("X"), **V4), user("v")], refused=True)
+    yield InputCase("a format-2 assistant message merged", [user("u"), assistant_message("A"),
+                                                            assistant_message({"format": 2, "parts": texts("B")}),
+                                                            user("v")], refused=True)
+    yield InputCase("metadata on a merged message", [user("u"), assistant_message("A", metadata={"k": 1}),
+                                                     assistant_message("B"), user("v")], refused=True)
+    yield InputCase("a threadId on a merged message", [user("u"), assistant_message(texts("A")),
+                                                       assistant_message(texts("B"), threadId="t"), user("v")],
+                    refused=True)
+    yield InputCase("a tool message with the assistant's id", [user("u"), assistant_message("A", id="a1"),
+                                                               tool_message(tool_result(), id="a1"), user("v")],
+                    refused=True)
+    yield InputCase("a tool-approval request", [user("u"), assistant_message([{
+        "type": "tool-approval-request", "approvalId": "p", "toolCallId": "c1"}]), user("v")], refused=True)
+
+    # the scorers' numbers on a tool-call history
+    answer = "It is sunny in London today."
+    question = [user("What is the weather in Paris?"),
+                assistant_message([*texts("Let me check the weather."), tool_call()]),
+                tool_message(tool_result()), assistant_message("It is 20 degrees in Paris."),
+                user("And is it sunny in London today?")]
+    for label, value in (("a tool-call history", question), ("a v4 tool-call history", history_v4)):
+        for scorer, ours in input_code_scorers():
+            yield Case(f"{scorer}: {label}", {"scorer": scorer, "input": value, "output": answer}, ours,
+                       {"input": value}, answer)
+    booked = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}, "result": "ok"}]}
+    for label, value in (("a tool-call history", question), ("a v4 tool-call history", history_v4),
+                         ("a history ending with a tool result", history[:3])):
+        yield Case(f"tool_call_accuracy_code: {label}", {"scorer": "tool_call_accuracy_code", "input": value,
+                                                         "output": booked, "options": {"expectedTool": "book"}},
+                   code.tool_call_accuracy_code(expected_tool="book"), {"input": value}, booked)
+        if label == "a history ending with a tool result":
+            continue  # the LLM scorer shows the judge the user message, which evalgate refuses to read (above)
+        case = judged_case("tool_call_accuracy", [{"evaluations": [{"toolCalled": "book", "wasAppropriate": True,
+                                                                    "reasoning": "r"}], "missingTools": []}],
+                           {"calls": [{"index": 1, "appropriate": True, "reason": "r"}], "missing_tools": [],
+                            "reason": "r"}, ctx=ctx, out=booked, item={"input": value}, input=value,
+                           options={"availableTools": [{"id": "book", "description": "book tool"}]})
+        case.label = f"tool_call_accuracy: {label}"
+        yield case
+        case = judged_case("answer_relevancy", [{"statements": ["s0", "s1"]}, {"results": [
+            {"result": "yes", "reason": "r"}, {"result": "no", "reason": "r"}]}],
+            {"statements": [{"statement": "s0", "verdict": "yes", "reason": "r"},
+                            {"statement": "s1", "verdict": "no", "reason": "r"}]},
+            ctx=ctx, item={"input": value}, input=value)
+        case.label = f"answer_relevancy: {label}"
+        yield case
+
+
 def judged_case(scorer: str, judge: list[Any], answer: Any, *, throws: bool = False, options: Any = None,
                 item: dict[str, Any] | None = None, out: Any = BASE["output"], **node: Any) -> Case:
     """One judged scorer on the same input: Mastra's judge steps `judge`, evalgate's one reply `answer`."""
@@ -2172,6 +2373,7 @@ EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "message_texts": message_text_cases,
     "input_messages": input_message_cases,
     "input_shapes": input_shape_cases,
+    "input_merges": input_merge_cases,
     "judge_labels": judge_label_cases,
     "judge_reasons": judge_reason_cases,
     "judge_indexes": judge_index_cases,

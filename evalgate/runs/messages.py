@@ -498,7 +498,8 @@ class _NotReproduced(UnreadableInput):
     """A message Mastra's agent takes, but converts (merges, replaces) in a way evalgate does not reproduce."""
 
 
-_INPUT_PARTS = {"user": ("text", "image", "file"), "assistant": ("text",)}
+_REPLY_PARTS = ("text", "image", "file", "tool-call", "tool-result", "reasoning", "redacted-reasoning")
+_INPUT_PARTS = {"user": ("text", "image", "file"), "assistant": _REPLY_PARTS, "tool": _REPLY_PARTS}
 # The part types Mastra's agent converts (AIV4Adapter.fromCoreMessage, AIV5Adapter.fromModelMessage, the v6 approval
 # parts); anything else in a part list (null, a string, a part of no or another type) it drops.
 _KNOWN_PARTS = frozenset({"text", "image", "file", "tool-call", "tool-result", "reasoning", "redacted-reasoning",
@@ -527,10 +528,15 @@ def mastra_input_texts(value: Any) -> tuple[str, str]:
     `mimeType`, the message's `experimental_providerMetadata` or `threadId`), which keeps the parts only, so
     the last text part is read; entries of no type Mastra converts (null, a string, `{}`) are dropped; an object
     content that is no format 2 keeps no text; format-2 content is kept as it is, its parts that are no
-    objects dropped. Raises UnreadableInput where the agent throws (a text that is no string, an unknown role,
-    no content, a content that is a number, a system message with no text) and where its conversion is not
-    reproduced here (merges: an assistant message not followed by a user message, a tool message, messages
-    sharing an id; UI messages with `parts`; signal messages; other part types; a v4 system message). An
+    objects dropped. Assistant and tool messages in a row (a conversation history with tool calls: the tool
+    message's results merged into the calls before it) are one input message, read as its last non-empty
+    `content.content`, else the text parts of the only one that has any (`_merged`). Raises UnreadableInput
+    where the agent throws (a text that is no string, an unknown role, no content, a content that is a number,
+    a system message with no text) and where its conversion is not reproduced here (merges: assistant or tool
+    messages not followed by a user message, which the agent merges into its own reply; v4 text parts in two
+    merged messages; format-2 content, metadata or a threadId in a merged one; messages sharing an id; UI
+    messages with `parts`; signal messages; other part types, user messages' tool and reasoning parts among
+    them; a v4 system message). An
     input that is no message at all (no `role`, `content` or `parts`: `{city: Paris}`, `[1, 2]`, `5`) is
     evalgate's structured input, which no Mastra agent takes: both read its JSON text, as evalgate always has."""
     if value is None:
@@ -615,34 +621,69 @@ def _converted(value: Any) -> _Input:
             out.system.append(text)
     out.any_message = bool(others)
     ids: dict[tuple[str, Any], str] = {}
+    group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = []  # assistant and tool messages in a row
     for n, (where, message) in enumerate(others):
         role = message.get("role")
         try:
             if role not in _INPUT_PARTS:
-                if role in ("tool", "signal"):
-                    raise _NotReproduced(f"{where} has a {role} message, which Mastra's agent "
-                                         + ("merges into the assistant's tool calls" if role == "tool" else
-                                            "keeps with its own signal metadata") + ": evalgate does not reproduce it")
+                if role == "signal":
+                    raise _NotReproduced(f"{where} has a signal message, which Mastra's agent keeps with its own "
+                                         "signal metadata: evalgate does not reproduce it")
                 raise UnreadableInput(f"{where} has role {json.dumps(role)}, which Mastra's agent rejects "
                                       "(Unsupported role)")
             db = _input_db_message(where, role, message)
-            following = others[n + 1][1].get("role") if n + 1 < len(others) else None
-            if role == "assistant" and following != "user":
-                raise _NotReproduced(
-                    f"{where} is an assistant message " + ("followed by another" if following else "ending the input")
-                    + ": Mastra's agent merges it into the next assistant message (or its own reply), which evalgate "
-                    "does not reproduce")
             ident = db.get("id")
             if js_truthy(ident):  # MessageList.shouldReplaceMessage: a later message with the id replaces it
                 first = ids.setdefault(name_key(ident), where)
                 if first != where:
                     raise _NotReproduced(f"{where} has the id of {first}: Mastra's agent replaces (or merges) the "
                                          "earlier message with it, which evalgate does not reproduce")
+            if db["role"] == "assistant":
+                # MessageMerger.shouldMerge: an assistant message (a tool message is one) is merged into the one
+                # before it, so each run of them is one input message, unless a user message ends it
+                group.append((where, message, db))
+                following = others[n + 1][1].get("role") if n + 1 < len(others) else None
+                if following in ("assistant", "tool"):
+                    continue
+                if following != "user":
+                    raise _NotReproduced(
+                        f"{where} is {'an assistant' if role == 'assistant' else 'a tool'} message "
+                        + (f"followed by a {following} message" if following else "ending the input")
+                        + ": Mastra's agent merges it into its own reply, which evalgate does not reproduce")
+                db = _merged(group)
         except _NotReproduced as exc:
             out.unreproduced = out.unreproduced or str(exc)
             continue
+        group = []
         out.messages.append(db)
     return out
+
+
+def _merged(group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Mapping[str, Any]:
+    """The one input message a real agent makes of assistant and tool messages in a row (MessageMerger.merge),
+    as far as the scorers read it: the last non-empty `content.content` of them, else the text parts of the only
+    one that has any. Raises _NotReproduced where evalgate does not reproduce the merge."""
+    if len(group) == 1:
+        return group[0][2]
+    for where, message, _ in group:
+        why = ("has a threadId or resourceId (a Mastra v1 message)" if "threadId" in message or "resourceId" in message
+               else "has format-2 content" if _is_format_2(message.get("content"))
+               else "has metadata" if "metadata" in message else None)
+        if why is not None:
+            raise _NotReproduced(f"{where} {why}, and Mastra's agent merges it with the assistant or tool messages "
+                                 "next to it: evalgate does not reproduce that merge")
+    # `if (incoming.content.content) latest.content.content = incoming.content.content`: the last non-empty wins
+    strings = [db["content"]["content"] for _, _, db in group if js_truthy(db["content"].get("content"))]
+    if strings:
+        content: dict[str, Any] = {"format": 2, "parts": [], "content": strings[-1]}
+    else:  # no content.content: the scorers read the merged parts' last text part
+        bearing = [(where, db) for where, _, db in group if db["content"]["parts"]]
+        if len(bearing) > 1:
+            raise _NotReproduced(f"{bearing[-1][0]} has text parts, as {bearing[0][0]} has, and no text "
+                                 "(content.content): Mastra's agent merges their parts in an order evalgate does "
+                                 "not reproduce")
+        content = {"format": 2, "parts": bearing[0][1]["content"]["parts"] if bearing else []}
+    return {"role": "assistant", "content": content, "id": group[0][2].get("id")}
 
 
 def _check_content(where: str, message: Mapping[str, Any]) -> None:
@@ -683,6 +724,9 @@ def _input_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapp
     """The MastraDBMessage a real agent makes of one input message (`inputToMastraDBMessage`), with the id it keeps."""
     content = message.get("content")
     if _is_format_2(content):  # a MastraDBMessage already (hydrateMastraDBMessageFields): kept as it is
+        if role == "tool":
+            raise _NotReproduced(f"{where} is a tool message with format-2 content, which evalgate does not convert "
+                                 "as Mastra's agent does")
         parts = content.get("parts")
         parts = [p for p in parts if isinstance(p, Mapping)] if isinstance(parts, list) else []
         _check_texts(where, parts)
@@ -707,7 +751,8 @@ def _input_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapp
             db_content["content"] = joined  # `contentString || undefined`
     # the id the agent keeps: any with the v4 conversion, a string one with the v5 (another gets a new one)
     ident = message.get("id")
-    return {"role": role, "content": db_content, "id": ident if v4 or isinstance(ident, str) else None}
+    kept = ident if v4 or isinstance(ident, str) else None
+    return {"role": "assistant" if role == "tool" else role, "content": db_content, "id": kept}
 
 
 def _input_parts(where: str, role: str, content: list[Any], v4: bool) -> list[Mapping[str, Any]]:
