@@ -301,9 +301,11 @@ def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
     ({"role": "developer", "content": "q"}, "Unsupported role"),
     ({"content": "q"}, "Unsupported role"),
     ([{"role": "user"}], "no content"),
-    # the agent replaces an earlier message by a later one with its id (a real run reads "b"), keeps a signal
+    # the agent replaces an earlier message by a later one with its id (a real run reads "b"; evalgate reproduces
+    # it for plain user messages, not with metadata, which may reorder them), keeps a signal
     # message with metadata of its own, and passes a v4 system message on unconverted
-    ([{"role": "user", "content": "a", "id": "x"}, {"role": "user", "content": "b", "id": "x"}], "the id of input"),
+    ([{"role": "user", "content": "a", "id": "x"}, {"role": "user", "content": "b", "id": "x",
+                                                    "metadata": {"k": 1}}], "the id of input"),
     ([{"role": "signal", "content": "s"}, "u"], "a signal message"),
     ([{"role": "system", "content": "s", "experimental_providerMetadata": {}}, "u"], "v4 system message"),
     # where the agent throws: a system message with no text, a number content
@@ -347,6 +349,9 @@ def test_an_input_evalgate_cannot_read_as_mastra_does_is_refused_by_name(value: 
     ([{"role": "assistant", "content": "A1"}, {"role": "tool", "content": "20C"}, "u"], "20C, u"),
     ([{"role": "assistant", "content": "A1"}, {"role": "assistant", "content": [{"type": "text", "text": ""}]}, "u"],
      "A1, u"),
+    # a user message with the id of an earlier one replaces it, and goes last; an equal one is dropped
+    ([{"role": "user", "content": "a", "id": "x"}, "m", {"role": "user", "content": "b", "id": "x"}], "m, b"),
+    ([{"role": "user", "content": "a", "id": "x"}, "m", {"role": "user", "content": "a", "id": "x"}], "a, m"),
 ])
 def test_a_message_list_input_is_read_as_a_real_agent_converts_it(value: Any, text: str) -> None:
     assert code.input_text(Item(input=value)) == text

@@ -979,11 +979,13 @@ def input_shape_cases(ctx: Any) -> Iterator[Case]:
                          ("v4 and a number content", system(5, experimental_providerMetadata={})),
                          ("v4 and a number text", system([{"type": "text", "text": 5, "mimeType": "t"}]))):
         yield InputCase(f"a system message with {label}", [value, user("hi")], throws=True)
-    # Mastra reads these, evalgate refuses them by name: messages sharing an id (the agent replaces or merges the
-    # earlier one), a signal message, a v4 system message (passed on as it is)
-    yield InputCase("an id twice", [user("a", id="x"), user("b", id="x")], refused=True)
-    yield InputCase("the same message twice", [user("a", id="x"), user("a", id="x")], refused=True)
-    yield InputCase("an id twice, apart", [user("a", id="x"), user("m"), user("b", id="x")], refused=True)
+    # user messages sharing an id: the later replaces the earlier one (or is dropped as equal to it), group
+    # input_merges
+    yield InputCase("an id twice", [user("a", id="x"), user("b", id="x")])
+    yield InputCase("the same message twice", [user("a", id="x"), user("a", id="x")])
+    yield InputCase("an id twice, apart", [user("a", id="x"), user("m"), user("b", id="x")])
+    # Mastra reads these, evalgate refuses them by name: other messages sharing an id (the agent replaces or merges
+    # the earlier one), a signal message, a v4 system message (passed on as it is)
     yield InputCase("an id twice, v4", [user(texts("a"), id=5, threadId="t"), user(texts("b"), id=5, threadId="t")],
                     refused=True)
     yield InputCase("a user's id on an assistant message", [user("q", id="x"), assistant_message("A", id="x"),
@@ -1014,7 +1016,7 @@ def input_shape_cases(ctx: Any) -> Iterator[Case]:
         yield Case(f"tool_call_accuracy_code: {label}", {"scorer": "tool_call_accuracy_code", "input": value,
                                                          "output": booked, "options": {"expectedTool": "book"}},
                    code.tool_call_accuracy_code(expected_tool="book"), {"input": value}, booked, mastra_throws=throws)
-        if label in ("an id twice", "an assistant message alone"):
+        if label == "an assistant message alone":
             continue  # the LLM scorer shows the judge the user message, which evalgate refuses to read (above)
         case = judged_case("tool_call_accuracy", [{"evaluations": [{"toolCalled": "book", "wasAppropriate": True,
                                                                     "reasoning": "r"}], "missingTools": []}],
@@ -1208,19 +1210,57 @@ def input_merge_cases(ctx: Any) -> Iterator[Case]:
     yield InputCase("a tool-approval request", [user("u"), assistant_message([{
         "type": "tool-approval-request", "approvalId": "p", "toolCallId": "c1"}]), user("v")], refused=True)
 
+    # user messages sharing an id (MessageList.shouldReplaceMessage): the later one replaces the earlier, and, the
+    # newest, is sorted last; one equal to it (messagesAreEqual: its text parts' "text" + text keys alike, so
+    # "atextb" equals "a" then "b") is dropped, the earlier staying where it is
+    yield InputCase("an id twice, a message between", [user("a", id="x"), user("m"), user("b", id="x")])
+    yield InputCase("the same message twice, a message between", [user("a", id="x"), user("m"), user("a", id="x")])
+    yield InputCase("a string and its text part", [user("a", id="x"), user("m"), user(texts("a"), id="x")])
+    yield InputCase("a string and two text parts", [user("ab", id="x"), user("m"), user(texts("a", "b"), id="x")])
+    yield InputCase("equal cache keys", [user(texts("atextb"), id="x"), user("m"), user(texts("a", "b"), id="x")])
+    yield InputCase("an empty text part dropped", [user(texts("a", ""), id="x"), user("m"), user("a", id="x")])
+    yield InputCase("an empty string and no parts", [user("", id="x"), user("m"), user([], id="x")])
+    yield InputCase("one and two empty text parts", [user(texts(""), id="x"), user("m"), user(texts("", ""), id="x")])
+    yield InputCase("parts in another order", [user(texts("a", "b"), id="x"), user(texts("b", "a"), id="x")])
+    yield InputCase("an id three times", [user("a", id="x"), user("b", id="x"), user("m"), user("a", id="x")])
+    yield InputCase("two ids twice", [user("a", id="x"), user("m", id="y"), user("b", id="x"), user("n", id="y")])
+    yield InputCase("an assistant message between", [user("a", id="x"), assistant_message("A"), user("b", id="x")])
+    yield InputCase("assistant messages kept apart", [assistant_message("A1"), user("a", id="x"),
+                                                      assistant_message("A2"), user("b", id="x")])
+    yield InputCase("a system message's id between", [user("a", id="x"), system("s", id="x"), user("b", id="x")])
+    yield InputCase("the same message twice, a user message between", [user("a", id="x"), assistant_message("A"),
+                                                                        user("m"), user("a", id="x")])
+    yield InputCase("an id twice, the later after an assistant message", [user("a", id="x"), assistant_message("A"),
+                                                                          user("b", id="x")])
+    # an equal message dropped after an assistant message leaves that one last (merged into the agent's reply: "a,
+    # ok") or next to another assistant message (merged with it: "a, A2, v")
+    yield InputCase("the same message twice, an assistant message between",
+                    [user("a", id="x"), assistant_message("A"), user("a", id="x")], refused=True)
+    yield InputCase("the same message twice between assistant messages",
+                    [user("a", id="x"), assistant_message("A1"), user("a", id="x"), assistant_message("A2"), user("v")],
+                    refused=True)
+    yield InputCase("an id twice, an image", [user([*texts("a"), IMAGE], id="x"), user("a", id="x")], refused=True)
+    yield InputCase("an id twice, metadata", [user("a", id="x"), user("b", id="x", metadata={"k": 1})], refused=True)
+    yield InputCase("an id twice, a threadId", [user("a", id="x"), user("b", id="x", threadId="t")], refused=True)
+    yield InputCase("an id on a user and an assistant message", [user("q", id="x"), assistant_message("A", id="x"),
+                                                                 user("b")], refused=True)
+
     # the scorers' numbers on a tool-call history
     answer = "It is sunny in London today."
     question = [user("What is the weather in Paris?"),
                 assistant_message([*texts("Let me check the weather."), tool_call()]),
                 tool_message(tool_result()), assistant_message("It is 20 degrees in Paris."),
                 user("And is it sunny in London today?")]
-    for label, value in (("a tool-call history", question), ("a v4 tool-call history", history_v4)):
+    replaced = [user("What is the weather in Paris?", id="q"), user("Is it sunny in London?"),
+                user("And is it sunny in London today?", id="q")]
+    for label, value in (("a tool-call history", question), ("a v4 tool-call history", history_v4),
+                         ("a user message replaced", replaced)):
         for scorer, ours in input_code_scorers():
             yield Case(f"{scorer}: {label}", {"scorer": scorer, "input": value, "output": answer}, ours,
                        {"input": value}, answer)
     booked = {"text": "Booked.", "tool_calls": [{"name": "book", "args": {}, "result": "ok"}]}
     for label, value in (("a tool-call history", question), ("a v4 tool-call history", history_v4),
-                         ("a history ending with a tool result", history[:3])):
+                         ("a user message replaced", replaced), ("a history ending with a tool result", history[:3])):
         yield Case(f"tool_call_accuracy_code: {label}", {"scorer": "tool_call_accuracy_code", "input": value,
                                                          "output": booked, "options": {"expectedTool": "book"}},
                    code.tool_call_accuracy_code(expected_tool="book"), {"input": value}, booked)

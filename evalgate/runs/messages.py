@@ -534,7 +534,8 @@ def mastra_input_texts(value: Any) -> tuple[str, str]:
     where the agent throws (a text that is no string, an unknown role, no content, a content that is a number,
     a system message with no text) and where its conversion is not reproduced here (merges: assistant or tool
     messages not followed by a user message, which the agent merges into its own reply; v4 text parts in two
-    merged messages; format-2 content, metadata or a threadId in a merged one; messages sharing an id; UI
+    merged messages; format-2 content, metadata or a threadId in a merged one; messages sharing an id, but for
+    user messages of text parts, of which the later replaces the earlier (sorted last) unless equal to it; UI
     messages with `parts`; signal messages; other part types, user messages' tool and reasoning parts among
     them; a v4 system message). An
     input that is no message at all (no `role`, `content` or `parts`: `{city: Paris}`, `[1, 2]`, `5`) is
@@ -634,10 +635,18 @@ def _converted(value: Any) -> _Input:
             db = _input_db_message(where, role, message)
             ident = db.get("id")
             if js_truthy(ident):  # MessageList.shouldReplaceMessage: a later message with the id replaces it
-                first = ids.setdefault(name_key(ident), where)
-                if first != where:
-                    raise _NotReproduced(f"{where} has the id of {first}: Mastra's agent replaces (or merges) the "
-                                         "earlier message with it, which evalgate does not reproduce")
+                earlier = ids.setdefault(name_key(ident), (where, message, db))
+                if earlier[0] != where:
+                    if _replaced(earlier, (where, message, db)):
+                        ids[name_key(ident)] = (where, message, db)
+                        kept = [m for m in out.messages if m is not earlier[2]]
+                        out.messages[:] = kept  # the later message goes last (sorted by its newer createdAt)
+                    elif n and others[n - 1][1].get("role") != "user":
+                        raise _NotReproduced(f"{where} equals {earlier[0]}, whose id it has, and follows an assistant "
+                                             "or tool message: Mastra's agent drops it, so that message is merged "
+                                             "with the next one or its own reply, which evalgate does not reproduce")
+                    else:  # messagesAreEqual: the later one is dropped, the earlier stays where it is
+                        continue
             if db["role"] == "assistant":
                 # MessageMerger.shouldMerge: an assistant message (a tool message is one) is merged into the one
                 # before it, so each run of them is one input message, unless a user message ends it
@@ -657,6 +666,31 @@ def _converted(value: Any) -> _Input:
         group = []
         out.messages.append(db)
     return out
+
+
+def _replaced(earlier: tuple[str, Mapping[str, Any], Mapping[str, Any]],
+              later: tuple[str, Mapping[str, Any], Mapping[str, Any]]) -> bool:
+    """Whether a user message replaces the earlier user message with its id (MessageList.addOne: the earlier one
+    is taken out and the later one, the newest, sorted last), rather than being dropped as equal to it
+    (messagesAreEqual: the same parts' cache keys, a text part's "text" and its text). Raises _NotReproduced for
+    messages evalgate does not compare as the agent does (only plain v5 user messages of text parts are)."""
+    keys = []
+    for where, message, _ in (earlier, later):
+        content = message.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        plain = (message.get("role") == "user" and isinstance(parts, list) and not _v4_message(message)
+                 and not any(key in message for key in ("metadata", "createdAt", "parts"))
+                 and all(isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str)
+                         and p.keys() <= {"type", "text"} for p in parts))
+        if not plain:
+            raise _NotReproduced(f"{later[0]} has the id of {earlier[0]}: Mastra's agent replaces (or merges) the "
+                                 "earlier message with it, which evalgate reproduces for user messages of text "
+                                 f"parts only ({where} is not one)")
+        texts = [p["text"] for p in parts]
+        if any(texts):  # filterEmptyTextParts
+            texts = [t for t in texts if t]
+        keys.append("".join("text" + t for t in texts))
+    return keys[0] != keys[1]
 
 
 def _merged(group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Mapping[str, Any]:
