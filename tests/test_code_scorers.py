@@ -297,7 +297,8 @@ def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
     ([{"role": "assistant", "content": [{"type": "tool-approval-request", "approvalId": "p"}]}, "u"],
      "no text or image or file or tool-call"),
     ([{"role": "user", "parts": [{"type": "text", "text": "u"}]}], "UI message"),
-    ([{"role": "user", "content": [{"type": "reasoning", "text": "r"}]}], "no text or image or file part"),
+    ([{"role": "user", "content": [{"type": "tool-approval-response", "approvalId": "p", "approved": True}]}],
+     "no text or image or file or tool-call"),
     ({"role": "developer", "content": "q"}, "Unsupported role"),
     ({"content": "q"}, "Unsupported role"),
     ([{"role": "user"}], "no content"),
@@ -349,6 +350,11 @@ def test_an_input_evalgate_cannot_read_as_mastra_does_is_refused_by_name(value: 
     ([{"role": "assistant", "content": "A1"}, {"role": "tool", "content": "20C"}, "u"], "20C, u"),
     ([{"role": "assistant", "content": "A1"}, {"role": "assistant", "content": [{"type": "text", "text": ""}]}, "u"],
      "A1, u"),
+    # a user message's tool-call, tool-result and reasoning parts add no text (a v4 one: the last text part)
+    ([{"role": "user", "content": [{"type": "reasoning", "text": "r"}, {"type": "text", "text": "a"},
+                                   {"type": "text", "text": "b"}]}], "a\nb"),
+    ([{"role": "user", "content": [{"type": "tool-call", "toolCallId": "c", "toolName": "w", "args": {}},
+                                   {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}], "b"),
     # a user message with the id of an earlier one replaces it, and goes last; an equal one is dropped
     ([{"role": "user", "content": "a", "id": "x"}, "m", {"role": "user", "content": "b", "id": "x"}], "m, b"),
     ([{"role": "user", "content": "a", "id": "x"}, "m", {"role": "user", "content": "a", "id": "x"}], "a, m"),

@@ -1210,6 +1210,26 @@ def input_merge_cases(ctx: Any) -> Iterator[Case]:
     yield InputCase("a tool-approval request", [user("u"), assistant_message([{
         "type": "tool-approval-request", "approvalId": "p", "toolCallId": "c1"}]), user("v")], refused=True)
 
+    # a user message's other parts: converted as in any message (tool calls and results become tool invocations,
+    # never merged: the message stays a user one), they add no text; a v4 one is read by its last text part
+    reasoning = {"type": "reasoning", "text": "r"}
+    yield InputCase("a user's reasoning part", [user([reasoning, *texts("a", "b")])])
+    yield InputCase("a user's reasoning part and an empty text", [user([reasoning, *texts("")])])
+    yield InputCase("a user's tool call", [user([tool_call(), *texts("a", "b")])])
+    yield InputCase("a user's tool result", [user([tool_result(), *texts("a", "b")])])
+    yield InputCase("a user's v4 tool call", [user([tool_call(v4=True), *texts("a", "b")])])
+    yield InputCase("a user's v4 tool result", [user([tool_result(v4=True), *texts("a", "b")])])
+    yield InputCase("a user's empty text beside a tool call", [user([*texts("a", ""), tool_call()])])
+    yield InputCase("a user's redacted reasoning", [user([{"type": "redacted-reasoning", "data": "x"},
+                                                          *texts("a", "b")])])
+    yield InputCase("a user's v4 reasoning", [user([{**reasoning, "signature": "s"}, *texts("a", "b")])])
+    yield InputCase("a user message of a tool call", [user("q"), user([tool_call()]), user("v")])
+    yield InputCase("a user message of a tool result first", [user([tool_result()]), user("v")])
+    yield InputCase("a user's tool result after an assistant message", [assistant_message("A"),
+                                                                         user([tool_result()]), user("v")])
+    yield InputCase("a user's tool-approval response", [user([{"type": "tool-approval-response", "approvalId": "p",
+                                                               "approved": True}, *texts("a")])], refused=True)
+
     # user messages sharing an id (MessageList.shouldReplaceMessage): the later one replaces the earlier, and, the
     # newest, is sorted last; one equal to it (messagesAreEqual: its text parts' "text" + text keys alike, so
     # "atextb" equals "a" then "b") is dropped, the earlier staying where it is
@@ -1254,7 +1274,8 @@ def input_merge_cases(ctx: Any) -> Iterator[Case]:
     replaced = [user("What is the weather in Paris?", id="q"), user("Is it sunny in London?"),
                 user("And is it sunny in London today?", id="q")]
     for label, value in (("a tool-call history", question), ("a v4 tool-call history", history_v4),
-                         ("a user message replaced", replaced)):
+                         ("a user message replaced", replaced),
+                         ("a user's tool call", [user([tool_call(), *texts("Is it sunny", "in London today?")])])):
         for scorer, ours in input_code_scorers():
             yield Case(f"{scorer}: {label}", {"scorer": scorer, "input": value, "output": answer}, ours,
                        {"input": value}, answer)

@@ -498,8 +498,10 @@ class _NotReproduced(UnreadableInput):
     """A message Mastra's agent takes, but converts (merges, replaces) in a way evalgate does not reproduce."""
 
 
+# The part types of an input message the agent converts without a text of their own (tool calls and results become
+# tool invocations, whatever the role); the v6 tool-approval parts are not reproduced.
 _REPLY_PARTS = ("text", "image", "file", "tool-call", "tool-result", "reasoning", "redacted-reasoning")
-_INPUT_PARTS = {"user": ("text", "image", "file"), "assistant": _REPLY_PARTS, "tool": _REPLY_PARTS}
+_INPUT_PARTS = {"user": _REPLY_PARTS, "assistant": _REPLY_PARTS, "tool": _REPLY_PARTS}  # none adds text
 # The part types Mastra's agent converts (AIV4Adapter.fromCoreMessage, AIV5Adapter.fromModelMessage, the v6 approval
 # parts); anything else in a part list (null, a string, a part of no or another type) it drops.
 _KNOWN_PARTS = frozenset({"text", "image", "file", "tool-call", "tool-result", "reasoning", "redacted-reasoning",
@@ -536,8 +538,8 @@ def mastra_input_texts(value: Any) -> tuple[str, str]:
     messages not followed by a user message, which the agent merges into its own reply; v4 text parts in two
     merged messages; format-2 content, metadata or a threadId in a merged one; messages sharing an id, but for
     user messages of text parts, of which the later replaces the earlier (sorted last) unless equal to it; UI
-    messages with `parts`; signal messages; other part types, user messages' tool and reasoning parts among
-    them; a v4 system message). An
+    messages with `parts`; signal messages; the v6 tool-approval parts; a v4 system message). Tool-call,
+    tool-result, reasoning, image and file parts add no text, whatever the role. An
     input that is no message at all (no `role`, `content` or `parts`: `{city: Paris}`, `[1, 2]`, `5`) is
     evalgate's structured input, which no Mastra agent takes: both read its JSON text, as evalgate always has."""
     if value is None:
