@@ -1192,6 +1192,19 @@ def input_merge_cases(ctx: Any) -> Iterator[Case]:
                                                       assistant_message([*texts("X", "Y"), tool_call(v4=True)]),
                                                       tool_message(tool_result(v4=True)),
                                                       assistant_message(texts("Z"), **V4), user("v")], refused=True)
+    # v4 text parts beside a result answering an earlier call: the agent anchors the result on the call and places
+    # the texts around it, dropping some (`[text X, result, text Y]` reads "X")
+    yield InputCase("v4 texts around a result", [user("u"), assistant_message([tool_call(v4=True)]),
+                                                 assistant_message([*texts("X"), tool_result(v4=True), *texts("Y")]),
+                                                 user("v")], refused=True)
+    yield InputCase("a v4 tool message's text", [user("u"), assistant_message([tool_call(v4=True)]),
+                                                 tool_message(*texts("X"), tool_result(v4=True)), user("v")],
+                    refused=True)
+    yield InputCase("v4 texts between results", [user("u"), assistant_message([tool_call(v4=True),
+                                                                               tool_call("c2", v4=True)]),
+                                                 tool_message(tool_result(v4=True), *texts("X", "Y"),
+                                                              tool_result("c2", v4=True), *texts("X")), user("v")],
+                    refused=True)
     yield InputCase("v4 text parts twice", [user("u"), assistant_message(texts("X", "Y"), **V4),
                                             assistant_message(texts("X"), **V4), user("v")], refused=True)
     yield InputCase("an empty v5 text, then v4 text", [user("u"), assistant_message(texts("")),

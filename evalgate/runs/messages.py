@@ -718,8 +718,26 @@ def _merged(group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Ma
             raise _NotReproduced(f"{bearing[-1][0]} has text parts, as {bearing[0][0]} has, and no text "
                                  "(content.content): Mastra's agent merges their parts in an order evalgate does "
                                  "not reproduce")
+        for n, (where, message, db) in enumerate(group):
+            ids = _tool_call_ids(message)
+            if n and db["content"]["parts"] and (None in ids or ids & set().union(
+                    *(_tool_call_ids(m) for _, m, _ in group[:n]))):
+                # MessageMerger.merge anchors a call or result on the earlier one with its toolCallId, and
+                # addPartsToMessage places the text parts around it, or drops them
+                raise _NotReproduced(f"{where} has text parts beside a tool call or result answering an earlier "
+                                     "one, and no text (content.content): Mastra's agent merges them into the "
+                                     "message before it in an order evalgate does not reproduce")
         content = {"format": 2, "parts": bearing[0][1]["content"]["parts"] if bearing else []}
     return {"role": "assistant", "content": content, "id": group[0][2].get("id")}
+
+
+def _tool_call_ids(message: Mapping[str, Any]) -> set[Any]:
+    """The toolCallIds of a message's tool-call and tool-result parts, as JavaScript compares them (name_key);
+    None for a missing or null one, which evalgate does not compare as the agent does."""
+    content = message.get("content")
+    parts = [p for p in content if isinstance(p, Mapping)] if isinstance(content, list) else []
+    return {None if p.get("toolCallId") is None else name_key(p["toolCallId"])
+            for p in parts if p.get("type") in ("tool-call", "tool-result")}
 
 
 def _check_content(where: str, message: Mapping[str, Any]) -> None:
