@@ -1153,6 +1153,13 @@ def input_merge_cases(ctx: Any) -> Iterator[Case]:
                                                  tool_message(tool_result(v4=True)), user("v")])
     yield InputCase("a number text with the call", [user("u"), assistant_message([*texts(5), tool_call()]),
                                                     tool_message(tool_result()), user("v")], throws=True)
+    # a v4 message's tool result takes the args of its call in the same message: Object.keys throws on none
+    yield InputCase("a v4 result and its call without args", [user([tool_result(), tool_call(),
+                                                                     *texts("a")], **V4), user("v")], throws=True)
+    yield InputCase("a v4 result and its call with args", [user([tool_result(), tool_call(v4=True), *texts("a")], **V4),
+                                                           user("v")])
+    yield InputCase("a v4 result and a call of another id", [user([tool_result(), tool_call("c2"), *texts("a")], **V4),
+                                                             user("v")])
     yield InputCase("no content with OpenAI's tool_calls",
                     [user("u"), assistant_message(None, tool_calls=openai_calls), openai_result, user("v")],
                     throws=True)

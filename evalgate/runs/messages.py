@@ -816,6 +816,9 @@ def _input_parts(where: str, role: str, content: list[Any], v4: bool) -> list[Ma
             raise UnreadableInput(f"{where}.content[{i}] is null in an AI SDK v4 message: Mastra's agent throws "
                                   "(Cannot read properties of null)")
         kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind == "tool-result" and v4 and _v4_call_without_args(content, part):
+            raise UnreadableInput(f"{where}.content[{i}] is a tool result whose call in the same AI SDK v4 message "
+                                  "has no args: Mastra's agent throws (Cannot convert undefined or null to object)")
         if kind.__class__ is not str or kind not in _KNOWN_PARTS:
             continue  # the agent drops it
         if kind not in _INPUT_PARTS[role]:
@@ -823,6 +826,22 @@ def _input_parts(where: str, role: str, content: list[Any], v4: bool) -> list[Ma
                                  "evalgate does not convert as Mastra's agent does")
         parts.append(part)
     return parts
+
+
+def _v4_call_without_args(content: list[Any], result: Mapping[str, Any]) -> bool:
+    """AIV4Adapter.fromCoreMessage: a tool result takes the args of the first tool call in its message with its
+    toolCallId (`===`: an absent one matches an absent one only, an object none), and `Object.keys` throws on
+    a call whose args are absent or null."""
+    def same(part: Mapping[str, Any]) -> bool:
+        if "toolCallId" not in part or "toolCallId" not in result:
+            return "toolCallId" not in part and "toolCallId" not in result
+        one, other = part["toolCallId"], result["toolCallId"]
+        if isinstance(one, Mapping | list) or isinstance(other, Mapping | list):
+            return False
+        return name_key(one) == name_key(other)
+
+    call = next((p for p in content if isinstance(p, Mapping) and p.get("type") == "tool-call" and same(p)), None)
+    return call is not None and call.get("args") is None
 
 
 def _empty_text(part: Mapping[str, Any]) -> bool:
