@@ -2495,6 +2495,79 @@ def test_edge_cases_agree_with_mastra(group: str, edge_compared: dict[str, list[
     assert not wrong, f"{len(wrong)} of {len(rows)} {group} cases differ:\n{shown}"
 
 
+def random_history(rng: random.Random) -> list[dict[str, Any]]:
+    """A conversation history of user, assistant, tool and system messages: strings and part lists of (empty,
+    null, repeated) texts, v4 and v5 tool calls and results on a few ids, reasoning and images, shared ids, v4
+    markers; most end with a user message, as an item's input does."""
+    words = ["a", "b", "X", "Y", "", "atextb"]
+
+    def text() -> dict[str, Any]:
+        return {"type": "text", "text": rng.choice([*words, None] if rng.random() < 0.1 else words)}
+
+    def parts(role: str) -> list[dict[str, Any]]:
+        v4, out = rng.random() < 0.4, []
+        for _ in range(rng.randint(0, 3)):
+            r, call_id = rng.random(), rng.choice(["c1", "c2", "c3"])
+            if r < 0.5:
+                out.append(text())
+            elif r < 0.65 and role != "tool":
+                out.append(tool_call(call_id, v4=v4))
+            elif r < 0.8:
+                out.append(tool_result(call_id, v4=v4))
+            elif r < 0.9:
+                out.append({"type": "reasoning", "text": "r"})
+            else:
+                out.append(IMAGE_V4 if v4 else IMAGE)
+        return out
+
+    def message() -> dict[str, Any]:
+        role = rng.choice(["user", "user", "assistant", "assistant", "tool", "system"])
+        if role == "system":
+            return system(rng.choice(["s", "t"]))
+        content: Any = rng.choice(words[:4]) if rng.random() < 0.35 else parts(role)
+        if role == "tool" and rng.random() < 0.6:
+            content = [tool_result(rng.choice(["c1", "c2", "c3"]), v4=rng.random() < 0.5)]
+        out = {"role": role, "content": content}
+        if rng.random() < 0.25:
+            out["id"] = rng.choice(["x", "y"])
+        if rng.random() < 0.08:
+            out.update(V4)
+        return out
+
+    history = [message() for _ in range(rng.randint(1, 6))]
+    return [*history, user("end")] if rng.random() < 0.8 else history
+
+
+def test_random_histories_are_read_as_a_real_agent_reads_them() -> None:
+    """Random conversation histories through a real agent (tests/mastra/run_scorers.mjs, "input_text"): wherever
+    evalgate reads one, it reads what Mastra's scorers read; where the agent throws, evalgate errors; evalgate
+    may only refuse by name (a merge it does not reproduce) what Mastra reads."""
+    from evalgate.runs.messages import UnreadableInput, _NotReproduced, mastra_input_texts
+
+    rng = random.Random(29)
+    values = [random_history(rng) for _ in range(600)]
+    mastra = run_node([{"scorer": "input_text", "input": value} for value in values])
+    wrong, read = [], 0
+    for value, theirs in zip(values, mastra, strict=True):
+        try:
+            code_text, user_text = mastra_input_texts(value)
+            ours: Any = (code_text, user_text, mastra_system_prompt(value), no_input_messages(value))
+        except _NotReproduced:  # an UnreadableInput: the agent does not throw, evalgate does not reproduce it
+            ours = "refused"
+        except UnreadableInput:
+            ours = "error"
+        if "error" in theirs:
+            ok = ours == "error"
+        else:
+            ok = ours == "refused" or ours == (theirs["code"], theirs["user"] or "", theirs["system"],
+                                               theirs["messages"] == 0)
+            read += ours != "refused"
+        if not ok:
+            wrong.append((value, theirs, ours))
+    assert not wrong, f"{len(wrong)} of {len(values)} differ; first: {json.dumps(wrong[0], default=str)[:1500]}"
+    assert read >= len(values) // 2, f"only {read} of {len(values)} histories read"
+
+
 def test_faithfulness_shows_the_evidence_mastra_reads(fake: FakeJudge) -> None:
     """The tool results Mastra's faithfulness reads as its context (`faithfulness_evidence` cases, whose
     scripted verdicts follow them) are the ones evalgate shows its judge; with none, "(no context)"."""

@@ -582,7 +582,7 @@ def no_input_messages(value: Any) -> bool:
 def _read(value: Any) -> _Input:
     converted = _converted(value)
     if converted.unreproduced is not None:
-        raise UnreadableInput(converted.unreproduced)
+        raise _NotReproduced(converted.unreproduced)
     return converted
 
 
