@@ -288,10 +288,10 @@ def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
     # its scorers read depends on the reply: evalgate refuses rather than read it differently
     ([{"role": "user", "content": "u"}, {"role": "assistant", "content": "A"}], "ending the input"),
     ([{"role": "assistant", "content": "A"}, {"role": "tool", "content": []}], "a tool message ending the input"),
-    # merges evalgate does not reproduce: v4 text parts in two merged messages (deduplicated by the agent)
-    ([{"role": "assistant", "content": [{"type": "text", "text": "X"}], "experimental_providerMetadata": {}},
+    # merges evalgate does not reproduce: a null v4 text in merged messages (its cache key is "textundefined")
+    ([{"role": "assistant", "content": [{"type": "text", "text": None}], "experimental_providerMetadata": {}},
       {"role": "assistant", "content": [{"type": "text", "text": "Y"}], "experimental_providerMetadata": {}}, "u"],
-     "in an order evalgate does not reproduce"),
+     "compares their cache keys in a way evalgate does not reproduce"),
     ([{"role": "assistant", "content": "A"}, {"role": "assistant", "content": {"format": 2, "parts": []}}, "u"],
      "has format-2 content"),
     ([{"role": "assistant", "content": [{"type": "tool-approval-request", "approvalId": "p"}]}, "u"],
@@ -350,6 +350,11 @@ def test_an_input_evalgate_cannot_read_as_mastra_does_is_refused_by_name(value: 
     ([{"role": "assistant", "content": "A1"}, {"role": "tool", "content": "20C"}, "u"], "20C, u"),
     ([{"role": "assistant", "content": "A1"}, {"role": "assistant", "content": [{"type": "text", "text": ""}]}, "u"],
      "A1, u"),
+    # v4 text parts of merged messages: one is appended while the message has fewer parts of its text
+    ([{"role": "assistant", "content": [{"type": "text", "text": "X"}, {"type": "text", "text": "Y"}],
+       "experimental_providerMetadata": {}},
+      {"role": "assistant", "content": [{"type": "text", "text": "X"}], "experimental_providerMetadata": {}}, "u"],
+     "Y, u"),
     # a user message's tool-call, tool-result and reasoning parts add no text (a v4 one: the last text part)
     ([{"role": "user", "content": [{"type": "reasoning", "text": "r"}, {"type": "text", "text": "a"},
                                    {"type": "text", "text": "b"}]}], "a\nb"),

@@ -532,16 +532,17 @@ def mastra_input_texts(value: Any) -> tuple[str, str]:
     content that is no format 2 keeps no text; format-2 content is kept as it is, its parts that are no
     objects dropped. Assistant and tool messages in a row (a conversation history with tool calls: the tool
     message's results merged into the calls before it) are one input message, read as its last non-empty
-    `content.content`, else the text parts of the only one that has any (`_merged`). Raises UnreadableInput
+    `content.content`, else their text parts merged as the agent merges them (`_merged`). Raises UnreadableInput
     where the agent throws (a text that is no string, an unknown role, no content, a content that is a number,
     a system message with no text) and where its conversion is not reproduced here (merges: assistant or tool
-    messages not followed by a user message, which the agent merges into its own reply; v4 text parts in two
-    merged messages; format-2 content, metadata or a threadId in a merged one; messages sharing an id, but for
-    user messages of text parts, of which the later replaces the earlier (sorted last) unless equal to it; UI
-    messages with `parts`; signal messages; the v6 tool-approval parts; a v4 system message). Tool-call,
-    tool-result, reasoning, image and file parts add no text, whatever the role. An
-    input that is no message at all (no `role`, `content` or `parts`: `{city: Paris}`, `[1, 2]`, `5`) is
-    evalgate's structured input, which no Mastra agent takes: both read its JSON text, as evalgate always has."""
+    messages not followed by a user message, which the agent merges into its own reply; v4 text parts of
+    merged messages beside a tool call answering an earlier one, or null, or with providerOptions; format-2
+    content, metadata or a threadId in a merged one; messages sharing an id, but for user messages of text
+    parts, of which the later replaces the earlier (sorted last) unless equal to it; UI messages with `parts`;
+    signal messages; the v6 tool-approval parts; a v4 system message). Tool-call, tool-result, reasoning,
+    image and file parts add no text, whatever the role. An input that is no message at all (no `role`,
+    `content` or `parts`: `{city: Paris}`, `[1, 2]`, `5`) is evalgate's structured input, which no Mastra
+    agent takes: both read its JSON text, as evalgate always has."""
     if value is None:
         return "", ""
     if isinstance(value, str):
@@ -697,8 +698,8 @@ def _replaced(earlier: tuple[str, Mapping[str, Any], Mapping[str, Any]],
 
 def _merged(group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Mapping[str, Any]:
     """The one input message a real agent makes of assistant and tool messages in a row (MessageMerger.merge),
-    as far as the scorers read it: the last non-empty `content.content` of them, else the text parts of the only
-    one that has any. Raises _NotReproduced where evalgate does not reproduce the merge."""
+    as far as the scorers read it: the last non-empty `content.content` of them, else their text parts merged as
+    the agent merges them. Raises _NotReproduced where evalgate does not reproduce the merge."""
     if len(group) == 1:
         return group[0][2]
     for where, message, _ in group:
@@ -713,11 +714,7 @@ def _merged(group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Ma
     if strings:
         content: dict[str, Any] = {"format": 2, "parts": [], "content": strings[-1]}
     else:  # no content.content: the scorers read the merged parts' last text part
-        bearing = [(where, db) for where, _, db in group if db["content"]["parts"]]
-        if len(bearing) > 1:
-            raise _NotReproduced(f"{bearing[-1][0]} has text parts, as {bearing[0][0]} has, and no text "
-                                 "(content.content): Mastra's agent merges their parts in an order evalgate does "
-                                 "not reproduce")
+        bearing = [(where, db["content"]["parts"]) for where, _, db in group if db["content"]["parts"]]
         for n, (where, message, db) in enumerate(group):
             ids = _tool_call_ids(message)
             if n and db["content"]["parts"] and (None in ids or ids & set().union(
@@ -727,7 +724,23 @@ def _merged(group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Ma
                 raise _NotReproduced(f"{where} has text parts beside a tool call or result answering an earlier "
                                      "one, and no text (content.content): Mastra's agent merges them into the "
                                      "message before it in an order evalgate does not reproduce")
-        content = {"format": 2, "parts": bearing[0][1]["content"]["parts"] if bearing else []}
+        if len(bearing) > 1 and any(p.get("text") is None or "providerOptions" in p for _, parts in bearing
+                                    for p in parts):
+            raise _NotReproduced(f"{bearing[-1][0]} has text parts, as {bearing[0][0]} has, one of them with no "
+                                 "text or with providerOptions, and no text (content.content): Mastra's agent "
+                                 "compares their cache keys in a way evalgate does not reproduce")
+        kept = bearing[0][1] if len(bearing) == 1 else []
+        if len(bearing) > 1:
+            # MessageMerger.pushNewPart appends a part only while the message has fewer parts of its cache key
+            # ("text" and the text) than the incoming message has
+            merged: list[str] = []
+            for _, parts in bearing:
+                texts = [p["text"] for p in parts]
+                for text in texts:
+                    if merged.count(text) < texts.count(text):
+                        merged.append(text)
+            kept = [{"type": "text", "text": text} for text in merged]
+        content = {"format": 2, "parts": kept}
     return {"role": "assistant", "content": content, "id": group[0][2].get("id")}
 
 
