@@ -1302,6 +1302,38 @@ def input_merge_cases(ctx: Any) -> Iterator[Case]:
     yield InputCase("an id on a user and an assistant message", [user("q", id="x"), assistant_message("A", id="x"),
                                                                  user("b")], refused=True)
 
+    # AI SDK UI messages (`parts`, no `content`) of text and step-start parts: the agent takes them for v4 ones
+    # (AIV4Adapter.fromUIMessage: no AI SDK v5 UI characteristics), keeps the parts without content.content, so
+    # the last text part is read (empty ones dropped unless all are), and merges assistant ones as any
+    def ui(role: str, *parts: Any, **extra: Any) -> dict[str, Any]:
+        return {"role": role, "parts": [p if isinstance(p, dict) else {"type": "text", "text": p} for p in parts],
+                **extra}
+
+    step = {"type": "step-start"}
+    yield InputCase("a UI message", [ui("user", "a", "b", id="1")])
+    yield InputCase("a UI message without an id", [ui("user", "a", "b")])
+    yield InputCase("a UI message's empty last text", [ui("user", "a", "")])
+    yield InputCase("a UI message of empty texts", [ui("user", "", "")])
+    yield InputCase("a UI message without parts", [ui("user")])
+    yield InputCase("a UI message's step-start", [ui("user", step, "a")])
+    yield InputCase("a UI conversation", [ui("user", "a", id="1"), ui("assistant", step, "A1", "A2", id="2"),
+                                          ui("user", "b", id="3")])
+    yield InputCase("UI assistant messages merged", [ui("user", "a"), ui("assistant", "X", "Y"), ui("assistant", "X"),
+                                                     ui("user", "b")])
+    yield InputCase("a UI message and core ones merged", [user("a"), ui("assistant", "X"), assistant_message("B"),
+                                                          tool_message(tool_result()), user("b")])
+    yield InputCase("an empty UI assistant message", [ui("user", "a", "b"), ui("assistant", ""), ui("user", "c")])
+    yield InputCase("a UI message's number id", [ui("user", "a", id=5), ui("user", "b", id=6)])
+    yield InputCase("a UI message's number text", [ui("user", "a", 5)], throws=True)
+    yield InputCase("a UI message with content", [{**ui("user", "a", "b"), "content": "c"}], refused=True)
+    yield InputCase("a UI message's tool part", [ui("user", "a"), ui("assistant", {
+        "type": "tool-weather", "toolCallId": "c1", "state": "output-available", "input": {}, "output": {"t": 1}},
+        "A"), ui("user", "b")], refused=True)
+    yield InputCase("a UI message's file part", [ui("user", {"type": "file", "mediaType": "image/png",
+                                                             "url": IMAGE["image"]}, "a")], refused=True)
+    yield InputCase("a UI message's metadata", [ui("user", "a", metadata={"k": 1})], refused=True)
+    yield InputCase("a UI message's id twice", [ui("user", "a", id="x"), ui("user", "b", id="x")], refused=True)
+
     # the scorers' numbers on a tool-call history
     answer = "It is sunny in London today."
     question = [user("What is the weather in Paris?"),

@@ -538,9 +538,10 @@ def mastra_input_texts(value: Any) -> tuple[str, str]:
     messages not followed by a user message, which the agent merges into its own reply; v4 text parts of
     merged messages beside a tool call answering an earlier one, or null, or with providerOptions; format-2
     content, metadata or a threadId in a merged one; messages sharing an id, but for user messages of text
-    parts, of which the later replaces the earlier (sorted last) unless equal to it; UI messages with `parts`;
-    signal messages; the v6 tool-approval parts; a v4 system message). Tool-call, tool-result, reasoning,
-    image and file parts add no text, whatever the role. An input that is no message at all (no `role`,
+    parts, of which the later replaces the earlier (sorted last) unless equal to it; UI messages (`parts`) of
+    more than text and step-start parts; signal messages; the v6 tool-approval parts; a v4 system message).
+    Tool-call, tool-result, reasoning, image and file parts add no text, whatever the role; a UI message of text
+    parts reads as its last one. An input that is no message at all (no `role`,
     `content` or `parts`: `{city: Paris}`, `[1, 2]`, `5`) is evalgate's structured input, which no Mastra
     agent takes: both read its JSON text, as evalgate always has."""
     if value is None:
@@ -799,7 +800,7 @@ def _input_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapp
         _check_texts(where, parts)
         return {**message, "content": {**content, "parts": parts}}
     if "parts" in message:
-        raise _NotReproduced(f"{where} is a UI message (`parts`), whose conversion evalgate does not reproduce")
+        return _ui_db_message(where, role, message)
     v4 = _v4_message(message)
     if isinstance(content, str):
         parts = [{"type": "text", "text": content}]
@@ -820,6 +821,30 @@ def _input_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapp
     ident = message.get("id")
     kept = ident if v4 or isinstance(ident, str) else None
     return {"role": "assistant" if role == "tool" else role, "content": db_content, "id": kept}
+
+
+_UI_KEYS: dict[Any, set[str]] = {"text": {"type", "text"}, "step-start": {"type"}}
+
+
+def _ui_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The MastraDBMessage a real agent makes of an AI SDK UI message (`parts`, no `content`) of text and step-start
+    parts only, which it takes for a v4 one (no AI SDK v5 UI characteristics): AIV4Adapter.fromUIMessage keeps the
+    parts, without `content.content`, so the last text part is read. Raises _NotReproduced for any other."""
+    parts = message.get("parts")
+    plain = (role in ("user", "assistant") and isinstance(parts, list)
+             and not any(key in message for key in ("content", "createdAt", "metadata", "threadId", "resourceId",
+                                                    "toolInvocations", "reasoning", "experimental_attachments",
+                                                    "data", "annotations"))
+             and all(isinstance(p, Mapping) and p.keys() == _UI_KEYS.get(p.get("type")) for p in parts))
+    if not plain:
+        raise _NotReproduced(f"{where} is a UI message (`parts`) with more than text and step-start parts, or other "
+                             "fields, whose conversion evalgate does not reproduce")
+    texts = [p for p in parts if p["type"] == "text"]
+    if any(not _empty_text(p) for p in parts):  # filterEmptyTextParts
+        texts = [p for p in texts if not _empty_text(p)]
+    _check_texts(where, texts)
+    ident = message.get("id")
+    return {"role": role, "content": {"format": 2, "parts": texts}, "id": ident if js_truthy(ident) else None}
 
 
 def _input_parts(where: str, role: str, content: list[Any], v4: bool) -> list[Mapping[str, Any]]:
