@@ -2547,7 +2547,7 @@ def test_edge_cases_agree_with_mastra(group: str, edge_compared: dict[str, list[
 def random_history(rng: random.Random) -> list[dict[str, Any]]:
     """A conversation history of user, assistant, tool and system messages: strings and part lists of (empty,
     null, repeated) texts, v4 and v5 tool calls and results on a few ids, reasoning and images, shared ids, v4
-    markers; most end with a user message, as an item's input does."""
+    markers, UI messages of texts; most end with a user message, as an item's input does."""
     words = ["a", "b", "X", "Y", "", "atextb"]
 
     def text() -> dict[str, Any]:
@@ -2573,6 +2573,10 @@ def random_history(rng: random.Random) -> list[dict[str, Any]]:
         role = rng.choice(["user", "user", "assistant", "assistant", "tool", "system"])
         if role == "system":
             return system(rng.choice(["s", "t"]))
+        if role != "tool" and rng.random() < 0.2:  # an AI SDK UI message of text and step-start parts
+            return {"role": role, "parts": [text() if rng.random() < 0.7 else {"type": "step-start"}
+                                             for _ in range(rng.randint(0, 3))],
+                    **({"id": rng.choice(["x", "y"])} if rng.random() < 0.25 else {})}
         content: Any = rng.choice(words[:4]) if rng.random() < 0.35 else parts(role)
         if role == "tool" and rng.random() < 0.6:
             content = [tool_result(rng.choice(["c1", "c2", "c3"]), v4=rng.random() < 0.5)]
