@@ -296,9 +296,8 @@ def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
      "has format-2 content"),
     ([{"role": "assistant", "content": [{"type": "tool-approval-request", "approvalId": "p"}]}, "u"],
      "no text or image or file or tool-call"),
-    ([{"role": "user", "parts": [{"type": "text", "text": "u"}, {"type": "file", "mediaType": "image/png",
-                                                                  "url": "data:image/png;base64,iVBORw0KGgo="}]}],
-     "UI message"),
+    ([{"role": "user", "parts": [{"type": "text", "text": "u"}, {"type": "source-url", "sourceId": "s",
+                                                                  "url": "https://example.com"}]}], "UI message"),
     ([{"role": "user", "content": [{"type": "tool-approval-response", "approvalId": "p", "approved": True}]}],
      "no text or image or file or tool-call"),
     ({"role": "developer", "content": "q"}, "Unsupported role"),
@@ -365,6 +364,9 @@ def test_an_input_evalgate_cannot_read_as_mastra_does_is_refused_by_name(value: 
     # an AI SDK UI message of text parts is taken for a v4 one: the last text part is read
     ([{"role": "user", "parts": [{"type": "text", "text": "a"}, {"type": "step-start"}, {"type": "text", "text": "b"},
                                  {"type": "text", "text": ""}]}], "b"),
+    # one with a file, reasoning or tool part is a v5 one: its texts joined with ""
+    ([{"role": "user", "parts": [{"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,iVBO"},
+                                 {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}], "ab"),
     # a user message with the id of an earlier one replaces it, and goes last; an equal one is dropped
     ([{"role": "user", "content": "a", "id": "x"}, "m", {"role": "user", "content": "b", "id": "x"}], "m, b"),
     ([{"role": "user", "content": "a", "id": "x"}, "m", {"role": "user", "content": "a", "id": "x"}], "a, m"),

@@ -1325,12 +1325,28 @@ def input_merge_cases(ctx: Any) -> Iterator[Case]:
     yield InputCase("an empty UI assistant message", [ui("user", "a", "b"), ui("assistant", ""), ui("user", "c")])
     yield InputCase("a UI message's number id", [ui("user", "a", id=5), ui("user", "b", id=6)])
     yield InputCase("a UI message's number text", [ui("user", "a", 5)], throws=True)
+    # a file part with a mediaType, a reasoning part with a text, a tool part with a toolCallId make it an AI SDK v5
+    # UI message: AIV5Adapter.fromUIMessage joins all its texts with "" into content.content
+    weather = {"type": "tool-weather", "toolCallId": "c1", "state": "output-available", "input": {}, "output": {"t": 1}}
+    file = {"type": "file", "mediaType": "image/png", "url": IMAGE["image"]}
+    yield InputCase("a v5 UI message's tool part", [ui("user", "a"), ui("assistant", step, weather, step, "A1", "A2"),
+                                                    ui("user", "b")])
+    yield InputCase("a v5 UI message's file part", [ui("user", file, "a", "", "b")])
+    yield InputCase("a v5 UI message's reasoning", [ui("user", "a"), ui("assistant", {"type": "reasoning", "text": "r"},
+                                                                        " ", "B"), ui("user", "b")])
+    yield InputCase("a v5 UI message's empty texts", [ui("user", file, "", "")])
+    yield InputCase("a v5 UI message's null text", [ui("user", file, None, "a", None)])
+    yield InputCase("a v5 UI message's tool error", [ui("user", "a"), ui("assistant", {
+        "type": "tool-weather", "toolCallId": "c1", "state": "output-error", "input": {}, "errorText": "boom"}),
+        ui("user", "b")])
+    yield InputCase("v5 UI assistant messages merged", [ui("user", "a"), ui("assistant", weather, "X"),
+                                                        ui("assistant", file, "Y", "Z"), ui("user", "b")])
+    yield InputCase("a v5 UI message's number id", [ui("user", file, "a", id=5), ui("user", file, "b", id=5)])
     yield InputCase("a UI message with content", [{**ui("user", "a", "b"), "content": "c"}], refused=True)
-    yield InputCase("a UI message's tool part", [ui("user", "a"), ui("assistant", {
-        "type": "tool-weather", "toolCallId": "c1", "state": "output-available", "input": {}, "output": {"t": 1}},
-        "A"), ui("user", "b")], refused=True)
-    yield InputCase("a UI message's file part", [ui("user", {"type": "file", "mediaType": "image/png",
-                                                             "url": IMAGE["image"]}, "a")], refused=True)
+    yield InputCase("a UI message's source part", [ui("user", {"type": "source-url", "sourceId": "s", "url": "u"},
+                                                      "a")], refused=True)
+    yield InputCase("v5 UI messages merged without text", [ui("user", "a"), ui("assistant", weather, ""),
+                                                           ui("assistant", file, ""), ui("user", "b")], refused=True)
     yield InputCase("a UI message's metadata", [ui("user", "a", metadata={"k": 1})], refused=True)
     yield InputCase("a UI message's id twice", [ui("user", "a", id="x"), ui("user", "b", id="x")], refused=True)
 

@@ -539,9 +539,10 @@ def mastra_input_texts(value: Any) -> tuple[str, str]:
     merged messages beside a tool call answering an earlier one, or null, or with providerOptions; format-2
     content, metadata or a threadId in a merged one; messages sharing an id, but for user messages of text
     parts, of which the later replaces the earlier (sorted last) unless equal to it; UI messages (`parts`) of
-    more than text and step-start parts; signal messages; the v6 tool-approval parts; a v4 system message).
-    Tool-call, tool-result, reasoning, image and file parts add no text, whatever the role; a UI message of text
-    parts reads as its last one. An input that is no message at all (no `role`,
+    other parts than text, step-start, file, reasoning and tool ones; signal messages; the v6 tool-approval
+    parts; a v4 system message). Tool-call, tool-result, reasoning, image and file parts add no text, whatever
+    the role; a UI message of text parts reads as its last one, a v5 one (file, reasoning, tool parts) as its
+    texts joined with "". An input that is no message at all (no `role`,
     `content` or `parts`: `{city: Paris}`, `[1, 2]`, `5`) is evalgate's structured input, which no Mastra
     agent takes: both read its JSON text, as evalgate always has."""
     if value is None:
@@ -714,6 +715,9 @@ def _merged(group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Ma
     strings = [db["content"]["content"] for _, _, db in group if js_truthy(db["content"].get("content"))]
     if strings:
         content: dict[str, Any] = {"format": 2, "parts": [], "content": strings[-1]}
+    elif any(db.get("ui5") for _, _, db in group):
+        raise _NotReproduced(f"{group[0][0]} starts assistant messages merged into one with no text (content.content) "
+                             "and a v5 UI message: evalgate does not reproduce how the agent merges its parts")
     else:  # no content.content: the scorers read the merged parts' last text part
         bearing = [(where, db["content"]["parts"]) for where, _, db in group if db["content"]["parts"]]
         for n, (where, message, db) in enumerate(group):
@@ -824,27 +828,56 @@ def _input_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapp
 
 
 _UI_KEYS: dict[Any, set[str]] = {"text": {"type", "text"}, "step-start": {"type"}}
+# AI SDK v5 UI parts evalgate converts as the agent does: (allowed keys, required keys), a tool part being `tool-*`
+_UI5_PARTS: dict[str, tuple[set[str], set[str]]] = {
+    "file": ({"type", "mediaType", "url", "filename"}, {"mediaType"}),
+    "reasoning": ({"type", "text", "state"}, {"text"}),
+    "tool": ({"type", "toolCallId", "state", "input", "output", "errorText"}, {"toolCallId", "state"}),
+}
+_UI5_TOOL_STATES = ("input-available", "output-available", "output-error")
+
+
+def _ui5_part(part: Any) -> bool:
+    """A v5 UI part (file, reasoning, tool) evalgate converts: text-less, and a v5 characteristic."""
+    if not isinstance(part, Mapping) or part.get("type").__class__ is not str:
+        return False
+    kind = "tool" if part["type"].startswith("tool-") and len(part["type"]) > 5 else part["type"]
+    if kind not in _UI5_PARTS or not _UI5_PARTS[kind][1] <= part.keys() <= _UI5_PARTS[kind][0]:
+        return False
+    if kind == "tool":
+        return part["state"] in _UI5_TOOL_STATES
+    return isinstance(part["mediaType" if kind == "file" else "text"], str)
 
 
 def _ui_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The MastraDBMessage a real agent makes of an AI SDK UI message (`parts`, no `content`) of text and step-start
-    parts only, which it takes for a v4 one (no AI SDK v5 UI characteristics): AIV4Adapter.fromUIMessage keeps the
-    parts, without `content.content`, so the last text part is read. Raises _NotReproduced for any other."""
+    """The MastraDBMessage a real agent makes of an AI SDK UI message (`parts`, no `content`). One of text and
+    step-start parts only it takes for a v4 one (no AI SDK v5 UI characteristics): AIV4Adapter.fromUIMessage keeps
+    the parts, without `content.content`, so the last text part is read. One with file, reasoning or tool parts
+    too is a v5 one: AIV5Adapter.fromUIMessage joins its texts with "" (empty ones too) into `content.content`.
+    Raises _NotReproduced for any other."""
     parts = message.get("parts")
     plain = (role in ("user", "assistant") and isinstance(parts, list)
              and not any(key in message for key in ("content", "createdAt", "metadata", "threadId", "resourceId",
                                                     "toolInvocations", "reasoning", "experimental_attachments",
                                                     "data", "annotations"))
-             and all(isinstance(p, Mapping) and p.keys() == _UI_KEYS.get(p.get("type")) for p in parts))
+             and all((isinstance(p, Mapping) and p.keys() == _UI_KEYS.get(p.get("type"))) or _ui5_part(p)
+                     for p in parts))
     if not plain:
-        raise _NotReproduced(f"{where} is a UI message (`parts`) with more than text and step-start parts, or other "
-                             "fields, whose conversion evalgate does not reproduce")
+        raise _NotReproduced(f"{where} is a UI message (`parts`) with parts other than text, step-start, file, "
+                             "reasoning and tool ones, or other fields, whose conversion evalgate does not reproduce")
+    v5 = any(_ui5_part(p) for p in parts)  # hasAIV5UIMessageCharacteristics
     texts = [p for p in parts if p["type"] == "text"]
-    if any(not _empty_text(p) for p in parts):  # filterEmptyTextParts
-        texts = [p for p in texts if not _empty_text(p)]
-    _check_texts(where, texts)
+    # filterEmptyTextParts: the v5 tool, file and reasoning parts count as others
+    kept = [p for p in texts if not _empty_text(p)] if any(not _empty_text(p) for p in parts) else texts
+    _check_texts(where, kept)
+    content: dict[str, Any] = {"format": 2, "parts": kept}
     ident = message.get("id")
-    return {"role": role, "content": {"format": 2, "parts": texts}, "id": ident if js_truthy(ident) else None}
+    if not v5:
+        return {"role": role, "content": content, "id": ident if js_truthy(ident) else None}
+    _check_texts(where, texts)
+    if texts:  # `textParts.map((p) => p.text).join("")`, before the empty ones are dropped
+        content["content"] = "".join("" if p["text"] is None else p["text"] for p in texts)  # null joins as ""
+    return {"role": role, "content": content, "id": ident if isinstance(ident, str) else None, "ui5": True}
 
 
 def _input_parts(where: str, role: str, content: list[Any], v4: bool) -> list[Mapping[str, Any]]:
