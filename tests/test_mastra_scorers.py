@@ -2589,8 +2589,11 @@ def random_history(rng: random.Random) -> list[dict[str, Any]]:
         role = rng.choice(["user", "user", "assistant", "assistant", "tool", "system"])
         if role == "system":
             return system(rng.choice(["s", "t"]))
-        if role != "tool" and rng.random() < 0.2:  # an AI SDK UI message of text and step-start parts
-            return {"role": role, "parts": [text() if rng.random() < 0.7 else {"type": "step-start"}
+        if role != "tool" and rng.random() < 0.2:  # an AI SDK UI message, v4 (texts) or v5 (a tool or file part)
+            ui_parts = [{"type": "step-start"}, {"type": "file", "mediaType": "image/png", "url": IMAGE["image"]},
+                        {"type": "tool-w", "toolCallId": rng.choice(["c1", "c2"]), "state": "input-available",
+                         "input": {}}]
+            return {"role": role, "parts": [text() if rng.random() < 0.7 else rng.choice(ui_parts)
                                              for _ in range(rng.randint(0, 3))],
                     **({"id": rng.choice(["x", "y"])} if rng.random() < 0.25 else {})}
         content: Any = rng.choice(words[:4]) if rng.random() < 0.35 else parts(role)
