@@ -11,6 +11,7 @@ import csv
 import json
 import re
 import sys
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -175,26 +176,74 @@ def _read_jsonl(path: Path) -> Iterator[Located]:
 
 
 class _JSONPositions(Positions):
-    """Lines of a .json file's nodes, found when the first line is asked for (by `_scan_json`)."""
+    """Lines of a .json file's nodes, found when the first line is asked for (by `_scan_json`); in a file
+    too big for that, the line each item starts on."""
 
     def __init__(self, text: str, wrapped: bool) -> None:
         super().__init__()
         self._text: str | None = text
         self._wrapped = wrapped
+        self._item_lines: array[int] | None = None
 
     def line(self, path: tuple[str | int, ...], *, key: bool = False) -> int | None:
         if self._text is not None:
-            found = Positions()
             if len(self._text) <= MAX_POSITIONS_CHARS:
+                found = Positions()
                 _scan_json(self._text, found)
-            found = _unwrap_items(found) if self._wrapped else found
-            self.values, self.keys, self._text = found.values, found.keys, None
+                found = _unwrap_items(found) if self._wrapped else found
+                self.values, self.keys = found.values, found.keys
+            else:
+                self._item_lines = _item_lines(self._text, self._wrapped)
+            self._text = None
+        lines = self._item_lines
+        if lines is not None:
+            index = path[0] if path else None
+            return lines[index] if index.__class__ is int and 0 <= index < len(lines) else None  # type: ignore
         return super().line(path, key=key)
 
 
 # Lines are found for every node of a .json file up to this size (bounded time and memory); a larger file's
-# problems name the file and the item. As much as YAML was read for, which found them before.
+# problems name the line its item starts on. As much as YAML was read for, which found them before.
 MAX_POSITIONS_CHARS = MAX_YAML_CHARS
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def _item_lines(text: str, wrapped: bool) -> array[int]:
+    """The line each item of a .json file starts on, by item index: one pass of json's C decoder over the
+    list (and, with `wrapped`, over the top-level mapping to find its last `items`), one int per item kept.
+
+    `text` is what json.loads read without error, so every value here decodes."""
+    def space(at: int) -> int:
+        return _JSON_SPACE.match(text, at).end()  # type: ignore[union-attr]  # matches the empty string
+
+    at = space(0)
+    if wrapped:  # {"k": v, ..., "items": [...]}: json.loads keeps the last `items`
+        items_at, at = None, space(at + 1)
+        while text[at] == '"':
+            key, at = _DECODER.raw_decode(text, at)
+            at = space(space(at) + 1)  # past the colon
+            if key == "items":
+                items_at = at
+            at = space(_DECODER.raw_decode(text, at)[1])
+            if text[at] == ",":
+                at = space(at + 1)
+        if items_at is None:
+            return array("q")
+        at = items_at
+    lines = array("q")
+    line, counted = 1, 0
+    at = space(at + 1)  # past the `[`
+    while text[at] != "]":
+        line += text.count("\n", counted, at)
+        counted = at
+        lines.append(line)
+        at = space(_DECODER.raw_decode(text, at)[1])
+        if text[at] == ",":
+            at = space(at + 1)
+    return lines
+
+
 # A JSON token: a string (escapes and all, so brackets and commas in it are text), a bracket or
 # separator, or a bare scalar (number, true, false, null). Whitespace, tabs included, lies between.
 _JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]|[^\s\[\]{},:"]+')

@@ -407,3 +407,32 @@ def test_a_json_data_files_problems_keep_their_lines(tmp_path: Path, content: st
     assert result.stderr.startswith("error: items.json:4: "), result.stderr
     assert "[1].id: Input should be a valid string (got 5)" in result.stderr or "invalid JSON" in result.stderr
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["list", "items-mapping"])
+def test_a_big_json_data_files_problems_name_their_items_line(tmp_path: Path, wrapped: bool) -> None:
+    # Past the size whose every node's line is found, a problem named the file and the item only:
+    # `items.json: [N].id: ...`, with no line to go to in a file of hundreds of thousands of lines.
+    from evalgate.data import MAX_POSITIONS_CHARS
+
+    filler = "x" * 200
+    count = MAX_POSITIONS_CHARS // 250 + 1000
+    bad = count - 3  # near the end, where a line found from the wrong place would be furthest off
+    lines = ['{"name": "big", "items": [' if wrapped else "["]
+    for i in range(count):
+        item_id = "5" if i == bad else json.dumps(f"item-{i}")
+        # each item over two lines, strings with brackets, commas and escaped quotes in them
+        lines.append(f'  {{"id": {item_id}, "input": "[{{\\"a\\", {i}}}]",\n   "output": "{filler}"}},')
+    lines[-1] = lines[-1].rstrip(",")
+    lines.append('], "items_note": "a later key"}' if wrapped else "]")
+    text = "\n".join(lines) + "\n"
+    assert len(text) > MAX_POSITIONS_CHARS
+    (tmp_path / "items.json").write_text(text)
+    (tmp_path / "evalgate.yaml").write_text(JSON_SPEC)
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    start = 2 + 2 * bad  # the item's first line
+    assert text.splitlines()[start - 1].startswith('  {"id": 5,')
+    assert result.stderr.startswith(f"error: items.json:{start}: [{bad}].id: Input should be a valid string"), \
+        result.stderr
+    assert "Traceback" not in result.output
