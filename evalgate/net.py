@@ -899,10 +899,24 @@ def _connect_within(conn: Any, deadline: float) -> socket.socket:
 @functools.cache
 def _pool_classes() -> dict[str, Any]:
     """urllib3's pools, their connections reporting each exchange's socket to the watchdog."""
+    import http.client
+
     import urllib3
     from urllib3.connection import HTTPConnection, HTTPSConnection
 
+    class FinalResponse(http.client.HTTPResponse):
+        # http.client skips only a `100 Continue`: a `103 Early Hints` (or `102 Processing`) was taken for
+        # the reply, and the real one, left on the kept-alive connection, read by the next request as its own
+        def _read_status(self) -> tuple[str, int, str]:
+            while True:
+                version, status, reason = super()._read_status()  # type: ignore[misc]
+                if not 101 < status < 200:
+                    return version, status, reason
+                http.client._read_headers(self.fp)  # type: ignore[attr-defined]  # an interim reply's: none kept
+
     class Watched:
+        response_class = FinalResponse
+
         # A dup of the TCP socket, kept for the connection's life: one handle under whatever wraps it
         # (TLS detaches the socket it wraps; SSLSocket.shutdown would drop its state mid-read).
         _watch_sock: socket.socket | None = None
@@ -1040,7 +1054,11 @@ class Transport:
                         self._routes.pop(origin, None)
                     continue
             try:
-                content = _read_body(reply, max_bytes, deadline, timeout_s)
+                if reply.status >= 200:
+                    content = _read_body(reply, max_bytes, deadline, timeout_s)
+                else:  # `101 Switching Protocols`, asked by nobody: no body, and no more HTTP on this connection
+                    reply.close()
+                    content = b""
             except BaseException:
                 reply.close()  # the connection holds an unread rest: never reused
                 raise

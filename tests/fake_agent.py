@@ -15,7 +15,8 @@ input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<ret
 (no reply until the client gives up), `reset` (headers and half a body, then a TCP reset),
 `malformed` (200 with broken JSON), `deep` (200 with JSON nested 100,000 deep), `extra:<JSON object>`
 (a normal reply with these keys set, e.g. `extra:{"usage": {"prompt_tokens": NaN}}`), `slow:<seconds>`,
-`redirect:<3xx>` (to `server.redirect_to`),
+`redirect:<3xx>` (to `server.redirect_to`), `early_hints` / `switching` (a `103 Early Hints` / a
+`101 Switching Protocols`, then after 0.2 s the normal reply),
 `gzip` (a normal reply, gzip-compressed), `bomb` (a small gzip reply that inflates to 64 MiB), `brotli`
 (a reply in an encoding evalgate does not decode), `huge` (a 40 MiB reply), `trickle` (a reply
 that never ends: a byte every 0.1 s), `trickle_headers` (a status line and headers that never end:
@@ -266,6 +267,12 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         elif fault.startswith("redirect:"):  # a load balancer sending http to https, or a moved endpoint
             self.reply(int(fault.split(":", 1)[1]), {"error": "moved"}, {"Location": server.redirect_to})
+        elif fault in ("early_hints", "switching"):  # an interim 1xx reply first; the real one a moment later
+            status = b"103 Early Hints\r\nLink: </a.css>; rel=preload" if fault == "early_hints" else b"101 Switching"
+            self.wfile.write(b"HTTP/1.1 " + status + b"\r\n\r\n")
+            self.wfile.flush()
+            time.sleep(0.2)
+            self.reply(200, agent_reply(body))
         elif fault == "malformed":
             self.reply_raw(200, b'{"output": {"text": "unterminated')
         elif fault == "deep":  # JSON nested past any recursion limit

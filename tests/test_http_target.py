@@ -188,6 +188,22 @@ def test_every_item_is_scored_or_errored_exactly_once_under_faults(tmp_path: Pat
     assert "retries" in proc.stdout
 
 
+def test_an_interim_1xx_reply_is_never_taken_for_the_next_items_reply(tmp_path: Path, server: FakeServer) -> None:
+    # One connection, kept alive: a 103 read as the reply left the real one there for the next item to
+    # read as its own, so it was scored on another item's answer
+    faults = {"Paris hints": ["early_hints"], "Tokyo next": [], "Oslo switches": ["switching"], "Lima next": []}
+    server.faults.update({k: list(v) for k, v in faults.items()})
+    data = [{"id": f"i{n}", "input": text} for n, text in enumerate(faults)]
+    write_spec(tmp_path, spec_text(server.url, data, concurrency=1, max_errors=1))
+    proc = evalgate("run", "--output", "out.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    items = {i["id"]: i for i in json.loads((tmp_path / "out.json").read_text())["items"]}
+    assert items["i0"]["output"]["text"] == "It is sunny in Paris, 72F."  # the final reply, after the hints
+    assert items["i1"]["output"]["text"] == "It is sunny in Tokyo, 72F."
+    assert "HTTP 101" in items["i2"]["error"]  # an upgrade nobody asked for: that item's error
+    assert items["i3"]["output"]["text"] == "It is sunny in Lima, 72F."
+
+
 def test_rate_limited_run_slows_down_instead_of_failing(tmp_path: Path, server: FakeServer) -> None:
     server.max_in_flight = 2
     server.retry_after = 0.02
