@@ -219,6 +219,7 @@ class FakeJudge:
         # a string is the reply's text as is (duplicate keys, odd JSON).
         self.script: dict[str, Any] | str | None = None
         self.authorizations: list[str | None] = []
+        self.usage: Any = None  # when set, every reply reports this as its usage (odd token counts)
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.lock = threading.Lock()
@@ -283,7 +284,7 @@ class FakeJudge:
             "object": "chat.completion",
             "model": body.get("model", "fake"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
-            "usage": usage,
+            "usage": usage if self.usage is None else self.usage,
         }
 
 

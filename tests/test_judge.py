@@ -323,6 +323,18 @@ def test_price_table_is_configurable_and_unknown_models_cost_null(tmp_path: Path
     assert unpriced.summary["judge"]["usage"]["total_tokens"] > 0
 
 
+def test_a_token_count_past_any_float_is_left_out_not_the_verdicts_error(tmp_path: Path, fake: FakeJudge) -> None:
+    # `1` and 400 zeros is a JSON integer; priced, it overflowed a float and errored every verdict it came with
+    fake.usage = {"prompt_tokens": 10**400, "completion_tokens": 7}
+    result = run_spec(_spec(tmp_path, fake))
+    assert result.summary["errored_items"] == 0
+    assert all(not item.scorer_errors for item in result.items)
+    judge = result.summary["judge"]
+    assert judge["calls"] == 2 * len(ITEMS) and judge["failures"] == 0
+    assert judge["usage"]["prompt_tokens"] == 0 and judge["usage"]["completion_tokens"] == 7 * judge["calls"]
+    assert judge["cost_usd"] == pytest.approx(7 * judge["calls"] * 0.60 / 1e6)
+
+
 def test_cost_formula() -> None:
     assert cost_usd("gpt-4o-mini", 1_000_000, 0, {"gpt-4o-mini": {"prompt": 0.15, "completion": 0.6}}) == 0.15
     assert cost_usd("nope", 10, 10, {}) is None

@@ -39,6 +39,7 @@ from evalgate.net import (
     policy_from_settings,
     tls_from_settings,
 )
+from evalgate.runs.replies import measure
 from evalgate.spec.context import BuildContext
 from evalgate.spec.models import JudgeSpec
 
@@ -321,7 +322,10 @@ class Judge:
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    """A token count of the reply, else 0: one past the largest float (`1` and 400 zeros, a JSON integer)
+    overflows pricing as a NaN would poison it, so it counts no more than a count that is not a number."""
+    count = measure(value)
+    return count if isinstance(count, int) else 0
 
 
 # Mastra fails a structured reply that ended for its length or a content filter (then retries once),
