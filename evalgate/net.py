@@ -143,7 +143,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         pass
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a year or offset past any calendar
         return None
     if when is None:
         return None

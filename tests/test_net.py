@@ -176,6 +176,18 @@ def test_429_honours_retry_after(server: FakeServer) -> None:
     assert http.stats()["rate_limited"] == 1
 
 
+def test_a_retry_after_date_past_any_calendar_is_no_wait_and_the_429_is_retried(server: FakeServer) -> None:
+    # the year overflowed the date parser (OverflowError): the request failed at once, retry-less,
+    # with "Python int too large to convert to C long" as the item's error
+    for when in ("1 Jan 99999999999999999999 00:00 GMT", "Sun, 06 Nov 1994 08:49:37 +99999999999999999999"):
+        server.faults[when] = ["429:" + when]
+        http = client(retries=RetryPolicy(attempts=2, backoff_s=0.01, max_backoff_s=0.01))
+        reply = http.post_json(server.url + "/agent", {"input": when})
+        assert reply.status == 200 and reply.attempts == 2
+        assert http.stats()["rate_limited"] == 1
+        assert parse_retry_after(when) is None
+
+
 def test_a_hanging_reply_times_out_and_is_retried_a_bounded_number_of_times(server: FakeServer) -> None:
     server.faults["stuck"] = ["hang", "hang"]
     http = client(timeout_s=0.2, retries=RetryPolicy(attempts=2, backoff_s=0.01, max_backoff_s=0.01))
