@@ -170,3 +170,16 @@ def test_usage_that_is_not_a_count_is_left_out_never_an_error(tmp_path: Path, se
     assert "usage" not in got["n"]["output"] and "cost_usd" not in got["n"]["output"]  # unknown, not NaN
     assert got["m"]["output"]["usage"] == {"completion_tokens": 10, "x": [1]}
     assert got["s"]["output"]["cost_usd"] == got["m"]["output"]["cost_usd"] == pytest.approx(20 / 1_000_000)
+
+
+def test_content_parts_whose_text_is_not_a_string_add_no_text(tmp_path: Path, server: FakeServer) -> None:
+    # a text part with a null or numeric `text` errored the item with "TypeError: sequence item 0:
+    # expected str instance, NoneType found", which says nothing of the reply
+    parts = [{"type": "text", "text": None}, {"type": "text", "text": "Sunny, "}, {"type": "text", "text": 5},
+             {"type": "text", "text": "72F"}, {"type": "text", "text": ["x"]}]
+    message = {"role": "assistant", "content": parts}
+    server.faults["parts"] = ["extra:" + json.dumps({"choices": [{"index": 0, "message": message}]})]
+    spec = write_spec(tmp_path, server.url, [{"id": "p", "input": "parts"}], {"api_key_env": None})
+    result = run_spec(spec, output=tmp_path / "out.json")
+    assert result.summary["errored_items"] == 0
+    assert items(tmp_path / "out.json")["p"]["output"]["text"] == "Sunny, 72F"

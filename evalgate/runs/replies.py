@@ -168,8 +168,8 @@ def run_from_chat_completion(body: Mapping[str, Any]) -> Run:
     if not isinstance(message, Mapping):
         raise RunFormatError("choices[0].message must be an object")
     content = message.get("content")
-    if isinstance(content, list):  # content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    if isinstance(content, list):  # content parts; one whose `text` is no string adds none, as in messages
+        content = "".join(p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
     calls = []
     for raw in message.get("tool_calls") or []:
         if not isinstance(raw, Mapping):
