@@ -403,6 +403,30 @@ def test_formats_count_thrown_tools_as_tool_errors(tmp_path: Path, agent: Fixtur
                for c in out["items"][0]["output"]["tool_calls"])
 
 
+def test_a_tool_state_or_step_content_of_another_type_is_skipped_not_a_crash(tmp_path: Path) -> None:
+    # a UI tool part whose `state` was an object ("TypeError: unhashable type: 'dict'"), or a step whose
+    # `content` was a number ("TypeError: 'int' object is not iterable"), errored the item with a Python error
+    odd_state = [{"role": "assistant", "parts": [
+        {"type": "tool-get_weather", "toolCallId": "c0", "state": {"phase": "done"}, "input": {}},
+        {"type": "tool-get_weather", "toolCallId": "c1", "state": "output-available", "input": {}, "output": 64},
+        {"type": "text", "text": "64F"}]}]
+    odd_step = {"text": "64F", "steps": [{"content": 5}, {"content": "abc"}, {"content": {"type": "text"}},
+                                         *AI_SDK_RESULT["steps"][:1]]}
+    server = FixtureAgent({"state": odd_state, "step": odd_step, "mastra-step": odd_step})
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for fmt, item, calls in (("ai-sdk", "state", 1), ("messages", "state", 1), ("ai-sdk", "step", 2),
+                                 ("mastra", "mastra-step", 2)):
+            (tmp_path / "evalgate.yaml").write_text(spec(server.url, {"format": fmt}, [item]))
+            result = run_cli("run", "-o", "out.json", cwd=tmp_path)
+            got = json.loads((tmp_path / "out.json").read_text())["items"][0]
+            assert got["error"] is None, (fmt, result.output)
+            assert len(got["output"]["tool_calls"]) == calls and got["gates"]["called_tool:get_weather"] == 1.0
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_default_mapping_of_a_mastra_reply_warns_with_the_format_to_use(tmp_path: Path, agent: FixtureAgent) -> None:
     (tmp_path / "evalgate.yaml").write_text(spec(agent.url, {}, ["mastra"]))
     result = run_cli("run", "-o", "out.json", cwd=tmp_path)

@@ -253,7 +253,9 @@ def _has_steps(body: Mapping[str, Any]) -> bool:
 
 
 def _step_parts(body: Mapping[str, Any]) -> list[Any]:
-    return [p for s in body["steps"] if isinstance(s, Mapping) for p in s.get("content") or [] if p is not None]
+    # a step whose content is no list (a number, a string) holds no parts, as a step that is no object
+    return [p for s in body["steps"] if isinstance(s, Mapping) and isinstance(s.get("content"), list)
+            for p in s["content"] if p is not None]
 
 
 def _from_content_parts(parts: Sequence[Any], text: Any) -> Run:
@@ -397,7 +399,8 @@ def _from_ui_messages(messages: Sequence[Mapping[str, Any]]) -> Run:
                 name = kind.removeprefix("tool-")
             else:
                 continue
-            status = _UI_STATES.get(part.get("state"))
+            state = part.get("state")
+            status = _UI_STATES.get(state) if isinstance(state, str) else None
             if not isinstance(name, str) or not name or status is None:
                 continue  # streaming input and approval states are not calls yet
             args = part.get("input")
