@@ -291,6 +291,11 @@ class ResponseCache:
                 if self._first_failure is None:
                     self._first_failure = f"{type(exc).__name__}: {exc}"[:300]
 
+    def discard(self, key: str) -> None:
+        """Remove the stored value, if any."""
+        with contextlib.suppress(OSError):
+            self._path(key).unlink()
+
     def problem(self) -> str | None:
         """What the run should be told when writes failed: the cache silently costing nothing is a surprise."""
         with self._lock:
@@ -1182,6 +1187,12 @@ class HttpClient:
         if key is not None and self.cache is not None and reply.is_json:
             self.cache.put(key, {"status": reply.status, "body": reply.body, "elapsed_ms": reply.elapsed_ms})
         return reply
+
+    def forget(self, cache_key: Any) -> None:
+        """Drop the reply cached under `cache_key`: one its caller could not use (an error sent with status
+        200) is a failure, asked again next run instead of replayed until the cache expires."""
+        if self.cache is not None and cache_key is not None:
+            self.cache.discard(key_digest(cache_key))
 
     def exchange(
         self,

@@ -228,6 +228,19 @@ def test_a_reply_that_is_not_a_completion_errors(fake: FakeJudge) -> None:
     assert all("not a chat completion" in i.scorer_errors["faithfulness"] for i in result.items)
 
 
+def test_a_reply_that_is_not_a_completion_is_not_replayed_from_the_cache(tmp_path: Path, fake: FakeJudge) -> None:
+    # stored as any JSON reply is, it errored every verdict of every later run until the cache expired
+    fake.mode = "not_completion"
+    spec = _spec(tmp_path, fake, "  cache: {dir: judge-cache}\n")
+    first = run_spec(spec)
+    assert first.summary["judge"]["failures"] == 2 * len(ITEMS)
+    fake.mode = "ok"
+    second = run_spec(spec)
+    assert second.summary["judge"]["failures"] == 0 and second.summary["judge"]["cached_calls"] == 0
+    assert fake.calls == 4 * len(ITEMS)
+    assert run_spec(spec).summary["judge"]["cached_calls"] == 2 * len(ITEMS)  # the good replies are kept
+
+
 # ---- the request ----
 
 

@@ -183,3 +183,17 @@ def test_content_parts_whose_text_is_not_a_string_add_no_text(tmp_path: Path, se
     result = run_spec(spec, output=tmp_path / "out.json")
     assert result.summary["errored_items"] == 0
     assert items(tmp_path / "out.json")["p"]["output"]["text"] == "Sunny, 72F"
+
+
+def test_an_error_sent_with_status_200_is_not_replayed_from_the_cache(tmp_path: Path, server: FakeServer) -> None:
+    # the reply was stored as any JSON reply is, so every later run replayed the outage from the cache
+    server.faults["hello there"] = ['extra:{"error": {"message": "overloaded"}}']
+    spec = write_spec(tmp_path, server.url, [{"id": "h", "input": "hello there"}],
+                      {"api_key_env": None, "cache": {"dir": "cache"}, "retries": {"attempts": 1}}, max_errors=1)
+    run_spec(spec, output=tmp_path / "out.json")
+    assert "answered with an error" in items(tmp_path / "out.json")["h"]["error"]
+    second = run_spec(spec, output=tmp_path / "out.json")
+    assert items(tmp_path / "out.json")["h"]["output"]["text"] == "You said: hello there"
+    assert server.requests_for("hello there") == 2 and second.summary["network"]["cache_hits"] == 0
+    run_spec(spec, output=tmp_path / "out.json")  # the good reply is kept
+    assert server.requests_for("hello there") == 2

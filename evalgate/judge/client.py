@@ -217,6 +217,7 @@ class Judge:
             content, finish = _content(reply.body)
         except ValueError as exc:
             self._count(failures=1)
+            http.forget(self._cache_key(body))  # no completion (an error sent with 200): asked again next run
             raise JudgeError(f"{exc}: {excerpt(http.redact(reply.text))!r}") from None
         if reply.from_cache:
             self._count(cached_calls=1)

@@ -105,7 +105,11 @@ class OpenAITarget:
             raise TargetError(str(exc)) from None
         if not reply.is_json:
             raise TargetError(f"the reply is not JSON: {_snippet(self.client.redact(reply.text)) or '(empty)'}")
-        run = self.parse(redact_reply(reply, self.client))
+        try:
+            run = self.parse(redact_reply(reply, self.client))
+        except TargetError:
+            self.client.forget(key)  # no completion (an error sent with 200): asked again next run, not replayed
+            raise
         run.latency_ms = reply.elapsed_ms
         return run
 
