@@ -248,6 +248,17 @@ def test_a_failed_workflow_errors_its_item_naming_the_step(tmp_path: Path, mastr
     assert error == "workflow `forecastWorkflow` failed at step `fetch-weather`: no weather station in Atlantis"
 
 
+def test_a_failed_workflow_is_run_again_not_replayed_from_the_cache(tmp_path: Path, mastra: MastraServer) -> None:
+    # its 200 reply was cached as a success: every later run replayed the failure without running the workflow
+    data = [{"id": "paris", "input": {"city": "Paris"}}, {"id": "atlantis", "input": {"city": "Atlantis"}}]
+    target = {"type": "mastra", "url": mastra.url, "workflow": "forecastWorkflow", "cache": {"dir": "cache"}}
+    spec = write_spec(tmp_path, target, data, [], [{"type": "includes", "value": "Paris"}])
+    run_spec(spec)
+    second = run_spec(spec, output=tmp_path / "out.json")
+    assert second.summary["network"]["cache_hits"] == 1 and second.summary["network"]["requests"] == 1
+    assert "failed at step `fetch-weather`" in items(tmp_path / "out.json")["atlantis"]["error"]
+
+
 # ---- the http target reading the same server ----
 
 

@@ -114,19 +114,19 @@ class MastraTarget:
             # The thread's fresh suffix must not defeat the cache; what the server remembers (the
             # earlier inputs) must be part of the key instead.
             cache_payload = {**payload, "memory": {"history": case.item.turn_inputs()[:turn]}}
+        key = {**self.key_settings, "body": cache_payload}
         try:
-            reply = self.client.post_json(
-                self.url,
-                payload,
-                self.headers.expand(),
-                cache_key={**self.key_settings, "body": cache_payload},
-            )
+            reply = self.client.post_json(self.url, payload, self.headers.expand(), cache_key=key)
         except HttpError as exc:
             raise TargetError(_not_found_hint(str(exc), self.config)) from None
         if not reply.is_json:
             raise TargetError(f"the reply is not JSON: {_snippet(self.client.redact(reply.text)) or '(empty)'}")
         body = redact_reply(reply, self.client)
-        run = self._workflow_run(body) if self.config.workflow is not None else self._agent_run(body)
+        try:
+            run = self._workflow_run(body) if self.config.workflow is not None else self._agent_run(body)
+        except TargetError:
+            self.client.forget(key)  # a failed workflow, or no reply at all: run again next time, not replayed
+            raise
         run.latency_ms = reply.elapsed_ms
         return run
 
