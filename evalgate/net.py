@@ -244,7 +244,7 @@ def parse_ttl(value: float | int | str | None) -> float | None:
 def key_digest(value: Any) -> str:
     """A stable hex digest of a JSON-able value (dict key order does not matter)."""
     data = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate too
 
 
 class ResponseCache:
@@ -1474,7 +1474,10 @@ def loads(text: str | bytes) -> Any:
 
 
 def _encode(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (valid in JSON, not in UTF-8): sent as its JSON escape
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
 def _exception_summary(exc: BaseException) -> str:

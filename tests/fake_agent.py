@@ -126,7 +126,7 @@ def agent_reply(body: Any) -> dict[str, Any]:
     return {
         "output": {"text": text, "tool_calls": calls},
         "usage": {"prompt_tokens": len(key.split()), "completion_tokens": len(text.split())},
-        "session": session or f"s-{zlib.crc32(key.encode()) % 10_000}",
+        "session": session or f"s-{zlib.crc32(key.encode('utf-8', 'surrogatepass')) % 10_000}",
         "turn": turn,
     }
 

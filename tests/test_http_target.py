@@ -204,6 +204,19 @@ def test_an_interim_1xx_reply_is_never_taken_for_the_next_items_reply(tmp_path: 
     assert items["i3"]["output"]["text"] == "It is sunny in Lima, 72F."
 
 
+def test_an_input_with_a_lone_surrogate_is_sent_as_its_json_escape(tmp_path: Path, server: FakeServer) -> None:
+    # valid JSON, not UTF-8: the item errored with "UnicodeEncodeError: 'utf-8' codec can't encode character"
+    (tmp_path / "data.jsonl").write_text('{"id": "s", "input": "Paris \\ud800 now"}\n')
+    spec = json.loads(spec_text(server.url, [], {"cache": {"dir": "cache"}}))
+    write_spec(tmp_path, json.dumps({**spec, "data": "data.jsonl"}))
+    for _ in range(2):  # sent, then replayed from the cache
+        proc = evalgate("run", "--output", "out.json", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        [item] = json.loads((tmp_path / "out.json").read_text())["items"]
+        assert item["error"] is None and item["output"]["text"] == "It is sunny in Paris, 72F."
+    assert [r["body"] for r in server.requests] == [{"input": "Paris \ud800 now"}]
+
+
 def test_rate_limited_run_slows_down_instead_of_failing(tmp_path: Path, server: FakeServer) -> None:
     server.max_in_flight = 2
     server.retry_after = 0.02
