@@ -267,6 +267,15 @@ def test_json_valid(subject: str, expected: float) -> None:
     assert score(checks.json_valid(), text(subject)) == expected
 
 
+def test_json_nested_past_the_recursion_limit_is_the_checks_error_saying_so() -> None:
+    # a RecursionError escaped the checks' `except ValueError`: the reason was Python's "maximum recursion
+    # depth exceeded while decoding a JSON array from a unicode string"
+    deep = text("[" * 5000 + "]" * 5000)
+    for scorer in (checks.json_valid(), checks.json_schema(schema={"type": "array"})):
+        with pytest.raises(ValueError, match="nests too deeply"):
+            scorer(ITEM, deep)
+
+
 def test_json_schema_reports_where_it_fails() -> None:
     schema = {"type": "object", "required": ["temp"], "properties": {"temp": {"type": "number"}}}
     scorer = checks.json_schema(schema=schema)

@@ -197,3 +197,16 @@ def test_an_error_sent_with_status_200_is_not_replayed_from_the_cache(tmp_path: 
     assert server.requests_for("hello there") == 2 and second.summary["network"]["cache_hits"] == 0
     run_spec(spec, output=tmp_path / "out.json")  # the good reply is kept
     assert server.requests_for("hello there") == 2
+
+
+def test_tool_arguments_nested_past_the_recursion_limit_are_kept_as_sent(tmp_path: Path, server: FakeServer) -> None:
+    # json.loads raised RecursionError, which no `except ValueError` catches: the item errored with Python's
+    # "maximum recursion depth exceeded"; arguments that cannot be read are kept as the string they came as
+    arguments = "[" * 5000 + "]" * 5000
+    call = {"id": "c", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    server.faults["deep"] = ["extra:" + json.dumps({"choices": [{"index": 0, "message": message}]})]
+    spec = write_spec(tmp_path, server.url, [{"id": "d", "input": "deep"}], {"api_key_env": None})
+    result = run_spec(spec, output=tmp_path / "out.json")
+    assert result.summary["errored_items"] == 0
+    assert items(tmp_path / "out.json")["d"]["output"]["tool_calls"] == [{"name": "get_weather", "args": arguments}]

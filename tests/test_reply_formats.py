@@ -252,6 +252,20 @@ def test_usage_counts_that_are_not_counts_are_left_out() -> None:
     assert read_reply("ai-sdk", {"text": "hi", "totalUsage": {"inputTokens": -1}}).usage is None
 
 
+def test_a_tool_result_nested_past_the_recursion_limit_is_kept_as_its_text() -> None:
+    # json.loads raised RecursionError, which skipped the `except ValueError` keeping text that is not JSON
+    deep = "[" * 5000 + "]" * 5000
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "1", "content": deep},
+        {"role": "assistant", "content": "done"},
+    ]
+    [call] = read_reply("messages", messages).tool_calls
+    assert call.result == deep
+
+
 def test_messages_format_detects_each_shape() -> None:
     assert calls(read_reply("messages", OPENAI_MESSAGES))[2][2] == "pending"
     assert calls(read_reply("messages", {"messages": AI_SDK_UI_MESSAGES}))[1][2] == "error"

@@ -448,12 +448,12 @@ def _openai_call(raw: Any, replies: Mapping[str, Mapping[str, Any]], where: str)
 
 
 def _parse_json(value: Any) -> Any:
-    """JSON text parsed; anything else (or text that is not JSON) as it is."""
+    """JSON text parsed; anything else (or text that is not JSON, or nests too deeply) as it is."""
     if not isinstance(value, str):
         return value
     try:
         return json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return value
 
 

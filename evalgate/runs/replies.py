@@ -185,11 +185,11 @@ def run_from_chat_completion(body: Mapping[str, Any]) -> Run:
 
 
 def parse_arguments(arguments: Any) -> Any:
-    """OpenAI sends tool arguments as a JSON string; keep the string if it is not JSON."""
+    """OpenAI sends tool arguments as a JSON string; keep the string if it is not JSON (or nests too deeply)."""
     if isinstance(arguments, str):
         try:
             return json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return arguments
     return arguments
 

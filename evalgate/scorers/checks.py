@@ -276,6 +276,8 @@ def _parse_json(text: str) -> tuple[bool, Any, str | None]:
         return True, json.loads(stripped), None
     except ValueError as exc:
         return False, None, f"not JSON: {exc}"
+    except RecursionError:  # JSON or not, it cannot be read: neither 1 nor 0
+        raise ValueError("the text nests too deeply (about 1,000 levels or more) to be read as JSON") from None
 
 
 @scorer_type("json_valid")
