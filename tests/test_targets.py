@@ -241,6 +241,16 @@ def test_command_plain_text_stdout(tmp_path: Path) -> None:
     assert result.scores == {"includes:Brooklyn": 1.0}
 
 
+def test_command_json_nested_past_the_recursion_limit_errors_the_item_saying_so(tmp_path: Path) -> None:
+    # the reason was Python's "RecursionError: maximum recursion depth exceeded while decoding a JSON array"
+    deep = "[" * 5000 + "]" * 5000
+    spec = _command_spec(tmp_path, f"print('{{\"text\": \"Brooklyn\", \"tool_calls\": {deep}}}')\n",
+                         max_errors=2)
+    result = run_spec(spec, keep_items=True)
+    assert [i.error for i in result.items] == ["stdout is JSON nested too deeply (about 1,000 levels or more) "
+                                               "to be read"] * 2
+
+
 def test_command_crash_errors_the_item_with_the_stderr_tail(tmp_path: Path) -> None:
     spec = _command_spec(
         tmp_path,

@@ -137,6 +137,8 @@ def _parse_stdout(text: str) -> Run:
             value = json.loads(stripped)
         except ValueError:
             value = None
+        except RecursionError:  # no plain text either: scoring the JSON as text would give a wrong number
+            raise TargetError("stdout is JSON nested too deeply (about 1,000 levels or more) to be read") from None
         if isinstance(value, (dict, list)):
             try:
                 return run_from_value(value)
