@@ -1447,6 +1447,11 @@ class HttpClient:
         if self.redact.longest and self.redact(text) != text:
             text = self.redact(text)
             body = self.redact.value(body)
+        if self.redact.longest and is_json and "\\" in text and self.redact.value(body) != body:
+            # an echo in JSON escapes (`\u0074...`, or PHP's `\/` for a `/` in a key) is not in the text, only in
+            # the strings it decodes to
+            body = self.redact.value(body)
+            text = json.dumps(body, ensure_ascii=False)
         return Response(status, body, text, raw.headers, elapsed_ms, attempt, is_json=is_json)
 
 

@@ -20,7 +20,8 @@ input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<ret
 `gzip` (a normal reply, gzip-compressed), `bomb` (a small gzip reply that inflates to 64 MiB), `brotli`
 (a reply in an encoding evalgate does not decode), `huge` (a 40 MiB reply), `trickle` (a reply
 that never ends: a byte every 0.1 s), `trickle_headers` (a status line and headers that never end:
-a byte every 0.1 s, so no single socket read ever times out), `echo` / `400echo` /
+a byte every 0.1 s, so no single socket read ever times out), `echo` / `echo_escaped` (the same, each
+character a JSON `\\u` escape) / `400echo` /
 `401pad` (a reply, a 400, or a 401 after 270 bytes of padding, quoting the request's Authorization
 and X-Api-Key headers: a leaky agent). `server.default_fault` applies to every request without a queued action.
 `server.max_in_flight = n` answers 429 (Retry-After: `server.retry_after`) to a request arriving
@@ -239,10 +240,13 @@ class Handler(BaseHTTPRequestHandler):
             # SO_LINGER 0: close sends a TCP RST, the client sees a reset mid-response
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
-        elif fault in ("echo", "400echo", "401pad"):  # an agent that leaks what it was sent
+        elif fault in ("echo", "echo_escaped", "400echo", "401pad"):  # an agent that leaks what it was sent
             leaked = f"I got {self.headers.get('Authorization')} and {self.headers.get('X-Api-Key')}"
             if fault == "echo":
                 self.reply(200, {"output": {"text": leaked, "tool_calls": []}})
+            elif fault == "echo_escaped":  # every character a JSON escape, as `/` is in PHP's `\/`
+                escaped = "".join(f"\\u{ord(c):04x}" for c in leaked)
+                self.reply_raw(200, ('{"output": {"text": "' + escaped + '", "tool_calls": []}}').encode())
             elif fault == "401pad":  # the header echoed after 270 bytes: straddles a 300-byte cut
                 self.reply_raw(401, (" " * 270 + leaked).encode())
             else:

@@ -406,6 +406,21 @@ def test_cache_files_hold_no_secret_even_when_the_agent_echoes_it(tmp_path: Path
     assert all(token.encode() not in f.read_bytes() for f in tmp_path.rglob("*") if f.is_file())
 
 
+def test_a_secret_echoed_in_json_escapes_is_redacted_before_the_cache(tmp_path: Path, server: FakeServer) -> None:
+    # the text was searched for the secret, not the parsed reply: `\u0074\u006f...` (or PHP's `\/` for a
+    # `/` in a key) hid it, and the reply went to the cache with the token in it
+    token = "tok-evalgate-escaped-5c0ffee1"
+    server.default_fault = "echo_escaped"
+    extra = {"headers": {"Authorization": "Bearer ${EVALGATE_CACHE_TOKEN}"}, "cache": {"dir": "cache"},
+             "response": {"text": "output.text"}}
+    write_spec(tmp_path, spec_text(server.url, [{"id": "e", "input": "weather"}], extra))
+    proc = evalgate("run", "-o", "out.json", cwd=tmp_path, env={"EVALGATE_CACHE_TOKEN": token})
+    assert token not in proc.stdout + proc.stderr
+    [cached] = [f for f in (tmp_path / "cache").rglob("*") if f.is_file()]
+    assert "Bearer ***" in cached.read_text()
+    assert all(token.encode() not in f.read_bytes() for f in tmp_path.rglob("*") if f.is_file())
+
+
 def test_a_nan_or_negative_cost_in_a_reply_cannot_switch_the_budget_off(tmp_path: Path, server: FakeServer) -> None:
     # One reply saying `"cost": NaN` made the run's spend NaN, which never reaches a cap: every item ran.
     data = [{"id": f"q{i}", "input": f"q{i}"} for i in range(5)]
