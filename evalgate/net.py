@@ -917,7 +917,7 @@ def _pool_classes() -> dict[str, Any]:
                 version, status, reason = super()._read_status()  # type: ignore[misc]
                 if not 101 < status < 200:
                     return version, status, reason
-                http.client._read_headers(self.fp)  # type: ignore[attr-defined]  # an interim reply's: none kept
+                http.client.parse_headers(self.fp)  # an interim reply's headers: read past, none kept
 
     class Watched:
         response_class = FinalResponse
