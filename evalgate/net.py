@@ -132,15 +132,18 @@ def retryable_status(status: int) -> bool:
     return status >= 500 or status in RETRY_STATUSES
 
 
+# HTTP's delay-seconds are digits; a fraction is taken too (some servers send one). Python's float()
+# also reads `inf`, `nan`, `1e400`, `1_0` and a sign: no server means those, and `inf` was shown as "infs".
+_DELAY_SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or an HTTP date); None if absent or invalid."""
     if not value:
         return None
     value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
+    if _DELAY_SECONDS.fullmatch(value):
+        return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, OverflowError):  # OverflowError: a year or offset past any calendar

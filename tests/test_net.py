@@ -60,6 +60,9 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after(" 0.5 ") == 0.5
     assert parse_retry_after(None) is None
     assert parse_retry_after("soon") is None
+    # what Python's float() reads but HTTP's delay-seconds are not: the usual backoff, not a wait of "infs"
+    for odd in ("inf", "Infinity", "nan", "1e400", "1_0", "-5", "+3", "\u0663"):
+        assert parse_retry_after(odd) is None, odd
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == pytest.approx(10.0)
 
 
