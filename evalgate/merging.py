@@ -96,7 +96,12 @@ def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, 
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer past the largest float: no run writes one, no sum could hold it
+        return False
 
 
 class _BadRecord(Exception):
@@ -640,7 +645,7 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
             previous = index
             try:
                 _replay(record, aggregator, top, entries)
-            except (AttributeError, TypeError, KeyError, ValueError):
+            except (AttributeError, TypeError, KeyError, ValueError, OverflowError):  # a 400-digit score overflows
                 raise MergeError(f"{name}: item {item_id!r} does not fit the shards' entries (edited, or another "
                                  "evalgate version?); run the shard again") from None
             try:

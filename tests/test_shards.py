@@ -534,6 +534,36 @@ def test_a_summary_holding_text_where_numbers_belong_is_refused(shards: list[Pat
             merge([shards[0], path, shards[2]])
 
 
+HUGE = "1" + "0" * 400  # an integer past the largest float: JSON holds it, a float() overflows
+
+
+def assert_refused_by_name(cases: dict[str, tuple[str, str]], shards: list[Path], tmp_path: Path) -> None:
+    """Each case (name: what the refusal says, the second shard's text) refused by the API and the CLI."""
+    for name, (said, text) in cases.items():
+        assert text != shards[1].read_text(), name
+        (tmp_path / name).write_text(text)
+        with pytest.raises(MergeError, match=rf"{name}: .*{said}"):
+            merge([shards[0], tmp_path / name, shards[2]])
+        done = run_cli("merge", shards[0], name, shards[2], "-o", "merged.json", cwd=tmp_path)
+        assert done.code == 2 and f"{name}: " in done.stderr and "Traceback" not in done.output, (name, done.output)
+        assert not (tmp_path / "merged.json").exists() and not list(tmp_path.glob("merged.json.*"))
+
+
+def test_integers_past_the_largest_float_are_refused_by_name(shards: list[Path], tmp_path: Path) -> None:
+    """In a summary counter, a threshold or a score they once ended the merge in an internal error (exit 3)."""
+    good = shards[1].read_text()
+    assert '"network"' not in good.partition(', "items": [')[0] and '"excludes:rain":1.0' in good
+    assert_refused_by_name({
+        "network.json": ("its `summary.network` is not what evalgate writes",
+                         good.replace('"summary": {', f'"summary": {{"network": {{"requests": {HUGE}}}, ', 1)),
+        "threshold.json": ("its `shard` record is malformed",
+                           good.replace('"kind": "scorer", "threshold": 0.5',
+                                        f'"kind": "scorer", "threshold": {HUGE}', 1)),
+        "score.json": ("does not fit the shards' entries",
+                       good.replace('"excludes:rain":1.0', f'"excludes:rain":{HUGE}', 1)),
+    }, shards, tmp_path)
+
+
 FLAKY_FIRST_PY = '''
 import collections
 
