@@ -121,6 +121,9 @@ def _check_record(record: dict[str, Any], run_key: str = "output") -> None:
     errors = record.get("scorer_errors")
     if errors and not all(message.__class__ is str for message in errors.values()):
         raise _BadRecord("scorer_errors")
+    judge_cost = record.get("judge_cost_usd")  # added up by check: each a finite amount, as a run bills it
+    if judge_cost and not all(_finite(usd) for usd in judge_cost.values()):
+        raise _BadRecord("judge_cost_usd")
     by_kind = record.get("reasons_by_kind")  # a gate and a scorer of one id: each one's reason, by kind
     if by_kind is not None and not (by_kind.__class__ is dict and all(
             kind in ("gates", "scores") and reasons.__class__ is dict

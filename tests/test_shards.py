@@ -564,6 +564,18 @@ def test_integers_past_the_largest_float_are_refused_by_name(shards: list[Path],
     }, shards, tmp_path)
 
 
+def test_judge_costs_that_are_no_amount_are_refused_by_name(shards: list[Path], tmp_path: Path) -> None:
+    """An item's judge costs are added up by check: text there once ended the merge in exit 3."""
+    good = shards[1].read_text()
+    assert '"error":null' in good and "judge_cost_usd" not in good
+    said = "has a `judge_cost_usd` that is not what evalgate writes"
+    assert_refused_by_name({
+        "cost-text.json": (said, good.replace('"error":null', '"error":null,"judge_cost_usd":{"maybe":"0.5"}', 1)),
+        "cost-list.json": (said, good.replace('"error":null', '"error":null,"judge_cost_usd":{"maybe":[0.5]}', 1)),
+        "cost-huge.json": (said, good.replace('"error":null', f'"error":null,"judge_cost_usd":{{"maybe":{HUGE}}}', 1)),
+    }, shards, tmp_path)
+
+
 FLAKY_FIRST_PY = '''
 import collections
 
