@@ -140,6 +140,7 @@ def decode(raw: Any, entries: int) -> Replay | None:
                 or not isinstance(ids, list) or len(ids) != count or not all(i.__class__ is str for i in ids)
                 or not isinstance(records, list)
                 or not all(r.__class__ is int and 0 <= r < count for r in records)
+                or not all(map(lt, records, records[1:]))  # ascending, each once: an item's cost is counted once
                 or not isinstance(feeds, list) or len(feeds) != entries):
             return None
         columns = []

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_shards import DEMO, assert_same_run, run_sharded, turns_spec
+from test_shards import DEMO, assert_same_run, run_sharded, turns_spec, untimed
 
 from evalgate import merging
 from evalgate.api import run_spec
@@ -167,8 +167,8 @@ def test_columns_round_trip_every_float_to_the_bit() -> None:
     assert scorers.not_scorable == sum(1 for p in range(len(floats)) if p % 3 == 0 and p % 4 == 1)
 
 
-@pytest.mark.parametrize("damage", ["version", "index", "ids", "at", "order", "records", "length", "digest",
-                                    "base64", "feeds"])
+@pytest.mark.parametrize("damage", ["version", "index", "ids", "at", "order", "records", "records-twice", "length",
+                                    "digest", "base64", "feeds"])
 def test_malformed_columns_are_not_used(damage: str) -> None:
     entry = Entry("g", "gate")
     recorder = Recorder()
@@ -184,12 +184,31 @@ def test_malformed_columns_are_not_used(damage: str) -> None:
         "at": {"feeds": [{**feed, "at": _positions(0, 1, 3, 10)}]},  # item 10 of five
         "order": {"feeds": [{**feed, "at": _positions(1, 0, 3, 4)}]},
         "records": {"records": [7]},
+        "records-twice": {"records": [1, 1]},
         "length": {"feeds": [{**feed, "scores": feed["scores"][:-12] + "="}]},
         "digest": {"items_sha256": None},
         "base64": {"index": "not base64!"},
         "feeds": {"feeds": []},
     }
     assert decode({**raw, **changes[damage]}, 1) is None
+
+
+def test_an_item_listed_twice_among_the_records_is_counted_once(tmp_path: Path) -> None:
+    """The records are the items the merge reads for their cost: one listed twice was counted twice,
+    the merged cost silently off. Columns that list an item twice are not used: the items decide."""
+    files = run_sharded(costs_spec(tmp_path / "spec"), 2, tmp_path)
+    merge(files, tmp_path / "untouched.json")
+    head, mark, items = files[0].read_bytes().partition(b', "items": [')
+    header = json.loads(head + b"}")
+    records = header["shard"]["replay"]["records"]
+    assert records
+    header["shard"]["replay"]["records"] = [records[0], *records]
+    files[0].write_bytes(json.dumps(header, ensure_ascii=False)[:-1].encode() + mark + items)
+    merge(files, tmp_path / "merged.json")
+    untouched = json.loads((tmp_path / "untouched.json").read_text())
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    assert merged["summary"]["cost"] == untouched["summary"]["cost"]
+    assert untimed(merged) == untimed(untouched)
 
 
 def test_a_column_adds_the_floats_adding_each_score_gives() -> None:
