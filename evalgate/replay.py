@@ -6,13 +6,16 @@ id, and per entry the scores it took (which items, which floats, how many not sc
 lays the shards' columns out in the whole data set's order and adds them: the very floats of one
 run, without parsing every item again. Items that errored or cost money are listed too: the merge
 reads just those items for the error table and the cost sums. The items' SHA-256 ties the columns
-to the very items the run wrote: a shard file edited since is read item by item. Arrays travel as base64 of
+to the very items the run wrote, the columns' own SHA-256 to the columns it wrote: a shard file
+edited since, its items or its columns, is read item by item. Arrays travel as base64 of
 little-endian 8-byte values, so a float is kept to the last bit (NaN and infinities included).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import sys
 from array import array
 from collections.abc import Sequence
@@ -31,6 +34,13 @@ def _pack(values: array) -> str:
         values = array(values.typecode, values)
         values.byteswap()
     return base64.b64encode(values.tobytes()).decode("ascii")
+
+
+def columns_sha256(raw: dict[str, Any]) -> str:
+    """SHA-256 of a replay's columns (all but its digests) as JSON writes them: an edit to the columns,
+    which the items' digest does not see, no longer matches it."""
+    columns = {key: value for key, value in raw.items() if not key.endswith("_sha256")}
+    return hashlib.sha256(json.dumps(columns, sort_keys=True).encode("ascii")).hexdigest()
 
 
 def _unpack(typecode: str, text: Any) -> array:
@@ -100,8 +110,9 @@ class Recorder:
             feed = self.feeds.get(key) or _Feed()
             feeds.append({"at": None if len(feed.at) == count else _pack(feed.at), "scores": _pack(feed.scores),
                           "not_scorable": feed.not_scorable})
-        return {"version": VERSION, "items": count, "index": _pack(self.index), "ids": self.ids,
-                "records": self.records, "feeds": feeds}
+        columns = {"version": VERSION, "items": count, "index": _pack(self.index), "ids": self.ids,
+                   "records": self.records, "feeds": feeds}
+        return {**columns, "columns_sha256": columns_sha256(columns)}
 
 
 @dataclass
@@ -128,6 +139,11 @@ def decode(raw: Any, entries: int) -> Replay | None:
     """The replay of a shard record (`entries` long); None when there is none or it is not well formed,
     and the merge reads every item instead."""
     if not isinstance(raw, dict) or raw.get("version") != VERSION:
+        return None
+    try:
+        if raw.get("columns_sha256") != columns_sha256(raw):  # edited (or written before the columns had one)
+            return None
+    except (TypeError, ValueError, RecursionError):  # e.g. a column nested past the recursion limit
         return None
     try:
         count = raw["items"]

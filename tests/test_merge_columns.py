@@ -19,7 +19,7 @@ from test_shards import DEMO, assert_same_run, run_sharded, turns_spec, untimed
 from evalgate import merging
 from evalgate.api import run_spec
 from evalgate.merging import merge
-from evalgate.replay import Recorder, decode
+from evalgate.replay import Recorder, columns_sha256, decode
 from evalgate.results import ITEMS_SHA256_PENDING, ResultsWriter
 from evalgate.verdict import Aggregator, Entry
 
@@ -168,7 +168,7 @@ def test_columns_round_trip_every_float_to_the_bit() -> None:
 
 
 @pytest.mark.parametrize("damage", ["version", "index", "ids", "at", "order", "records", "records-twice", "length",
-                                    "digest", "base64", "feeds"])
+                                    "digest", "base64", "feeds", "edited"])
 def test_malformed_columns_are_not_used(damage: str) -> None:
     entry = Entry("g", "gate")
     recorder = Recorder()
@@ -189,8 +189,32 @@ def test_malformed_columns_are_not_used(damage: str) -> None:
         "digest": {"items_sha256": None},
         "base64": {"index": "not base64!"},
         "feeds": {"feeds": []},
+        "edited": {"feeds": [{**feed, "not_scorable": 1}]},  # well formed, but not what the run wrote
     }
-    assert decode({**raw, **changes[damage]}, 1) is None
+    damaged = {**raw, **changes[damage]}
+    if damage != "edited":  # refused for its shape, not for its digest
+        damaged["columns_sha256"] = columns_sha256(damaged)
+    assert decode(damaged, 1) is None
+
+
+def test_columns_edited_after_the_run_are_not_added(tmp_path: Path) -> None:
+    """The items' digest does not cover the columns: a score changed in them (one base64 character) was
+    added as it stood, the verdict silently another than the items' (and the unsharded run's)."""
+    spec = demo_spec(tmp_path / "spec")
+    run_spec(spec, output=tmp_path / "full.json")
+    files = run_sharded(spec, 2, tmp_path)
+    head, mark, items = files[0].read_bytes().partition(b', "items": [')
+    header = json.loads(head + b"}")
+    feed = header["shard"]["replay"]["feeds"][0]  # a gate every item of the demo passes
+    scores = list(struct.unpack(f"<{len(base64.b64decode(feed['scores'])) // 8}d", base64.b64decode(feed["scores"])))
+    assert scores and all(score == 1.0 for score in scores)
+    feed["scores"] = base64.b64encode(struct.pack(f"<{len(scores)}d", 0.0, *scores[1:])).decode()
+    files[0].write_bytes(json.dumps(header, ensure_ascii=False)[:-1].encode() + mark + items)
+    merge(files, tmp_path / "merged.json")
+    full = json.loads((tmp_path / "full.json").read_text())
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    assert merged["verdict"] == full["verdict"] == "passed"
+    assert_same_run(full, merged)
 
 
 def test_an_item_listed_twice_among_the_records_is_counted_once(tmp_path: Path) -> None:
@@ -203,6 +227,7 @@ def test_an_item_listed_twice_among_the_records_is_counted_once(tmp_path: Path) 
     records = header["shard"]["replay"]["records"]
     assert records
     header["shard"]["replay"]["records"] = [records[0], *records]
+    header["shard"]["replay"]["columns_sha256"] = columns_sha256(header["shard"]["replay"])  # only its shape is wrong
     files[0].write_bytes(json.dumps(header, ensure_ascii=False)[:-1].encode() + mark + items)
     merge(files, tmp_path / "merged.json")
     untouched = json.loads((tmp_path / "untouched.json").read_text())
