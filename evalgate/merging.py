@@ -775,7 +775,10 @@ def _add_columns(columns: list[_Columns], aggregator: Aggregator, spend: _Spend)
         aggregator.add_column(entry, scores, skipped)
     flagged = sorted((positions[starts[n] + p], n, p) for n, part in enumerate(columns) for p in part.replay.records)
     for index, n, p in flagged:
-        record = _loads(columns[n].lines[p])
+        try:
+            record = _loads(columns[n].lines[p])
+        except (ValueError, RecursionError):
+            raise _ReadItems from None  # reading item by item names the file and the item
         if not isinstance(record, dict):
             raise _ReadItems
         try:

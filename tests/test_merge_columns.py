@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli
 from test_shards import DEMO, assert_same_run, run_sharded, turns_spec, untimed
 
 from evalgate import merging
@@ -234,6 +235,24 @@ def test_an_item_listed_twice_among_the_records_is_counted_once(tmp_path: Path) 
     merged = json.loads((tmp_path / "merged.json").read_text())
     assert merged["summary"]["cost"] == untouched["summary"]["cost"]
     assert untimed(merged) == untimed(untouched)
+
+
+def test_an_item_the_merge_reads_that_is_not_json_is_refused_by_name(tmp_path: Path) -> None:
+    """The items the columns send the merge to read (their cost, their error) are parsed: one that is not
+    JSON, in a file whose digests still match, ended the merge in an internal error (exit 3)."""
+    files = run_sharded(costs_spec(tmp_path / "spec"), 2, tmp_path)
+    head, mark, items = files[0].read_bytes().partition(b', "items": [')
+    header = json.loads(head + b"}")
+    lines = items[:-len(b"]}\n")].split(b",\n")
+    position = header["shard"]["replay"]["records"][-1]
+    assert position > 0  # not on the header's line
+    lines[position] = lines[position].partition(b',"input"')[0] + b', oops}'
+    body = b",\n".join(lines)
+    header["shard"]["replay"]["items_sha256"] = hashlib.sha256(body).hexdigest()
+    files[0].write_bytes(json.dumps(header, ensure_ascii=False)[:-1].encode() + mark + body + b"]}\n")
+    done = run_cli("merge", *files, "-o", "merged.json", cwd=tmp_path)
+    assert done.code == 2 and "Traceback" not in done.output, done.output
+    assert f"{files[0].name}: an item is not JSON" in done.stderr and not (tmp_path / "merged.json").exists()
 
 
 def test_a_column_adds_the_floats_adding_each_score_gives() -> None:
