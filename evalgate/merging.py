@@ -196,8 +196,10 @@ def _one_item(line: bytes) -> bool:
 def _loads(text: bytes) -> Any:
     try:
         return orjson.loads(text)
-    except orjson.JSONDecodeError:  # NaN, a lone surrogate: json reads what it wrote
-        return json.loads(text)
+    except orjson.JSONDecodeError:  # NaN, a lone surrogate's escape: json reads what it wrote
+        # strictly UTF-8 (json.loads of bytes lets a surrogate's bytes through): the merge copies an
+        # item's bytes, and no run writes bytes that are not UTF-8
+        return json.loads(text.decode("utf-8"))
 
 
 def read_shard(path: Path) -> ShardFile:

@@ -576,6 +576,18 @@ def test_judge_costs_that_are_no_amount_are_refused_by_name(shards: list[Path], 
     }, shards, tmp_path)
 
 
+def test_an_item_whose_bytes_are_not_utf8_is_refused_by_name(shards: list[Path], tmp_path: Path) -> None:
+    """The merge copies each item's bytes: a surrogate's UTF-8 bytes (no run writes them, its escape `\\ud800`
+    instead) reached the merged results, a file that is not UTF-8 and that JSON readers refuse."""
+    lines = shards[1].read_bytes().split(b"\n")
+    assert b'"error":null' in lines[2]
+    lines[2] = lines[2].replace(b'"error":null', b'"error":"\xed\xa0\x80"', 1)
+    (tmp_path / "surrogate.json").write_bytes(b"\n".join(lines))
+    done = run_cli("merge", shards[0], "surrogate.json", shards[2], "-o", "merged.json", cwd=tmp_path)
+    assert done.code == 2 and "surrogate.json: an item is not JSON" in done.stderr, done.output
+    assert "Traceback" not in done.output and not (tmp_path / "merged.json").exists()
+
+
 FLAKY_FIRST_PY = '''
 import collections
 
