@@ -285,6 +285,11 @@ def check_shards(files: list[ShardFile]) -> None:
                     f"{other.name}: from another {what} than {first.name} ({key} {str(other.shard[key])[:12]} vs "
                     f"{str(first.shard[key])[:12]}); merge only the shards of one run"
                 )
+    top = _top_entries(first)
+    for other in files[1:]:  # one spec, one list: the merge takes the first shard's (an edit would go unseen)
+        if _top_entries(other) != top:
+            raise MergeError(f"{other.name}: its gates and scorers (`shard.entries`) are not those of {first.name}, "
+                             "although both are of one spec (edited?); run the shards again")
     repeats = _repeats(first)
     for other in files[1:]:
         if _repeats(other) != repeats:  # `--repeats` on one job's command line and not another's
@@ -305,6 +310,11 @@ def check_shards(files: list[ShardFile]) -> None:
         raise MergeError(f"shard {named}{more} missing: got "
                          + ", ".join(f"{f.name} ({f.shard['index']}/{count})" for f in files[:SHOWN_MISSING])
                          + (f" and {len(files) - SHOWN_MISSING} more files" if len(files) > SHOWN_MISSING else ""))
+
+
+def _top_entries(file: ShardFile) -> list[dict[str, Any]]:
+    """The spec's gates and scorers as the shard recorded them (per-turn entries differ from shard to shard)."""
+    return [record for record in file.shard["entries"] if record.get("first") is None]
 
 
 def _repeats(file: ShardFile) -> Any:

@@ -588,6 +588,19 @@ def test_an_item_whose_bytes_are_not_utf8_is_refused_by_name(shards: list[Path],
     assert "Traceback" not in done.output and not (tmp_path / "merged.json").exists()
 
 
+def test_a_shard_whose_spec_entries_were_edited_is_refused_by_name(shards: list[Path], tmp_path: Path) -> None:
+    """The merge takes the gates and scorers (with their thresholds) of the first shard: one edited there
+    gave another verdict than the run's, silently. Shards of one spec record the same ones."""
+    good = shards[0].read_text()
+    edited = tmp_path / "lenient.json"
+    edited.write_text(good.replace('"kind": "scorer", "threshold": 0.5', '"kind": "scorer", "threshold": 0.0', 1))
+    assert edited.read_text() != good
+    done = run_cli("merge", edited, shards[1], shards[2], "-o", "merged.json", cwd=tmp_path)
+    assert done.code == 2 and "Traceback" not in done.output, done.output
+    assert "shard-2.json: its gates and scorers (`shard.entries`) are not those of lenient.json" in done.stderr
+    assert not (tmp_path / "merged.json").exists()
+
+
 FLAKY_FIRST_PY = '''
 import collections
 
