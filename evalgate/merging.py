@@ -110,17 +110,31 @@ class _BadRecord(Exception):
 
 def _check_record(record: dict[str, Any], run_key: str = "output") -> None:
     """The fields the merge reads of an item (or, with `run_key="run"`, a trial): their types as a run
-    writes them, so an edited or hostile shard is refused by name, never an internal error."""
+    writes them, so an edited or hostile shard is refused by name, never an internal error, and the merged
+    results read back (`evalgate compare`, the Action's summary and comment) as a run's do."""
     error = record.get("error")
     if error is not None and error.__class__ is not str:
         raise _BadRecord("error")
+    if run_key == "output":  # the item's own fields, as the results' reader takes them
+        if record.get("id").__class__ is not str:
+            raise _BadRecord("id")
+        if record.get("data_hash") is not None and record["data_hash"].__class__ is not str:
+            raise _BadRecord("data_hash")
+        for key in ("scorer_errors", "gates", "scores", "reasons", "not_scorable"):  # a mapping, never null
+            if key in record and record[key].__class__ is not dict:
+                raise _BadRecord(key)
     for key in ("scorer_errors", "judge_cost_usd", "gates", "scores", "reasons", "not_scorable"):
         value = record.get(key)
         if value is not None and value.__class__ is not dict:
             raise _BadRecord(key)
-    errors = record.get("scorer_errors")
-    if errors and not all(message.__class__ is str for message in errors.values()):
-        raise _BadRecord("scorer_errors")
+    for key in ("gates", "scores"):  # a score, or null for NaN (a flag or text is none)
+        values = record.get(key)
+        if values and not all(v is None or v.__class__ is float or v.__class__ is int for v in values.values()):
+            raise _BadRecord(key)
+    for key in ("scorer_errors", "reasons", "not_scorable"):  # messages
+        values = record.get(key)
+        if values and not all(message.__class__ is str for message in values.values()):
+            raise _BadRecord(key)
     judge_cost = record.get("judge_cost_usd")  # added up by check: each a finite amount, as a run bills it
     if judge_cost and not all(_finite(usd) for usd in judge_cost.values()):
         raise _BadRecord("judge_cost_usd")

@@ -601,6 +601,27 @@ def test_a_shard_whose_spec_entries_were_edited_is_refused_by_name(shards: list[
     assert not (tmp_path / "merged.json").exists()
 
 
+def test_an_item_the_results_reader_would_refuse_is_refused_by_name(shards: list[Path], tmp_path: Path) -> None:
+    """Fields the merge copies but does not add up: of a type no run writes, they were merged, and the merged
+    results then failed to load (`evalgate compare`, the Action: no summary, no comment, an internal error)."""
+    from evalgate.results_model import load_results
+
+    good = shards[1].read_text()
+    assert all(text in good for text in ('"id":"', '"reasons":{}', '"error":null,"gates":{', '"data_hash":"'))
+    assert_refused_by_name({
+        name: (f"has a `{field}` that is not what evalgate writes", good.replace(old, new, 1))
+        for name, field, old, new in (
+            ("id.json", "id", '"id":"', '"id":7,"was":"'),
+            ("reasons.json", "reasons", '"reasons":{}', '"reasons":{"maybe":7}'),
+            ("no-reasons.json", "reasons", '"reasons":{}', '"reasons":null'),
+            ("gates.json", "gates", '"error":null,"gates":{', '"error":null,"gates":{"forged":"text",'),
+            ("data-hash.json", "data_hash", '"data_hash":"', '"data_hash":7,"was":"'),
+        )
+    }, shards, tmp_path)
+    merge(shards, tmp_path / "merged.json")
+    assert load_results(tmp_path / "merged.json").summary.total_items == 60  # what the merge accepts reads back
+
+
 FLAKY_FIRST_PY = '''
 import collections
 
