@@ -255,6 +255,18 @@ def test_an_item_the_merge_reads_that_is_not_json_is_refused_by_name(tmp_path: P
     assert f"{files[0].name}: an item is not JSON" in done.stderr and not (tmp_path / "merged.json").exists()
 
 
+def test_a_summary_that_counts_other_items_is_refused_with_columns_too(tmp_path: Path) -> None:
+    """Read item by item, a shard whose summary counts other items than it holds is refused; its columns
+    (which count the items themselves) merged it, so whether it was refused hung on the files' size."""
+    files = run_sharded(turns_spec(tmp_path / "spec"), 3, tmp_path)
+    text = files[1].read_text()
+    total = json.loads(text)["summary"]["total_items"]
+    files[1].write_text(text.replace(f'"total_items": {total},', f'"total_items": {total + 1},', 1))
+    assert files[1].read_text() != text
+    with pytest.raises(merging.MergeError, match=rf"shard-2.json: holds {total} items where its summary counts"):
+        merge(files)
+
+
 def test_a_column_adds_the_floats_adding_each_score_gives() -> None:
     rng = random.Random(3)
     entries = [Entry("g", "gate"), Entry("s", "scorer", 0.5)]
