@@ -148,7 +148,7 @@ def _check_record(record: dict[str, Any], run_key: str = "output") -> None:
                                                             or isinstance(run["cost_usd"], int | float))):
         raise _BadRecord(run_key)
     turns = record.get("turns")
-    if turns is not None and (turns.__class__ is not list or not all(t.__class__ is dict for t in turns)):
+    if turns is not None and (turns.__class__ is not list or not all(_turn_fits(t) for t in turns)):
         raise _BadRecord("turns")
     trials = record.get("trials")
     if trials is not None:
@@ -156,6 +156,29 @@ def _check_record(record: dict[str, Any], run_key: str = "output") -> None:
             raise _BadRecord("trials")
         for trial in trials:
             _check_record(trial, "run")
+
+
+def _turn_fits(turn: Any) -> bool:
+    """A turn's record as a run writes it: scores (or null) by id, reasons as text, `not_scorable` as ids by kind."""
+    if turn.__class__ is not dict:
+        return False
+    for key in ("gates", "scores"):
+        values = turn.get(key)
+        if values is not None and not (values.__class__ is dict and all(
+                v is None or v.__class__ is float or v.__class__ is int for v in values.values())):
+            return False
+    reasons = turn.get("reasons")
+    if reasons is not None and not (reasons.__class__ is dict and all(v.__class__ is str for v in reasons.values())):
+        return False
+    kinds = turn.get("not_scorable")
+    if kinds is not None and not (kinds.__class__ is dict and all(
+            kind in ("gates", "scores") and ids.__class__ is list and all(i.__class__ is str for i in ids)
+            for kind, ids in kinds.items())):
+        return False
+    by_kind = turn.get("reasons_by_kind")
+    return by_kind is None or (by_kind.__class__ is dict and all(
+        kind in ("gates", "scores") and reasons.__class__ is dict
+        and all(reason.__class__ is str for reason in reasons.values()) for kind, reasons in by_kind.items()))
 
 
 def _counters(value: Any, depth: int = 0) -> bool:

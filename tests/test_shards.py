@@ -622,6 +622,31 @@ def test_an_item_the_results_reader_would_refuse_is_refused_by_name(shards: list
     assert load_results(tmp_path / "merged.json").summary.total_items == 60  # what the merge accepts reads back
 
 
+def test_a_turn_the_report_could_not_read_is_refused_by_name(shards: list[Path], tmp_path: Path) -> None:
+    """A turn's reasons are not added up but shown, in the job summary and the PR comment, beside the items
+    behind a failed check: text where their mapping belongs was merged, and rendering the comment then raised
+    a TypeError (the Action's merge job: no comment, an internal error)."""
+    from evalgate.report.markdown import ReportContext, render
+    from evalgate.results_model import load_results
+
+    lines = shards[1].read_text().split("\n")
+    at = next(n for n, line in enumerate(lines) if n and '"turns":[' in line and line.endswith(","))
+
+    def forged(**fields: Any) -> str:
+        item = json.loads(lines[at][:-1])
+        item["turns"][1].update(fields)  # the turn of the per-turn gate that fails: the comment shows its reasons
+        return "\n".join([*lines[:at], json.dumps(item, separators=(",", ":")) + ",", *lines[at + 1:]])
+
+    said = "has a `turns` that is not what evalgate writes"
+    assert_refused_by_name({
+        "turn-reasons.json": (said, forged(reasons="x")),
+        "turn-reasons-text.json": (said, forged(reasons={"maybe": 7})),
+        "turn-reasons-by-kind.json": (said, forged(reasons_by_kind={"gates": "x"})),
+    }, shards, tmp_path)
+    merge(shards, tmp_path / "merged.json")
+    assert "evalgate" in render(load_results(tmp_path / "merged.json"), ReportContext(comment=True))
+
+
 FLAKY_FIRST_PY = '''
 import collections
 
