@@ -297,6 +297,7 @@ def _well_formed(shard: dict[str, Any]) -> bool:
             and isinstance(entries, list) and whole(shard.get("turn_count", 0))
             and all(isinstance(e, dict) and isinstance(e.get("id"), str) and e.get("kind") in ("gate", "scorer")
                     and (e.get("turn") is None or whole(e["turn"])) and _bound(e.get("threshold"))
+                    and (e.get("params_hash") is None or isinstance(e["params_hash"], str))
                     and (e.get("first") is None or (isinstance(e["first"], list) and len(e["first"]) == 2
                                                     and all(whole(v) for v in e["first"])))
                     for e in entries))

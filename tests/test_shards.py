@@ -647,6 +647,22 @@ def test_a_turn_the_report_could_not_read_is_refused_by_name(shards: list[Path],
     assert "evalgate" in render(load_results(tmp_path / "merged.json"), ReportContext(comment=True))
 
 
+def test_an_entry_whose_params_hash_is_no_text_is_refused_by_name(tmp_path: Path) -> None:
+    """A shard's entries give the merged results' gates and thresholds, `params_hash` included: one that
+    was no text was merged, and the merged results then failed to load (compare, the Action)."""
+    [shard] = run_sharded(turns_spec(tmp_path / "spec"), 1, tmp_path)
+    opening, mark, items = shard.read_text().partition(', "items": [')
+    head = json.loads(opening + "}")
+    assert isinstance(head["shard"]["entries"][0]["params_hash"], str)
+    head["shard"]["entries"][0]["params_hash"] = {"a": 1}
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(head)[:-1] + mark + items)
+    with pytest.raises(MergeError, match=r"forged.json: its `shard` record is malformed"):
+        merge([forged])
+    done = run_cli("merge", forged, "-o", "merged.json", cwd=tmp_path)
+    assert done.code == 2 and "forged.json: its `shard` record is malformed" in done.stderr, done.output
+
+
 FLAKY_FIRST_PY = '''
 import collections
 
