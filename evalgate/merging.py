@@ -596,11 +596,13 @@ class _Spend:
         return errored
 
 
-def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> EvalResult:
+def merge(paths: Sequence[str | Path], output: str | Path | None = None, *, read_items: bool = False) -> EvalResult:
     """Join shards' results files into the results of one unsharded run; write them to `output`.
 
     Returns an EvalResult (verdict, gates, thresholds, turns, scores, errored items) like `run_spec`.
     MergeError, naming the file, when they are not the complete shards of one run.
+    read_items: check every item, not only those the shards' columns point at (slower): names the file
+    and item that a shard edited with its digests forged would otherwise pass into the merged results.
     """
     if output is not None:
         replaceable_file(Path(output))  # before any work: the merged file is renamed over it
@@ -616,7 +618,7 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None) -> Eval
                         compare_settings=files[0].head.get("compare_settings"))
     result.results_path = Path(output) if output is not None else None
     spend = _Spend(result)
-    columns = None if clustered else _columns(files)
+    columns = None if clustered or read_items else _columns(files)
     if columns is not None:  # every shard recorded its scores as columns: add those, read few items
         try:
             lines = _add_columns(columns, aggregator, spend)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -818,3 +819,30 @@ def test_relative_runner_paths_name_the_files_of_the_directory_the_step_started_
     assert (run.files.root / "runner_temp" / "evalgate").is_dir()  # the journal was under RUNNER_TEMP
     assert sorted(p.name for p in evals.iterdir()) == ["cases.jsonl", "evalgate-results.comment.md",
                                                        "evalgate-results.json", "evalgate.yaml"]
+
+
+def test_a_shard_edited_with_its_digest_forged_is_refused_by_name(action: scenarios.Action) -> None:
+    """The merge reads only the items a shard's columns point at: an item edited past what a run writes
+    (its digest recomputed) went into merged results that did not load, and the job ended in an internal
+    error, "the run wrote no results file", with no summary and nothing naming the shard."""
+    folder = action.root / "ws"
+    scenarios.write_project(folder, "passed")
+    for index in (1, 2):
+        assert action.run({"shard": f"{index}/2", "results-path": f"shards/shard-{index}.json"}).code == 0
+    shard = folder / "shards/shard-1.json"
+    head, mark, items = shard.read_bytes().partition(b', "items": [')
+    header = json.loads(head + b"}")
+    lines = items[:-len(b"]}\n")].split(b",\n")
+    position = next(p for p in range(len(lines)) if p not in header["shard"]["replay"]["records"])
+    record = json.loads(lines[position])
+    record["reasons"] = {"called_tool": 5}  # a reason is text
+    lines[position] = json.dumps(record, separators=(",", ":")).encode()
+    body = b",\n".join(lines)
+    header["shard"]["replay"]["items_sha256"] = hashlib.sha256(body).hexdigest()
+    shard.write_bytes(json.dumps(header)[:-1].encode() + mark + body + b"]}\n")
+    merged = action.run({"mode": "merge", "results": "shards/*.json", "results-path": "merged.json"})
+    assert merged.code == 2, merged.log
+    [error] = [c for c in merged.commands if c.name == "error"]
+    assert error.properties["title"] == "evalgate: cannot merge the shards"
+    assert f"shards/shard-1.json: item {record['id']!r} has a `reasons` that is not what evalgate writes" in error.data
+    assert not (folder / "merged.json").exists() and merged.outputs["passed"] == "false"

@@ -323,12 +323,29 @@ def merge_step(settings: Settings, log: Log) -> bool:
         with log.untrusted():  # the file names too: an artifact's name is anyone's text
             print(f"evalgate: merging {len(files)} shards: " + ", ".join(settings.relative(f) for f in files))
             result = merge(files, settings.results_file)
+            if not _reads_back(settings.results_file):
+                # the columns let through an item no run writes (a shard edited, its digests forged): every
+                # item read names the file and the item; no file is left that nothing reads
+                settings.results_file.unlink(missing_ok=True)
+                result = merge(files, settings.results_file, read_items=True)
+                if not _reads_back(settings.results_file):
+                    settings.results_file.unlink(missing_ok=True)
+                    raise MergeError("the merged results do not read back as evalgate results (a shard was "
+                                     "edited?); run the shards again")
             print(render_table(result, {}, color=False))
             print(f"results: {settings.relative(settings.results_file)}")
     except MergeError as exc:
         log.annotate("error", str(exc), title="evalgate: cannot merge the shards")
         return False
     annotate_warnings(result, log)  # the shards' warnings: their jobs' logs are not where anyone looks
+    return True
+
+
+def _reads_back(path: Path) -> bool:
+    try:
+        load_results(path)
+    except (OSError, ValueError):
+        return False
     return True
 
 
