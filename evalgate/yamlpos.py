@@ -55,14 +55,21 @@ class _Loader(yaml.SafeLoader):
         except yaml.MarkedYAMLError:
             raise
         except (ValueError, OverflowError, TypeError) as exc:  # `2001-13-45`, `!!int abc`, huge numbers
-            shown = repr(node.value)[:60] if isinstance(node, yaml.ScalarNode) else node.tag
             why = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
-            raise YAMLSyntaxError(f"invalid YAML: cannot read {shown} as {node.tag.rsplit(':', 1)[-1]} ({why}); "
-                                  "quote it to keep it as text", node.start_mark.line + 1) from None
+            raise self._unreadable(node, f" ({why})") from None
+        except (KeyError, IndexError, AttributeError):  # `!!bool maybe`, `!!int ""`, `!!timestamp abc`
+            raise self._unreadable(node, "") from None
+
+    @staticmethod
+    def _unreadable(node: yaml.Node, why: str) -> YAMLSyntaxError:
+        shown = repr(node.value)[:60] if isinstance(node, yaml.ScalarNode) else node.tag
+        return YAMLSyntaxError(f"invalid YAML: cannot read {shown} as {node.tag.rsplit(':', 1)[-1]}{why}; "
+                               "quote it to keep it as text", node.start_mark.line + 1)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
         seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
+        # `!!set [a]`, `!!map [a]`: a list tagged as a mapping; SafeLoader's own error names the line
+        for key_node, _ in node.value if isinstance(node, yaml.MappingNode) else ():
             if isinstance(key_node, yaml.ScalarNode):
                 key = (key_node.tag, key_node.value)
                 if key in seen:

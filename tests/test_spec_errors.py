@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -901,6 +902,32 @@ def test_a_huge_number_in_an_item_is_kept(tmp_path: Path) -> None:
     (tmp_path / "evalgate.yaml").write_text(f"version: 1\ndata: [{{input: {HUGE}, output: b}}]\n"
                                             "gates: [{type: includes, value: b}]\n")
     assert run_cli("run", "evalgate.yaml", cwd=tmp_path).code == 0
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("!!bool maybe", "cannot read 'maybe' as bool"),
+    ('!!int ""', "cannot read '' as int"),
+    ('!!float ""', "cannot read '' as float"),
+    ("!!timestamp soon", "cannot read 'soon' as timestamp"),
+    ("!!set [a, b]", "expected a mapping node, but found sequence"),
+    ("!!map [a]", "expected a mapping node, but found sequence"),
+])
+@pytest.mark.parametrize("where", ["evalgate.yaml", "items.yaml"])
+def test_a_tagged_value_yaml_cannot_read_is_a_spec_error_at_its_line(tmp_path: Path, value: str, said: str,
+                                                                      where: str) -> None:
+    """Each was an internal error (exit 3): KeyError, IndexError, AttributeError or TypeError from inside PyYAML."""
+    item = f"- input: hi\n  output: {{text: hello, latency_ms: {value}}}\n"
+    if where == "items.yaml":
+        (tmp_path / "items.yaml").write_text("# one item\n" + item)
+        data = "data: items.yaml\n"
+    else:
+        data = "data:\n" + textwrap.indent(item, "  ")
+    (tmp_path / "evalgate.yaml").write_text(f"version: 1\n{data}gates: [{{type: no_tool_errors}}]\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    line = 3 if where == "items.yaml" else 4
+    assert f"{where}:{line}: invalid YAML: {said}" in result.stderr
+    assert "internal error" not in result.output and "Traceback" not in result.output
 
 
 @pytest.mark.parametrize(("serve", "message"), [
