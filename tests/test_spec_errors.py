@@ -718,6 +718,27 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["budget.max_usd: the target's model `gpt-4o` has no price in `target.prices`"],
         [],
     ),
+    "a rubric criterion that is no {description, required}": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                judge: {model: gpt-4o-mini, base_url: "http://127.0.0.1:9/v1", api_key_env: null}
+                scorers:
+                  - type: rubric
+                    criteria:
+                      - is polite
+                      - description: [is short]
+                      - {description: is kind, requird: false}
+                """
+        },
+        ["evalgate.yaml:10: scorers[0].criteria[1].description: Input should be a valid string",
+         "evalgate.yaml:11: scorers[0].criteria[2].requird: unknown key `requird`; did you mean `required`?"],
+        [],
+        ["validation error for", "input_value=", "errors.pydantic.dev"],
+    ),
     "spec is not a mapping": (
         {"evalgate.yaml": "- just\n- a list\n"},
         ["evalgate.yaml:1"],

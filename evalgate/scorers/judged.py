@@ -827,7 +827,7 @@ def parse_criteria(text: str) -> list[Criterion]:
 @scorer_type("rubric", judged=True)
 def rubric(
     criterion: Annotated[str, Field(min_length=1)] | None = None,
-    criteria: list[Annotated[str, Field(min_length=1)] | Criterion | dict[str, Any]] | None = None,
+    criteria: list[Annotated[str, Field(min_length=1)] | Criterion] | None = None,
     scale: Literal["binary", "graded"] = "binary",
     max_grade: Annotated[int, Field(ge=1, le=100)] = 5,
     conversation: bool = False,
