@@ -115,7 +115,7 @@ def problems_from_validation(
         kind = error["type"]
         if _is_type_error(kind) and any(p[: len(path)] == path for p in specific):
             continue  # another branch of a union explains the same value better
-        if _is_type_error(kind) and len(shapes.get(path, ())) > 1:
+        if _is_type_error(kind):  # a mapping, not pydantic's "valid dictionary or instance of BudgetSpec"
             error = {**error, "msg": "Input should be " + " or ".join(dict.fromkeys(shapes[path]))}
         if kind == "missing" and (path[:-1], str(loc[-1])) in typo_fixes:
             continue  # the unknown key's "did you mean" already says it
@@ -163,7 +163,11 @@ def _is_type_error(kind: str) -> bool:
 def _shape(message: str) -> str:
     """'a valid number' from pydantic's 'Input should be a valid number'; models read as mappings."""
     shape = message.removeprefix("Input should be ")
-    return "a mapping" if shape.startswith("a valid dictionary or instance of") else shape
+    return "a mapping" if shape.startswith(_MODEL_SHAPES) else shape
+
+
+# pydantic's words for a model's input: "... or instance of BudgetSpec", "... or object to extract fields from"
+_MODEL_SHAPES = ("a valid dictionary or instance of", "a valid dictionary or object")
 
 
 def _typo_fixes(

@@ -739,6 +739,43 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         [],
         ["validation error for", "input_value=", "errors.pydantic.dev"],
     ),
+    "a section that is no mapping": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                target: recorded
+                budget: 5
+                compare: {entries: {includes:a: 0.1}}
+                scorers:
+                  - type: includes
+                    value: a
+                """
+        },
+        ["evalgate.yaml:5: target: Input should be a mapping (got 'recorded')",
+         "evalgate.yaml:6: budget: Input should be a mapping (got 5)",
+         "evalgate.yaml:7: compare.entries.includes:a: Input should be a mapping (got 0.1)"],
+        [],
+        ["instance of", "object to extract fields", "BudgetSpec", "CompareEntrySpec"],
+    ),
+    "a turn that is no mapping": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - turns:
+                      - hi
+                scorers:
+                  - type: includes
+                    value: a
+                """
+        },
+        ["evalgate.yaml:4: data[0].turns[0]: Input should be a mapping (got 'hi')"],
+        [],
+        ["instance of", "Turn"],
+    ),
     "spec is not a mapping": (
         {"evalgate.yaml": "- just\n- a list\n"},
         ["evalgate.yaml:1"],
