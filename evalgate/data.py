@@ -401,9 +401,25 @@ def _read_csv(path: Path) -> Iterator[Located]:
                 else:
                     metadata[key] = value
             if metadata:
-                item.setdefault("metadata", {}).update(metadata)
+                item["metadata"] = _csv_metadata(item.get("metadata"), metadata, line)
             yield item, _line_positions(line), ()
             line = reader.line_num + 1
+
+
+def _csv_metadata(given: Any, columns: dict[str, Any], line: int) -> dict[str, Any]:
+    """The `metadata` column's object with the other columns added: neither may silently drop the other."""
+    if given is None:
+        return columns
+    names = ", ".join(f"`{name}`" for name in columns)
+    if not isinstance(given, dict):
+        shown = json.dumps(given, ensure_ascii=False)
+        raise DataError(f"column `metadata` holds {shown[:60]}{'...' if len(shown) > 60 else ''}, but the other "
+                        f"columns ({names}) go into the metadata: make it a JSON object or leave it empty", line)
+    clash = [name for name in columns if name in given]
+    if clash:
+        raise DataError(f"column `{clash[0]}` and the key `{clash[0]}` of column `metadata` both set metadata's "
+                        f"`{clash[0]}`: the column would silently replace the key; rename one", line)
+    return {**given, **columns}
 
 
 def _bounded_lines(handle: Any) -> Iterator[str]:

@@ -164,6 +164,33 @@ def test_csv_extra_columns_become_metadata_and_context_may_be_plain(tmp_path: Pa
     assert cases[1].item.metadata is None
 
 
+def test_csv_extra_columns_join_a_metadata_column_holding_an_object(tmp_path: Path) -> None:
+    (tmp_path / "items.csv").write_text(
+        'input,output,metadata,difficulty\nHi,Hello,"{""topic"": ""greeting""}",easy\nYo,Hey,null,hard\n'
+    )
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.csv\ngates: [{type: includes, value: he}]\n")
+    cases = list(load_spec(tmp_path / "evalgate.yaml").iter_cases())
+    assert cases[0].item.metadata == {"topic": "greeting", "difficulty": "easy"}
+    assert cases[1].item.metadata == {"difficulty": "hard"}
+
+
+@pytest.mark.parametrize(("metadata", "said"), [
+    ('"[1]"', "column `metadata` holds [1], but the other columns (`difficulty`) go into the metadata"),
+    ('"""easy"""', 'column `metadata` holds "easy", but the other columns (`difficulty`) go into the metadata'),
+    ('"{""difficulty"": ""hard""}"', "column `difficulty` and the key `difficulty` of column `metadata` both set"),
+])
+def test_csv_extra_columns_beside_a_metadata_column_they_cannot_join_are_a_data_error(tmp_path: Path, metadata: str,
+                                                                                       said: str) -> None:
+    """A list or text was an internal error (exit 3: AttributeError: 'list' object has no attribute 'update');
+    a key of both was silently replaced by the column."""
+    (tmp_path / "items.csv").write_text(f"input,output,metadata,difficulty\nHi,Hello,,easy\nYo,Hey,{metadata},easy\n")
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: items.csv\ngates: [{type: includes, value: he}]\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert f"items.csv:3: {said}" in result.stderr
+    assert "internal error" not in result.output
+
+
 def test_recorded_inputs_and_turns_become_one_run_per_turn(tmp_path: Path) -> None:
     (tmp_path / "evalgate.yaml").write_text(
         "version: 1\n"
