@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -338,6 +339,30 @@ def test_json_schema_pattern_that_backtracks_errors_the_item_instead_of_hanging(
 def test_json_schema_pattern_javascript_refuses_is_a_spec_error(schema: dict) -> None:
     with pytest.raises(ValueError, match="JSON Schema /"):
         checks.json_schema(schema=schema)
+
+
+@pytest.mark.parametrize(("schema", "where"), [
+    ({"$ref": "#/$defs/answer"}, "/$ref: '#/$defs/answer'"),
+    ({"$defs": {"answer": {}}, "properties": {"a": {"items": {"$ref": "#/$defs/anwser"}}}},
+     "/properties/a/items/$ref: '#/$defs/anwser'"),
+    ({"$defs": {"a": {"$anchor": "answer"}}, "$ref": "#anwser"}, "/$ref: '#anwser'"),
+])
+def test_json_schema_ref_to_nowhere_in_it_is_a_spec_error(schema: dict, where: str) -> None:
+    """It errored every item (PointerToNowhere) at run time: an outage, exit 4, for a typo in the spec."""
+    with pytest.raises(ValueError, match=re.escape(f"JSON Schema {where} points at nothing in the schema")):
+        checks.json_schema(schema=schema)
+
+
+@pytest.mark.parametrize("schema", [
+    {"$defs": {"a": {"type": "object"}}, "$ref": "#/$defs/a"},
+    {"$schema": "http://json-schema.org/draft-04/schema#", "definitions": {"a": {}}, "$ref": "#/definitions/a"},
+    {"$defs": {"a": {"$anchor": "answer", "type": "object"}}, "properties": {"x": {"$ref": "#answer"}}},
+    {"properties": {"a/b c": {"type": "object"}}, "$ref": "#/properties/a~1b%20c"},
+    {"properties": {"x": {"$id": "http://example.com/x", "$defs": {"y": {}}, "$ref": "#/$defs/y"}}},
+    {"not": {"enum": [{"$ref": "#/nowhere"}]}},  # data, not a schema
+])
+def test_json_schema_refs_into_it_are_followed(schema: dict) -> None:
+    assert score(checks.json_schema(schema=schema), text("{}")) == 1.0
 
 
 def test_json_schema_nested_too_deeply_is_a_spec_error_not_a_bug() -> None:

@@ -362,6 +362,45 @@ def _schema_patterns(schema: Any, where: str = "") -> list[tuple[str, str]]:
     return found
 
 
+def _local_refs(schema: Any, where: str = "") -> list[tuple[str, str]]:
+    """Every `$ref` into the schema itself (`#/$defs/x`, `#anchor`), with its JSON pointer; a subschema
+    with its own `$id` (`id` before draft 6) is another document, whose refs are left to it."""
+    found: list[tuple[str, str]] = []
+    if isinstance(schema, dict):
+        if where and any(isinstance(schema.get(key), str) for key in ("$id", "id")):
+            return found
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            found.append((f"{where}/$ref", ref))
+        for key, value in schema.items():
+            if key not in _NOT_SCHEMAS:
+                found += _local_refs(value, f"{where}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            found += _local_refs(value, f"{where}/{index}")
+    return found
+
+
+def _unresolved_ref(validator_class: Any, schema: Any) -> str | None:
+    """The first `$ref` into the schema that points at nothing in it: it failed every item's run instead."""
+    import jsonschema_specifications
+    import referencing.jsonschema
+    from referencing.exceptions import Unresolvable
+
+    refs = _local_refs(schema)
+    if not refs:
+        return None
+    dialect = referencing.jsonschema.specification_with(validator_class.META_SCHEMA.get("$schema", ""),
+                                                         default=referencing.jsonschema.DRAFT202012)
+    resolver = jsonschema_specifications.REGISTRY.resolver_with_root(dialect.create_resource(schema))
+    for where, ref in refs:
+        try:
+            resolver.lookup(ref)
+        except Unresolvable:
+            return f"JSON Schema {where}: {ref!r} points at nothing in the schema; fix it or add what it names"
+    return None
+
+
 MAX_SCHEMA_BYTES = 16 * 2**20  # a schema is a page or two; past this it is some other file
 
 
@@ -396,6 +435,9 @@ def _schema_validator(jsonschema: Any, schema: dict[str, Any] | None, schema_fil
         validator_class.check_schema(schema, format_checker=formats)
     except jsonschema.SchemaError as exc:
         raise ValueError(f"invalid JSON Schema: {exc.message}") from None
+    unresolved = _unresolved_ref(validator_class, schema)
+    if unresolved is not None:
+        raise ValueError(unresolved)
     _use_schema_dialect()
     return validator_class(schema)
 
