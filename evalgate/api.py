@@ -375,16 +375,24 @@ def network_retries(loaded: LoadedSpec) -> Callable[[], int]:
     return lambda: global_stats()["retries"]
 
 
+def real_path(path: Path) -> Path:
+    """The path with its symlinks followed; as it is (made absolute) where they loop, as reading it will say."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # a symlink loop: RuntimeError before Python 3.13, OSError after
+        return path.absolute()
+
+
 def refuse_clobber(loaded: LoadedSpec, path: Path, flag: str) -> None:
     """A SpecError when writing `path` (or the journal beside it) would overwrite the spec or its data."""
     from evalgate.results import journal_path
 
-    mine = {loaded.path.resolve(): "the spec file"}
+    mine = {real_path(loaded.path): "the spec file"}
     if isinstance(loaded.spec.data, str):
-        mine[(loaded.base_dir / loaded.spec.data).resolve()] = "the data file"
+        mine[real_path(loaded.base_dir / loaded.spec.data)] = "the data file"
     written = [path, journal_path(path), path.with_name(path.name + ".tmp")] if flag == "--output" else [path]
     for candidate in written:
-        what = mine.get(candidate.resolve())
+        what = mine.get(real_path(candidate))
         if what is not None:
             raise SpecError([Problem(loaded.file, None, f"{flag} {path} would overwrite {what} "
                                      f"({candidate}); write the results somewhere else")])

@@ -149,7 +149,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         shard: str | None = None, max_cost: float | None = None) -> None:
     """Run SPEC (default evalgate.yaml) and print the verdict."""
     from evalgate import isolation
-    from evalgate.api import BaselineError, network_retries, run_spec
+    from evalgate.api import BaselineError, network_retries, real_path, run_spec
     from evalgate.report.terminal import FailingIds, Progress, render_table
     from evalgate.shards import parse_shard
 
@@ -172,7 +172,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     if resume and output is None:
         click.echo("error: --resume needs --output PATH (the run to resume)", err=True)
         sys.exit(2)
-    if junit is not None and output is not None and junit.resolve() == output.resolve():
+    if junit is not None and output is not None and real_path(junit) == real_path(output):
         click.echo("error: --junit and --output are the same file; give each its own path", err=True)
         sys.exit(2)
 

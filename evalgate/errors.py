@@ -69,7 +69,7 @@ def not_utf8_line(exc: UnicodeDecodeError) -> int:
 def display_path(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
+    except (ValueError, RuntimeError, OSError):  # outside the cwd; a symlink loop (RuntimeError before 3.13)
         return str(path)
 
 

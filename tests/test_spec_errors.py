@@ -988,6 +988,26 @@ def test_a_tagged_value_yaml_cannot_read_is_a_spec_error_at_its_line(tmp_path: P
     assert "internal error" not in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+@pytest.mark.parametrize(("args", "said"), [
+    (["validate", "evalgate.yaml"], "evalgate.yaml:2: data: cannot read the data file `loop.jsonl`"),
+    (["run", "evalgate.yaml", "-o", "out.json"], "evalgate.yaml:2: data: cannot read the data file `loop.jsonl`"),
+    (["run", "ok.yaml", "-o", "loop.json"], "loop.json"),
+    (["run", "ok.yaml", "-o", "out.json", "--junit", "loop.json"], "cannot write the JUnit XML"),
+])
+def test_a_symlink_loop_is_a_usage_error_naming_it(tmp_path: Path, args: list[str], said: str) -> None:
+    """Each was an internal error (exit 3): RuntimeError: Symlink loop, resolving the path to show or compare it."""
+    for name in ("loop", "loop.jsonl", "loop.json"):
+        (tmp_path / name).symlink_to(tmp_path / f"{name}.back")
+        (tmp_path / f"{name}.back").symlink_to(tmp_path / name)
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: loop.jsonl\ngates: [{type: includes, value: a}]\n")
+    (tmp_path / "ok.yaml").write_text("version: 1\ndata: [{input: a, output: a}]\ngates: [{type: no_tool_errors}]\n")
+    result = run_cli(*args, cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert said in result.stderr and "Too many levels of symbolic links" in result.stderr, result.stderr
+    assert "internal error" not in result.output
+
+
 @pytest.mark.parametrize(("serve", "message"), [
     ('""', "the command is empty"),  # every judged item errored: IndexError: list index out of range
     ("[]", "the command is empty"),
