@@ -111,16 +111,16 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     unusable = _unusable_values(raw, positions, file)
     if unusable:
         raise SpecError(unusable[:20])
+    # Before pydantic, which names such a key by its value (`[1]`) at the mapping's first line, or takes it
+    # where any value goes (a JSON Schema, a tool's args): no JSON key, so it matched nothing, silently
+    keys = _key_problems(raw, positions, file)
+    if keys:
+        raise SpecError(keys[:20])
     problems: list[Problem] = []
     spec = None
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
-        if any(error["type"] == "invalid_key" for error in exc.errors()):
-            # pydantic names such a key by its value (`[1]`) at the mapping's first line: say which, and where
-            keys = _key_problems(raw, positions, file)
-            if keys:
-                raise SpecError(keys[:20]) from None
         problems += problems_from_validation(
             exc, file=file, positions=positions, model=Spec, raw=raw, type_names=list(TARGET_TYPES)
         )

@@ -273,6 +273,31 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
          "the key `yes` is read as true, not as a name; quote it: 'yes':"],
         ["[1]", "Keys should be strings"],
     ),
+    "a key YAML reads as no name, where any value goes": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: [{input: a, output: '{"no": "x"}', metadata: {1: kept}}]
+                gates:
+                  - type: json_schema
+                    schema:
+                      type: object
+                      properties:
+                        no: {type: number}
+                  - type: tool_args
+                    tool: t
+                    args: {on: 1}
+                  - type: includes
+                    value: a
+                    2: b
+                """,
+        },
+        ["evalgate.yaml:8", "evalgate.yaml:11", "evalgate.yaml:14"],
+        ["gates[0].schema.properties: the key `no` is read as false, not as a name; quote it: 'no':",
+         "gates[1].args: the key `on` is read as true, not as a name; quote it: 'on':",
+         "gates[2]: the key `2` is read as 2, not as a name; quote it: '2':"],
+        ["gates[2][2]", "Keys should be strings", "metadata"],
+    ),
     "true and 1.0 where a whole number belongs": (
         {
             "evalgate.yaml": """\
