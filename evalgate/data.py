@@ -68,7 +68,10 @@ def read_file(path: Path) -> Iterator[Located]:
     readers = {".jsonl": _read_jsonl, ".json": _read_json, ".yaml": _read_yaml, ".yml": _read_yaml, ".csv": _read_csv}
     reader = readers.get(suffix)
     if reader is None:
-        raise DataError(f"unknown data file type `{suffix}`; use .jsonl, .json, .yaml, .yml or .csv", in_spec=True)
+        # `data: ""` or `.` names the spec's folder, `data: questions` a file of no type: say which
+        unusable = not_a_file(path, what=f"data file `{display_path(path)}`")
+        what = f"unknown data file type `{suffix}`" if suffix else f"the data file `{display_path(path)}` has no type"
+        raise DataError(unusable or f"{what}; use .jsonl, .json, .yaml, .yml or .csv", in_spec=True)
     limit = {".json": MAX_JSON_BYTES, ".yaml": MAX_YAML_CHARS, ".yml": MAX_YAML_CHARS}.get(suffix)
     unusable = not_a_file(path, limit=limit, what=f"data file `{display_path(path)}`")
     if unusable is not None:

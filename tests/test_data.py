@@ -463,3 +463,19 @@ def test_a_big_json_data_files_problems_name_their_items_line(tmp_path: Path, wr
     assert result.stderr.startswith(f"error: items.json:{start}: [{bad}].id: Input should be a valid string"), \
         result.stderr
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    ('""', "the data file `.` is a directory, not a regular file; point at a file"),
+    ('"."', "the data file `.` is a directory, not a regular file; point at a file"),
+    ('"cases"', "the data file `cases` is a directory, not a regular file; point at a file"),
+    ('"questions"', "the data file `questions` has no type; use .jsonl, .json, .yaml, .yml or .csv"),
+    ('"questions.txt"', "unknown data file type `.txt`; use .jsonl, .json, .yaml, .yml or .csv"),
+], ids=["empty", "dot", "folder", "no-suffix", "other-suffix"])
+def test_a_data_path_of_no_data_file_type_says_what_it_names(tmp_path: Path, data: str, said: str) -> None:
+    # All of these said "unknown data file type ``", naming nothing (the first three name a folder).
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "evalgate.yaml").write_text(f"version: 1\ndata: {data}\ngates:\n  - type: includes\n    value: x\n")
+    result = run_cli("validate", "evalgate.yaml", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert result.stderr.startswith(f"error: evalgate.yaml:2: data: {said}\n"), result.stderr
