@@ -256,8 +256,18 @@ def _texts(value: Any) -> bool:
 
 
 def _scores(value: Any) -> bool:
-    return value is None or (isinstance(value, dict) and all(
-        v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in value.values()))
+    return value is None or (isinstance(value, dict) and all(v is None or _holds_number(v) for v in value.values()))
+
+
+def _holds_number(value: Any) -> bool:
+    """A number a run writes: a float, or an integer a float holds (a 400-digit one overflows every sum)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def _readable(record: Any) -> bool:
@@ -271,7 +281,7 @@ def _readable(record: Any) -> bool:
         and _scores(record.get("gates")) and _scores(record.get("scores"))
         and all(_texts(record.get(k)) for k in ("reasons", "not_scorable", "scorer_errors", "turn_params_hash"))
         and _reasons_by_kind(record.get("reasons_by_kind"))
-        and (record.get("duration_ms") is None or isinstance(record["duration_ms"], int | float))
+        and (record.get("duration_ms") is None or _holds_number(record["duration_ms"]))
         and (cost is None or _scores(cost))
         and (record.get("trials") is None or isinstance(record["trials"], list))
         and (turns is None or (isinstance(turns, list) and all(

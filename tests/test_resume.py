@@ -283,7 +283,11 @@ def test_a_journaled_item_whose_data_changed_under_its_id_is_run_again(tmp_path:
 @pytest.mark.parametrize("edit", [{"error": 5}, {"gates": {"excludes:rain": "yes"}}, {"reasons": "x"},
                                   {"duration_ms": "x"}, {"not_scorable": {"maybe": 1}}, {"judge_cost_usd": "x"},
                                   {"scorer_errors": "x"}, {"turns": [7]}, {"reasons_by_kind": {"gates": "x"}},
-                                  {"reasons_by_kind": {"checks": {"maybe": "x"}}}])
+                                  {"reasons_by_kind": {"checks": {"maybe": "x"}}},
+                                  # integers past the largest float: every sum they reach overflows (was exit 3)
+                                  {"gates": {"excludes:rain": 10**400}}, {"duration_ms": 10**400},
+                                  {"judge_cost_usd": {"excludes:rain": -(10**400)}}],
+                         ids=lambda edit: json.dumps(edit)[:40])
 def test_a_journal_record_edited_into_other_types_is_run_again_not_a_crash(tmp_path: Path, edit: dict) -> None:
     spec = recorded_spec(tmp_path)
     out = tmp_path / "out.json"
