@@ -143,6 +143,9 @@ def problems_from_validation(
                 shown = repr(error["input"])
                 if len(shown) <= 60:
                     message += f" (got {shown})"
+                written = _yaml_number(error["input"]) if "number" in error["msg"] else None
+                if written is not None:
+                    message += f"; YAML reads `{error['input']}` as text: write `{written}`"
             line = positions.line((*prefix, *path))
         signature = (line, message)
         if signature in seen:
@@ -153,6 +156,22 @@ def problems_from_validation(
 
 
 _KEY_ERRORS = ("missing", "extra_forbidden")
+_EXPONENT_NUMBER = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+"
+
+
+def _yaml_number(value: Any) -> str | None:
+    """`5e-1` as YAML reads it as a number (`5.0e-1`): YAML 1.1 wants a dot and a signed exponent, and
+    reads `5e-1` or `1.0E3` as text, which no number field takes. None for anything else."""
+    import re  # only when a spec has a problem: not on every command's start
+
+    if not isinstance(value, str) or not re.fullmatch(_EXPONENT_NUMBER, value):
+        return None
+    mantissa, _, exponent = value.lower().partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    if exponent[0] not in "+-":
+        exponent = "+" + exponent
+    return f"{mantissa}e{exponent}"
 
 
 def _is_type_error(kind: str) -> bool:

@@ -35,6 +35,27 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["unknown key `toool`", "did you mean `tool`?"],
         [],
     ),
+    "a number in exponent form that YAML reads as text says how to write it": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                    output: hello
+                scorers:
+                  - type: includes
+                    value: hello
+                    threshold: 5e-1
+                  - type: includes
+                    id: capped
+                    value: bye
+                    threshold: {max: 2E-1}
+                """
+        },
+        ["evalgate.yaml:8", "evalgate.yaml:12"],
+        ["YAML reads `5e-1` as text: write `5.0e-1`", "YAML reads `2E-1` as text: write `2.0e-1`"],
+        [],
+    ),
     "typo'd top-level key": (
         {
             "evalgate.yaml": """\
