@@ -113,8 +113,11 @@ def problems_from_validation(
     for error, path in zip(errors, paths, strict=True):
         loc = tuple(error["loc"])
         kind = error["type"]
-        if _is_type_error(kind) and any(p[: len(path)] == path for p in specific):
-            continue  # another branch of a union explains the same value better
+        if _is_type_error(kind) and any(p[: len(path)] == path and (len(p) > len(path) or p in specific)
+                                        for p in paths):
+            # another branch of a union explains the same value better: one that took its shape (a mapping for
+            # `threshold: {max: x}`) and says what is wrong inside, or says more than "a valid ..."
+            continue
         if _is_type_error(kind):  # a mapping, not pydantic's "valid dictionary or instance of BudgetSpec"
             error = {**error, "msg": "Input should be " + " or ".join(dict.fromkeys(shapes[path]))}
         if kind == "missing" and (path[:-1], str(loc[-1])) in typo_fixes:

@@ -54,7 +54,8 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         },
         ["evalgate.yaml:8", "evalgate.yaml:12"],
         ["YAML reads `5e-1` as text: write `5.0e-1`", "YAML reads `2E-1` as text: write `2.0e-1`"],
-        [],
+        # the mapping is the right shape, its `max` is wrong: not "threshold: should be a number" beside it
+        ["scorers[1].threshold: Input should be"],
     ),
     "typo'd top-level key": (
         {
