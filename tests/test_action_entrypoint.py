@@ -191,6 +191,23 @@ def test_a_dead_agent_is_told_apart_from_a_regression(action: scenarios.Action, 
     assert action.run({"fail-on": "never"}).code == 0
 
 
+def test_a_comment_key_holding_a_header_value_keeps_one_comment(tmp_path: Path, github: FakeGitHub) -> None:
+    """`${STAGE}` in a header makes its value a secret, and `comment-key: ${{ matrix.stage }}` holds it: the
+    marker posted was masked by the body's redaction, so no run found it again and each posted one more."""
+    folder = tmp_path / "ws"
+    dead_agent_project(folder)
+    spec = (folder / "evalgate.yaml").read_text()
+    (folder / "evalgate.yaml").write_text(spec.replace("  retries:", "  headers: {X-Stage: '${STAGE}'}\n  retries:"))
+    action = scenarios.Action(lambda files, env: launch_subprocess(files, lambda **p: {**env(**p), "STAGE": "staging"},
+                                                                   github.url), tmp_path, github)
+    for _ in range(2):
+        run = action.run({"comment-key": "weather-staging"})
+        assert run.code == 4, run.log
+    [comment] = github.comments_on(scenarios.REPO, scenarios.PR)
+    assert comment["body"].startswith("<!-- evalgate:weather -->\n") and "staging" not in comment["body"]
+    assert run.outputs["comment-url"] == comment["html_url"]
+
+
 def test_an_app_token_updates_its_one_comment(action: scenarios.Action, github: FakeGitHub) -> None:
     """An installation token cannot call GET /user: GraphQL viewer names it, so no duplicate."""
     github.add_token("ghs_app_installation", "evalgate-ci[bot]", integration=True)

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
 from evalgate.net import Exchange, HttpClient, HttpError, parse_retry_after
+from evalgate.redaction import redact
 from evalgate.textsafe import visible
 
 PER_PAGE = 100
@@ -83,7 +84,16 @@ def comment_key(key: str) -> str:
 
 
 def marker(key: str) -> str:
-    return f"<!-- evalgate:{comment_key(key)} -->"
+    """The hidden first line that finds the comment again. A secret in the key (a spec named after a
+    `${VAR}` value) is masked first: the body's redaction would otherwise rewrite the marker posted,
+    no later run would find it, and every run would post one more comment."""
+    safe = comment_key(redact(key))
+    for _ in range(3):  # `a b` becomes `a-b`: the safe key may spell a secret the key did not
+        masked = redact(safe)
+        if masked == safe:
+            break
+        safe = comment_key(masked)
+    return f"<!-- evalgate:{safe} -->"
 
 
 def marker_in(body: str) -> str | None:
