@@ -87,6 +87,19 @@ def test_a_bot_named_without_its_suffix_is_still_recognised(github: FakeGitHub) 
     assert gh.find(REPO, 1, Identity("evalgate-ci", bot=False), "k") is None
 
 
+def test_a_user_named_like_the_apps_bot_is_someone_else(github: FakeGitHub) -> None:
+    """GraphQL names the App's Bot `evalgate-ci`; the User `evalgate-ci` (the App's owner) is another account:
+    its older comment with the marker was taken for ours and overwritten with the report."""
+    from evalgate.github.comments import Identity
+
+    github.add_token("ghs_app", "evalgate-ci[bot]", integration=True)
+    github.add_comment(REPO, 1, "evalgate-ci", marker("k") + "\nthe owner's own words")
+    ours = github.add_comment(REPO, 1, "evalgate-ci[bot]", marker("k") + "\nold")
+    gh = client(github, "ghs_app")
+    assert gh.find_all(REPO, 1, Identity("evalgate-ci", bot=True), "k") == [github.public(ours)]
+    assert gh.find(REPO, 1, Identity("evalgate-ci[bot]", bot=True), "k") == github.public(ours)
+
+
 def test_no_identity_is_ever_guessed_from_a_refused_get_user(github: FakeGitHub) -> None:
     """A token that can ask neither GraphQL nor GET /user: no comment rather than a duplicate."""
     github.add_token("ghs_blind", "evalgate-ci[bot]", integration=True, graphql=False)

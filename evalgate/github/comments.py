@@ -167,14 +167,15 @@ def link_targets(header: str) -> list[tuple[str, str]]:
     return out
 
 
-def same_account(author: str | None, login: str, *, bot: bool) -> bool:
-    """A comment's REST `user.login` against the token's login. REST names an App's account
-    `slug[bot]`; GraphQL may name the same Bot without the suffix, never a User with one."""
+def same_account(author: str | None, who: Identity, author_type: object) -> bool:
+    """A comment's REST `user.login` and `user.type` against the token's identity. REST names an App's
+    account `slug[bot]`; GraphQL may name the same Bot `slug`, and then an author `slug` is a User of that
+    login (the App's owner, say): someone else, whose comments are never taken for ours."""
     if not author:
         return False
-    if author == login:
-        return True
-    return bot and not login.endswith("[bot]") and author == f"{login}[bot]"
+    if who.bot and not who.login.endswith("[bot]"):
+        return author == f"{who.login}[bot]" and author_type == "Bot"
+    return author == who.login
 
 
 def graphql_url(api_url: str) -> str:
@@ -410,7 +411,7 @@ class GitHub:
         for comment in self.comments(repo, number):
             user = comment.get("user") or {}
             body = comment.get("body") or ""
-            if (same_account(user.get("login"), who.login, bot=who.bot and user.get("type") == "Bot")
+            if (same_account(user.get("login"), who, user.get("type"))
                     and wanted in body and any(line.strip() == wanted for line in body.splitlines())):
                 found.append(comment)
         return found
