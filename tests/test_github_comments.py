@@ -162,6 +162,17 @@ def test_finds_its_own_comment_on_a_later_page_and_ignores_look_alikes(github: F
     assert next(r.query.get("per_page") for r in github.requests("GET") if r.path.endswith("/comments")) == ["100"]
 
 
+def test_a_listing_entry_of_another_shape_is_skipped_not_a_crash(github: FakeGitHub) -> None:
+    """One entry whose `user` or `body` is not what GitHub sends cost the whole comment (AttributeError)."""
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    for user, body in (("mallory", marker("k")), (["x"], "hi"), ({"login": BOT, "type": "Bot"}, 5)):
+        github.add_comment(REPO, 1, "reviewer", "")["user"] = user
+        github.comments_on(REPO, 1)[-1]["body"] = body
+    done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert (done.action, done.id) == ("updated", ours["id"])
+    assert github.comments_on(REPO, 1)[0]["body"] == marker("k") + "\nnew"
+
+
 def test_creates_when_absent_then_updates(github: FakeGitHub) -> None:
     gh = client(github, "pat")
     assert gh.upsert(REPO, 1, marker("x") + "\none", "x").action == "created"

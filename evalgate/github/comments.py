@@ -409,8 +409,9 @@ class GitHub:
         wanted = marker(key)
         found = []
         for comment in self.comments(repo, number):
-            user = comment.get("user") or {}
-            body = comment.get("body") or ""
+            # a listing entry of another shape (a proxy's, an old GHES's) is no comment of ours, never a crash
+            user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
+            body = comment.get("body") if isinstance(comment.get("body"), str) else ""
             if (same_account(user.get("login"), who, user.get("type"))
                     and wanted in body and any(line.strip() == wanted for line in body.splitlines())):
                 found.append(comment)
