@@ -208,6 +208,18 @@ def test_a_comment_key_holding_a_header_value_keeps_one_comment(tmp_path: Path, 
     assert run.outputs["comment-url"] == comment["html_url"]
 
 
+def test_a_spec_name_longer_than_a_comment_keeps_one_comment(action: scenarios.Action, github: FakeGitHub) -> None:
+    """The marker held the whole name: the report cut to fit a comment lost its marker line with the
+    name, no run found the comment again, and every run posted another."""
+    scenarios.write_project(action.root / "ws", "passed", name="evals " * 14_000)
+    for _ in range(2):
+        run = action.run()
+        assert run.code == 0, run.log[-2000:]
+    [comment] = github.comments_on(scenarios.REPO, scenarios.PR)
+    assert comment["body"].startswith("<!-- evalgate:evals-evals-") and len(comment["body"].encode()) <= 65_536
+    assert run.outputs["comment-url"] == comment["html_url"]
+
+
 def test_an_app_token_updates_its_one_comment(action: scenarios.Action, github: FakeGitHub) -> None:
     """An installation token cannot call GET /user: GraphQL viewer names it, so no duplicate."""
     github.add_token("ghs_app_installation", "evalgate-ci[bot]", integration=True)

@@ -13,7 +13,15 @@ from fake_github import BOT, DROP, SPAMMED, FakeGitHub
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalgate.github.comments import CommentError, GitHub, comment_key, graphql_url, link_targets, marker
+from evalgate.github.comments import (
+    MAX_KEY_CHARS,
+    CommentError,
+    GitHub,
+    comment_key,
+    graphql_url,
+    link_targets,
+    marker,
+)
 from evalgate.net import Exchange, HttpClient, Redactor, RetryPolicy
 
 REPO = "octo/agent"
@@ -239,7 +247,7 @@ def test_keys_cannot_break_the_marker() -> None:
     assert marker("") == "<!-- evalgate:default -->"
 
 
-@given(st.text(alphabet=st.characters(max_codepoint=127)))
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=MAX_KEY_CHARS))
 def test_an_ascii_key_is_the_very_key_it_always_was(key: str) -> None:
     """Its comment, posted by an earlier version, is still found and updated: never a second one."""
     import re
@@ -247,6 +255,13 @@ def test_an_ascii_key_is_the_very_key_it_always_was(key: str) -> None:
     before = re.sub(r"-{2,}", "-", re.sub(r"[^A-Za-z0-9._-]+", "-", key)).strip("-") or "default"
     assert comment_key(key) == before
     assert comment_key(before) == before  # a body file's marker keeps its key
+
+
+def test_a_key_too_long_for_a_comment_gets_a_short_marker() -> None:
+    name = "evals " * 14_000
+    keys = {comment_key(name), comment_key(name + "x"), comment_key("évals " * 14_000)}
+    assert len(keys) == 3 and all(len(k) <= MAX_KEY_CHARS and comment_key(k) == k for k in keys)
+    assert comment_key(name).startswith("evals-evals-") and comment_key("a" * MAX_KEY_CHARS) == "a" * MAX_KEY_CHARS
 
 
 def test_names_that_differ_only_beyond_ascii_keep_their_own_comment(github: FakeGitHub) -> None:

@@ -39,6 +39,7 @@ REDIRECTS = {301, 302, 303, 307, 308}
 PLAIN_URL = re.compile(r"[!-\[\]-~]{1,2000}")
 SHOWN_ORIGIN = 100
 KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+MAX_KEY_CHARS = 200  # a marker's key: longer ones keep their start and a hash
 VIEWER_QUERY = "query { viewer { login __typename } }"
 _REL = re.compile(r'\s*;\s*rel="?([^";,]+)"?')  # what follows a Link target's `<...>`
 
@@ -73,14 +74,20 @@ def comment_key(key: str) -> str:
     """A key safe inside an HTML comment: `-->` or spaces could end or confuse the marker.
 
     An ASCII key keeps the key it always had, so its comment is still found. Other characters would
-    all become `-`, and `évals` and `øvals` share `vals`: such a key also gets a hash of the whole key."""
+    all become `-`, and `évals` and `øvals` share `vals`: such a key also gets a hash of the whole key,
+    as does a key longer than MAX_KEY_CHARS, cut to fit."""
     if not key.isascii():  # NFC: a name typed with a composed or a decomposed `é` is one key
         key = unicodedata.normalize("NFC", key)
     safe = re.sub(r"-{2,}", "-", KEY_CHARS.sub("-", key)).strip("-")  # no `--` in a comment
-    if key.isascii():
-        return safe or "default"
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"{safe}-{digest}" if safe else digest
+    if not key.isascii():
+        safe = f"{safe}-{digest}" if safe else digest
+    safe = safe or "default"
+    if len(safe) > MAX_KEY_CHARS:
+        # a marker as long as the name crowded the report out of the comment, or was cut off with it
+        # (no run found the comment again): a long key keeps its start and a hash of the whole key
+        safe = f"{safe[: MAX_KEY_CHARS - len(digest) - 1].rstrip('-')}-{digest}"
+    return safe
 
 
 def marker(key: str) -> str:
