@@ -91,9 +91,9 @@ def comment_key(key: str) -> str:
 
 
 def marker(key: str) -> str:
-    """The hidden first line that finds the comment again. A secret in the key (a spec named after a
-    `${VAR}` value) is masked first: the body's redaction would otherwise rewrite the marker posted,
-    no later run would find it, and every run would post one more comment."""
+    """The hidden first line that finds the comment again. A secret in the key (`comment-key` holding a
+    header's `${VAR}` value) is masked first: the body's redaction would otherwise rewrite the marker
+    posted, no later run would find it, and every run would post one more comment."""
     safe = comment_key(redact(key))
     for _ in range(3):  # `a b` becomes `a-b`: the safe key may spell a secret the key did not
         masked = redact(safe)
