@@ -331,3 +331,18 @@ def test_junit_shows_a_failed_per_turn_gate_its_reason(tmp_path: Path) -> None:
     failure = case.find("failure")
     assert failure.attrib["message"] == "failed gates: turn 1: strict (0.000)"
     assert failure.text == "turn 1: strict: the turn said no"
+
+
+def test_junit_leaves_out_a_duration_no_clock_gives(tmp_path: Path) -> None:
+    items = [item(0, 1.0, 1.0, duration_ms=10**400), item(1, 1.0, 1.0, duration_ms=-5),
+             item(2, 1.0, 1.0, duration_ms=2)]
+    data = results(items).model_dump(mode="json")
+    data["summary"]["duration_s"] = float("inf")
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    junit = run_cli("report", path, "--format", "junit")
+    assert junit.code == 0, junit.stderr
+    root = ET.fromstring(junit.stdout.encode())
+    assert "time" not in root.attrib
+    times = {c.attrib["name"]: c.attrib.get("time") for c in root.iter("testcase")}
+    assert times["item-0"] is None and times["item-1"] is None and times["item-2"] == "0.002"

@@ -7,6 +7,7 @@ cannot carry; ElementTree escapes the rest.
 
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
@@ -60,8 +61,9 @@ def _entry_cases(results: Results, suite: ET.Element) -> None:
 
 def _item_case(item: ItemRecord, suite: ET.Element, duration_ms: Any) -> None:
     case = ET.SubElement(suite, "testcase", classname="evalgate.items", name=clean(item.id, 300))
-    if isinstance(duration_ms, int | float):
-        case.set("time", f"{duration_ms / 1000:.3f}")
+    seconds = _seconds(duration_ms, 1000)
+    if seconds is not None:
+        case.set("time", seconds)
     if item.error or item.scorer_errors:
         message = item.error or "; ".join(f"{k}: {v}" for k, v in item.scorer_errors.items())
         error = ET.SubElement(case, "error", message=clean(message, 500), type="errored")
@@ -90,6 +92,18 @@ def _item_case(item: ItemRecord, suite: ET.Element, duration_ms: Any) -> None:
         out.text = clean("\n".join(lines))
 
 
+def _seconds(value: Any, per_second: int = 1) -> str | None:
+    """A duration as JUnit's `time` (seconds, 3 decimals); None for one no clock gives (not a number, huge or
+    negative), which is left out rather than written as `nan` or a crash."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        seconds = value / per_second
+    except OverflowError:  # an integer past any float
+        return None
+    return f"{seconds:.3f}" if math.isfinite(seconds) and seconds >= 0 else None
+
+
 def _gate_reasons(given: dict[str, Any], by_kind: dict[str, Any] | None) -> dict[str, str]:
     """An item's (or a turn's) reasons, the gate's own for an id a scorer shares (`reasons` holds the
     scorer's there)."""
@@ -116,8 +130,8 @@ def render_junit(results: Results) -> str:
     root.set("tests", str(sum(t[0] for t in totals)))
     root.set("failures", str(sum(t[1] for t in totals)))
     root.set("errors", str(sum(t[2] for t in totals)))
-    duration = results.summary.duration_s
+    duration = _seconds(results.summary.duration_s)
     if duration is not None:
-        root.set("time", f"{duration:.3f}")
+        root.set("time", duration)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
