@@ -548,9 +548,10 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 
 def write_results_json(path: Path, raw: dict[str, Any]) -> None:
     """A results file rewritten whole (e.g. with a comparison added), atomically: never half a file.
-    Written as the run writes it: secrets redacted, a lone surrogate kept as its JSON escape."""
+    Written as the run writes it: secrets redacted, a lone surrogate kept as its JSON escape, NaN and
+    infinities (which a results file read back may hold) as null."""
     replaceable_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(_utf8(json.dumps(raw, ensure_ascii=False, allow_nan=False) + "\n"))
+    tmp.write_bytes(_utf8(json.dumps(_finite(raw), ensure_ascii=False, allow_nan=False) + "\n"))
     os.replace(tmp, path)

@@ -356,3 +356,23 @@ def test_compare_output_keeps_a_lone_surrogate_and_redacts_a_known_secret(tmp_pa
     items = json.loads(written)["items"]
     assert items[0]["input"] == "lone \ud800 here" and items[0]["output"]["text"].endswith("***")
     assert "comparison" in json.loads(written)
+
+
+def test_compare_output_writes_a_number_no_json_holds_as_null(tmp_path: Path) -> None:
+    """A results file read back may hold `Infinity` or `NaN` literals: `compare -o` writes strict JSON."""
+    (tmp_path / "runs.jsonl").write_text('{"id": "a", "input": "q", "output": {"text": "sunny"}}\n')
+    (tmp_path / "evalgate.yaml").write_text("version: 1\nname: s\ndata: runs.jsonl\ntarget: {type: recorded}\n"
+                                            "scorers:\n  - type: includes\n    value: sunny\n")
+    assert run_cli("run", "-o", "base.json", cwd=tmp_path).code == 0
+    head = json.loads((tmp_path / "base.json").read_text())
+    head["summary"]["duration_s"] = float("inf")
+    head["extra"] = [float("nan")]
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    result = run_cli("compare", "base.json", "head.json", "-o", "cmp.json", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+
+    def strict(literal: str) -> None:
+        raise ValueError(literal)
+
+    written = json.loads((tmp_path / "cmp.json").read_text(), parse_constant=strict)
+    assert written["summary"]["duration_s"] is None and written["extra"] == [None] and "comparison" in written
