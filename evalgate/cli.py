@@ -316,10 +316,13 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     try:
         if output is not None:
             replaceable_file(output)  # before any work: HEAD with the comparison is renamed over it
-        base_results, head_results = load_results(base), load_results(head)  # each checked to be a file first
+        reading = base
+        base_results = load_results(base)  # each checked to be a file first
+        reading = head
+        head_results = load_results(head)
         head_raw = json.loads(head.read_bytes())
     except (ValidationError, ValueError) as exc:
-        click.echo(f"error: not an evalgate results file: {str(exc).splitlines()[0][:200]}", err=True)
+        click.echo(f"error: {reading}: not an evalgate results file ({str(exc).splitlines()[0][:200]})", err=True)
         sys.exit(2)
     except OSError as exc:
         click.echo(f"error: {exc.strerror or exc}: {exc.filename or base}", err=True)

@@ -376,3 +376,16 @@ def test_compare_output_writes_a_number_no_json_holds_as_null(tmp_path: Path) ->
 
     written = json.loads((tmp_path / "cmp.json").read_text(), parse_constant=strict)
     assert written["summary"]["duration_s"] is None and written["extra"] == [None] and "comparison" in written
+
+
+def test_compare_names_the_file_that_is_no_results(tmp_path: Path) -> None:
+    (tmp_path / "runs.jsonl").write_text('{"id": "a", "input": "q", "output": {"text": "sunny"}}\n')
+    (tmp_path / "evalgate.yaml").write_text("version: 1\nname: s\ndata: runs.jsonl\ntarget: {type: recorded}\n"
+                                            "scorers:\n  - type: includes\n    value: sunny\n")
+    assert run_cli("run", "-o", "good.json", cwd=tmp_path).code == 0
+    (tmp_path / "junk.json").write_text('{"not": "results"}')
+    for args in (("junk.json", "good.json"), ("good.json", "junk.json")):
+        result = run_cli("compare", *args, cwd=tmp_path)
+        assert result.code == 2 and "Traceback" not in result.output
+        assert result.stderr.startswith("error: junk.json: not an evalgate results file"), result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
