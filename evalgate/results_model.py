@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from evalgate.errors import not_a_file
 from evalgate.results import SCHEMA_VERSION
@@ -51,6 +52,70 @@ class ItemRecord(BaseModel):
     data_hash: str | None = None
 
 
+class ComparedEntry(TypedDict, total=False):
+    """One entry of `comparison.entries` (evalgate.comparison.EntryComparison as written)."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    id: str
+    turn: int | None
+    kind: str
+    status: str
+    base_average: float | None
+    head_average: float | None
+    delta: float | None
+    ci95: tuple[float | None, float | None] | None
+    p_value: float | None
+    p_regression: float | None
+    method: str | None
+    pairs: int
+    max_drop: float | None
+    higher_is_better: bool
+    reason: str | None
+
+
+class FlippedItem(TypedDict, total=False):
+    """One item of `comparison.flipped`: an item that passed an entry in one run and failed it in the other."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    item: str
+    entry: str
+    turn: int | None
+    kind: str
+    base_score: float | None
+    head_score: float | None
+    direction: str
+
+
+class BaselineInfo(TypedDict, total=False):
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    name: str | None
+    verdict: str | None
+    created_at: str | None
+    git_sha: str | None
+    items: int | None
+
+
+class ComparisonRecord(TypedDict, total=False):
+    """`comparison`, added by `--baseline` or `compare -o`: read as a mapping, each of its fields typed."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    baseline: BaselineInfo
+    settings: dict[str, Any]
+    entries: list[ComparedEntry]
+    flipped: list[FlippedItem]
+    flipped_count: int
+    matched_items: int
+    new_items: int
+    missing_items: int
+    changed_items: int
+    regressions: int
+    warnings: list[str]
+
+
 class Results(BaseModel):
     """The results JSON, schema_version 1."""
 
@@ -66,6 +131,7 @@ class Results(BaseModel):
     score_stats: dict[str, ScoreStats] = Field(default_factory=dict)
     summary: Summary
     items: list[ItemRecord] = Field(default_factory=list)
+    comparison: ComparisonRecord | None = None  # with a baseline (docs/results.md)
 
     @property
     def outcome(self) -> Outcome:

@@ -346,3 +346,23 @@ def test_junit_leaves_out_a_duration_no_clock_gives(tmp_path: Path) -> None:
     assert "time" not in root.attrib
     times = {c.attrib["name"]: c.attrib.get("time") for c in root.iter("testcase")}
     assert times["item-0"] is None and times["item-1"] is None and times["item-2"] == "0.002"
+
+
+def test_a_comparison_of_fields_no_run_writes_is_no_results_not_a_crash(tmp_path: Path) -> None:
+    entry = {"id": "called_tool:t", "turn": None, "kind": "gate", "status": "regressed", "base_average": 1.0,
+             "head_average": 0.5, "delta": -0.5, "ci95": [None, None], "p_value": 0.01}
+    flip = {"item": "item-0", "entry": "called_tool:t", "turn": None, "kind": "gate", "base_score": 1.0,
+            "head_score": 0.0, "direction": "pass->fail"}
+    comparison = {"baseline": {"name": "base"}, "entries": [entry], "flipped": [flip]}
+    data = results([item(0, 0.0, 0.0)]).model_dump(mode="json")
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({**data, "comparison": comparison}))
+    shown = run_cli("report", path)  # an interval written as nulls (a NaN) is shown without a direction
+    assert shown.code == 0 and "base 1.00 · Δ -0.50 [–, –]" in shown.stdout, shown.stderr
+    for edited in ({**comparison, "flipped": [True]}, {**comparison, "flipped": [{**flip, "base_score": [1]}]},
+                   {**comparison, "entries": [{**entry, "turn": "one"}]}, {**comparison, "entries": "all"}):
+        path.write_text(json.dumps({**data, "comparison": edited}))
+        for args in ((path,), (path, "--format", "junit")):
+            result = run_cli("report", *args)
+            assert result.code == 2 and "Traceback" not in result.output, result.output
+            assert result.stderr.startswith(f"error: {path} is not an evalgate results file"), result.stderr

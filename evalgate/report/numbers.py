@@ -50,7 +50,7 @@ def signed(value: float | None, digits: int = 2) -> str:
 def arrow(entry: dict[str, Any]) -> str:
     """▲ or ▼ when the interval of head - base excludes 0 (a change the data shows), ≈ otherwise."""
     ci = entry.get("ci95")
-    if not ci:
+    if not ci or ci[0] is None or ci[1] is None:  # an interval written as nulls (NaN) shows no direction
         return ""
     if ci[0] > 0:
         return "▲"
