@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalgate import stats
+from evalgate.textsafe import plain
 from evalgate.verdict import higher_is_better
 
 Correction = Literal["holm", "bonferroni", "none"]
@@ -98,7 +99,10 @@ def _as_dict(results: Any) -> dict[str, Any]:
     if isinstance(results, Mapping):
         return dict(results)
     if hasattr(results, "model_dump"):
-        return results.model_dump(mode="json")
+        try:
+            return results.model_dump(mode="json")
+        except UnicodeEncodeError:  # a lone surrogate in a key of an output: pydantic cannot encode it, Python can
+            return plain(results.model_dump(mode="python"))
     if hasattr(results, "to_dict"):
         return results.to_dict()
     raise TypeError(f"not results: {type(results).__name__}")

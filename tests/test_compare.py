@@ -389,3 +389,21 @@ def test_compare_names_the_file_that_is_no_results(tmp_path: Path) -> None:
         assert result.code == 2 and "Traceback" not in result.output
         assert result.stderr.startswith("error: junk.json: not an evalgate results file"), result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_lone_surrogate_in_a_key_of_an_output_compares(tmp_path: Path) -> None:
+    """A run writes a tool call's argument named with a lone surrogate; comparing with its results works."""
+    call = {"name": "lookup", "args": {"city\ud800": "Oslo"}}
+    row = {"id": "a", "input": "q", "output": {"text": "sunny", "tool_calls": [call]}}
+    (tmp_path / "runs.jsonl").write_text(json.dumps(row) + "\n")
+    (tmp_path / "evalgate.yaml").write_text("version: 1\nname: s\ndata: runs.jsonl\ntarget: {type: recorded}\n"
+                                            "scorers:\n  - type: includes\n    value: sunny\n")
+    assert run_cli("run", "-o", "base.json", cwd=tmp_path).code == 0
+    written = json.loads((tmp_path / "base.json").read_text())["items"][0]["output"]
+    assert "city\ud800" in written["tool_calls"][0]["args"]
+    for args in (("compare", "base.json", "base.json", "-o", "cmp.json"),
+                 ("run", "--baseline", "base.json", "-o", "h.json")):
+        result = run_cli(*args, cwd=tmp_path)
+        assert result.code == 0, result.output
+    assert json.loads((tmp_path / "cmp.json").read_text())["comparison"]["matched_items"] == 1
+    assert json.loads((tmp_path / "h.json").read_text())["comparison"]["matched_items"] == 1
