@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from evalgate.errors import not_a_file
@@ -132,6 +132,18 @@ class Results(BaseModel):
     summary: Summary
     items: list[ItemRecord] = Field(default_factory=list)
     comparison: ComparisonRecord | None = None  # with a baseline (docs/results.md)
+
+    @model_validator(mode="after")
+    def _bounds_are_numbers(self) -> Results:
+        """A threshold's `min` and `max` are numbers (or absent): the report compares scores with them."""
+        results = [*self.threshold_results, *(r for t in self.turn_results or [] for r in t.threshold_results)]
+        for result in results:
+            if isinstance(result.threshold, dict):
+                for key in ("min", "max"):
+                    bound = result.threshold.get(key)
+                    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int | float)):
+                        raise ValueError(f"threshold_results: {result.id}: its `{key}` is no number")
+        return self
 
     @property
     def outcome(self) -> Outcome:
