@@ -381,3 +381,13 @@ def test_a_threshold_bound_that_is_no_number_is_no_results(tmp_path: Path) -> No
     data["threshold_results"][0]["threshold"] = {"min": 0.5, "confidence": 0.9, "when_uncertain": "fail"}
     path.write_text(json.dumps(data))
     assert run_cli("report", path).code == 0
+
+
+def test_a_pass_rate_the_results_lack_reads_as_none_not_a_crash(tmp_path: Path) -> None:
+    data = results([item(0, 1.0, 1.0)]).model_dump(mode="json")
+    data["gate_results"][0].update({"pass_all_k": 0.5, "pass_at_k": None})
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    result = run_cli("report", path)
+    assert result.code == 0, result.stderr
+    assert "pass^k 0.50 · pass@k –" in result.stdout

@@ -128,9 +128,17 @@ def num_pm(value: float | None, result: Any) -> str:
 
 def reliability(result: Any) -> str:
     """` · pass^k 0.53 · pass@k 1.00` for 0/1 entries run with repeats."""
-    if getattr(result, "pass_all_k", None) is None:
+    all_k, at_k = getattr(result, "pass_all_k", None), getattr(result, "pass_at_k", None)
+    if all_k is None:
         return ""
-    return f" · pass^k {result.pass_all_k:.2f} · pass@k {result.pass_at_k:.2f}"
+    return f" · pass^k {_rate(all_k)} · pass@k {_rate(at_k)}"
+
+
+def _rate(value: Any) -> str:
+    """A pass rate with 2 decimals; `–` for none (a results file read back may lack one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return "–"
+    return f"{value:.2f}"
 
 
 # ---- sections ----
