@@ -11,6 +11,7 @@ explains the methods and what simulations showed.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -142,8 +143,9 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
 def _numbers(values: Any) -> dict[str, float]:
     if not isinstance(values, Mapping):
         return {}
-    return {k: float(v) for k, v in values.items()
-            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
+    return {k: float(v) for k, v in values.items()  # an integer past any float is no score either
+            if isinstance(v, int | float) and not isinstance(v, bool) and abs(v) <= sys.float_info.max
+            and math.isfinite(v)}
 
 
 def _collect(into: dict[Key, list[float]], record: Mapping[str, Any]) -> None:

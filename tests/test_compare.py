@@ -407,3 +407,16 @@ def test_a_lone_surrogate_in_a_key_of_an_output_compares(tmp_path: Path) -> None
         assert result.code == 0, result.output
     assert json.loads((tmp_path / "cmp.json").read_text())["comparison"]["matched_items"] == 1
     assert json.loads((tmp_path / "h.json").read_text())["comparison"]["matched_items"] == 1
+
+
+def test_a_score_no_float_holds_is_no_score_to_compare(tmp_path: Path) -> None:
+    (tmp_path / "runs.jsonl").write_text('{"id": "a", "input": "q", "output": {"text": "sunny"}}\n'
+                                         '{"id": "b", "input": "q", "output": {"text": "rain"}}\n')
+    (tmp_path / "evalgate.yaml").write_text("version: 1\nname: s\ndata: runs.jsonl\ntarget: {type: recorded}\n"
+                                            "scorers:\n  - type: includes\n    value: sunny\n")
+    assert run_cli("run", "-o", "base.json", "--repeats", "2", cwd=tmp_path).code == 0
+    head = json.loads((tmp_path / "base.json").read_text())
+    head["items"][0]["trials"][0]["scores"]["includes:sunny"] = 10**400  # an edited file: no run writes it
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    result = run_cli("compare", "base.json", "head.json", cwd=tmp_path)
+    assert result.code == 0 and "Traceback" not in result.output, result.output
