@@ -391,3 +391,14 @@ def test_a_pass_rate_the_results_lack_reads_as_none_not_a_crash(tmp_path: Path) 
     result = run_cli("report", path)
     assert result.code == 0, result.stderr
     assert "pass^k 0.50 · pass@k –" in result.stdout
+
+
+def test_a_judge_cost_no_float_holds_is_left_out_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    for cost in (10**400, -(10**400)):
+        data = results([item(0, 1.0, 1.0)]).model_dump(mode="json")
+        data["summary"]["judge"] = {"model": "demo-judge", "calls": 3, "cost_usd": cost}
+        path.write_text(json.dumps(data))
+        result = run_cli("report", path)
+        assert result.code == 0, result.stderr
+        assert "judge demo-judge · 3 calls" in result.stdout and "$" not in result.stdout.split("judge demo-judge")[1]

@@ -12,6 +12,7 @@ import html
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -522,8 +523,8 @@ def judge_note(judge: Any) -> str:
     if isinstance(calls, int):
         note += f" · {calls} calls"
     cost = judge.get("cost_usd")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-        note += f" · ${cost:.4f}"
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and abs(cost) <= sys.float_info.max:
+        note += f" · ${cost:.4f}"  # no NaN, infinity or integer past any float: an edited file's
     prompts = judge.get("prompts")
     if isinstance(prompts, dict) and prompts:
         shown = ", ".join(f"{cell(str(k), 40)} {cell(str(v), 16)}" for k, v in list(prompts.items())[:5])
