@@ -267,7 +267,9 @@ def _incomparable(base: EntryInfo, head: EntryInfo, base_judge: Mapping[str, Any
     if base.judged or head.judged:
         if base_judge.get("model") != head_judge.get("model"):
             return f"judged by another model (base {base_judge.get('model')!r}, head {head_judge.get('model')!r})"
-        base_prompts, head_prompts = base_judge.get("prompts") or {}, head_judge.get("prompts") or {}
+        base_prompts, head_prompts = base_judge.get("prompts"), head_judge.get("prompts")
+        base_prompts = base_prompts if isinstance(base_prompts, Mapping) else {}  # an edited file's: no hashes
+        head_prompts = head_prompts if isinstance(head_prompts, Mapping) else {}
         changed = sorted(k for k in set(base_prompts) & set(head_prompts) if base_prompts[k] != head_prompts[k])
         if changed:
             return "the judge's prompts changed (" + ", ".join(changed) + ")"

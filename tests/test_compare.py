@@ -420,3 +420,17 @@ def test_a_score_no_float_holds_is_no_score_to_compare(tmp_path: Path) -> None:
     (tmp_path / "head.json").write_text(json.dumps(head))
     result = run_cli("compare", "base.json", "head.json", cwd=tmp_path)
     assert result.code == 0 and "Traceback" not in result.output, result.output
+
+
+def test_judge_prompts_that_are_no_mapping_compare_as_no_hashes(tmp_path: Path) -> None:
+    (tmp_path / "runs.jsonl").write_text('{"id": "a", "input": "q", "output": {"text": "sunny"}}\n')
+    (tmp_path / "evalgate.yaml").write_text("version: 1\nname: s\ndata: runs.jsonl\ntarget: {type: recorded}\n"
+                                            "scorers:\n  - type: includes\n    value: sunny\n    threshold: 0.5\n")
+    assert run_cli("run", "-o", "base.json", cwd=tmp_path).code == 0
+    edited = json.loads((tmp_path / "base.json").read_text())
+    edited["threshold_results"][0]["judged"] = True
+    edited["summary"]["judge"] = {"model": "m", "prompts": True}
+    (tmp_path / "head.json").write_text(json.dumps(edited))
+    for args in (("base.json", "head.json"), ("head.json", "base.json"), ("head.json", "head.json")):
+        result = run_cli("compare", *args, cwd=tmp_path)
+        assert result.code == 0 and "Traceback" not in result.output, result.output
