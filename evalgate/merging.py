@@ -26,6 +26,7 @@ import orjson
 
 from evalgate.budget import CostTotals, spend
 from evalgate.errors import display_path, not_a_file
+from evalgate.redaction import redact_value
 from evalgate.replay import Column, Replay, decode
 from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, replaceable_file
 from evalgate.shards import MAX_SHARDS, entry_from_record
@@ -79,7 +80,7 @@ def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, 
             raise ValueError("`items` is not a list")
         for record in items:
             index = record.get("index") if isinstance(record, dict) else None
-            yield index, _utf8(dumps_item(record)), record
+            yield index, _utf8(dumps_item(redact_value(record))), record
         return
     with path.open("rb") as handle:
         handle.seek(lines_from)
@@ -634,7 +635,7 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None, *, read
     tmp = _add_items(files, aggregator, entries, spend, output)
     _finish(result, files, aggregator, spend, max_errors)
     if output is not None and tmp is not None:
-        opening = _utf8(json.dumps(result.header(), ensure_ascii=False)[:-1]) + b', "items": '
+        opening = _utf8(json.dumps(redact_value(result.header()), ensure_ascii=False)[:-1]) + b', "items": '
         _prepend(tmp, opening, Path(output))
     return result
 
@@ -853,7 +854,7 @@ def _write_whole(target: Path, head: dict[str, Any], lines: list[bytes]) -> None
     tmp = target.with_name(target.name + ".tmp")
     try:
         with tmp.open("wb") as out:
-            out.write(_utf8(json.dumps(head, ensure_ascii=False)[:-1]) + b', "items": [')
+            out.write(_utf8(json.dumps(redact_value(head), ensure_ascii=False)[:-1]) + b', "items": [')
             for start in range(0, len(lines), WRITE_LINES):
                 if start:
                     out.write(b",\n")

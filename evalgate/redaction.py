@@ -91,6 +91,47 @@ def redact(text: str) -> str:
     return pattern.sub(MASK, text)
 
 
+# evalgate's own words in results and outputs (verdicts, kinds, reasons, flags): kept whole where a value is
+# one of them. A 4-character header value such as `${DEBUG}`'s `true` or a stage named `failed` is a secret
+# to mask in text, but masking `"verdict": "failed"` left results no reader takes, and the word says nothing
+# of the secret that the secret's own name did not.
+OWN_WORDS = frozenset({"passed", "scored", "failed", "errors", "gates", "regression", "gate", "scorer", "pass",
+                       "fail", "holm", "bonferroni", "none", "true", "false"})
+
+
+def redact_value(value: Any) -> Any:
+    """A JSON-able value with every known secret masked in its strings and keys, for a file of JSON.
+
+    Masking the JSON text instead cut what is no string: a secret `true`, `null` or `1234` turned
+    `"ok":true` or `"duration_ms":12345.6` into `"ok":***` or `***5.6`, a results file nothing reads.
+    Numbers and literals are kept; a string that is one of OWN_WORDS too."""
+    if _pattern is None:
+        return value
+    return _masked_value(value)
+
+
+def _masked_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if value in OWN_WORDS else redact(value)
+    if isinstance(value, dict):
+        return {(redact(k) if isinstance(k, str) and k not in OWN_WORDS else k): _masked_value(v)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked_value(v) for v in value]
+    return value
+
+
+def holds_secret(data: bytes) -> bool:
+    """Whether any known secret's form is in these bytes (a JSON line, say): the cheap test before
+    `redact_value` walks the value they were made from."""
+    pattern = _bytes_pattern
+    if pattern is None or not data:
+        return False
+    if len(data) * len(_ordered_bytes[0]) > REGEX_WORK_MAX:
+        return any(form in data for form in _ordered_bytes)
+    return pattern.search(data) is not None
+
+
 def redact_bytes(data: bytes) -> bytes:
     """`redact` for UTF-8 text already encoded, such as an item's JSON line."""
     pattern, ordered = _bytes_pattern, _ordered_bytes

@@ -26,7 +26,7 @@ import orjson
 
 from evalgate import __version__
 from evalgate.errors import not_a_file
-from evalgate.redaction import redact, redact_bytes
+from evalgate.redaction import holds_secret, redact_value
 from evalgate.textsafe import plain
 from evalgate.verdict import GateResult, Outcome, ThresholdResult, TurnResult
 
@@ -94,17 +94,21 @@ def item_bytes(record: dict[str, Any]) -> bytes:
     """One item as a JSON line's bytes, newline included, every known secret redacted; NaN and infinities
     become null, as in `dumps_item`."""
     try:
-        return redact_bytes(orjson.dumps(record, default=str, option=orjson.OPT_APPEND_NEWLINE))
+        data = orjson.dumps(record, default=str, option=orjson.OPT_APPEND_NEWLINE)
+        if holds_secret(data):  # rare: masked in the record's strings, never in its JSON text
+            data = orjson.dumps(redact_value(record), default=str, option=orjson.OPT_APPEND_NEWLINE)
+        return data
     except TypeError:  # orjson refuses it (a lone surrogate, a huge integer, a non-string key): json takes it
-        return _utf8(dumps_item(record) + "\n")
+        return _utf8(dumps_item(redact_value(record)) + "\n")
 
 
 def _utf8(text: str) -> bytes:
-    """Redacted UTF-8, a lone surrogate (valid in JSON data, not in UTF-8) kept as its JSON escape `\\udXXX`.
+    """UTF-8, a lone surrogate (valid in JSON data, not in UTF-8) kept as its JSON escape `\\udXXX`.
 
-    Every string in the results is a JSON string literal, so the backslash escape is valid JSON.
+    Every string in the results is a JSON string literal, so the backslash escape is valid JSON. JSON text
+    is redacted before it is written, as a value (`redact_value`), never as text.
     """
-    return redact(text).encode("utf-8", "backslashreplace")
+    return text.encode("utf-8", "backslashreplace")
 
 
 @dataclass
@@ -270,7 +274,7 @@ class ResultsWriter:
                 handle.write(_journal_head(checks))
             for item in items:
                 if isinstance(item, dict) and isinstance(item.get("index"), int):
-                    handle.write(_utf8(dumps_item(item) + "\n"))
+                    handle.write(_utf8(dumps_item(redact_value(item)) + "\n"))
 
     def _index_journal(self) -> None:
         good = 0
@@ -341,7 +345,7 @@ class ResultsWriter:
         `items_digest`: write the items' SHA-256 over the head's last ITEMS_SHA256_PENDING (a shard's)."""
         self.flush()
         tmp = self.path.with_name(self.path.name + ".tmp")
-        opening = _utf8(json.dumps(head, ensure_ascii=False, indent=None)[:-1])
+        opening = _utf8(json.dumps(redact_value(head), ensure_ascii=False, indent=None)[:-1])
         digest_at = opening.rfind(ITEMS_SHA256_PENDING.encode()) if items_digest else -1
         with self.journal_path.open("rb") as journal, tmp.open("wb") as file:
             file.write(opening)
@@ -553,5 +557,5 @@ def write_results_json(path: Path, raw: dict[str, Any]) -> None:
     replaceable_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(_utf8(json.dumps(_finite(raw), ensure_ascii=False, allow_nan=False) + "\n"))
+    tmp.write_bytes(_utf8(json.dumps(_finite(redact_value(raw)), ensure_ascii=False, allow_nan=False) + "\n"))
     os.replace(tmp, path)

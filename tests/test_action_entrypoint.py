@@ -875,3 +875,22 @@ def test_a_shard_edited_with_its_digest_forged_is_refused_by_name(action: scenar
     assert error.properties["title"] == "evalgate: cannot merge the shards"
     assert f"shards/shard-1.json: item {record['id']!r} has a `reasons` that is not what evalgate writes" in error.data
     assert not (folder / "merged.json").exists() and merged.outputs["passed"] == "false"
+
+
+def test_outputs_evalgate_words_are_not_masked_by_a_header_value(tmp_path: Path, github: FakeGitHub) -> None:
+    """`${STAGE}` in a header makes its value a secret: a value of `failed` (or `true`) masked evalgate's own
+    outputs, `verdict=***`, and the results file itself: `"verdict": "***"` (`true`: `"ok":***`, no JSON), so
+    the job ended in an internal error, "the run wrote no results file"."""
+    for stage in ("failed", "errors", "false", "true", "null"):
+        root = tmp_path / stage
+        dead_agent_project(root / "ws")
+        spec_file = root / "ws/evalgate.yaml"
+        header = "  headers: {X-Stage: '${STAGE}'}\n  retries:"
+        spec_file.write_text(spec_file.read_text().replace("  retries:", header))
+        action = scenarios.Action(lambda files, env, stage=stage: launch_subprocess(
+            files, lambda **p: {**env(**p), "STAGE": stage}, github.url), root, github)
+        run = action.run({"comment": "false"})
+        assert run.code == 4, run.log
+        outputs = run.outputs
+        assert (outputs["verdict"], outputs["failure-reason"], outputs["passed"]) == ("failed", "errors", "false")
+        assert isinstance(json.loads(outputs["scores"]), dict)  # JSON still, `null` and all

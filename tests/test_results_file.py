@@ -90,6 +90,27 @@ def test_item_lines_redact_known_secrets_in_both_encoders() -> None:
     assert json.loads(slow)["input"] == "token ***"
 
 
+def test_a_secret_that_spells_json_is_masked_in_text_and_the_file_stays_results(tmp_path: Path) -> None:
+    """A header's `${VAR}` value is a secret, however short: `true`, `null` or `1234` were masked in the
+    JSON text, so `"ok":true` became `"ok":***` and `"ms":12345.6` became `***5.6`: results nothing reads."""
+    from evalgate import redaction
+
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata:\n  - {id: a, input: 'pin 1234 is true', output: {text: 'null 1234 true',"
+        " tool_calls: [{name: t, args: {ok: true, n: 12345.6, none: null}}]}}\n"
+        "gates: [{type: called_tool, tool: t}]\n")
+    redaction.register(["true", "null", "1234", "failed"])
+    try:
+        run_spec(tmp_path / "evalgate.yaml", output=tmp_path / "out.json")
+    finally:
+        redaction._forget_all()
+    results = load_results(tmp_path / "out.json")  # JSON, and results
+    [item] = json.loads((tmp_path / "out.json").read_text())["items"]
+    assert item["input"] == "pin *** is ***" and item["output"]["text"] == "*** *** ***"
+    assert item["output"]["tool_calls"][0]["args"] == {"ok": True, "n": 12345.6, "none": None}
+    assert results.verdict == "passed" and results.items[0].gates == {"called_tool:t": 1.0}
+
+
 def test_a_secret_inside_base64_text_is_masked_at_any_alignment() -> None:
     """An agent that base64-encodes what it holds (a Basic auth header, a data URL) leaks the secret
     all the same: its encoded forms are masked, as the Actions runner masks them."""

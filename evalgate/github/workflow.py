@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import sys
@@ -17,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from evalgate.redaction import redact
+from evalgate.redaction import OWN_WORDS, redact, redact_value
 from evalgate.textsafe import no_surrogates, terminal
 
 SUMMARY_LIMIT_BYTES = 1024 * 1024  # the runner refuses a step summary over 1 MiB
@@ -67,9 +68,24 @@ def write_outputs(path: str, outputs: Mapping[str, str]) -> None:
     for name in outputs:
         if not name or "<<" in name or "=" in name or "\n" in name:
             raise ValueError(f"bad output name {name!r}")
-    text = redact("".join(output_block(name, str(value)) for name, value in outputs.items()))
+    # each value masked on its own (a secret spanning a value and a delimiter would break the block),
+    # but for evalgate's own words and counts: they carry nothing of a secret, and a 4-character header
+    # value such as `${DEBUG}`'s `true` turned `passed=true` into `passed=***` for every step reading it
+    text = "".join(output_block(name, _masked(str(value))) for name, value in outputs.items())
     with open(path, "a", encoding="utf-8", errors="backslashreplace", newline="\n", opener=_no_wait) as handle:
         handle.write(text)
+
+
+def _masked(value: str) -> str:
+    """An output value with every secret masked; JSON (`scores`) as JSON, so `null` or a number stays one."""
+    if value in OWN_WORDS or value.isdigit():
+        return value
+    if value.startswith("{"):
+        try:
+            return json.dumps(redact_value(json.loads(value)), separators=(",", ":"), allow_nan=False)
+        except ValueError:
+            pass
+    return redact(value)
 
 
 def summary_room(path: str) -> int:
