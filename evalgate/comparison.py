@@ -10,8 +10,6 @@ explains the methods and what simulations showed.
 
 from __future__ import annotations
 
-import math
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -143,9 +141,10 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
 def _numbers(values: Any) -> dict[str, float]:
     if not isinstance(values, Mapping):
         return {}
-    return {k: float(v) for k, v in values.items()  # an integer past any float is no score either
-            if isinstance(v, int | float) and not isinstance(v, bool) and abs(v) <= sys.float_info.max
-            and math.isfinite(v)}
+    # a score is in [0, 1] (NaN is written as null): an edited file's 1e308 overflowed the paired test's
+    # squares, an integer past any float its conversion; neither is a score
+    return {k: float(v) for k, v in values.items()
+            if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 1}
 
 
 def _collect(into: dict[Key, list[float]], record: Mapping[str, Any]) -> None:

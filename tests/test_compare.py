@@ -422,6 +422,23 @@ def test_a_score_no_float_holds_is_no_score_to_compare(tmp_path: Path) -> None:
     assert result.code == 0 and "Traceback" not in result.output, result.output
 
 
+@pytest.mark.parametrize("repeats", [False, True], ids=["item", "trial"])
+def test_a_score_outside_zero_to_one_is_no_score_to_compare(tmp_path: Path, repeats: bool) -> None:
+    """No run writes a score outside [0, 1]: an edited file's 1e308 overflowed the paired test (exit 3)."""
+    (tmp_path / "runs.jsonl").write_text("".join(f'{{"id": "i{n}", "input": "q", "output": {{"text": '
+                                                 f'"{"sunny" if n % 2 else "rain"}"}}}}\n' for n in range(6)))
+    (tmp_path / "evalgate.yaml").write_text("version: 1\nname: s\ndata: runs.jsonl\ntarget: {type: recorded}\n"
+                                            "scorers:\n  - type: includes\n    value: sunny\n")
+    assert run_cli("run", "-o", "base.json", *(["--repeats", "2"] if repeats else []), cwd=tmp_path).code == 0
+    head = json.loads((tmp_path / "base.json").read_text())
+    for item in head["items"][:3]:
+        (item["trials"][0] if repeats else item)["scores"]["includes:sunny"] = 1e308
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    result = run_cli("compare", "base.json", "head.json", cwd=tmp_path)
+    assert result.code == 0 and "Traceback" not in result.output and "internal error" not in result.output, \
+        result.output
+
+
 def test_judge_prompts_that_are_no_mapping_compare_as_no_hashes(tmp_path: Path) -> None:
     (tmp_path / "runs.jsonl").write_text('{"id": "a", "input": "q", "output": {"text": "sunny"}}\n')
     (tmp_path / "evalgate.yaml").write_text("version: 1\nname: s\ndata: runs.jsonl\ntarget: {type: recorded}\n"
