@@ -354,12 +354,25 @@ def test_json_schema_ref_to_nowhere_in_it_is_a_spec_error(schema: dict, where: s
 
 
 @pytest.mark.parametrize("schema", [
+    {"$ref": "#"},
+    {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"},
+])
+def test_json_schema_that_refers_to_itself_without_end_is_a_spec_error(schema: dict) -> None:
+    """Every item errored with a RecursionError at run time: an outage, exit 4, for a loop in the spec."""
+    with pytest.raises(ValueError, match="refers to itself without end"):
+        checks.json_schema(schema=schema)
+
+
+@pytest.mark.parametrize("schema", [
     {"$defs": {"a": {"type": "object"}}, "$ref": "#/$defs/a"},
     {"$schema": "http://json-schema.org/draft-04/schema#", "definitions": {"a": {}}, "$ref": "#/definitions/a"},
     {"$defs": {"a": {"$anchor": "answer", "type": "object"}}, "properties": {"x": {"$ref": "#answer"}}},
     {"properties": {"a/b c": {"type": "object"}}, "$ref": "#/properties/a~1b%20c"},
     {"properties": {"x": {"$id": "http://example.com/x", "$defs": {"y": {}}, "$ref": "#/$defs/y"}}},
     {"not": {"enum": [{"$ref": "#/nowhere"}]}},  # data, not a schema
+    # a loop that goes down into the value ends: a tree
+    {"$defs": {"node": {"type": "object", "properties": {"children": {"items": {"$ref": "#/$defs/node"}}}}},
+     "$ref": "#/$defs/node"},
 ])
 def test_json_schema_refs_into_it_are_followed(schema: dict) -> None:
     assert score(checks.json_schema(schema=schema), text("{}")) == 1.0

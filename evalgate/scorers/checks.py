@@ -442,6 +442,20 @@ def _schema_validator(jsonschema: Any, schema: dict[str, Any] | None, schema_fil
     return validator_class(schema)
 
 
+def _refers_to_itself(jsonschema: Any, validator: Any) -> None:
+    """ValueError when checking the plainest values never ends: a `$ref` loop that checks nothing between
+    (`$ref: "#"`) failed every item's run with a RecursionError, an outage for a mistake in the spec.
+    A loop that goes down into the value (a tree's `children`) ends on these, as on any output."""
+    try:
+        for probe in (None, True, 0, "", [], {}):
+            jsonschema.exceptions.best_match(validator.iter_errors(probe))
+    except RecursionError:
+        raise ValueError("the JSON Schema refers to itself without end (a `$ref` loop that checks nothing in "
+                         "between, such as `$ref: \"#\"`); point the reference at a part of the schema") from None
+    except Exception:  # anything else is each output's to meet, as before
+        return
+
+
 @scorer_type("json_schema")
 def json_schema(
     schema: dict[str, Any] | None = None,
@@ -458,6 +472,7 @@ def json_schema(
         validator = _schema_validator(jsonschema, schema, schema_file, ctx)
     except RecursionError:
         raise ValueError("the JSON Schema nests too deeply to be read; flatten it (with $defs and $ref)") from None
+    _refers_to_itself(jsonschema, validator)
 
     def score(item: Item, run: Run) -> tuple[float, str | None]:
         run.require("text")
