@@ -23,6 +23,7 @@ from evalgate.runs import Run, conversation
 from evalgate.scorers.base import NotScorable, normalize
 from evalgate.targets.base import Target, TargetError
 from evalgate.textsafe import plain
+from evalgate.user_code import describe_exception
 from evalgate.verdict import Entry
 
 Contribution = tuple[Entry, float | None]
@@ -350,7 +351,7 @@ def _score(
         except BaseException as exc:  # sys.exit or GeneratorExit in a scorer too: that result's error only
             if user_interrupt(exc):
                 raise
-            message = f"{type(exc).__name__}: {exc}"
+            message = describe_exception(exc)
             if entry.kind != "gate":
                 result.scorer_errors[_label(entry, turn)] = message
                 continue
@@ -437,7 +438,7 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
     except BaseException as exc:
         if user_interrupt(exc):
             raise  # the user's Ctrl-C, not the target's own
-        result.error = f"{type(exc).__name__}: {exc}"
+        result.error = describe_exception(exc)
     if result.error is not None:
         result.duration_ms = (perf_counter() - started) * 1000.0
         return result

@@ -1,4 +1,4 @@
-"""Importing a user's `package.module:callable` from the spec's folder.
+"""Importing a user's `package.module:callable` from the spec's folder, and describing what it raises.
 
 An import that takes long is said on stderr, and one that never returns (a loop or a wait at
 module level) is stopped after IMPORT_LIMIT_S: otherwise `validate` or `run` would hold a CI job
@@ -22,10 +22,12 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 
 from evalgate import isolation
+from evalgate.redaction import redact_cut
 
 _lock = threading.Lock()
 IMPORT_NOTICE_S = 15.0  # then every minute: "still importing ..."
 IMPORT_LIMIT_S = 600.0  # no module's import takes ten minutes but one that never returns
+MESSAGE_CHARS = 1000  # of an exception's message, quoted in an item's or a result's error
 
 
 class _ImportTimeout(BaseException):  # not an Exception: the module's own `except Exception` lets it through
@@ -48,6 +50,21 @@ def check_reference(reference: str) -> str:
         raise ValueError(f"`{module_name}` is a relative module name, which is not supported: write the module's "
                          f"full dotted name as imported from the spec's folder{example}")
     return reference
+
+
+def describe_exception(exc: BaseException) -> str:
+    """`Type: message` for an exception the code under test raised: secrets masked, then cut to MESSAGE_CHARS.
+
+    Never raises: the exception's own `__str__` may raise (even itself again), and that used to escape
+    evalgate's handlers and end the run with a traceback. A message of megabytes is no item's error either."""
+    try:
+        text = str(exc)
+    except BaseException as inner:  # what the user's __str__ raised says nothing of the failure
+        if isolation.user_interrupt(inner):
+            raise
+        text = f"(its message could not be read: str() raised {type(inner).__name__})"
+    text = redact_cut(text, MESSAGE_CHARS)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 # A `function:` setting (python target and scorer): checked where the spec is validated

@@ -16,6 +16,7 @@ from evalgate.runs import Run, RunFormatError, run_from_value
 from evalgate.runs.replies import checked_measures
 from evalgate.targets.base import History, TargetError
 from evalgate.textsafe import plain
+from evalgate.user_code import describe_exception
 
 
 class PythonTarget:
@@ -112,10 +113,10 @@ class PythonTarget:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, SystemExit):
-        return f"the function called sys.exit({exc.code!r}); the item errored, the run goes on"
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if isinstance(exc, SystemExit):  # its code may be any object: shown as describe_exception reads it
+        code = describe_exception(exc).removeprefix("SystemExit").removeprefix(": ")
+        return f"the function called sys.exit({code}); the item errored, the run goes on"
+    return describe_exception(exc)
 
 
 class _Escaped(Exception):

@@ -1,0 +1,92 @@
+"""`python` and `command` targets that misbehave, run through the real CLI: the run ends with a documented
+exit code, the misbehaving item is errored with a bounded message, the other items are scored, and the
+results file loads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import dedent, run_cli
+
+DATA = '{"id": "good1", "input": "x"}\n{"id": "bad", "input": "bad"}\n{"id": "good2", "input": "y"}\n'
+
+
+def _run(tmp_path: Path, target: str, files: dict[str, str], extra: str = "",
+         data: str = DATA) -> tuple[Any, dict[str, Any]]:
+    """Run a spec with `target:` over `data`; (the CLI's result, the results' items by id)."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(dedent(text), encoding="utf-8")
+    (tmp_path / "data.jsonl").write_text(data, encoding="utf-8")
+    (tmp_path / "evalgate.yaml").write_text(
+        f"version: 1\ndata: data.jsonl\nmax_errors: 1\nconcurrency: 2\n{target}{extra}"
+        "scorers:\n  - type: includes\n    value: hi\n", encoding="utf-8")
+    done = run_cli("run", "evalgate.yaml", "-o", "results.json", cwd=tmp_path)
+    assert "Traceback" not in done.output, done.output
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    return done, {item["id"]: item for item in results["items"]}
+
+
+def _python(function: str = "agent:agent", timeout_s: float = 5) -> str:
+    return f"target:\n  type: python\n  function: '{function}'\n  timeout_s: {timeout_s}\n"
+
+
+def _good_items_scored(items: dict[str, Any]) -> None:
+    for item_id in ("good1", "good2"):
+        assert items[item_id].get("error") is None, items[item_id]
+        assert items[item_id]["scores"] == {"includes:hi": 1.0}
+
+
+def test_an_exception_whose_message_cannot_be_read_errors_its_item_not_the_run(tmp_path: Path) -> None:
+    # str() of the exception raised the exception again: evalgate's handlers raised in turn, the CLI
+    # ended with a Python traceback and exit 1, which reads as "the verdict failed", and wrote no results
+    done, items = _run(tmp_path, _python(), {"agent.py": """
+        class Unprintable(Exception):
+            def __str__(self):
+                raise Unprintable()
+
+        def agent(x):
+            if x == "bad":
+                raise Unprintable()
+            return "hi"
+        """})
+    assert done.code == 0, done.output
+    assert items["bad"]["error"] == "Unprintable: (its message could not be read: str() raised Unprintable)"
+    _good_items_scored(items)
+
+
+def test_a_scorer_exception_whose_message_cannot_be_read_errors_that_result(tmp_path: Path) -> None:
+    done, items = _run(tmp_path, _python(), {"agent.py": """
+        def agent(x):
+            return "hi"
+        """, "score.py": """
+        class Unprintable(Exception):
+            def __str__(self):
+                raise RuntimeError("no message")
+
+        def score(item, run):
+            if item.input == "bad":
+                raise Unprintable()
+            return 1.0
+        """}, extra="gates:\n  - type: python\n    function: 'score:score'\n")
+    assert done.code == 1, done.output  # the gate scored 0 on one item
+    assert items["bad"]["gates"] == {"python:score": 0.0}
+    assert items["bad"]["reasons"]["python:score"] == (
+        "Unprintable: (its message could not be read: str() raised RuntimeError)")
+    assert items["good1"]["gates"] == {"python:score": 1.0}
+
+
+def test_an_exception_message_of_megabytes_is_cut(tmp_path: Path) -> None:
+    done, items = _run(tmp_path, _python(), {"agent.py": """
+        def agent(x):
+            if x == "bad":
+                raise ValueError("why " + "m" * (8 << 20))
+            return "hi"
+        """})
+    assert done.code == 0, done.output
+    error = items["bad"]["error"]
+    assert error.startswith("ValueError: why mmm") and error.endswith("…")
+    assert len(error) < 1100
+    assert (tmp_path / "results.json").stat().st_size < 100_000
+    _good_items_scored(items)
