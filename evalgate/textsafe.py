@@ -4,8 +4,8 @@
   (U+202A-U+202E, U+2066-U+2069, ...) into visible escapes like `\\x1b` and `\\u202e`, so model
   output cannot move the cursor, retitle a terminal, hide text or reorder what a reviewer reads.
 - `no_surrogates` replaces lone surrogates (valid in JSON and Python strings, not in UTF-8).
-- `plain` makes any value JSON-writable: cycles and nesting past `MAX_DEPTH` become markers,
-  NaN and infinities null, other objects their `str`.
+- `plain` makes any value JSON-writable: cycles, nesting past `MAX_DEPTH` and integers too long
+  to write become markers, NaN and infinities null, other objects their `str`.
 """
 
 from __future__ import annotations
@@ -57,8 +57,10 @@ def plain(value: Any, depth: int = MAX_DEPTH) -> Any:
 
 
 def _plain(value: Any, depth: int, active: set[int]) -> Any:
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, int):
+        return value if value.bit_length() <= _SHORT_INT_BITS else _long_int(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, (dict, list, tuple)):
@@ -77,6 +79,19 @@ def _plain(value: Any, depth: int, active: set[int]) -> Any:
         return str(value)
     except Exception:
         return f"<{type(value).__name__}>"
+
+
+_SHORT_INT_BITS = 2000  # about 600 digits: under any limit Python lets sys.set_int_max_str_digits() set
+
+
+def _long_int(value: int) -> int | str:
+    """The integer, or a marker where Python refuses to write it out (more than sys.get_int_max_str_digits()
+    digits: json.dumps raised ValueError, and a function returning 10**5000 ended the run)."""
+    try:
+        str(value)
+    except ValueError:
+        return f"…(an integer of about {int(value.bit_length() * 0.30103):,} digits)"
+    return value
 
 
 def depth_exceeds(value: Any, limit: int) -> bool:

@@ -90,3 +90,21 @@ def test_an_exception_message_of_megabytes_is_cut(tmp_path: Path) -> None:
     assert len(error) < 1100
     assert (tmp_path / "results.json").stat().st_size < 100_000
     _good_items_scored(items)
+
+
+def test_an_integer_too_long_to_write_is_kept_as_a_marker_not_the_end_of_the_run(tmp_path: Path) -> None:
+    # json.dumps refuses an int of more than 4,300 digits: writing the item ended the run (exit 3)
+    done, items = _run(tmp_path, _python(), {"agent.py": """
+        def agent(x):
+            if x == "bad":
+                return {"text": "hi", "tool_calls": [{"name": "factorial", "args": {"n": 2000}, "result": 10**5000}],
+                        "usage": {"prompt_tokens": 10**5000, "completion_tokens": 3}}
+            return "hi"
+        """}, extra="gates:\n  - type: called_tool\n    tool: factorial\n")
+    assert done.code == 1, done.output  # the good items called no tool: the gate fails, as it should
+    bad = items["bad"]
+    assert bad.get("error") is None and bad["gates"] == {"called_tool:factorial": 1.0}
+    assert bad["scores"] == {"includes:hi": 1.0}
+    call = bad["output"]["tool_calls"][0]
+    assert call["args"] == {"n": 2000} and call["result"] == "…(an integer of about 5,000 digits)"
+    assert bad["output"]["usage"] == {"completion_tokens": 3}  # a token count that is no number is left out
