@@ -5,16 +5,19 @@ results file loads."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import dedent, run_cli
+from conftest import CLI_TIMEOUT_S, CliResult, dedent
 
 DATA = '{"id": "good1", "input": "x"}\n{"id": "bad", "input": "bad"}\n{"id": "good2", "input": "y"}\n'
 
 
-def _run(tmp_path: Path, target: str, files: dict[str, str], extra: str = "",
-         data: str = DATA) -> tuple[Any, dict[str, Any]]:
+def _run(tmp_path: Path, target: str, files: dict[str, str], extra: str = "", data: str = DATA,
+         env: dict[str, str] | None = None) -> tuple[CliResult, dict[str, Any]]:
     """Run a spec with `target:` over `data`; (the CLI's result, the results' items by id)."""
     for name, text in files.items():
         (tmp_path / name).write_text(dedent(text), encoding="utf-8")
@@ -22,10 +25,17 @@ def _run(tmp_path: Path, target: str, files: dict[str, str], extra: str = "",
     (tmp_path / "evalgate.yaml").write_text(
         f"version: 1\ndata: data.jsonl\nmax_errors: 1\nconcurrency: 2\n{target}{extra}"
         "scorers:\n  - type: includes\n    value: hi\n", encoding="utf-8")
-    done = run_cli("run", "evalgate.yaml", "-o", "results.json", cwd=tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "evalgate.yaml", "-o", "results.json"],
+                          cwd=tmp_path, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+                          timeout=CLI_TIMEOUT_S)
+    done = CliResult(proc.returncode, proc.stdout, proc.stderr)
     assert "Traceback" not in done.output, done.output
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     return done, {item["id"]: item for item in results["items"]}
+
+
+def _command(timeout_s: float = 5) -> str:
+    return f"target:\n  type: command\n  run: [{json.dumps(sys.executable)}, agent.py]\n  timeout_s: {timeout_s}\n"
 
 
 def _python(function: str = "agent:agent", timeout_s: float = 5) -> str:
@@ -108,3 +118,40 @@ def test_an_integer_too_long_to_write_is_kept_as_a_marker_not_the_end_of_the_run
     call = bad["output"]["tool_calls"][0]
     assert call["args"] == {"n": 2000} and call["result"] == "…(an integer of about 5,000 digits)"
     assert bad["output"]["usage"] == {"completion_tokens": 3}  # a token count that is no number is left out
+
+
+COMMAND_HEAD = """
+    import json, sys
+    item = json.load(sys.stdin)
+    if item["input"] != "bad":
+        print(json.dumps({"text": "hi"}))
+        sys.exit(0)
+"""
+
+
+def test_a_command_run_with_an_integer_too_long_for_python_is_still_a_run(tmp_path: Path) -> None:
+    # json.loads refused it, and the run was scored as its raw JSON text: the tool call was lost
+    done, items = _run(tmp_path, _command(), {"agent.py": COMMAND_HEAD + """
+    call = '{"name": "factorial", "args": {"n": 2000}, "result": ' + "9" * 5000 + '}'
+    print('{"text": "hi", "tool_calls": [' + call + ']}')
+    """}, extra="gates:\n  - type: called_tool\n    tool: factorial\n")
+    assert done.code == 1, done.output  # the good items called no tool
+    bad = items["bad"]
+    assert bad.get("error") is None and bad["gates"] == {"called_tool:factorial": 1.0}
+    assert bad["output"]["text"] == "hi"
+    assert bad["output"]["tool_calls"][0]["result"] == "…(an integer of 5,000 digits)"
+
+
+def test_a_command_run_nested_hundreds_of_levels_deep_is_cut_not_the_end_of_the_run(tmp_path: Path) -> None:
+    # JSON nested 900 levels deep reads, but writing the item with a secret to mask recursed past the
+    # limit: exit 3 and no results. The run is cut at 64 levels, as a python target's is.
+    env = {"GITHUB_TOKEN": "ghs_hostile_targets_token_1234"}  # a secret to mask in what is written
+    done, items = _run(tmp_path, _command(), {"agent.py": COMMAND_HEAD + """
+    deep = "[" * 900 + "]" * 900
+    print('{"text": "hi", "tool_calls": [{"name": "t", "args": {"deep": ' + deep + '}}]}')
+    """}, env=env)
+    assert done.code == 0, done.output
+    bad = items["bad"]
+    assert bad.get("error") is None and bad["scores"] == {"includes:hi": 1.0}
+    assert "…(nested too deeply)" in json.dumps(bad["output"]["tool_calls"], ensure_ascii=False)
+    _good_items_scored(items)

@@ -134,17 +134,24 @@ def _parse_stdout(text: str) -> Run:
     stripped = text.strip()
     if stripped.startswith(("{", "[")):
         try:
-            value = json.loads(stripped)
+            value = json.loads(stripped, parse_int=_json_int)
         except ValueError:
             value = None
         except RecursionError:  # no plain text either: scoring the JSON as text would give a wrong number
             raise TargetError("stdout is JSON nested too deeply (about 1,000 levels or more) to be read") from None
         if isinstance(value, (dict, list)):
-            try:
-                return run_from_value(value)
+            try:  # cut as a python target's value is: a run nested 900 levels deep crashed the results' writer
+                return run_from_value(plain(value))
             except RunFormatError as exc:
                 raise TargetError(f"stdout is JSON but not a run: {exc}") from None
     return Run(texts=[text.removesuffix("\n")])
+
+
+def _json_int(text: str) -> int | str:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python reads (a tool's result): the run is still JSON, not text
+        return f"…(an integer of {len(text.lstrip('-')):,} digits)"
 
 
 def _tail(err: bytes | None) -> str:
