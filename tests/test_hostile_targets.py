@@ -155,3 +155,20 @@ def test_a_command_run_nested_hundreds_of_levels_deep_is_cut_not_the_end_of_the_
     assert bad.get("error") is None and bad["scores"] == {"includes:hi": 1.0}
     assert "…(nested too deeply)" in json.dumps(bad["output"]["tool_calls"], ensure_ascii=False)
     _good_items_scored(items)
+
+
+def test_a_python_function_that_edits_its_input_changes_neither_the_results_nor_later_calls(tmp_path: Path) -> None:
+    # the function got the item's own objects: the results recorded the edited input, and each
+    # trial saw what the one before had left
+    data = '{"id": "good1", "input": {"q": "hi"}, "metadata": {"seen": 0}}\n'
+    done, items = _run(tmp_path, _python(), {"agent.py": """
+        def agent(x, item):
+            answer = f"{x['q']} {item.metadata['seen']}"
+            x["q"] = "edited"
+            item.metadata["seen"] += 1
+            return answer
+        """}, extra="repeats: 3\n", data=data)
+    assert done.code == 0, done.output
+    item = items["good1"]
+    assert item["input"] == {"q": "hi"}
+    assert [trial["run"]["text"] for trial in item["trials"]] == ["hi 0"] * 3

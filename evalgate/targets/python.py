@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import threading
 import time
@@ -31,11 +32,13 @@ class PythonTarget:
         self.overruns = Overruns()  # calls and event loops still running past timeout_s
 
     def _call_args(self, case: Case, turn: int, history: History) -> list[Any]:
-        args: list[Any] = [case.item.turn_inputs()[turn]]
+        # Copies: a function that edits its input (`x["q"] = ...`) changed the input the results record,
+        # and what the item's later turns, trials and checks saw.
+        args: list[Any] = [_copy(case.item.turn_inputs()[turn])]
         if self.arity >= 2:
-            args.append(case.item)
+            args.append(_copy(case.item))
         if self.arity >= 3:
-            args.append([{"input": i, "output": r.text} for i, r in history])
+            args.append(_copy([{"input": i, "output": r.text} for i, r in history]))
         return args
 
     def run(self, case: Case, turn: int, history: History) -> Run:
@@ -110,6 +113,13 @@ class PythonTarget:
     def close(self) -> None:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+def _copy(value: Any) -> Any:
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # an object from the Python API that cannot be copied: passed as it is
+        return value
 
 
 def _describe(exc: BaseException) -> str:
