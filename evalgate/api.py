@@ -430,6 +430,10 @@ def run_spec(
         shard = parse_shard(shard)
     if resume and output is None:
         raise ValueError("resume needs an output path: the journal beside it holds the finished items")
+    # Absolute before any user code runs: a python target that changes the working directory (an agent
+    # at work in its own folder) sent the results there, or nowhere (exit 2, every finished item lost).
+    output_at = Path(output).absolute() if output is not None else None
+    journal_at = Path(journal).absolute() if journal is not None else None
     loaded = load_spec(path, use_cache=use_cache)
     if max_cost is not None:
         unpriced = unpriced_spend(loaded.spec, "--max-cost")
@@ -476,11 +480,11 @@ def run_spec(
         loaded.scorers,
         concurrency=concurrency or loaded.spec.concurrency,
         max_errors=loaded.spec.max_errors,
-        output=Path(output) if output is not None else None,
+        output=output_at,
         keep_items=keep_items,
         on_result=on_result,
         resume=resume,
-        journal=Path(journal) if journal is not None else None,
+        journal=journal_at,
         repeats=repeats or loaded.spec.repeats,
         finalize=finalize,
         compare_settings=compare_settings,

@@ -178,6 +178,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
 
     tty = sys.stderr.isatty()
     failing = FailingIds()
+    started_in = os.getcwd()  # the code under test may change it: --junit is still relative to the user's
     progress: Progress | None = None
 
     def on_start(loaded: Any) -> None:
@@ -237,6 +238,8 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     finally:
         if progress is not None:
             progress.close()
+        with contextlib.suppress(OSError):
+            os.chdir(started_in)
     for note in result.notes:
         click.echo(f"warning: {note}", err=True)
     color = sys.stdout.isatty()

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import CLI_TIMEOUT_S, CliResult, dedent
+from conftest import CLI_TIMEOUT_S, CliResult, dedent, run_cli
 
 DATA = '{"id": "good1", "input": "x"}\n{"id": "bad", "input": "bad"}\n{"id": "good2", "input": "y"}\n'
 
@@ -172,3 +172,26 @@ def test_a_python_function_that_edits_its_input_changes_neither_the_results_nor_
     item = items["good1"]
     assert item["input"] == {"q": "hi"}
     assert [trial["run"]["text"] for trial in item["trials"]] == ["hi 0"] * 3
+
+
+def test_a_python_function_that_changes_the_working_directory_loses_no_results(tmp_path: Path) -> None:
+    # the results were written relative to the new directory: exit 2, "No such file or directory",
+    # and every finished item lost
+    (tmp_path / "workspace").mkdir()
+    files = {"agent.py": """
+        import os
+
+        def agent(x):
+            os.chdir(os.path.join(os.path.dirname(__file__), "workspace"))  # an agent at work in its folder
+            return "hi"
+        """, "data.jsonl": DATA}
+    for name, text in files.items():
+        (tmp_path / name).write_text(dedent(text), encoding="utf-8")
+    (tmp_path / "evalgate.yaml").write_text(
+        f"version: 1\ndata: data.jsonl\n{_python()}scorers:\n  - type: includes\n    value: hi\n", encoding="utf-8")
+    done = run_cli("run", "evalgate.yaml", "-o", "out/results.json", "--junit", "junit.xml", cwd=tmp_path)
+    assert done.code == 0, done.output
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert [item["scores"] for item in results["items"]] == [{"includes:hi": 1.0}] * 3
+    assert "<testsuite" in (tmp_path / "junit.xml").read_text(encoding="utf-8")
+    assert not list((tmp_path / "workspace").iterdir())
