@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import inspect
 import threading
@@ -28,6 +29,7 @@ class PythonTarget:
         self.timeout_s = timeout_s
         self.arity = _positional_arity(fn)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: threading.Thread | None = None
         self._loop_lock = threading.Lock()
         self.overruns = Overruns()  # calls and event loops still running past timeout_s
 
@@ -93,7 +95,9 @@ class PythonTarget:
         with self._loop_lock:
             if self._loop is None:
                 self._loop = asyncio.new_event_loop()
-                threading.Thread(target=self._loop.run_forever, name="evalgate-async", daemon=True).start()
+                self._loop_thread = threading.Thread(target=_serve, args=(self._loop,), name="evalgate-async",
+                                                     daemon=True)
+                self._loop_thread.start()
         loop = self._loop
         future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), loop)
         try:
@@ -111,8 +115,13 @@ class PythonTarget:
             raise TargetError(_describe(escaped.inner)) from None
 
     def close(self) -> None:
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
+        with self._loop_lock:
+            loop, thread = self._loop, self._loop_thread
+            self._loop = self._loop_thread = None
+        if loop is not None and thread is not None:
+            with contextlib.suppress(RuntimeError):  # closed already
+                loop.call_soon_threadsafe(loop.stop)
+            thread.join(1.0)  # a loop stalled by a blocking coroutine is left to the interpreter's exit
 
 
 def _copy(value: Any) -> Any:
@@ -142,6 +151,13 @@ async def _as_coroutine(awaitable: Any) -> Coroutine[Any, Any, Any]:
         return await awaitable
     except (SystemExit, KeyboardInterrupt, GeneratorExit) as exc:  # would end the loop's thread
         raise _Escaped(exc) from None
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    try:
+        loop.run_forever()
+    finally:  # closed here: left to its __del__ at the interpreter's exit, it printed a traceback
+        loop.close()
 
 
 def _responsive(loop: asyncio.AbstractEventLoop, wait_s: float = 0.2) -> bool:
