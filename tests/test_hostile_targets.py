@@ -227,3 +227,32 @@ def test_an_async_target_closes_its_event_loop_when_the_run_ends(tmp_path: Path)
         assert len(os.listdir("/proc/self/fd")) == before
     finally:
         gc.enable()
+
+
+def test_a_command_gets_its_env_with_variables_expanded_and_their_values_never_shown(tmp_path: Path) -> None:
+    # `${NAME}` in `env:` was passed on as those characters (the agent got no key); expanded, the value
+    # is a secret: an agent that echoes it, in its reply or its stderr, shows `***`
+    key = "ak_hostile_targets_agent_key_5150"
+    done, items = _run(tmp_path, _command() + "  env: {AGENT_KEY: 'Bearer ${HOSTILE_AGENT_KEY}'}\n",
+                       {"agent.py": """
+    import json, os, sys
+    item = json.load(sys.stdin)
+    if item["input"] == "bad":
+        sys.stderr.write("401: the key " + os.environ["AGENT_KEY"] + " was refused\\n")
+        sys.exit(1)
+    print(json.dumps({"text": "hi, I was called with " + os.environ["AGENT_KEY"]}))
+    """}, env={"HOSTILE_AGENT_KEY": key})
+    assert done.code == 0, done.output
+    assert items["bad"]["error"] == "exited with code 1: 401: the key Bearer *** was refused"
+    assert items["good1"]["output"]["text"] == "hi, I was called with Bearer ***"
+    _good_items_scored(items)
+    written = b"".join(path.read_bytes() for path in tmp_path.iterdir() if path.is_file())
+    assert key.encode() not in written and key not in done.output
+
+
+def test_a_command_env_naming_an_unset_variable_errors_each_item_saying_which(tmp_path: Path) -> None:
+    done, items = _run(tmp_path, _command() + "  env: {AGENT_KEY: '${HOSTILE_UNSET_VARIABLE}'}\n",
+                       {"agent.py": "print('hi')\n"})
+    assert done.code == 4, done.output  # could not evaluate: every item errored
+    assert {item["error"] for item in items.values()} == {
+        "env AGENT_KEY: environment variable HOSTILE_UNSET_VARIABLE is not set"}

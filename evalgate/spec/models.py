@@ -131,7 +131,10 @@ class CommandTarget(_Strict):
     type: Literal["command"]
     run: str | list[str] = Field(description="the command, e.g. `python agent.py`")
     timeout_s: Timeout = 60.0
-    env: dict[str, str] = Field(default_factory=dict, description="extra environment variables")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="extra environment variables; `${NAME}` in a value is replaced by that "
+        "variable's value, which is masked wherever the agent echoes it"
+    )
 
     @field_validator("env")
     @classmethod

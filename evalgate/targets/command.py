@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shlex
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalgate import isolation
+from evalgate import isolation, redaction
 from evalgate.cases import Case
 from evalgate.redaction import redact_cut
 from evalgate.runs import Run, RunFormatError, run_from_value
@@ -19,6 +21,7 @@ from evalgate.runs.replies import checked_measures
 from evalgate.targets.base import History, TargetError
 from evalgate.textsafe import plain
 
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 STDERR_TAIL = 500
 STDERR_KEPT_BYTES = 64 * 1024
 MAX_STDOUT_BYTES = 32 * 2**20  # a run bigger than this is a runaway agent (`yes`), not an answer
@@ -33,7 +36,10 @@ class CommandTarget:
         self.argv = shlex.split(run) if isinstance(run, str) else list(run)
         self.cwd = cwd
         self.timeout_s = timeout_s
-        self.env = isolation.child_env(env)  # the runner's credentials only if `pass_env` names them
+        base = isolation.child_env()  # the runner's credentials only if `pass_env` names them
+        expanded, secrets, self.env_problem = expand_env(env or {}, base)
+        redaction.register(secrets)  # an agent that echoes them shows `***`
+        self.env = {**base, **expanded}
 
     def payload(self, case: Case, turn: int, history: History) -> dict[str, Any]:
         item = case.item.model_dump(mode="json", exclude_none=True, exclude={"output", "outputs"})
@@ -45,6 +51,8 @@ class CommandTarget:
         return item
 
     def run(self, case: Case, turn: int, history: History) -> Run:
+        if self.env_problem is not None:
+            raise TargetError(self.env_problem)
         stdin = json.dumps(plain(self.payload(case, turn, history)), ensure_ascii=False)
         started = time.perf_counter()
         try:
@@ -78,6 +86,23 @@ class CommandTarget:
 
     def close(self) -> None:
         pass
+
+
+def expand_env(env: Mapping[str, str], base: Mapping[str, str]) -> tuple[dict[str, str], list[str], str | None]:
+    """(`env` with each `${NAME}` replaced by its value in `base`, the values put in, what is missing or None).
+
+    As in an http target's headers: `${NAME}` was passed on as those characters, so the agent got no key."""
+    out: dict[str, str] = {}
+    used: list[str] = []
+    for key, template in env.items():
+        for name in redaction.env_refs(template):
+            if name not in base:
+                why = (" for the code under test: name it in `pass_env:` to give it" if isolation.is_credential(name)
+                       else "")
+                return {}, [], f"env {key}: environment variable {name} is not set{why}"
+        out[key] = _ENV_REF.sub(lambda match: base[match[1]], template)
+        used += [base[name] for name in redaction.env_refs(template)]
+    return out, used, None
 
 
 def _communicate(proc: subprocess.Popen[bytes], data: bytes, timeout_s: float) -> tuple[bytes, bytes, str | None]:
