@@ -27,6 +27,10 @@ class SafeStream:
         for line in lines:
             self.write(line)
 
+    def close(self) -> None:
+        """Kept open: a `python` target that closed sys.stdout made the verdict's printing fail (exit 3)."""
+        self._stream.flush()
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 

@@ -256,3 +256,18 @@ def test_a_command_env_naming_an_unset_variable_errors_each_item_saying_which(tm
     assert done.code == 4, done.output  # could not evaluate: every item errored
     assert {item["error"] for item in items.values()} == {
         "env AGENT_KEY: environment variable HOSTILE_UNSET_VARIABLE is not set"}
+
+
+def test_a_python_function_that_closes_sys_stdout_does_not_silence_the_verdict(tmp_path: Path) -> None:
+    # evalgate's stdout was closed under it: printing the verdict raised, exit 3 ("a bug in evalgate")
+    done, items = _run(tmp_path, _python(), {"agent.py": """
+        import sys
+
+        def agent(x):
+            print("working on", x)
+            sys.stdout.close()
+            return "hi"
+        """})
+    assert done.code == 0, done.output
+    assert "verdict: none" in done.stdout and "results: results.json" in done.stdout
+    _good_items_scored(items)
