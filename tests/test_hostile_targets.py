@@ -271,3 +271,18 @@ def test_a_python_function_that_closes_sys_stdout_does_not_silence_the_verdict(t
     assert done.code == 0, done.output
     assert "verdict: none" in done.stdout and "results: results.json" in done.stdout
     _good_items_scored(items)
+
+
+def test_a_command_reads_an_input_with_a_lone_surrogate_as_valid_utf8_json(tmp_path: Path) -> None:
+    # `\ud800` in the data went to stdin as the bytes ED A0 80, which are no UTF-8: a strict reader
+    # (Rust's, or this one) failed on the item, a lenient one read three other characters
+    data = '{"id": "good1", "input": "x"}\n{"id": "bad", "input": "hi \\ud800 there"}\n{"id": "good2", "input": "y"}\n'
+    done, items = _run(tmp_path, _command(), {"agent.py": """
+    import json, sys
+    item = json.loads(sys.stdin.buffer.read().decode("utf-8"))  # strict: no invalid bytes allowed
+    print(json.dumps({"text": item["input"] if item["input"] not in ("x", "y") else "hi"}))
+    """}, data=data)
+    assert done.code == 0, done.output
+    assert items["bad"].get("error") is None, items["bad"]["error"]
+    assert items["bad"]["output"]["text"] == "hi \ud800 there"
+    _good_items_scored(items)

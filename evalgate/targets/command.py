@@ -22,6 +22,7 @@ from evalgate.targets.base import History, TargetError
 from evalgate.textsafe import plain
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # only ever inside a JSON string: there an escape means the same
 STDERR_TAIL = 500
 STDERR_KEPT_BYTES = 64 * 1024
 MAX_STDOUT_BYTES = 32 * 2**20  # a run bigger than this is a runaway agent (`yes`), not an answer
@@ -53,7 +54,9 @@ class CommandTarget:
     def run(self, case: Case, turn: int, history: History) -> Run:
         if self.env_problem is not None:
             raise TargetError(self.env_problem)
-        stdin = json.dumps(plain(self.payload(case, turn, history)), ensure_ascii=False)
+        # A lone surrogate (from a `\ud800` in the data) as its JSON escape: written as it is, it was bytes
+        # that are no UTF-8, which a strict reader refuses and others read as three other characters.
+        stdin = _SURROGATE.sub(_escaped, json.dumps(plain(self.payload(case, turn, history)), ensure_ascii=False))
         started = time.perf_counter()
         try:
             proc = isolation.popen_group(  # its own process group: a timeout or Ctrl-C kills it all
@@ -67,7 +70,7 @@ class CommandTarget:
         except OSError as exc:
             raise TargetError(f"cannot start `{self.argv[0]}`: {exc.strerror}") from None
         try:
-            out, err, problem = _communicate(proc, stdin.encode("utf-8", "surrogatepass"), self.timeout_s)
+            out, err, problem = _communicate(proc, stdin.encode("utf-8"), self.timeout_s)
         finally:
             isolation.kill_group(proc.pid)  # whatever it left running in its group
             isolation.untrack_group(proc.pid)
@@ -86,6 +89,10 @@ class CommandTarget:
 
     def close(self) -> None:
         pass
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def expand_env(env: Mapping[str, str], base: Mapping[str, str]) -> tuple[dict[str, str], list[str], str | None]:
