@@ -286,3 +286,24 @@ def test_a_command_reads_an_input_with_a_lone_surrogate_as_valid_utf8_json(tmp_p
     assert items["bad"].get("error") is None, items["bad"]["error"]
     assert items["bad"]["output"]["text"] == "hi \ud800 there"
     _good_items_scored(items)
+
+
+def test_a_run_of_the_wrong_shape_is_quoted_in_a_bounded_error(tmp_path: Path) -> None:
+    # the error quoted every unknown key, whole: a megabyte of error per item, in the results and the log
+    (tmp_path / "py").mkdir()
+    (tmp_path / "cmd").mkdir()
+    _, items = _run(tmp_path / "py", _python(), {"agent.py": """
+        def agent(x):
+            if x == "bad":
+                return {"text": "hi", "tool_calls": [{"name": "t", "status": "s" * 200_000}]}
+            return "hi"
+        """})
+    assert items["bad"]["error"].startswith("the function returned something that is not a run: tool_calls[0]")
+    assert len(items["bad"]["error"]) < 1100
+    _good_items_scored(items)
+    _, items = _run(tmp_path / "cmd", _command(), {"agent.py": COMMAND_HEAD + """
+    print(json.dumps({"text": "hi", **{"key%d" % i: 1 for i in range(100_000)}}))
+    """})
+    assert items["bad"]["error"].startswith("stdout is JSON but not a run: unknown run key(s) ['key0'")
+    assert len(items["bad"]["error"]) < 1100
+    _good_items_scored(items)

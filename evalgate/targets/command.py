@@ -20,6 +20,7 @@ from evalgate.runs import Run, RunFormatError, run_from_value
 from evalgate.runs.replies import checked_measures
 from evalgate.targets.base import History, TargetError
 from evalgate.textsafe import plain
+from evalgate.user_code import MESSAGE_CHARS
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # only ever inside a JSON string: there an escape means the same
@@ -175,7 +176,8 @@ def _parse_stdout(text: str) -> Run:
             try:  # cut as a python target's value is: a run nested 900 levels deep crashed the results' writer
                 return run_from_value(plain(value))
             except RunFormatError as exc:
-                raise TargetError(f"stdout is JSON but not a run: {exc}") from None
+                # cut: it may quote the agent's keys or values, of any length
+                raise TargetError(f"stdout is JSON but not a run: {redact_cut(str(exc), MESSAGE_CHARS)}") from None
     return Run(texts=[text.removesuffix("\n")])
 
 

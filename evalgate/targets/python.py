@@ -14,11 +14,12 @@ from typing import Any
 from evalgate import isolation
 from evalgate.cases import Case
 from evalgate.overruns import Overran, Overruns, StillRunning
+from evalgate.redaction import redact_cut
 from evalgate.runs import Run, RunFormatError, run_from_value
 from evalgate.runs.replies import checked_measures
 from evalgate.targets.base import History, TargetError
 from evalgate.textsafe import plain
-from evalgate.user_code import describe_exception
+from evalgate.user_code import MESSAGE_CHARS, describe_exception
 
 
 class PythonTarget:
@@ -58,7 +59,8 @@ class PythonTarget:
         try:
             run = run_from_value(plain(result) if isinstance(result, (dict, list)) else result)
         except RunFormatError as exc:
-            raise TargetError(f"the function returned something that is not a run: {exc}") from None
+            why = redact_cut(str(exc), MESSAGE_CHARS)  # it may quote the value's keys or values, of any length
+            raise TargetError(f"the function returned something that is not a run: {why}") from None
         except RecursionError:
             raise TargetError("the function returned a value nested too deeply to record") from None
         run = checked_measures(run)
