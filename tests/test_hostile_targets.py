@@ -307,3 +307,20 @@ def test_a_run_of_the_wrong_shape_is_quoted_in_a_bounded_error(tmp_path: Path) -
     assert items["bad"]["error"].startswith("stdout is JSON but not a run: unknown run key(s) ['key0'")
     assert len(items["bad"]["error"]) < 1100
     _good_items_scored(items)
+
+
+def test_a_python_run_in_a_mapping_that_is_no_dict_is_cut_like_a_dict(tmp_path: Path) -> None:
+    # any Mapping is read as a run, but only a dict was made safe to write: a cycle or deep nesting in
+    # a MappingProxyType's tool call ended the run while a secret was masked (exit 3, no results)
+    env = {"GITHUB_TOKEN": "ghs_hostile_targets_token_1234"}
+    done, items = _run(tmp_path, _python(), {"agent.py": """
+        import types
+
+        def agent(x):
+            loop = {}
+            loop["self"] = loop
+            return types.MappingProxyType({"text": "hi", "tool_calls": [{"name": "t", "args": loop}]})
+        """}, env=env)
+    assert done.code == 0, done.output
+    assert items["bad"]["output"]["tool_calls"] == [{"name": "t", "args": {"self": "…(cycle)"}}]
+    _good_items_scored(items)

@@ -8,7 +8,7 @@ import copy
 import inspect
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from evalgate import isolation
@@ -56,6 +56,8 @@ class PythonTarget:
             if isolation.user_interrupt(exc):
                 raise  # the user's Ctrl-C stops the run
             raise TargetError(_describe(exc)) from None
+        if isinstance(result, Mapping) and not isinstance(result, dict):  # read as a run too: cut it as a dict is
+            result = dict(result)
         try:
             run = run_from_value(plain(result) if isinstance(result, (dict, list)) else result)
         except RunFormatError as exc:
