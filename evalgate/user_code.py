@@ -52,8 +52,8 @@ def check_reference(reference: str) -> str:
     return reference
 
 
-def describe_exception(exc: BaseException) -> str:
-    """`Type: message` for an exception the code under test raised: secrets masked, then cut to MESSAGE_CHARS.
+def describe_exception(exc: BaseException, limit: int = MESSAGE_CHARS) -> str:
+    """`Type: message` for an exception the code under test raised: secrets masked, then cut to `limit`.
 
     Never raises: the exception's own `__str__` may raise (even itself again), and that used to escape
     evalgate's handlers and end the run with a traceback. A message of megabytes is no item's error either."""
@@ -63,8 +63,13 @@ def describe_exception(exc: BaseException) -> str:
         if isolation.user_interrupt(inner):
             raise
         text = f"(its message could not be read: str() raised {type(inner).__name__})"
-    text = redact_cut(text, MESSAGE_CHARS)
+    text = redact_cut(text, limit)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def exit_argument(exc: SystemExit) -> str:
+    """What sys.exit() was given, as describe_exception reads it (`3`, `bye`, or nothing): its repr may raise."""
+    return describe_exception(exc, 300).removeprefix("SystemExit").removeprefix(": ")
 
 
 # A `function:` setting (python target and scorer): checked where the spec is validated
@@ -93,15 +98,13 @@ def import_callable(reference: str, base_dir: Path) -> Callable[..., Any]:
             ) from None
         except SystemExit as exc:  # a script, not a module: it exits when imported
             raise ValueError(
-                f"importing `{module_name}` called sys.exit({exc.code!r}); guard its script part with "
+                f"importing `{module_name}` called sys.exit({exit_argument(exc)}); guard its script part with "
                 "`if __name__ == \"__main__\":`"
             ) from None
         except BaseException as exc:  # the user's module raised while importing
             if isolation.user_interrupt(exc):
                 raise
-            raise ValueError(
-                f"importing `{module_name}` raised {type(exc).__name__}: {str(exc)[:300]}"
-            ) from None
+            raise ValueError(f"importing `{module_name}` raised {describe_exception(exc, 300)}") from None
     target: Any = module
     for part in attr_path.split("."):
         try:

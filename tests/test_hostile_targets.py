@@ -324,3 +324,21 @@ def test_a_python_run_in_a_mapping_that_is_no_dict_is_cut_like_a_dict(tmp_path: 
     assert done.code == 0, done.output
     assert items["bad"]["output"]["tool_calls"] == [{"name": "t", "args": {"self": "…(cycle)"}}]
     _good_items_scored(items)
+
+
+def test_a_module_raising_an_unprintable_exception_on_import_is_a_spec_error(tmp_path: Path) -> None:
+    # the import's handler read the message, which raised again: a traceback and exit 1
+    (tmp_path / "agent.py").write_text(dedent("""
+        class Unprintable(Exception):
+            def __str__(self):
+                raise Unprintable()
+
+        raise Unprintable()
+        """), encoding="utf-8")
+    (tmp_path / "data.jsonl").write_text(DATA, encoding="utf-8")
+    (tmp_path / "evalgate.yaml").write_text(
+        f"version: 1\ndata: data.jsonl\n{_python()}scorers:\n  - type: includes\n    value: hi\n", encoding="utf-8")
+    done = run_cli("run", "evalgate.yaml", cwd=tmp_path)
+    assert done.code == 2 and "Traceback" not in done.output, done.output
+    assert ("evalgate.yaml:5: target.function: importing `agent` raised Unprintable: (its message could not be "
+            "read: str() raised Unprintable)") in done.stderr

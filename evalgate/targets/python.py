@@ -19,7 +19,7 @@ from evalgate.runs import Run, RunFormatError, run_from_value
 from evalgate.runs.replies import checked_measures
 from evalgate.targets.base import History, TargetError
 from evalgate.textsafe import plain
-from evalgate.user_code import MESSAGE_CHARS, describe_exception
+from evalgate.user_code import MESSAGE_CHARS, describe_exception, exit_argument
 
 
 class PythonTarget:
@@ -136,9 +136,8 @@ def _copy(value: Any) -> Any:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, SystemExit):  # its code may be any object: shown as describe_exception reads it
-        code = describe_exception(exc).removeprefix("SystemExit").removeprefix(": ")
-        return f"the function called sys.exit({code}); the item errored, the run goes on"
+    if isinstance(exc, SystemExit):
+        return f"the function called sys.exit({exit_argument(exc)}); the item errored, the run goes on"
     return describe_exception(exc)
 
 
