@@ -139,6 +139,11 @@ def install_interrupt_handler() -> None:
         signal.signal(signal.SIGTERM, _on_sigint)
 
 
+def handles_interrupts() -> bool:
+    """Whether evalgate's own Ctrl-C and SIGTERM handler is in place, for both."""
+    return signal.getsignal(signal.SIGINT) is _on_sigint and signal.getsignal(signal.SIGTERM) is _on_sigint
+
+
 def interrupt_exit_code() -> int:
     """130 after Ctrl-C, 143 after SIGTERM: 128 + the signal, as a shell reports it."""
     return 128 + (_stopped_by[0] if _stopped_by else signal.SIGINT)

@@ -142,10 +142,13 @@ def _watched(module_name: str) -> Iterator[None]:
     if alarm:
         previous = signal.signal(signal.SIGALRM, expire)
         signal.setitimer(signal.ITIMER_REAL, IMPORT_LIMIT_S)
+    ours = isolation.handles_interrupts()
     try:
         yield
     finally:
         done.set()
+        if ours and not isolation.handles_interrupts():  # a module that took SIGINT or SIGTERM (or ignores them)
+            isolation.install_interrupt_handler()  # made Ctrl-C and a cancelled job lose the finished items
         if alarm and signal.getsignal(signal.SIGALRM) is expire:  # the module did not take SIGALRM for itself
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)

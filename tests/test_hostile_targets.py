@@ -7,8 +7,10 @@ from __future__ import annotations
 import gc
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -342,3 +344,41 @@ def test_a_module_raising_an_unprintable_exception_on_import_is_a_spec_error(tmp
     assert done.code == 2 and "Traceback" not in done.output, done.output
     assert ("evalgate.yaml:5: target.function: importing `agent` raised Unprintable: (its message could not be "
             "read: str() raised Unprintable)") in done.stderr
+
+
+def test_a_module_that_takes_sigterm_on_import_cannot_stop_a_cancelled_run_from_writing_results(
+        tmp_path: Path) -> None:
+    # the module's handlers replaced evalgate's: a cancelled CI job (SIGTERM) or Ctrl-C went unnoticed,
+    # the run went on until killed, and no results file was written
+    (tmp_path / "agent.py").write_text(dedent("""
+        import signal, time
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, lambda signum, frame: None)
+
+        def agent(x):
+            if x != "x":
+                open("waiting", "w").close()  # the first item is done: now is the time to cancel
+                time.sleep(60)
+            return "hi"
+        """), encoding="utf-8")
+    (tmp_path / "data.jsonl").write_text(DATA, encoding="utf-8")
+    (tmp_path / "evalgate.yaml").write_text(
+        f"version: 1\ndata: data.jsonl\nconcurrency: 1\n{_python(timeout_s=60)}"
+        "scorers:\n  - type: includes\n    value: hi\n", encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "evalgate.cli", "run", "evalgate.yaml", "-o", "results.json"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "waiting").exists():
+            assert time.monotonic() < deadline and proc.poll() is None, "the second item never started"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert results["summary"]["interrupted"] is True
+    assert [item["scores"] for item in results["items"]] == [{"includes:hi": 1.0}]
