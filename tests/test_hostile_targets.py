@@ -382,3 +382,14 @@ def test_a_module_that_takes_sigterm_on_import_cannot_stop_a_cancelled_run_from_
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert results["summary"]["interrupted"] is True
     assert [item["scores"] for item in results["items"]] == [{"includes:hi": 1.0}]
+
+
+def test_a_command_run_after_a_byte_order_mark_is_still_a_run(tmp_path: Path) -> None:
+    # stdout began with U+FEFF, not `{`: the JSON run was scored as its text and its tool call was lost
+    done, items = _run(tmp_path, _command(), {"agent.py": COMMAND_HEAD + """
+    run = json.dumps({"text": "hi", "tool_calls": [{"name": "lookup"}]})
+    sys.stdout.buffer.write(b"\\xef\\xbb\\xbf" + run.encode())
+    """}, extra="gates:\n  - type: called_tool\n    tool: lookup\n")
+    assert done.code == 1, done.output  # the good items called no tool
+    assert items["bad"]["gates"] == {"called_tool:lookup": 1.0}
+    assert items["bad"]["output"]["text"] == "hi"

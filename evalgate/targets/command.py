@@ -83,7 +83,8 @@ class CommandTarget:
             raise TargetError(f"was killed by signal {-proc.returncode}{_tail(err)}")
         if proc.returncode != 0:
             raise TargetError(f"exited with code {proc.returncode}{_tail(err)}")
-        run = checked_measures(_parse_stdout(out.decode("utf-8", errors="replace")))
+        # utf-8-sig: a byte order mark (PowerShell, some .NET writers) made a JSON run plain text
+        run = checked_measures(_parse_stdout(out.decode("utf-8-sig", errors="replace")))
         if run.latency_ms is None:
             run.latency_ms = (time.perf_counter() - started) * 1000.0
         return run
