@@ -8,6 +8,7 @@ until the job's own timeout, saying nothing.
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import importlib.util
 import signal
@@ -65,6 +66,15 @@ def describe_exception(exc: BaseException, limit: int = MESSAGE_CHARS) -> str:
         text = f"(its message could not be read: str() raised {type(inner).__name__})"
     text = redact_cut(text, limit)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def copied(value: Any) -> Any:
+    """A deep copy to hand the code under test, which may edit what it gets; the value itself if it cannot be
+    copied (an object from the Python API)."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
 
 
 def exit_argument(exc: SystemExit) -> str:

@@ -393,3 +393,26 @@ def test_a_command_run_after_a_byte_order_mark_is_still_a_run(tmp_path: Path) ->
     assert done.code == 1, done.output  # the good items called no tool
     assert items["bad"]["gates"] == {"called_tool:lookup": 1.0}
     assert items["bad"]["output"]["text"] == "hi"
+
+
+def test_a_python_scorer_that_edits_the_item_or_the_run_changes_no_other_score(tmp_path: Path) -> None:
+    # the scorer got the run itself: clearing its tool calls made the next check score 0, and the
+    # results recorded the edited input and output
+    data = '{"id": "good1", "input": {"q": "hi"}, "output": {"text": "hi", "tool_calls": [{"name": "lookup"}]}}\n'
+    (tmp_path / "score.py").write_text(dedent("""
+        def score(item, run):
+            item.input["q"] = "edited"
+            run.tool_calls.clear()
+            run.texts[0] = "edited"
+            return 1.0
+        """), encoding="utf-8")
+    (tmp_path / "data.jsonl").write_text(data, encoding="utf-8")
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: data.jsonl\nscorers:\n  - type: python\n    function: 'score:score'\n"
+        "  - type: called_tool\n    tool: lookup\n  - type: includes\n    value: hi\n", encoding="utf-8")
+    done = run_cli("run", "evalgate.yaml", "-o", "results.json", cwd=tmp_path)
+    assert done.code == 0, done.output
+    item = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["items"][0]
+    assert item["scores"] == {"python:score": 1.0, "called_tool:lookup": 1.0, "includes:hi": 1.0}
+    assert item["input"] == {"q": "hi"}
+    assert item["output"]["text"] == "hi" and item["output"]["tool_calls"][0]["name"] == "lookup"

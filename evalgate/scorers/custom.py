@@ -11,7 +11,7 @@ from pydantic import Field
 from evalgate.overruns import Overran, Overruns, StillRunning
 from evalgate.scorers.base import Scorer
 from evalgate.scorers.registry import BuildContext, scorer_type
-from evalgate.user_code import FunctionReference, import_callable
+from evalgate.user_code import FunctionReference, copied, import_callable
 
 
 def _two_args(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -54,8 +54,8 @@ def _bounded(fn: Callable[..., Any], timeout_s: float) -> Callable[..., Any]:
     overruns = Overruns()
 
     def guarded(item: Any, run: Any) -> Any:
-        try:
-            return fn(item, run)
+        try:  # copies: a scorer that edited the run (cleared its tool calls) changed later checks and the results
+            return fn(copied(item), copied(run))
         except Exception:
             raise
         except BaseException as exc:  # the scorer's own sys.exit: an ordinary error of this result

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import inspect
 import threading
 import time
@@ -19,7 +18,7 @@ from evalgate.runs import Run, RunFormatError, run_from_value
 from evalgate.runs.replies import checked_measures
 from evalgate.targets.base import History, TargetError
 from evalgate.textsafe import plain
-from evalgate.user_code import MESSAGE_CHARS, describe_exception, exit_argument
+from evalgate.user_code import MESSAGE_CHARS, copied, describe_exception, exit_argument
 
 
 class PythonTarget:
@@ -37,11 +36,11 @@ class PythonTarget:
     def _call_args(self, case: Case, turn: int, history: History) -> list[Any]:
         # Copies: a function that edits its input (`x["q"] = ...`) changed the input the results record,
         # and what the item's later turns, trials and checks saw.
-        args: list[Any] = [_copy(case.item.turn_inputs()[turn])]
+        args: list[Any] = [copied(case.item.turn_inputs()[turn])]
         if self.arity >= 2:
-            args.append(_copy(case.item))
+            args.append(copied(case.item))
         if self.arity >= 3:
-            args.append(_copy([{"input": i, "output": r.text} for i, r in history]))
+            args.append(copied([{"input": i, "output": r.text} for i, r in history]))
         return args
 
     def run(self, case: Case, turn: int, history: History) -> Run:
@@ -126,13 +125,6 @@ class PythonTarget:
             with contextlib.suppress(RuntimeError):  # closed already
                 loop.call_soon_threadsafe(loop.stop)
             thread.join(1.0)  # a loop stalled by a blocking coroutine is left to the interpreter's exit
-
-
-def _copy(value: Any) -> Any:
-    try:
-        return copy.deepcopy(value)
-    except Exception:  # an object from the Python API that cannot be copied: passed as it is
-        return value
 
 
 def _describe(exc: BaseException) -> str:
