@@ -269,3 +269,32 @@ def test_a_merged_budget_adds_the_items_spend_in_data_order_not_the_shards_round
     merged = merge(files, tmp_path / "merged.json").summary["budget"]
     assert merged["spent_usd"] == round(total, 8) == run_spec(spec).summary["budget"]["spent_usd"]
     assert json.loads((tmp_path / "merged.json").read_text())["summary"]["budget"]["spent_usd"] == round(total, 8)
+
+
+def test_usage_named_input_and_output_tokens_is_priced_and_reaches_the_cap(tmp_path: Path, server: FakeServer) -> None:
+    """A server (the target's or the judge's) that reports `input_tokens`/`output_tokens`, as the Responses
+    API names them, was priced at $0: a USD cap counted nothing for it and never stopped the run."""
+    from fake_judge import FakeJudge
+
+    server.default_fault = 'extra:{"usage": {"input_tokens": 3, "output_tokens": 10}}'
+    write_spec(tmp_path, server.url, {"max_usd": 0.013 * 4}, concurrency=1)  # $0.013 an item, one at a time
+    done = run_cli("run", "evalgate.yaml", "--output", "out.json", cwd=tmp_path)
+    assert done.code == 0, done.output
+    results = json.loads((tmp_path / "out.json").read_text())
+    assert [i["output"]["cost_usd"] for i in results["items"][:4]] == [pytest.approx(0.013)] * 4
+    assert results["summary"]["budget"]["items_not_run"] == ITEMS - 4 and server.count == 4
+    with FakeJudge() as judge:
+        judge.usage = {"input_tokens": 1000, "output_tokens": 100}  # $0.13 a call at the prices below
+        data = [{"id": f"c{i}", "input": "Is it sunny?", "output": "It is sunny."} for i in range(10)]
+        spec = {"version": 1, "data": data, "max_errors": 10, "concurrency": 1, "budget": {"max_usd": 0.39},
+                "scorers": [{"type": "answer_relevancy"}],
+                "judge": {"model": "pj", "base_url": judge.base_url, "api_key_env": None,
+                          "prices": {"pj": {"prompt": 100.0, "completion": 300.0}}}}
+        (tmp_path / "judged.yaml").write_text(json.dumps(spec))
+        done = run_cli("run", "judged.yaml", "--output", "judged.json", cwd=tmp_path)
+        assert done.code == 0, done.output
+        calls = judge.calls
+    summary = json.loads((tmp_path / "judged.json").read_text())["summary"]
+    assert summary["judge"]["usage"]["prompt_tokens"] == 1000 * calls
+    assert summary["judge"]["cost_usd"] == summary["cost"]["usd"] == pytest.approx(0.13 * calls)
+    assert calls == 3 and summary["budget"]["items_not_run"] == 7  # $0.39: three calls

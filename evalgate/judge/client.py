@@ -243,8 +243,9 @@ class Judge:
 
     def _account(self, usage: Any, reply_model: Any) -> None:
         usage = usage if isinstance(usage, dict) else {}
-        prompt_tokens = _int(usage.get("prompt_tokens"))
-        completion_tokens = _int(usage.get("completion_tokens"))
+        # `input_tokens`/`output_tokens` (the Responses API's names) too: else such calls are free against a cap
+        prompt_tokens = _int(usage.get("prompt_tokens", usage.get("input_tokens")))
+        completion_tokens = _int(usage.get("completion_tokens", usage.get("output_tokens")))
         # Price by the configured name first (what the user wrote), then the name the server reports.
         cost = cost_usd(self.model, prompt_tokens, completion_tokens, self.prices)
         if cost is None and isinstance(reply_model, str):

@@ -51,8 +51,9 @@ def cost_of(usage: Mapping[str, Any] | None, prices: Mapping[str, Any] | None) -
     def price(keys: tuple[str, ...]) -> float:
         return next((float(prices[k]) for k in keys if k in prices), 0.0)
 
-    prompt = usage.get("prompt_tokens") or 0
-    completion = usage.get("completion_tokens") or 0
+    # a server may name them as the Responses API does: priced at $0, they would slip past a USD cap
+    prompt = usage.get("prompt_tokens", usage.get("input_tokens")) or 0
+    completion = usage.get("completion_tokens", usage.get("output_tokens")) or 0
     return (prompt * price(PROMPT_KEYS) + completion * price(COMPLETION_KEYS)) / PER_TOKENS
 
 
