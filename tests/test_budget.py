@@ -298,3 +298,21 @@ def test_usage_named_input_and_output_tokens_is_priced_and_reaches_the_cap(tmp_p
     assert summary["judge"]["usage"]["prompt_tokens"] == 1000 * calls
     assert summary["judge"]["cost_usd"] == summary["cost"]["usd"] == pytest.approx(0.13 * calls)
     assert calls == 3 and summary["budget"]["items_not_run"] == 7  # $0.39: three calls
+
+
+@pytest.mark.parametrize(("cap", "expected"), [
+    ("max_usd: .inf", "budget.max_usd: Input should be a finite number"),
+    ("max_usd: 1.0e+400", "budget.max_usd: Input should be a finite number"),
+    ("max_usd: true", "budget.max_usd: write a number, not true"),
+    ("max_tokens: true", "budget.max_tokens: write a number, not true"),
+], ids=["infinity", "past-the-largest-float", "true-dollars", "true-tokens"])
+def test_a_cap_that_is_no_amount_is_a_spec_error(tmp_path: Path, cap: str, expected: str) -> None:
+    """`.inf` (or a typo past 1.8e308) switched the cap off while the spec showed one, and the results said
+    `max_usd: null`; `true` was read as a $1 (or a 1-token) cap. Each is refused at its line, nothing run."""
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{input: q, output: sunny}]\nscorers: [{type: includes, value: sunny}]\n"
+        f"budget:\n  {cap}\n")
+    done = run_cli("run", "evalgate.yaml", "--output", "out.json", cwd=tmp_path)
+    assert done.code == 2 and "Traceback" not in done.output
+    assert f"evalgate.yaml:5: {expected}" in done.stderr, done.stderr
+    assert not (tmp_path / "out.json").exists()

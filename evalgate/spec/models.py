@@ -411,11 +411,21 @@ class CompareSpec(_Strict):
     entries: dict[str, CompareEntrySpec] = Field(default_factory=dict, description="per entry id: {max_drop}")
 
 
+def _no_bool(value: Any) -> Any:
+    """A cap is a number: pydantic's lax mode would read `true` as 1 (a $1 or 1-token cap) and `false` as 0."""
+    if isinstance(value, bool):
+        raise ValueError(f"write a number, not {json.dumps(value)}")
+    return value
+
+
 class BudgetSpec(_Strict):
     """A spending cap: when the spend reaches it, no new item starts; the rest error as `budget exceeded`."""
 
-    max_usd: float | None = Field(default=None, gt=0, description="USD: the target's and the judge's cost so far")
-    max_tokens: int | None = Field(default=None, ge=1, description="tokens: the target's and the judge's so far")
+    # finite: `.inf` (or `1.0e+400`) would switch the cap off while the spec still shows one
+    max_usd: Annotated[float | None, BeforeValidator(_no_bool)] = Field(
+        default=None, gt=0, allow_inf_nan=False, description="USD: the target's and the judge's cost so far")
+    max_tokens: Annotated[int | None, BeforeValidator(_no_bool)] = Field(
+        default=None, ge=1, description="tokens: the target's and the judge's so far")
     split_across_shards: bool = Field(
         default=True, description="with `--shard I/N`, each shard enforces 1/N of the caps; false: the whole caps"
     )
