@@ -3,10 +3,10 @@
 Counts the calls to the target (one per turn) and to the judge (one per judged check and item;
 up to twice with a repair), and estimates tokens from the text: about 4 characters a token, for
 the inputs, the history a conversation resends, the system prompt and tools, the judge's prompt
-templates and the material it judges. Replies are bounded by `max_tokens`: the low end assumes
-empty replies, the high end full ones (unbounded, and so unknown, without `max_tokens`). The
-cost comes from the price tables (the openai target's `prices`, the judge's built-in and
-`prices` tables). Nothing is sent: no target, no judge, no network.
+templates and the material it judges (a turn's checks: that turn's input and reply). Replies are
+bounded by `max_tokens`: the low end assumes empty replies, the high end full ones (unbounded, and
+so unknown, without `max_tokens`). The cost comes from the price tables (the openai target's
+`prices`, the judge's built-in and `prices` tables). Nothing is sent: no target, no judge, no network.
 """
 
 from __future__ import annotations
@@ -154,10 +154,14 @@ def estimate(loaded: Any) -> Estimate:
                            (0, cap) if kind == "openai" else (0, 0))
         output = (sum(tokens(r.text) for r in recorded), sum(tokens(r.text) for r in recorded)) if recorded else \
             (0, reply_cap * len(inputs) if reply_cap else None)
-        material = tokens(inputs[0]) + tokens(item.ground_truth) + tokens(item.context) + SECTION_OVERHEAD_TOKENS
-        checks = [c for c in (*loaded.gates, *loaded.scorers) if c.scorer.judged]
-        checks += [c for turn in case.turn_checks or () for c in turn if c.scorer.judged]
-        for check in checks:
+        shared = tokens(item.ground_truth) + tokens(item.context) + SECTION_OVERHEAD_TOKENS
+        # (check, material, output): top-level checks judge the first input and the whole conversation,
+        # a turn's checks that turn's input and run (which the first input and all replies need not bound)
+        judged = [(c, tokens(inputs[0]) + shared, output) for c in (*loaded.gates, *loaded.scorers) if c.scorer.judged]
+        for turn, turn_checks in enumerate(case.turn_checks or ()):
+            reply = (tokens(recorded[turn].text),) * 2 if recorded else (0, reply_cap)
+            judged += [(c, tokens(inputs[turn]) + shared, reply) for c in turn_checks if c.scorer.judged]
+        for check, material, output in judged:
             prompt = getattr(prompts, check.scorer.type.upper(), None) or prompts.RUBRIC_GRADED
             ask = tokens(prompt.system) + material
             per_low = ask + output[0]

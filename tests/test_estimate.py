@@ -158,3 +158,37 @@ def test_a_price_so_large_the_estimate_overflows_is_a_spec_error_at_the_price(
     done = run_cli("estimate", "evalgate.yaml", "--json", cwd=tmp_path)
     assert done.code == 0, done.output
     assert all(math.isfinite(c) for c in _strict_json(done.stdout)["cost_usd"])  # type: ignore[index]
+
+
+def test_a_turns_judged_check_is_estimated_from_its_turns_input(tmp_path: Path) -> None:
+    """A per-turn judged check judges its turn's input and run: the estimate counted the first turn's
+    input instead, so a long later turn cost more than the estimate's high end. Against a judge that
+    reports usage as the estimate counts it (4 characters a token), the run's cost lies in the range."""
+    from fake_judge import FakeJudge
+
+    with FakeJudge() as judge:
+        answer = judge.reply
+
+        def reply(body: dict, count: int) -> tuple[int, object]:
+            status, sent = answer(body, count)
+            text = sent["choices"][0]["message"]["content"]
+            sent["usage"] = {"prompt_tokens": sum(tok(m["content"]) for m in body["messages"]),
+                             "completion_tokens": tok(text)}
+            return status, sent
+
+        judge.reply = reply  # type: ignore[method-assign]
+        turns = [{"input": "Hello there.", "output": "Hi."},
+                 {"input": "Is it sunny in Paris? " * 500, "output": "It is sunny in Paris.",
+                  "scorers": [{"type": "answer_relevancy"}]}]
+        spec = {"version": 1, "data": [{"id": "t", "turns": turns}], "scorers": [{"type": "includes", "value": "x"}],
+                "judge": {"model": "j", "base_url": judge.base_url, "api_key_env": None, "max_tokens": 200,
+                          "prices": {"j": {"prompt": 1.0, "completion": 2.0}}}}
+        (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+        done = run_cli("estimate", "--json", cwd=tmp_path)
+        assert done.code == 0, done.output
+        low, high = json.loads(done.stdout)["cost_usd"]
+        ran = run_cli("run", "--output", "out.json", cwd=tmp_path)
+        assert ran.code == 0, ran.output
+        assert judge.calls == 1
+    spent = json.loads((tmp_path / "out.json").read_text())["summary"]["cost"]["usd"]
+    assert low <= spent <= high
