@@ -19,6 +19,8 @@ from typing import Any
 CHARS_PER_TOKEN = 4
 # The judged data's tags and labels around the material: a small, fixed share per call.
 SECTION_OVERHEAD_TOKENS = 12
+# What a repair request says was wrong with the reply (a JSON error, up to five shape errors): at most about this.
+REPAIR_PROBLEM_TOKENS = 100
 
 
 def tokens(value: Any) -> int:
@@ -107,6 +109,7 @@ def estimate(loaded: Any) -> Estimate:
     """The calls, tokens and cost of running a loaded spec, from its data and settings alone."""
     from evalgate.judge import prompts
     from evalgate.judge.accounting import DEFAULT_PRICES
+    from evalgate.judge.client import _repair_request
 
     spec = loaded.spec
     target_spec = spec.target
@@ -166,9 +169,10 @@ def estimate(loaded: Any) -> Estimate:
             ask = tokens(prompt.system) + material
             per_low = ask + output[0]
             per_high = ask + (output[1] if output[1] is not None else output[0])
-            # one call, or two with a repair (which resends the exchange and the bad reply)
+            # one call, or two with a repair (which resends the exchange and the bad reply, and asks again)
+            repair = tokens(_repair_request("", prompt)) + REPAIR_PROBLEM_TOKENS
             for _ in trials:
-                judge.add((1, 2), (per_low, 2 * per_high + (judge_cap or 0)),
+                judge.add((1, 2), (per_low, 2 * per_high + (judge_cap or 0) + repair),
                           (0, 2 * judge_cap if judge_cap else None))
             if output[1] is None and not judge.note:
                 judge.note = "the target has no max_tokens: the judged outputs' length is unknown (counted as empty)"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 from fake_agent import FakeServer
+from fake_judge import FakeJudge
 
 from evalgate.judge import prompts
 
@@ -160,23 +161,26 @@ def test_a_price_so_large_the_estimate_overflows_is_a_spec_error_at_the_price(
     assert all(math.isfinite(c) for c in _strict_json(done.stdout)["cost_usd"])  # type: ignore[index]
 
 
+def counting_as_estimated(judge: FakeJudge) -> FakeJudge:
+    """The judge reports the usage the estimate assumes: 4 characters a token, message by message."""
+    answer = judge.reply
+
+    def reply(body: dict, count: int) -> tuple[int, object]:
+        status, sent = answer(body, count)
+        text = sent["choices"][0]["message"]["content"]
+        sent["usage"] = {"prompt_tokens": sum(tok(m["content"]) for m in body["messages"]),
+                         "completion_tokens": tok(text)}
+        return status, sent
+
+    judge.reply = reply  # type: ignore[method-assign]
+    return judge
+
+
 def test_a_turns_judged_check_is_estimated_from_its_turns_input(tmp_path: Path) -> None:
     """A per-turn judged check judges its turn's input and run: the estimate counted the first turn's
     input instead, so a long later turn cost more than the estimate's high end. Against a judge that
     reports usage as the estimate counts it (4 characters a token), the run's cost lies in the range."""
-    from fake_judge import FakeJudge
-
-    with FakeJudge() as judge:
-        answer = judge.reply
-
-        def reply(body: dict, count: int) -> tuple[int, object]:
-            status, sent = answer(body, count)
-            text = sent["choices"][0]["message"]["content"]
-            sent["usage"] = {"prompt_tokens": sum(tok(m["content"]) for m in body["messages"]),
-                             "completion_tokens": tok(text)}
-            return status, sent
-
-        judge.reply = reply  # type: ignore[method-assign]
+    with counting_as_estimated(FakeJudge()) as judge:
         turns = [{"input": "Hello there.", "output": "Hi."},
                  {"input": "Is it sunny in Paris? " * 500, "output": "It is sunny in Paris.",
                   "scorers": [{"type": "answer_relevancy"}]}]
@@ -192,3 +196,24 @@ def test_a_turns_judged_check_is_estimated_from_its_turns_input(tmp_path: Path) 
         assert judge.calls == 1
     spent = json.loads((tmp_path / "out.json").read_text())["summary"]["cost"]["usd"]
     assert low <= spent <= high
+
+
+def test_the_high_end_holds_a_repair_request(tmp_path: Path) -> None:
+    """A repair resends the exchange and asks again, naming the problem and the reply's shape: the high
+    end counted the exchange only, so a judge repairing every reply used more prompt tokens than it."""
+    with counting_as_estimated(FakeJudge(mode="malformed_once")) as judge:
+        data = [{"id": f"q{i}", "input": "Is it sunny?", "output": "Yes."} for i in range(3)]
+        spec = {"version": 1, "data": data, "scorers": [{"type": "answer_relevancy"}],
+                "judge": {"model": "j", "base_url": judge.base_url, "api_key_env": None, "max_tokens": 60,
+                          "prices": {"j": {"prompt": 1.0, "completion": 2.0}}}}
+        (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+        done = run_cli("estimate", "--json", cwd=tmp_path)
+        assert done.code == 0, done.output
+        line = json.loads(done.stdout)["lines"][1]
+        ran = run_cli("run", "--output", "out.json", cwd=tmp_path)
+        assert ran.code == 0, ran.output
+        assert judge.calls == 6 == line["calls"][1]  # every item repaired once
+    summary = json.loads((tmp_path / "out.json").read_text())["summary"]
+    low, high = line["prompt_tokens"]
+    assert low <= summary["judge"]["usage"]["prompt_tokens"] <= high
+    assert line["cost_usd"][0] <= summary["cost"]["usd"] <= line["cost_usd"][1]
