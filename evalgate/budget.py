@@ -80,10 +80,10 @@ class Budget:
             return
         self.target_usd += spend(run.cost_usd)
         usage = run.usage or {}
-        total = usage.get("total_tokens")
-        if not isinstance(total, int) or not spend(total):
-            total = sum(v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens", "input_tokens",
-                                                              "output_tokens") and isinstance(v, int) and spend(v))
+        total = token_count(usage.get("total_tokens"))
+        if not total:
+            total = sum(token_count(v) for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens",
+                                                                      "input_tokens", "output_tokens"))
         self.target_tokens += total
         if self.agent:
             self.runs += 1
@@ -164,3 +164,11 @@ def spend(value: Any) -> float:
     except OverflowError:  # an integer past the largest float: no amount either, and no sum could hold it
         return 0
     return value
+
+
+def token_count(value: Any) -> int:
+    """A token count above 0, else 0: an integer, or a float that is one (`10.0`, as a server doing float
+    arithmetic writes it; its cost was counted, so its tokens must be too). A fraction of a token is none."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and spend(value) else 0

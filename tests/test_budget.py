@@ -316,3 +316,32 @@ def test_a_cap_that_is_no_amount_is_a_spec_error(tmp_path: Path, cap: str, expec
     assert done.code == 2 and "Traceback" not in done.output
     assert f"evalgate.yaml:5: {expected}" in done.stderr, done.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+def test_token_counts_written_as_whole_floats_count(tmp_path: Path, server: FakeServer) -> None:
+    """`"prompt_tokens": 3.0`, as a server doing float arithmetic writes it: the target's reply was priced
+    but its tokens counted nothing against a token cap (and the run warned that it reported none); a
+    judge's counted as 0 tokens and $0, so neither cap saw its calls."""
+    from fake_judge import FakeJudge
+
+    server.default_fault = 'extra:{"usage": {"prompt_tokens": 3.0, "completion_tokens": 10.0, "total_tokens": 13.0}}'
+    write_spec(tmp_path, server.url, {"max_tokens": 13 * 4}, concurrency=1)
+    done = run_cli("run", "evalgate.yaml", "--output", "out.json", cwd=tmp_path)
+    assert done.code == 0, done.output
+    summary = json.loads((tmp_path / "out.json").read_text())["summary"]
+    assert summary["budget"]["spent_tokens"] == 52 and summary["budget"]["items_not_run"] == ITEMS - 4
+    assert server.count == 4 and not summary.get("warnings")
+    with FakeJudge() as judge:
+        judge.usage = {"prompt_tokens": 1000.0, "completion_tokens": 100.0}  # $0.13 a call at the prices below
+        data = [{"id": f"c{i}", "input": "Is it sunny?", "output": "It is sunny."} for i in range(10)]
+        spec = {"version": 1, "data": data, "max_errors": 10, "concurrency": 1, "budget": {"max_usd": 0.39},
+                "scorers": [{"type": "answer_relevancy"}],
+                "judge": {"model": "pj", "base_url": judge.base_url, "api_key_env": None,
+                          "prices": {"pj": {"prompt": 100.0, "completion": 300.0}}}}
+        (tmp_path / "judged.yaml").write_text(json.dumps(spec))
+        done = run_cli("run", "judged.yaml", "--output", "judged.json", cwd=tmp_path)
+        assert done.code == 0, done.output
+        calls = judge.calls
+    summary = json.loads((tmp_path / "judged.json").read_text())["summary"]
+    assert summary["judge"]["usage"]["total_tokens"] == 1100 * calls
+    assert calls == 3 and summary["budget"]["items_not_run"] == 7 and summary["cost"]["usd"] == pytest.approx(0.39)

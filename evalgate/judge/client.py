@@ -327,6 +327,8 @@ def _int(value: Any) -> int:
     """A token count of the reply, else 0: one past the largest float (`1` and 400 zeros, a JSON integer)
     overflows pricing as a NaN would poison it, so it counts no more than a count that is not a number."""
     count = measure(value)
+    if isinstance(count, float) and count.is_integer():  # `100.0`, as a server doing float arithmetic writes it
+        return int(count)
     return count if isinstance(count, int) else 0
 
 
