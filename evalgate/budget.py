@@ -114,8 +114,9 @@ class Budget:
         if self.reason is not None:
             return self.reason
         usd, tokens = self.spent()
-        # to the nano-dollar: ten items at $0.01 add up to 0.09999999999999999, and reach a $0.10 cap
-        if self.max_usd is not None and round(usd, 9) >= self.max_usd:
+        # to the nano-dollar: ten items at $0.01 add up to 0.09999999999999999, and reach a $0.10 cap;
+        # unrounded too, or a cap below half a nano-dollar would let a spend that rounds to 0 run on past it
+        if self.max_usd is not None and (round(usd, 9) >= self.max_usd or usd >= self.max_usd):
             self.reason = f"{BUDGET_EXCEEDED}: ${usd:.4f} spent of max_usd ${self.max_usd:g}; not run"
         elif self.max_tokens is not None and tokens >= self.max_tokens:
             self.reason = f"{BUDGET_EXCEEDED}: {tokens} tokens spent of max_tokens {self.max_tokens}; not run"

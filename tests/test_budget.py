@@ -345,3 +345,13 @@ def test_token_counts_written_as_whole_floats_count(tmp_path: Path, server: Fake
     summary = json.loads((tmp_path / "judged.json").read_text())["summary"]
     assert summary["judge"]["usage"]["total_tokens"] == 1100 * calls
     assert calls == 3 and summary["budget"]["items_not_run"] == 7 and summary["cost"]["usd"] == pytest.approx(0.39)
+
+
+def test_a_cap_below_a_nano_dollar_holds(tmp_path: Path) -> None:
+    """The spend is compared to the nano-dollar: a cap of $1e-12 was never reached by a spend that rounds
+    to $0 at 9 decimals, so every item ran, hundreds of times the cap."""
+    spec = recorded_costs(tmp_path, 30, 1e-13, 1e-12)
+    done = run_cli("run", spec, "--output", tmp_path / "out.json", cwd=tmp_path)
+    assert done.code in (0, 1), done.output
+    budget = json.loads((tmp_path / "out.json").read_text())["summary"]["budget"]
+    assert budget["items_not_run"] in (19, 20)  # 1e-13 added ten times may fall a hair short of 1e-12
