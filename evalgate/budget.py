@@ -71,6 +71,8 @@ class Budget:
             share = f"shard {shard}: 1/{shard.count} of the run's budget"
             max_usd = max_usd / shard.count if max_usd is not None else None
             max_tokens = max(1, max_tokens // shard.count) if max_tokens is not None else None
+        elif shard is not None and shard.count > 1:  # said, so the merge gives the run's caps, not N times them
+            share = f"shard {shard}: the run's whole budget (split_across_shards: false)"
         return cls(max_usd=max_usd, max_tokens=max_tokens, share=share, run_caps=run_caps, agent=agent)
 
     def add(self, item: Any) -> None:

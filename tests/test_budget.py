@@ -355,3 +355,21 @@ def test_a_cap_below_a_nano_dollar_holds(tmp_path: Path) -> None:
     assert done.code in (0, 1), done.output
     budget = json.loads((tmp_path / "out.json").read_text())["summary"]["budget"]
     assert budget["items_not_run"] in (19, 20)  # 1e-13 added ten times may fall a hair short of 1e-12
+
+
+def test_the_merge_of_shards_that_each_enforce_the_whole_cap_gives_that_cap(tmp_path: Path) -> None:
+    """With `split_across_shards: false` every shard enforces the whole cap: the merge added the shards'
+    caps (0.1 + 0.1 + 0.1 = 0.30000000000000004), a cap that no one wrote, in no spec or option."""
+    spec = recorded_costs(tmp_path, 12, 0.001, 0.1)
+    data = json.loads(spec.read_text())
+    data["budget"].update(max_tokens=1000, split_across_shards=False)
+    spec.write_text(json.dumps(data))
+    files = [tmp_path / f"s{index}.json" for index in (1, 2, 3)]
+    for index, file in enumerate(files, 1):
+        done = run_cli("run", spec, "--shard", f"{index}/3", "--output", file, cwd=tmp_path)
+        assert done.code == 0, done.output
+        assert json.loads(file.read_text())["summary"]["budget"]["max_usd"] == 0.1
+    done = run_cli("merge", *files, "--output", tmp_path / "merged.json", cwd=tmp_path)
+    assert done.code == 0, done.output
+    merged = json.loads((tmp_path / "merged.json").read_text())["summary"]["budget"]
+    assert merged["max_usd"] == 0.1 and merged["max_tokens"] == 1000 and "share" not in merged
