@@ -99,6 +99,7 @@ class Budget:
             self.add(part)
             for usd in (getattr(part, "judge_cost", None) or {}).values():
                 self.target_usd += spend(usd)
+            self.target_tokens += token_count(getattr(part, "judge_tokens", 0))
 
     def spent(self) -> tuple[float, int]:
         """(USD, tokens) so far: the target's finished items and every judge call billed."""

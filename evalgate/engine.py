@@ -83,6 +83,7 @@ class ItemResult:
     case: Case | None = field(default=None, repr=False)  # for `data_hash`, computed when a record is written
     _data_hash: str | None = None
     judge_cost: dict[str, float] = field(default_factory=dict)  # USD of judge calls, by check label
+    judge_tokens: int = 0  # tokens of judge calls, for a resumed run's token cap
 
     def __init__(  # written out: one runs per item, and the generated one costs twice as much
         self,
@@ -107,6 +108,7 @@ class ItemResult:
         case: Case | None = None,
         _data_hash: str | None = None,
         judge_cost: dict[str, float] | None = None,
+        judge_tokens: int = 0,
     ) -> None:
         self.index = index
         self.id = id
@@ -129,6 +131,7 @@ class ItemResult:
         self.case = case
         self._data_hash = _data_hash
         self.judge_cost = {} if judge_cost is None else judge_cost
+        self.judge_tokens = judge_tokens
 
     @property
     def data_hash(self) -> str | None:
@@ -193,6 +196,8 @@ class ItemResult:
             out["turns"] = [t.to_dict() for t in self.turns]
         if self.judge_cost:
             out["judge_cost_usd"] = self.judge_cost
+        if self.judge_tokens:
+            out["judge_tokens"] = self.judge_tokens
 
     def to_dict(self) -> dict[str, Any]:
         out = self.record()
@@ -222,7 +227,7 @@ class ItemResult:
             cost = self.cost_usd
             if cost is not None and any(t.judge_cost for t in self.trials):
                 out["cost_usd"] = cost
-        elif self.not_scorable or self.scorer_errors or self.turns is not None or self.judge_cost:
+        elif self.not_scorable or self.scorer_errors or self.turns is not None or self.judge_cost or self.judge_tokens:
             self._details(out)
             if self.judge_cost:
                 out["cost_usd"] = self.cost_usd
@@ -480,6 +485,7 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
         if ledger is not None:
             close_ledger()
             result.judge_cost = ledger.by_check
+            result.judge_tokens = ledger.tokens
     result.duration_ms = (perf_counter() - started) * 1000.0
     return result
 

@@ -14,12 +14,13 @@ _local = threading.local()
 
 
 class Ledger:
-    """One item's judge spend, by check label (`faithfulness`, `turn-1:rubric`)."""
+    """One item's judge spend, by check label (`faithfulness`, `turn-1:rubric`), and its tokens."""
 
-    __slots__ = ("by_check", "check", "trial")
+    __slots__ = ("by_check", "check", "tokens", "trial")
 
     def __init__(self, trial: int | None = None) -> None:
         self.by_check: dict[str, float] = {}
+        self.tokens = 0  # journaled: a resumed run's token cap counts the judge calls this item made
         self.check: str | None = None
         self.trial = trial
 
@@ -40,9 +41,13 @@ def current_trial() -> int | None:
     return ledger.trial if ledger is not None else None
 
 
-def charge(usd: float | None) -> None:
-    """A judge call's cost; None (a model without a price) is not charged: summary.judge says it is unknown."""
+def charge(usd: float | None, tokens: int = 0) -> None:
+    """A judge call's cost and tokens; a cost of None (a model without a price) is not charged: summary.judge
+    says it is unknown."""
     ledger = getattr(_local, "ledger", None)
-    if ledger is None or ledger.check is None or usd is None:
+    if ledger is None or ledger.check is None:
+        return
+    ledger.tokens += tokens
+    if usd is None:
         return
     ledger.by_check[ledger.check] = ledger.by_check.get(ledger.check, 0.0) + usd

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from evalgate.budget import BUDGET_EXCEEDED
+from evalgate.budget import BUDGET_EXCEEDED, token_count
 from evalgate.cases import Case, Check
 from evalgate.engine import Contribution, ItemResult, TurnScores, data_hash, merge_trials, turn_params_hash
 from evalgate.results import read_journal
@@ -379,6 +379,7 @@ def item_from_record(record: dict[str, Any], case: Case, gates: list[Check], sco
         duration_ms=float(record.get("duration_ms") or 0.0),
         _data_hash=record.get("data_hash"),
         judge_cost=dict(record.get("judge_cost_usd") or {}),
+        judge_tokens=token_count(record.get("judge_tokens")),  # an edited journal's "lots" or -5: none
     )
     if case.item.turns is not None:
         item.turn_count = len(case.item.turns)

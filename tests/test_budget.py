@@ -373,3 +373,28 @@ def test_the_merge_of_shards_that_each_enforce_the_whole_cap_gives_that_cap(tmp_
     assert done.code == 0, done.output
     merged = json.loads((tmp_path / "merged.json").read_text())["summary"]["budget"]
     assert merged["max_usd"] == 0.1 and merged["max_tokens"] == 1000 and "share" not in merged
+
+
+def test_a_resume_counts_the_journals_judge_tokens_against_a_token_cap(tmp_path: Path) -> None:
+    """The journal kept each item's judge spend in USD but not in tokens: a resumed run under the same
+    `max_tokens` counted the judge calls already made as none, and started items past the cap."""
+    from fake_judge import FakeJudge
+
+    with FakeJudge() as judge:
+        judge.usage = {"prompt_tokens": 100, "completion_tokens": 10}
+        data = [{"id": f"c{i}", "input": "Is it sunny?", "output": "It is sunny."} for i in range(10)]
+        spec = {"version": 1, "data": data, "max_errors": 10, "concurrency": 1, "budget": {"max_tokens": 330},
+                "scorers": [{"type": "answer_relevancy"}],
+                "judge": {"model": "pj", "base_url": judge.base_url, "api_key_env": None,
+                          "prices": {"pj": {"prompt": 1.0, "completion": 1.0}}}}
+        (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+        first = run_cli("run", "--output", "out.json", cwd=tmp_path)
+        assert first.code == 0, first.output
+        assert judge.calls == 3  # 110 tokens a call: the third reaches 330
+        again = run_cli("run", "--output", "out.json", "--resume", cwd=tmp_path)
+        assert again.code == 0, again.output
+        assert judge.calls == 3  # the journal's 330 tokens already reached the cap: nothing more is asked
+    results = json.loads((tmp_path / "out.json").read_text())
+    assert results["summary"]["budget"]["spent_tokens"] == 330 and results["summary"]["budget"]["items_not_run"] == 7
+    assert [i.get("judge_tokens") for i in results["items"][:3]] == [110] * 3  # what the journal keeps
+

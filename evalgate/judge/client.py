@@ -259,7 +259,8 @@ class Judge:
                 t.unpriced_calls += 1
             else:
                 t.cost_usd += cost
-        charge(cost)  # to the item and check being scored on this thread (cost per entry and item)
+        # to the item and check being scored on this thread (cost per entry and item)
+        charge(cost, prompt_tokens + completion_tokens)
 
     def tally(self) -> Tally:
         with self._lock:
