@@ -184,9 +184,8 @@ def execute(
             reorder.push(item)
         if on_result is not None:
             on_result(item)
-        if budget is not None:
-            for part in item.trials or (item,):  # with repeats: every trial's spend
-                budget.add(part)
+        if budget is not None and item.trials is None:  # with repeats, each trial counted as it finished
+            budget.add(item)
 
     if budget is not None:
         budget.judging = judging
@@ -199,7 +198,9 @@ def execute(
 
         cases = budget.gate(cases, skip)
     try:
-        for item in evaluate(judging.watch(cases), target, gates, scorers, concurrency, repeats):
+        # with repeats, a trial's spend counts as it finishes: its item's other trials may still run
+        on_trial = budget.add if budget is not None else None
+        for item in evaluate(judging.watch(cases), target, gates, scorers, concurrency, repeats, on_trial):
             finished(item)
         completed = True
     except SpecError:

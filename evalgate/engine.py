@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import queue
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from time import perf_counter
@@ -497,14 +497,16 @@ def evaluate(
     scorers: list[Check],
     concurrency: int = 1,
     repeats: int | None = None,
+    on_trial: Callable[[ItemResult], None] | None = None,
 ) -> Iterator[ItemResult]:
     """Results as items finish (completion order), at most `concurrency` in flight.
 
     repeats: every case runs that many times as independent trials (in flight together); an item's
     result comes when its last trial finishes, its trials merged (`merge_trials`).
+    on_trial: with repeats, called with each trial as it finishes, before the next case is drawn.
     """
     if repeats is not None:
-        yield from _repeated(cases, target, gates, scorers, concurrency, repeats)
+        yield from _repeated(cases, target, gates, scorers, concurrency, repeats, on_trial)
         return
     judged = any(c.scorer.judged for c in (*gates, *scorers))
     shared = top_shared_ids(gates, scorers)
@@ -553,10 +555,13 @@ def runs_inline(target: Target, gates: list[Check], scorers: list[Check], concur
 
 
 def _repeated(cases: Iterable[Case], target: Target, gates: list[Check], scorers: list[Check],
-              concurrency: int, repeats: int) -> Iterator[ItemResult]:
+              concurrency: int, repeats: int,
+              on_trial: Callable[[ItemResult], None] | None = None) -> Iterator[ItemResult]:
     trials = (replace(case, trial=trial) for case in cases for trial in range(repeats))
     waiting: dict[int, list[ItemResult]] = {}
     for result in evaluate(trials, target, gates, scorers, concurrency):
+        if on_trial is not None:
+            on_trial(result)
         done = waiting.setdefault(result.index, [])
         done.append(result)
         if len(done) == repeats:

@@ -398,3 +398,15 @@ def test_a_resume_counts_the_journals_judge_tokens_against_a_token_cap(tmp_path:
     assert results["summary"]["budget"]["spent_tokens"] == 330 and results["summary"]["budget"]["items_not_run"] == 7
     assert [i.get("judge_tokens") for i in results["items"][:3]] == [110] * 3  # what the journal keeps
 
+
+def test_with_repeats_a_trials_spend_counts_as_it_finishes(tmp_path: Path, server: FakeServer) -> None:
+    """With repeats the target's spend was counted once an item's every trial had finished: a trial that
+    reached the cap while its sibling still ran let the next items start, past the cap."""
+    server.faults["question number 0"] = ["slow:0", "slow:0.5"]  # one trial of the first item is slow
+    spec = write_spec(tmp_path, server.url, {"max_usd": 0.013}, concurrency=2)  # $0.013 a trial
+    spec.write_text(json.dumps({**json.loads(spec.read_text()), "repeats": 2}))
+    done = run_cli("run", spec, "--output", tmp_path / "out.json", cwd=tmp_path)
+    assert done.code == 0, done.output
+    assert server.count == 2  # the fast trial reached the cap: only its sibling, in flight, may finish
+    budget = json.loads((tmp_path / "out.json").read_text())["summary"]["budget"]
+    assert budget["items_not_run"] == ITEMS - 1 and budget["spent_usd"] == pytest.approx(0.026)
