@@ -445,6 +445,8 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
             raise  # the user's Ctrl-C, not the target's own
         result.error = describe_exception(exc)
     if result.error is not None:
+        if runs:  # the turns before the one that failed were billed: their spend counts (budget, summary.cost)
+            result.run = conversation(runs)
         result.duration_ms = (perf_counter() - started) * 1000.0
         return result
     run = result.run = runs[0] if single else conversation(runs)

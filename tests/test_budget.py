@@ -410,3 +410,24 @@ def test_with_repeats_a_trials_spend_counts_as_it_finishes(tmp_path: Path, serve
     assert server.count == 2  # the fast trial reached the cap: only its sibling, in flight, may finish
     budget = json.loads((tmp_path / "out.json").read_text())["summary"]["budget"]
     assert budget["items_not_run"] == ITEMS - 1 and budget["spent_usd"] == pytest.approx(0.026)
+
+
+def test_the_turns_before_a_failed_turn_count_as_spend(tmp_path: Path, server: FakeServer) -> None:
+    """A conversation whose last turn failed errored with no run: the turns before it, answered and billed,
+    counted nothing against the cap or in summary.cost, so an agent that fails late ran past any cap."""
+    data = [{"id": f"c{i}", "inputs": [f"first {i}", f"second {i}", f"third {i}"]} for i in range(10)]
+    for i in range(10):
+        server.faults[f"third {i}"] = ["500"] * 3  # every attempt of the third turn fails
+    spec = write_spec(tmp_path, server.url, {"max_usd": 0.1}, concurrency=1)
+    settings = json.loads(spec.read_text())
+    settings["target"]["retries"] = {"attempts": 3, "backoff_s": 0}
+    spec.write_text(json.dumps({**settings, "data": data}))
+    done = run_cli("run", spec, "--output", tmp_path / "out.json", cwd=tmp_path)
+    assert done.code == 0, done.output
+    results = json.loads((tmp_path / "out.json").read_text())
+    first = results["items"][0]
+    assert "HTTP 500" in first["error"] and first["output"]["cost_usd"] > 0  # the two turns answered
+    spent = [i["output"]["cost_usd"] for i in results["items"] if i["output"] is not None]
+    budget = results["summary"]["budget"]
+    assert budget["spent_usd"] == results["summary"]["cost"]["usd"] == pytest.approx(sum(spent))
+    assert budget["spent_usd"] >= 0.1 and budget["items_not_run"] == 10 - len(spent) >= 5
