@@ -431,3 +431,31 @@ def test_the_turns_before_a_failed_turn_count_as_spend(tmp_path: Path, server: F
     budget = results["summary"]["budget"]
     assert budget["spent_usd"] == results["summary"]["cost"]["usd"] == pytest.approx(sum(spent))
     assert budget["spent_usd"] >= 0.1 and budget["items_not_run"] == 10 - len(spent) >= 5
+
+
+@pytest.mark.parametrize("hostile", [
+    {"budget": {"items_not_run": 3, "max_usd": "<b>x</b> @admin", "spent_usd": [1], "spent_tokens": "@admin"}},
+    {"budget": {"items_not_run": 3, "max_usd": {"a": 1}, "max_tokens": 10**400, "spent_usd": "abc"}},
+    {"cost": {"usd": 1.0, "target_usd": "abc", "by_check": ["x"]}},
+    {"cost": {"usd": 10**400}},
+    {"item_cost": 10**400},
+], ids=["budget-text", "budget-objects", "cost-text", "cost-past-any-float", "item-cost-past-any-float"])
+def test_a_report_of_costs_no_float_holds_is_rendered_not_a_crash(tmp_path: Path, hostile: dict) -> None:
+    """A results file is untrusted (a fork's, for `evalgate comment --results`): a budget or cost figure
+    that was text, an object or an integer past any float crashed the report (exit 3), and text there
+    would have reached the comment as it was. Only numbers are shown."""
+    spec = recorded_costs(tmp_path, 6, 0.01, 0.03)
+    done = run_cli("run", spec, "--output", "out.json", cwd=tmp_path)
+    assert done.code in (0, 1), done.output
+    results = json.loads((tmp_path / "out.json").read_text())
+    if "item_cost" in hostile:
+        results["items"][0]["cost_usd"] = hostile["item_cost"]
+    for key in ("budget", "cost"):
+        if key in hostile:
+            results["summary"][key] = hostile[key]
+    (tmp_path / "out.json").write_text(json.dumps(results))
+    report = run_cli("report", "out.json", cwd=tmp_path)
+    assert report.code == 0 and "Traceback" not in report.output, report.output
+    assert "@admin" not in report.stdout and "<b>" not in report.stdout and "abc" not in report.stdout
+    if "budget" in hostile:
+        assert "**Budget exceeded**: 3 items were not run (the cap is unknown; spent $0.0000" in report.stdout

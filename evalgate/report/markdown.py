@@ -201,13 +201,22 @@ def status(results: Results) -> str:
     if getattr(summary, "interrupted", False):
         text += "\n\n> The run was interrupted: these results cover only the items that finished."
     budget = getattr(summary, "budget", None)
-    if isinstance(budget, dict) and budget.get("items_not_run"):
-        caps = " and ".join(c for c in (f"${budget['max_usd']:g}" if budget.get("max_usd") else "",
-                                         f"{budget['max_tokens']} tokens" if budget.get("max_tokens") else "") if c)
-        text += (f"\n\n> **Budget exceeded**: {budget['items_not_run']} items were not run (the cap is {caps}; "
-                 f"spent ${float(budget.get('spent_usd') or 0):.4f}, {budget.get('spent_tokens', 0)} tokens). "
-                 "They count as errored items.")
+    not_run = amount(budget.get("items_not_run")) if isinstance(budget, dict) else None
+    if (not_run or 0) >= 1:  # numbers only: a results file is untrusted (a fork's), its text must not reach the comment
+        usd, tokens = amount(budget.get("max_usd")), amount(budget.get("max_tokens"))
+        caps = " and ".join(c for c in (f"${usd:g}" if usd else "", f"{tokens:.0f} tokens" if tokens else "") if c)
+        text += (f"\n\n> **Budget exceeded**: {not_run:.0f} items were not run (the cap is {caps or 'unknown'}; "
+                 f"spent ${amount(budget.get('spent_usd')) or 0:.4f}, {amount(budget.get('spent_tokens')) or 0:.0f} "
+                 "tokens). They count as errored items.")
     return text
+
+
+def amount(value: Any) -> float | None:
+    """A number a float holds, else None: a results file read back may hold text, a list, a NaN or an
+    integer past any float where a figure belongs (formatting them crashed the report)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not abs(value) <= sys.float_info.max:
+        return None
+    return float(value)
 
 
 def mark(passed: bool) -> str:
@@ -534,20 +543,23 @@ def judge_note(judge: Any) -> str:
 
 def priciest(results: Results, shown: int = 3) -> list[tuple[str, float]]:
     """The items that cost most (their `cost_usd`: run and judge), most first."""
-    costs = [(str(i.id), float(c)) for i in results.items
-             if isinstance(c := getattr(i, "cost_usd", None), (int, float)) and not isinstance(c, bool)]
+    costs = [(str(i.id), c) for i in results.items if (c := amount(getattr(i, "cost_usd", None))) is not None]
     return sorted(costs, key=lambda pair: -pair[1])[:shown]
 
 
 def cost_note(cost: Any, top: Sequence[tuple[str, float]] = (), shown: int = 5) -> str:
     """`cost $0.0123 (target $0.01; judge: faithfulness $0.002; most: q7 $0.004)`: the run's cost, by check."""
-    if not isinstance(cost, dict) or not isinstance(cost.get("usd"), (int, float)):
+    usd = amount(cost.get("usd")) if isinstance(cost, dict) else None
+    if usd is None:
         return ""
-    text = f"cost ${cost['usd']:.4f}"
+    text = f"cost ${usd:.4f}"
     parts = []
-    if cost.get("target_usd"):
-        parts.append(f"target ${cost['target_usd']:.4f}")
-    checks = [(k, v) for k, v in (cost.get("by_check") or {}).items() if isinstance(v, (int, float))]
+    target = amount(cost.get("target_usd"))
+    if target:
+        parts.append(f"target ${target:.4f}")
+    by_check = cost.get("by_check")
+    checks = [(k, spent) for k, v in (by_check.items() if isinstance(by_check, dict) else ())
+              if (spent := amount(v)) is not None]
     if checks:
         named = ", ".join(f"{cell(str(k), 40)} ${v:.4f}" for k, v in checks[:shown])
         more = f", … {len(checks) - shown} more" if len(checks) > shown else ""
