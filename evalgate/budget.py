@@ -136,7 +136,8 @@ class Budget:
                 skip(case, reason)
 
     def warnings(self) -> list[str]:
-        """What the caps could not see: an agent's runs that reported no spend counted as nothing."""
+        """What the caps could not see: an agent's runs, or a judge's calls, that reported no spend counted as
+        nothing."""
         out = []
         for cap, missing, what in (("max_usd", self.without_cost, "no `cost_usd`"),
                                    ("max_tokens", self.without_tokens, "no token `usage`")):
@@ -144,6 +145,12 @@ class Budget:
                 out.append(f"budget.{cap}: {missing} of {self.runs} runs of the target reported {what}, so the "
                            "cap counted nothing for them (only what was reported, and the judge's calls); have the "
                            "agent report it (docs/targets.md)")
+        judging = self.judging
+        for judge, (start, _) in zip(judging.judges, judging.start, strict=True) if judging is not None else ():
+            used = judge.tally().minus(start)
+            if used.unmetered_calls:  # a judge server that leaves `usage` out (or sends no count) costs $0 here
+                out.append(f"budget: {used.unmetered_calls} of {used.calls} calls to the judge {judge.model} reported "
+                           "no token `usage`, so the caps counted nothing for them; use a server that reports it")
         return out
 
     def summary(self) -> dict[str, Any]:

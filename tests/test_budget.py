@@ -459,3 +459,28 @@ def test_a_report_of_costs_no_float_holds_is_rendered_not_a_crash(tmp_path: Path
     assert "@admin" not in report.stdout and "<b>" not in report.stdout and "abc" not in report.stdout
     if "budget" in hostile:
         assert "**Budget exceeded**: 3 items were not run (the cap is unknown; spent $0.0000" in report.stdout
+
+
+def test_a_cap_says_which_judge_calls_reported_no_usage(tmp_path: Path) -> None:
+    """A judge server that leaves `usage` out (or sends counts that are no numbers): its calls count $0 and
+    no tokens against the caps. The run said so for an agent's runs, never for the judge's calls."""
+    from fake_judge import FakeJudge
+
+    with FakeJudge() as judge:
+        judge.usage = {"prompt_tokens": "many"}
+        data = [{"id": f"c{i}", "input": "Is it sunny?", "output": "It is sunny."} for i in range(4)]
+        spec = {"version": 1, "data": data, "budget": {"max_usd": 1.0}, "scorers": [{"type": "answer_relevancy"}],
+                "judge": {"model": "pj", "base_url": judge.base_url, "api_key_env": None,
+                          "prices": {"pj": {"prompt": 1.0, "completion": 1.0}}}}
+        (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+        done = run_cli("run", "--output", "out.json", cwd=tmp_path)
+        assert done.code == 0, done.output
+        judge.usage = None  # the word counts the fake judge reports: nothing to say
+        again = run_cli("run", "--output", "again.json", "--no-cache", cwd=tmp_path)
+        assert again.code == 0, again.output
+    expected = "budget: 4 of 4 calls to the judge pj reported no token `usage`, so the caps counted nothing for them"
+    said = json.loads((tmp_path / "out.json").read_text())["summary"].get("warnings", [])
+    assert [w for w in said if w.startswith("budget")] == [f"{expected}; use a server that reports it"]
+    assert expected in done.stderr
+    assert not [w for w in json.loads((tmp_path / "again.json").read_text())["summary"].get("warnings", [])
+                if w.startswith("budget")]

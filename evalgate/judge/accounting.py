@@ -51,6 +51,7 @@ class Tally:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     unpriced_calls: int = 0  # calls whose model had no price: the run's cost is then unknown
+    unmetered_calls: int = 0  # billed calls whose reply reported no token usage: a budget counted them as nothing
 
     def minus(self, other: Tally) -> Tally:
         return Tally(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})

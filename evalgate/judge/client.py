@@ -255,6 +255,7 @@ class Judge:
             t.calls += 1
             t.prompt_tokens += prompt_tokens
             t.completion_tokens += completion_tokens
+            t.unmetered_calls += not prompt_tokens + completion_tokens
             if cost is None:
                 t.unpriced_calls += 1
             else:
