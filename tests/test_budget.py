@@ -484,3 +484,20 @@ def test_a_cap_says_which_judge_calls_reported_no_usage(tmp_path: Path) -> None:
     assert expected in done.stderr
     assert not [w for w in json.loads((tmp_path / "again.json").read_text())["summary"].get("warnings", [])
                 if w.startswith("budget")]
+
+
+@pytest.mark.parametrize("repeats", [None, 2], ids=["once", "trials"])
+def test_the_report_names_the_priciest_items_when_only_the_target_reports_cost(
+        tmp_path: Path, repeats: int | None) -> None:
+    """An item's record has `cost_usd` only with a judge's cost: with a target that reports cost and no
+    judge (the openai target's prices), the report named no priciest items."""
+    rows = [{"id": f"q{i}", "input": "q", "output": {"text": "sunny", "cost_usd": 0.001 * (i + 1)}} for i in range(5)]
+    spec = {"version": 1, "data": rows, "scorers": [{"type": "includes", "value": "sunny"}]}
+    if repeats:
+        spec["repeats"] = repeats
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+    assert run_cli("run", "--output", "out.json", cwd=tmp_path).code == 0
+    report = run_cli("report", "out.json", cwd=tmp_path)
+    assert report.code == 0, report.output
+    each = repeats or 1
+    assert (f"most: q4 ${0.005 * each:.4f}, q3 ${0.004 * each:.4f}, q2 ${0.003 * each:.4f}") in report.stdout

@@ -543,8 +543,22 @@ def judge_note(judge: Any) -> str:
 
 def priciest(results: Results, shown: int = 3) -> list[tuple[str, float]]:
     """The items that cost most (their `cost_usd`: run and judge), most first."""
-    costs = [(str(i.id), c) for i in results.items if (c := amount(getattr(i, "cost_usd", None))) is not None]
+    costs = [(str(i.id), c) for i in results.items if (c := item_cost(i)) is not None]
     return sorted(costs, key=lambda pair: -pair[1])[:shown]
+
+
+def item_cost(item: Any) -> float | None:
+    """An item's `cost_usd` (run and judge), which a record holds only with a judge's cost; else what its
+    runs cost (a target that reports cost, no judge), every trial's with repeats."""
+    cost = amount(getattr(item, "cost_usd", None))
+    if cost is not None:
+        return cost
+    runs = [t.get("run") for t in item.trials if isinstance(t, dict)] if item.trials else [item.output]
+    costs = [c for run in runs if isinstance(run, dict) and (c := amount(run.get("cost_usd"))) is not None]
+    total = 0.0
+    for usd in costs:  # in order, as the run adds them
+        total += usd
+    return total if costs else None
 
 
 def cost_note(cost: Any, top: Sequence[tuple[str, float]] = (), shown: int = 5) -> str:
