@@ -30,7 +30,7 @@ EXIT_ERRORS = 4
 class FiniteFloat(click.FloatRange):
     """A FloatRange that refuses NaN (every comparison with NaN is false, so a range lets it through)."""
 
-    name = "float range"
+    name = "number"  # click says "... is not a valid {name}": a cap of `0x10` is no number, not "no float range"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)

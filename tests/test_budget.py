@@ -501,3 +501,17 @@ def test_the_report_names_the_priciest_items_when_only_the_target_reports_cost(
     assert report.code == 0, report.output
     each = repeats or 1
     assert (f"most: q4 ${0.005 * each:.4f}, q3 ${0.004 * each:.4f}, q2 ${0.003 * each:.4f}") in report.stdout
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("0x10", "'0x10' is not a valid number"), ("", "'' is not a valid number"),
+    ("nan", "'nan' is not a finite number"), ("1e400", "'1e400' is not a finite number"),
+    ("0", "0.0 is not in the range x>0"), ("-1", "-1.0 is not in the range x>0"),
+])
+def test_a_max_cost_that_is_no_amount_is_a_usage_error(tmp_path: Path, value: str, said: str) -> None:
+    """`--max-cost 0x10` said "'0x10' is not a valid float range": no range was asked for, a number was."""
+    spec = recorded_costs(tmp_path, 2, 0.01, 1.0)
+    done = run_cli("run", spec, "--max-cost", value, "--output", tmp_path / "out.json", cwd=tmp_path)
+    assert done.code == 2 and "Traceback" not in done.output and "float range" not in done.output
+    assert f"Invalid value for '--max-cost': {said}" in done.stderr, done.stderr
+    assert not (tmp_path / "out.json").exists()
