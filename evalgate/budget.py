@@ -82,10 +82,10 @@ class Budget:
             return
         self.target_usd += spend(run.cost_usd)
         usage = run.usage or {}
-        total = token_count(usage.get("total_tokens"))
-        if not total:
-            total = sum(token_count(v) for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens",
-                                                                      "input_tokens", "output_tokens"))
+        parts = sum(token_count(usage.get(name)) or token_count(usage.get(other))
+                    for name, other in (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens")))
+        # the larger: a reply's `total_tokens: 1` beside its thousand prompt tokens would turn the cap off
+        total = max(token_count(usage.get("total_tokens")), parts)
         self.target_tokens += total
         if self.agent:
             self.runs += 1

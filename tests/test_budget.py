@@ -515,3 +515,14 @@ def test_a_max_cost_that_is_no_amount_is_a_usage_error(tmp_path: Path, value: st
     assert done.code == 2 and "Traceback" not in done.output and "float range" not in done.output
     assert f"Invalid value for '--max-cost': {said}" in done.stderr, done.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+def test_a_total_below_its_parts_cannot_turn_the_token_cap_off(tmp_path: Path, server: FakeServer) -> None:
+    """The token cap read `total_tokens` when there was one: a reply saying `total_tokens: 1` beside 13
+    tokens of prompt and completion counted 1, and every item ran past the cap."""
+    server.default_fault = 'extra:{"usage": {"prompt_tokens": 3, "completion_tokens": 10, "total_tokens": 1}}'
+    write_spec(tmp_path, server.url, {"max_tokens": 13 * 4}, concurrency=1)
+    done = run_cli("run", "evalgate.yaml", "--output", "out.json", cwd=tmp_path)
+    assert done.code == 0, done.output
+    budget = json.loads((tmp_path / "out.json").read_text())["summary"]["budget"]
+    assert server.count == 4 and budget["spent_tokens"] == 52 and budget["items_not_run"] == ITEMS - 4
