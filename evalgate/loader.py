@@ -286,12 +286,24 @@ def unpriced_spend(spec: Spec, cap: str) -> list[str]:
         out.append(f"{cap}: the target's model `{target.model}` has no price in `target.prices`, so its calls "
                    f"would count as $0 against the cap; add `target.prices: {{{target.model}: {{prompt: <USD per 1M "
                    "tokens>, completion: <USD per 1M tokens>}}`, or cap tokens with `budget.max_tokens`")
+    elif target.type == "openai":
+        out += _half_priced(cap, f"target.prices.{target.model}", target.prices[target.model])
     judge = spec.judge
     if judge is not None and judge.model not in judge.prices and judge.model not in DEFAULT_PRICES:
         out.append(f"{cap}: the judge's model `{judge.model}` has no price (neither in `judge.prices` nor built in), "
                    f"so its calls would count as $0 against the cap; add `judge.prices: {{{judge.model}: {{prompt: "
                    "<USD per 1M tokens>, completion: <USD per 1M tokens>}}`, or cap tokens with `budget.max_tokens`")
+    elif judge is not None and judge.model in judge.prices:
+        out += _half_priced(cap, f"judge.prices.{judge.model}", judge.prices[judge.model])
     return out
+
+
+def _half_priced(cap: str, where: str, price: dict[str, float]) -> list[str]:
+    """A price without its prompt or its completion half: those tokens would count as $0 against the cap."""
+    return [f"{cap}: `{where}` has no `{name}` (or `{other}`) price, so its {name} tokens would count as $0 "
+            f"against the cap; add `{name}: <USD per 1M tokens>` (0 if they are free)"
+            for name, other in (("prompt", "input"), ("completion", "output"))
+            if name not in price and other not in price]
 
 
 def _unknown_compare_ids(spec: Spec, file: str, positions: Positions, checks: list[Check],

@@ -526,3 +526,32 @@ def test_a_total_below_its_parts_cannot_turn_the_token_cap_off(tmp_path: Path, s
     assert done.code == 0, done.output
     budget = json.loads((tmp_path / "out.json").read_text())["summary"]["budget"]
     assert server.count == 4 and budget["spent_tokens"] == 52 and budget["items_not_run"] == ITEMS - 4
+
+
+@pytest.mark.parametrize("cap", [("budget", {"max_usd": 1.0}), ("--max-cost", "1")], ids=["spec", "option"])
+def test_a_usd_cap_over_a_price_without_its_completion_half_is_refused(tmp_path: Path, cap: tuple) -> None:
+    """A price table entry with a prompt price and no completion price (or the other way) priced those
+    tokens at $0: a USD cap counted nothing for them, as for a model without a price, which is refused."""
+    spec = {"version": 1, "data": [{"input": "q"}], "scorers": [{"type": "answer_relevancy"}],
+            "target": {"type": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None,
+                       "prices": {"m": {"input": 1.0}}},
+            "judge": {"model": "j", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None,
+                      "prices": {"j": {"completion": 1.0}}}}
+    option: tuple[str, ...] = ()
+    if cap[0] == "budget":
+        spec["budget"] = cap[1]
+    else:
+        option = (cap[0], cap[1])
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+    done = run_cli("run", *option, "--output", "out.json", cwd=tmp_path)
+    assert done.code == 2 and "Traceback" not in done.output and not (tmp_path / "out.json").exists()
+    where = "budget.max_usd" if cap[0] == "budget" else "--max-cost"
+    assert (f"{where}: `target.prices.m` has no `completion` (or `output`) price, so its completion tokens would "
+            "count as $0 against the cap; add `completion: <USD per 1M tokens>` (0 if they are free)") in done.stderr
+    assert f"{where}: `judge.prices.j` has no `prompt` (or `input`) price" in done.stderr
+    # a half written as 0 is a price: free tokens, said so (the run then goes on, to a closed port)
+    spec["target"]["prices"]["m"]["output"] = 0
+    spec["judge"]["prices"]["j"]["prompt"] = 0
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+    priced = run_cli("run", *option, "--output", "ok.json", cwd=tmp_path)
+    assert priced.code == 4 and (tmp_path / "ok.json").exists(), priced.output
