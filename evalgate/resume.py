@@ -256,7 +256,16 @@ def _texts(value: Any) -> bool:
 
 
 def _scores(value: Any) -> bool:
-    return value is None or (isinstance(value, dict) and all(v is None or _holds_number(v) for v in value.values()))
+    return value is None or (isinstance(value, dict) and all(v is None or _is_score(v) for v in value.values()))
+
+
+def _is_score(value: Any) -> bool:
+    """A score a run writes: in [0, 1] (every scorer's is checked so; a NaN one is written as null)."""
+    return _holds_number(value) and 0 <= value <= 1
+
+
+def _costs(value: Any) -> bool:
+    return isinstance(value, dict) and all(v is None or _holds_number(v) for v in value.values())
 
 
 def _holds_number(value: Any) -> bool:
@@ -282,7 +291,7 @@ def _readable(record: Any) -> bool:
         and all(_texts(record.get(k)) for k in ("reasons", "not_scorable", "scorer_errors", "turn_params_hash"))
         and _reasons_by_kind(record.get("reasons_by_kind"))
         and (record.get("duration_ms") is None or _holds_number(record["duration_ms"]))
-        and (cost is None or _scores(cost))
+        and (cost is None or _costs(cost))
         and (record.get("trials") is None or isinstance(record["trials"], list))
         and (turns is None or (isinstance(turns, list) and all(
             isinstance(t, dict) and _scores(t.get("gates")) and _scores(t.get("scores")) and _texts(t.get("reasons"))

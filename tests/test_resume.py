@@ -286,7 +286,10 @@ def test_a_journaled_item_whose_data_changed_under_its_id_is_run_again(tmp_path:
                                   {"reasons_by_kind": {"checks": {"maybe": "x"}}},
                                   # integers past the largest float: every sum they reach overflows (was exit 3)
                                   {"gates": {"excludes:rain": 10**400}}, {"duration_ms": 10**400},
-                                  {"judge_cost_usd": {"excludes:rain": -(10**400)}}],
+                                  {"judge_cost_usd": {"excludes:rain": -(10**400)}},
+                                  # no scorer gives a score outside [0, 1]: a gate of 5 would pass the gate
+                                  {"gates": {"excludes:rain": 5.0}}, {"scores": {"maybe": -0.5}},
+                                  {"scores": {"maybe": 1.5}}],
                          ids=lambda edit: json.dumps(edit)[:40])
 def test_a_journal_record_edited_into_other_types_is_run_again_not_a_crash(tmp_path: Path, edit: dict) -> None:
     spec = recorded_spec(tmp_path)
