@@ -288,7 +288,7 @@ class ResultsWriter:
                 handle.seek(0)
             for line in handle:
                 try:
-                    index = json.loads(line)["index"]
+                    index = _load_line(line)["index"]
                 except (ValueError, KeyError, TypeError):
                     break  # a torn last line from a killed run
                 if not line.endswith(b"\n"):
@@ -544,10 +544,20 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
             if not line.endswith(b"\n"):
                 break
             try:
-                records.append(json.loads(line))
+                records.append(_load_line(line))
             except ValueError:
                 break
     return records
+
+
+def _load_line(line: bytes) -> Any:
+    """A journal line as JSON a run writes: strict, no NaN or Infinity (its bytes are copied into the
+    results as they are, and those must parse as strict JSON everywhere)."""
+    return json.loads(line, parse_constant=_no_constant)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not strict JSON")
 
 
 def write_results_json(path: Path, raw: dict[str, Any]) -> None:

@@ -304,6 +304,31 @@ def test_a_journal_record_edited_into_other_types_is_run_again_not_a_crash(tmp_p
     assert any("1 journaled items could not be read back" in note for note in resumed.notes)
 
 
+def strict_json(text: str) -> Any:
+    """JSON as every parser reads it: NaN and Infinity are no JSON values."""
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"{name} in the results")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_a_journal_line_holding_nan_never_reaches_the_results(tmp_path: Path, value: str) -> None:
+    """Python reads `NaN` in a (hand-edited) journal line; copied into the results, no strict parser would."""
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    full = run_spec(spec, output=out).header()
+    lines = journal_lines(out)
+    edited = lines[1].rstrip("\n")[:-1] + f', "duration_ms": {value}}}\n'
+    out.with_name("out.json.items.jsonl").write_text(lines[0] + edited + "".join(lines[2:6]))
+    out.unlink()
+    resumed = run_spec(spec, output=out, resume=True)
+    final = strict_json(out.read_text())
+    assert [i["id"] for i in final["items"]] == [i["id"] for i in map(json.loads, lines)]
+    assert resumed.header()["scores"] == full["scores"]
+
+
 def test_a_run_with_a_nan_gate_resumes(tmp_path: Path) -> None:
     """NaN is written as null and read back as NaN: the CLI's failing-ids list must take it too."""
     (tmp_path / "nan.py").write_text("def score(item, run):\n    return float('nan')\n")
