@@ -246,7 +246,7 @@ class ResultsWriter:
         if resume and not self.journal_path.exists():
             self._journal_from_results()  # a finished run's journal is gone: its results hold the items
         self.created = not (resume and self.journal_path.exists())
-        if not _replaceable(self.journal_path, resumed=not self.created):
+        if not _replaceable(self.journal_path):
             raise FileExistsError(errno.EEXIST, "is in the way of the journal and is not one; move it or choose "
                                   "another --output", str(self.journal_path))
         if not self.created:
@@ -434,9 +434,9 @@ def _copy_lines(journal: Any, out: Any, size: int) -> None:
         out.write(block.replace(b"\n", b",\n"))
 
 
-def _replaceable(journal: Path, *, resumed: bool = False) -> bool:
-    """Whether a file at the journal's path may be started over (or, `resumed`, appended to): absent,
-    empty, or an evalgate journal.
+def _replaceable(journal: Path) -> bool:
+    """Whether a file at the journal's path may be started over (or, resumed, cut at a torn last line
+    and appended to): absent, empty, or an evalgate journal.
 
     Never a symlink or anything but a regular file: evalgate writes neither, and opening one could
     block (a FIFO) or write through to another file."""
@@ -448,8 +448,6 @@ def _replaceable(journal: Path, *, resumed: bool = False) -> bool:
         return False
     if not stat.S_ISREG(info.st_mode):
         return False
-    if resumed:  # its lines are checked one by one as they are read back
-        return True
     try:
         with journal.open("rb") as handle:
             first = handle.readline(1 << 20)
@@ -457,8 +455,10 @@ def _replaceable(journal: Path, *, resumed: bool = False) -> bool:
         return True
     except OSError:
         return False  # a directory or unreadable: not ours to replace
-    if not first.strip():
+    if not first:  # empty (a blank first line is no journal's: evalgate writes none)
         return True
+    if not first.endswith(b"\n"):  # torn by a killed run (or longer than read): how evalgate starts a line
+        return any(first.startswith(start) or start.startswith(first) for start in _LINE_STARTS)
     try:
         record = json.loads(first)
     except ValueError:
@@ -468,6 +468,8 @@ def _replaceable(journal: Path, *, resumed: bool = False) -> bool:
 
 
 JOURNAL_HEAD_KEY = "evalgate_journal"
+# How a journal's first line starts: its head (sorted keys), or an item (orjson's, or json's, spacing)
+_LINE_STARTS = (b'{"evalgate_journal"', b'{"index":')
 
 
 Checks = dict[str, dict[str, str]]  # "gates" and "scorers": each check's params hash by id

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from evalgate.api import run_spec
 from evalgate.errors import SpecError
@@ -114,6 +115,24 @@ def test_a_file_of_the_users_at_the_journals_path_is_never_overwritten(tmp_path:
     theirs.write_text('{"index": 0, "id": "q0"}\n')  # an earlier run's journal is started over
     run_spec(spec, output=tmp_path / "r.json")
     assert load_results(tmp_path / "r.json").summary.total_items == 1
+
+
+def test_resume_never_cuts_a_file_of_the_users_at_the_journals_path(tmp_path: Path) -> None:
+    """--resume reads the journal back and cuts a torn last line: a file that is no journal was cut to nothing."""
+    project(tmp_path, 2, [{"type": "includes", "value": "answer"}])
+    theirs = journal_path(tmp_path / "r.json")
+    theirs.write_text("my notes, not a journal\nmore notes\n")
+    refused = run_cli("run", "evalgate.yaml", "-o", "r.json", "--resume", cwd=tmp_path)
+    assert refused.code == 2 and "is in the way of the journal and is not one" in refused.stderr, refused.output
+    assert "Traceback" not in refused.output
+    assert theirs.read_text() == "my notes, not a journal\nmore notes\n" and calls(tmp_path) == []
+    theirs.write_text("\nmy notes, after a blank line\n")
+    refused = run_cli("run", "evalgate.yaml", "-o", "r.json", "--resume", cwd=tmp_path)
+    assert refused.code == 2 and theirs.read_text() == "\nmy notes, after a blank line\n", refused.output
+    theirs.write_bytes(b'{"index":0,"id":"q')  # a killed run's journal, its first line torn: resumed
+    resumed = run_cli("run", "evalgate.yaml", "-o", "r.json", "--resume", cwd=tmp_path)
+    assert resumed.code == 0, resumed.output
+    assert load_results(tmp_path / "r.json").summary.total_items == 2 and calls(tmp_path) == ["q0", "q1"]
 
 
 # An agent that fails the second of every three calls for one input: each run of `repeats: 3` errors
