@@ -286,6 +286,7 @@ def _skip_finished(
     records = finished_records(writer.journal_path)
     result.extra_summary["resumed_items"] = 0
     changes = Changes(records)
+    changes.unreadable_lines = writer.unreadable_lines
     _changed_checks(changes, writer, gates, scorers)
 
     def take(item: ItemResult, rescored: bool = False) -> None:

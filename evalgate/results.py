@@ -80,6 +80,7 @@ PENDING_LINES = 256  # quick items' lines go to the file this many at a time
 # A header value `finish` writes over with the SHA-256 of the items array's contents (between its
 # brackets), once they are written: as long as the digest, so nothing moves.
 ITEMS_SHA256_PENDING = "sha256-of-the-items-array-written-once-the-items-are-written...."
+UNREADABLE_LINES_MAX = 1000  # lines of a resumed journal that hold no record, before it is refused
 _NO_ITEM_ABOVE = 2**62  # item indices are positions in a data set: far below what an array("q") holds
 
 
@@ -243,6 +244,7 @@ class ResultsWriter:
         self.unflushed_ms = 0.0
         self.data_start = 0  # where the items begin: after the journal's own first line, if it has one
         self.checks: JournalChecks | None = None  # the journaled run's checks (see `checks` above)
+        self.unreadable_lines = 0  # resumed: lines of the journal that hold no record
         if resume and not self.journal_path.exists():
             self._journal_from_results()  # a finished run's journal is gone: its results hold the items
         self.created = not (resume and self.journal_path.exists())
@@ -287,12 +289,19 @@ class ResultsWriter:
             else:
                 handle.seek(0)
             for line in handle:
+                if not line.endswith(b"\n"):
+                    break  # a torn last line from a killed run: cut, the next item goes in its place
                 try:
                     index = _load_line(line)["index"]
                 except (ValueError, KeyError, TypeError):
-                    break  # a torn last line from a killed run
-                if not line.endswith(b"\n"):
-                    break
+                    # no record (edited, damaged): never copied, its item runs again; the lines after it count
+                    index = None
+                    self.unreadable_lines += 1
+                    if self.unreadable_lines > UNREADABLE_LINES_MAX:  # each costs a parse: a file of them, minutes
+                        raise FileExistsError(
+                            errno.EEXIST, f"holds more than {UNREADABLE_LINES_MAX} lines that are no journal "
+                            "record: it is no journal, or one damaged past reading; move it, or run without "
+                            "--resume", str(self.journal_path)) from None
                 self._note(index, offset)
                 offset += len(line)
                 good = offset
@@ -537,7 +546,7 @@ def journal_path(path: Path) -> Path:
 
 
 def read_journal(path: Path) -> list[dict[str, Any]]:
-    """Finished items from a journal, skipping a torn last line."""
+    """Finished items from a journal, skipping a torn last line and any line that is no record."""
     records = []
     if not path.exists():
         return records
@@ -546,9 +555,11 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
             if not line.endswith(b"\n"):
                 break
             try:
-                records.append(_load_line(line))
+                record = _load_line(line)
             except ValueError:
-                break
+                continue  # no record: the writer leaves it out of the results too
+            if isinstance(record, dict):
+                records.append(record)
     return records
 
 

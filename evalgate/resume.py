@@ -49,6 +49,7 @@ class Changes:
         self.moved_turn_checks: set[str] = set()  # `turn-N:id` labels the record scored as the other kind
         self.moved_turn_items = 0
         self.unknown_turn_params = 0  # records of turn items written before per-turn params were recorded
+        self.unreadable_lines = 0  # journal lines that are no JSON record: left out
 
     def notes(self) -> list[str]:
         out = []
@@ -76,6 +77,9 @@ class Changes:
             out.append(f"resume: {self.unknown_turn_params} journaled items with per-turn checks do not record "
                        "those checks' parameters (an earlier evalgate wrote them); their per-turn scores were kept: "
                        "run without --resume if you changed a per-turn check")
+        if self.unreadable_lines:
+            out.append(f"resume: {self.unreadable_lines} journal lines are no JSON record (edited or damaged?); "
+                       "they were left out, and the items they held were run again")
         run_again = (
             (self.changed_ids, "journaled items have a different id at their position now (the data changed)"),
             (self.rerun_for_data, "journaled items hold other data now (their input or what they expect changed)"),

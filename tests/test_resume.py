@@ -257,6 +257,38 @@ def test_a_journal_line_with_an_index_that_is_no_items_is_left_out(tmp_path: Pat
     assert resumed.header()["scores"] == full["scores"]
 
 
+@pytest.mark.parametrize("bad", [b"garbage\n", b"\xff\xfe not UTF-8\n", b"null\n", b"[1]\n", b"\n"],
+                         ids=["text", "not-utf8", "null", "list", "blank"])
+def test_a_line_that_is_no_record_is_left_out_and_the_lines_after_it_are_kept(tmp_path: Path, bad: bytes) -> None:
+    """A damaged or edited line mid-journal: the items after it were cut off and run again without a word."""
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    full = run_spec(spec, output=out).header()
+    lines = [line.encode() for line in journal_lines(out)]
+    out.with_name("out.json.items.jsonl").write_bytes(b"".join(lines[:3]) + bad + b"".join(lines[4:]))
+    out.unlink()
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.summary["resumed_items"] == 11
+    assert any("1 journal lines are no JSON record" in note for note in resumed.notes), resumed.notes
+    assert resumed.header()["scores"] == full["scores"]
+    final = strict_json(out.read_text())
+    assert [i["id"] for i in final["items"]] == [json.loads(line)["id"] for line in lines]
+
+
+def test_a_journal_of_lines_that_are_no_records_is_refused_untouched(tmp_path: Path) -> None:
+    """Each such line costs a parse and is left out: a file of millions of them is no journal to read."""
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    run_spec(spec, output=out)
+    journal = out.with_name("out.json.items.jsonl")
+    body = "".join(journal_lines(out)[:2]) + "\n" * 1001
+    journal.write_text(body)
+    out.unlink()
+    refused = run_cli("run", "-o", "out.json", "--resume", cwd=tmp_path)
+    assert refused.code == 2 and "holds more than 1000 lines that are no journal record" in refused.stderr
+    assert "Traceback" not in refused.output and journal.read_text() == body and not out.exists()
+
+
 def test_resume_without_a_journal_runs_everything(tmp_path: Path) -> None:
     spec = recorded_spec(tmp_path)
     result = run_spec(spec, output=tmp_path / "new.json", resume=True)
