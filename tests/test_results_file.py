@@ -193,6 +193,25 @@ def test_a_symlink_or_fifo_at_the_journal_path_is_refused_not_followed(tmp_path:
             ResultsWriter(out, resume=resume)  # opening a FIFO to read its first line would block
 
 
+def test_a_symlink_or_fifo_at_the_results_temporary_file_is_replaced_not_written_through(tmp_path: Path) -> None:
+    """The results are written to `OUT.tmp`, then renamed: whatever is at that path is not ours to write into."""
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{id: a, input: q, output: sunny}, {id: b, input: q, output: rain}]\n"
+        "scorers: [{type: includes, value: sunny}]\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    temporary = tmp_path / "out.json.tmp"
+    temporary.symlink_to(victim)
+    done = run_cli("run", "-o", "out.json", cwd=tmp_path, timeout=CLI_TIMEOUT_S)
+    assert done.code == 0, done.output
+    assert victim.read_text() == "precious\n" and not (tmp_path / "out.json").is_symlink()
+    assert load_results(tmp_path / "out.json").summary.total_items == 2
+    os.mkfifo(temporary)  # opening it to write waited for a reader for ever, after every item had run
+    done = run_cli("run", "-o", "out.json", cwd=tmp_path, timeout=CLI_TIMEOUT_S)
+    assert done.code == 0, done.output
+    assert load_results(tmp_path / "out.json").summary.total_items == 2 and not os.path.lexists(temporary)
+
+
 def test_the_results_model_reads_back_every_outcome_field_the_header_writes() -> None:
     """Results (the file, read back) and Outcome (the verdict in memory) list the same top-level fields on
     purpose: the file's top level is the outcome. This keeps them from drifting apart silently."""
