@@ -246,8 +246,10 @@ class ResultsWriter:
         self.data_start = 0  # where the items begin: after the journal's own first line, if it has one
         self.checks: JournalChecks | None = None  # the journaled run's checks (see `checks` above)
         self.unreadable_lines = 0  # resumed: lines of the journal that hold no record
-        if resume and not self.journal_path.exists():
-            self._journal_from_results()  # a finished run's journal is gone: its results hold the items
+        # a finished run's journal is gone: its results hold the items (a dangling symlink there is no journal
+        # gone: never written through)
+        if resume and not os.path.lexists(self.journal_path):
+            self._journal_from_results()
         self.created = not (resume and self.journal_path.exists())
         if not _replaceable(self.journal_path):
             raise FileExistsError(errno.EEXIST, "is in the way of the journal and is not one; move it or choose "

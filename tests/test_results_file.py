@@ -187,6 +187,12 @@ def test_a_symlink_or_fifo_at_the_journal_path_is_refused_not_followed(tmp_path:
             ResultsWriter(out, resume=resume)
     assert victim.read_text() == ""
     journal.unlink()
+    (tmp_path / "out.json").write_text('{"items": [{"index": 0, "id": "a"}]}')  # a finished run's results
+    journal.symlink_to(tmp_path / "elsewhere.txt")  # dangling: --resume rebuilt the journal through it
+    with pytest.raises(FileExistsError, match="in the way of the journal"):
+        ResultsWriter(out, resume=True)
+    assert not (tmp_path / "elsewhere.txt").exists()
+    journal.unlink()
     os.mkfifo(journal)
     for resume in (False, True):
         with pytest.raises(FileExistsError, match="in the way of the journal"):
