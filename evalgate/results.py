@@ -254,8 +254,9 @@ class ResultsWriter:
         if not _replaceable(self.journal_path):
             raise FileExistsError(errno.EEXIST, "is in the way of the journal and is not one; move it or choose "
                                   "another --output", str(self.journal_path))
+        leaked: list[dict[str, Any]] = []
         if not self.created:
-            self._index_journal()
+            leaked = self._index_journal()
             self.handle = self.journal_path.open("ab")
         else:
             self.handle = self.journal_path.open("wb")
@@ -264,6 +265,12 @@ class ResultsWriter:
                 self.data_start = self.handle.tell()
         self.size = self.handle.tell()  # kept here: tell() on every append would be a system call
         self.pending: list[bytes] = []  # lines not yet handed to the file: one write() per batch
+        for record in leaked:  # the later line of an index is its record: this one redacted
+            data = item_bytes(record)
+            self._note(record["index"], self.size)
+            self.size += len(data)
+            self.handle.write(data)
+        self.handle.flush()  # on disk before the resume reads the records back
 
     def _journal_from_results(self) -> None:
         try:
@@ -281,8 +288,11 @@ class ResultsWriter:
                 if isinstance(item, dict) and isinstance(item.get("index"), int):
                     handle.write(_utf8(dumps_item(redact_value(item)) + "\n"))
 
-    def _index_journal(self) -> None:
+    def _index_journal(self) -> list[dict[str, Any]]:
+        """Index the journal's lines, cut a torn last one; the records of lines holding a known secret
+        (journaled before it was known, or planted), which are never copied: to append redacted."""
         good = 0
+        leaked = []
         with self.journal_path.open("rb") as handle:
             offset = 0
             head = _read_journal_head(handle.readline())
@@ -295,7 +305,8 @@ class ResultsWriter:
                 if not line.endswith(b"\n"):
                     break  # a torn last line from a killed run: cut, the next item goes in its place
                 try:
-                    index = _load_line(line)["index"]
+                    record = _load_line(line)
+                    index = record["index"]
                 except (ValueError, KeyError, TypeError):
                     # no record (edited, damaged): never copied, its item runs again; the lines after it count
                     index = None
@@ -305,11 +316,16 @@ class ResultsWriter:
                             errno.EEXIST, f"holds more than {UNREADABLE_LINES_MAX} lines that are no journal "
                             "record: it is no journal, or one damaged past reading; move it, or run without "
                             "--resume", str(self.journal_path)) from None
+                else:
+                    if holds_secret(line):
+                        leaked.append(record)
+                        index = None
                 self._note(index, offset)
                 offset += len(line)
                 good = offset
         with self.journal_path.open("r+b") as handle:
             handle.truncate(good)
+        return leaked
 
     def _note(self, index: Any, start: int) -> None:
         if index.__class__ is not int or not 0 <= index < _NO_ITEM_ABOVE:

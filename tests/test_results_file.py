@@ -173,6 +173,30 @@ def test_a_runner_token_in_the_data_never_reaches_the_results_file(tmp_path: Pat
             assert secret not in path.read_text(errors="replace"), path
 
 
+def test_a_journal_holding_a_known_secret_never_passes_it_to_the_resumed_results(tmp_path: Path) -> None:
+    """A journal written before the token was known (or planted): --resume copies journal lines into the
+    results as they are, so a line holding a secret is written again, redacted, and the copy is left out."""
+    secret = "ghs_journaled0a1b2c3d4e5f"
+    (tmp_path / "spec.yaml").write_text(
+        "version: 1\ndata: [{id: a, input: q, output: sunny}, {id: b, input: q, output: rain}, "
+        "{id: c, input: q, output: sunny}]\nscorers: [{type: includes, value: sunny}]\n")
+    run = [sys.executable, "-m", "evalgate.cli", "run", "spec.yaml", "-o", "out.json"]
+    assert subprocess.run(run, cwd=tmp_path, capture_output=True, timeout=CLI_TIMEOUT_S).returncode == 0
+    items = json.loads((tmp_path / "out.json").read_text())["items"]
+    items[1]["output"]["text"] = f"rain, says {secret}"  # the scores stay the run's: only the text is masked
+    items[1]["reasons"] = {"includes:sunny": f"not sunny ({secret})"}
+    (tmp_path / "out.json.items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items[:2]))
+    env = {**os.environ, "GITHUB_TOKEN": secret}
+    proc = subprocess.run([*run, "--resume"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=CLI_TIMEOUT_S)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((tmp_path / "out.json").read_text())
+    assert results["summary"]["resumed_items"] == 2 and results["scores"] == {"includes:sunny": 2 / 3}
+    assert [i["id"] for i in results["items"]] == ["a", "b", "c"]
+    assert results["items"][1]["output"]["text"] == "rain, says ***"
+    assert secret not in (tmp_path / "out.json").read_text() and secret not in proc.stdout + proc.stderr
+
+
 def test_a_symlink_or_fifo_at_the_journal_path_is_refused_not_followed(tmp_path: Path) -> None:
     """Nothing evalgate writes is a symlink or a FIFO: one there is refused, never written through or read."""
     import pytest
