@@ -583,9 +583,10 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 
 
 def _load_line(line: bytes) -> Any:
-    """A journal line as JSON a run writes: strict, no NaN or Infinity (its bytes are copied into the
-    results as they are, and those must parse as strict JSON everywhere)."""
-    return json.loads(line, parse_constant=_no_constant)
+    """A journal line as JSON a run writes: UTF-8 text (no byte order mark, which `json.loads` skips in
+    bytes), strict, no NaN or Infinity. Its bytes are copied into the results as they are, and those must
+    parse as strict JSON everywhere."""
+    return json.loads(line.decode("utf-8"), parse_constant=_no_constant)
 
 
 def _no_constant(name: str) -> Any:

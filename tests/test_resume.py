@@ -275,6 +275,20 @@ def test_a_line_that_is_no_record_is_left_out_and_the_lines_after_it_are_kept(tm
     assert [i["id"] for i in final["items"]] == [json.loads(line)["id"] for line in lines]
 
 
+def test_a_journal_line_behind_a_byte_order_mark_never_reaches_the_results(tmp_path: Path) -> None:
+    """`json.loads` skips a BOM in bytes; copied into the results, it made a file no JSON parser reads."""
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    full = run_spec(spec, output=out).header()
+    lines = [line.encode() for line in journal_lines(out)]
+    out.with_name("out.json.items.jsonl").write_bytes(b"".join(lines[:3]) + b"\xef\xbb\xbf" + b"".join(lines[3:]))
+    out.unlink()
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.summary["resumed_items"] == 11 and resumed.header()["scores"] == full["scores"]
+    final = strict_json(out.read_bytes().decode("utf-8"))
+    assert [i["id"] for i in final["items"]] == [json.loads(line)["id"] for line in lines]
+
+
 def test_a_journal_of_lines_that_are_no_records_is_refused_untouched(tmp_path: Path) -> None:
     """Each such line costs a parse and is left out: a file of millions of them is no journal to read."""
     spec = recorded_spec(tmp_path)
