@@ -276,7 +276,7 @@ class ResultsWriter:
         try:
             raw = json.loads(self.path.read_bytes())
             items = raw.get("items")
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):  # a results file nested too deep: no items
             return
         if not isinstance(items, list):
             return
@@ -489,7 +489,7 @@ def _replaceable(journal: Path) -> bool:
         return any(first.startswith(start) or start.startswith(first) for start in _LINE_STARTS)
     try:
         record = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep: evalgate writes no such line
         return False
     return isinstance(record, dict) and (
         (isinstance(record.get("index"), int) and "id" in record) or _read_journal_head(first) is not None)
@@ -531,7 +531,7 @@ def _read_journal_head(line: bytes) -> JournalChecks | None:
         return None
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     head = record.get(JOURNAL_HEAD_KEY) if isinstance(record, dict) and record.get("index") is None else None
     hashes = _hashes(head.get("checks")) if isinstance(head, dict) else None
@@ -586,7 +586,10 @@ def _load_line(line: bytes) -> Any:
     """A journal line as JSON a run writes: UTF-8 text (no byte order mark, which `json.loads` skips in
     bytes), strict, no NaN or Infinity. Its bytes are copied into the results as they are, and those must
     parse as strict JSON everywhere."""
-    return json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+    try:
+        return json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+    except RecursionError:  # nested too deep to parse: a run cuts what it writes at 64 levels
+        raise ValueError("nested too deeply") from None
 
 
 def _no_constant(name: str) -> Any:

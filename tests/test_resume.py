@@ -289,6 +289,24 @@ def test_a_journal_line_behind_a_byte_order_mark_never_reaches_the_results(tmp_p
     assert [i["id"] for i in final["items"]] == [json.loads(line)["id"] for line in lines]
 
 
+def test_a_journal_line_nested_too_deep_to_parse_is_no_record_not_an_internal_error(tmp_path: Path) -> None:
+    """A run cuts what it writes at 64 levels; a line nested past the parser's limit raised RecursionError (exit 3)."""
+    recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    first = run_cli("run", "-o", "out.json", cwd=tmp_path)
+    lines = journal_lines(out)
+    deep = "[" * 5000 + "]" * 5000 + "\n"
+    journal = out.with_name("out.json.items.jsonl")
+    journal.write_text("".join(lines[:3]) + deep + "".join(lines[3:]))
+    out.unlink()
+    resumed = run_cli("run", "-o", "out.json", "--resume", cwd=tmp_path)
+    assert resumed.code == first.code == 1 and "1 journal lines are no JSON record" in resumed.stderr, resumed.output
+    assert json.loads(out.read_text())["summary"]["resumed_items"] == 12
+    journal.write_text(deep)  # without --resume: the file at the journal's path is asked whether it is one
+    again = run_cli("run", "-o", "out.json", cwd=tmp_path)
+    assert again.code == 2 and "is in the way of the journal" in again.stderr and journal.read_text() == deep
+
+
 def test_a_journal_of_lines_that_are_no_records_is_refused_untouched(tmp_path: Path) -> None:
     """Each such line costs a parse and is left out: a file of millions of them is no journal to read."""
     spec = recorded_spec(tmp_path)
