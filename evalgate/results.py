@@ -338,7 +338,7 @@ class ResultsWriter:
 
     def offsets(self) -> dict[int, tuple[int, int]]:
         """Each item's line as (offset, length without the newline); a repeated index: its last line."""
-        ends = [*self.starts[1:], self.size]
+        ends = [*self.starts[1:], self.size] if self.starts else []  # no line yet (stopped before the first item)
         return {index: (start, end - start - 1)
                 for index, start, end in zip(self.indices, self.starts, ends, strict=True) if index >= 0}
 

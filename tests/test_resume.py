@@ -141,6 +141,43 @@ def test_ctrl_c_or_sigterm_writes_results_for_what_finished(stop: int, tmp_path:
     assert results["summary"]["interrupted"] is False
 
 
+BLOCKING_AGENT = """\
+import time
+from pathlib import Path
+def agent(text):
+    here = Path(__file__).parent
+    (here / "started").touch()
+    for _ in range(3000):  # until the test says go (30 s at most)
+        if (here / "go").exists():
+            break
+        time.sleep(0.01)
+    return "answer to " + text
+"""
+
+
+def test_ctrl_c_before_the_first_item_of_a_resumed_run_writes_its_results(tmp_path: Path) -> None:
+    """CI may pass --resume on every run: stopped before any item finished, it wrote no results and exited 3."""
+    (tmp_path / "agent.py").write_text(BLOCKING_AGENT)
+    (tmp_path / "evalgate.yaml").write_text(json.dumps({
+        "version": 1, "data": [{"id": "a", "input": "a"}, {"id": "b", "input": "b"}],
+        "target": {"type": "python", "function": "agent:agent"}, "scorers": [{"type": "includes", "value": "answer"}]}))
+    proc = start(tmp_path, "--resume")
+    deadline = time.monotonic() + WAIT_S
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert (tmp_path / "started").exists(), "the agent never started"
+    proc.send_signal(signal.SIGINT)  # the first item is in the agent's hands: nothing has finished
+    out, err = proc.communicate(timeout=WAIT_S)
+    assert proc.returncode == 130 and "internal error" not in err, out + err
+    results = json.loads((tmp_path / "out.json").read_text())
+    assert results["summary"]["interrupted"] is True and results["items"] == []
+    (tmp_path / "go").touch()
+    resumed = start(tmp_path, "--resume")
+    out, err = resumed.communicate(timeout=WAIT_S)
+    assert resumed.returncode == 0, out + err
+    assert [i["id"] for i in json.loads((tmp_path / "out.json").read_text())["items"]] == ["a", "b"]
+
+
 def test_resume_needs_output(tmp_path: Path) -> None:
     write_spec(tmp_path, "http://127.0.0.1:9")
     proc = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "--resume"], cwd=tmp_path,
