@@ -366,11 +366,11 @@ def _recorded_runs(record: dict[str, Any], case: Case) -> list[Run] | None:
     """The runs a journal record holds, one per turn, when it holds them all."""
     item = case.item
     if item.turns is None and item.inputs is None:
-        run = _run(record.get("output"))
+        run = _run(record.get("output"), strict=True)
         return [run] if run is not None else None
     turns = record.get("turns")
     if item.turns is not None and isinstance(turns, list) and len(turns) == len(item.turns):
-        runs = [_run(t.get("output")) if isinstance(t, dict) else None for t in turns]
+        runs = [_run(t.get("output"), strict=True) if isinstance(t, dict) else None for t in turns]
         return runs if all(r is not None for r in runs) else None  # type: ignore[return-value]
     return None
 
@@ -442,10 +442,12 @@ def _number(value: Any) -> float:
     return NAN if value is None else float(value)
 
 
-def _run(value: Any) -> Run | None:
+def _run(value: Any, strict: bool = False) -> Run | None:
+    """The recorded run; one that is no run (an edited record) is an empty one, or None when `strict`:
+    scored again, an empty run would give every check a number it never gave the real one."""
     if value is None:
         return None
     try:
         return run_from_value(value)
     except RunFormatError:
-        return Run()
+        return None if strict else Run()

@@ -56,6 +56,24 @@ def test_a_scorer_added_before_resume_scores_every_resumed_item_without_running_
     assert all("includes:q1" in item.scores for item in written.items)
 
 
+@pytest.mark.parametrize("output", [{"text": 5}, {"text": "x", "tool_calls": "none"}, 7], ids=str)
+def test_a_recorded_output_that_is_no_run_is_run_again_not_scored_as_an_empty_one(tmp_path: Path,
+                                                                                   output: object) -> None:
+    """A check added since the journal is scored on the recorded runs: an edited output read as an empty
+    run gave every check of that item (the old ones too) the empty text's score."""
+    first = {"type": "includes", "value": "answer"}
+    spec = project(tmp_path, 4, [first])
+    run_spec(spec, output=tmp_path / "r.json")
+    records = json.loads((tmp_path / "r.json").read_text())["items"]
+    records[1]["output"] = output
+    journal_path(tmp_path / "r.json").write_text("".join(json.dumps(r) + "\n" for r in records))
+    project(tmp_path, 4, [first, {"type": "includes", "value": "q", "threshold": 0.5}])
+    result = run_spec(spec, output=tmp_path / "r.json", resume=True)
+    assert calls(tmp_path)[4:] == ["q1"]  # that item alone was asked again
+    assert result.outcome.scores == {"includes:answer": 1.0, "includes:q": 1.0}
+    assert any("1 resumed items were run again" in note for note in result.notes), result.notes
+
+
 def test_a_shrunken_data_set_writes_only_its_items(tmp_path: Path) -> None:
     scorers = [{"type": "includes", "value": "answer"}]
     spec = project(tmp_path, 6, scorers)
