@@ -402,3 +402,31 @@ def test_a_judge_cost_no_float_holds_is_left_out_not_a_crash(tmp_path: Path) -> 
         result = run_cli("report", path)
         assert result.code == 0, result.stderr
         assert "judge demo-judge · 3 calls" in result.stdout and "$" not in result.stdout.split("judge demo-judge")[1]
+
+
+def test_the_terminal_table_keeps_untrusted_ids_on_their_own_line(tmp_path: Path) -> None:
+    # Ids from the data set (a per-turn gate's, a flaky item's) and the spec's name and ids are printed
+    # in the table: a newline in one started a line of its own (a workflow command in a CI log), and a
+    # carriage return rewrote the row on a terminal (`FAIL` shown as `PASS`).
+    evil = "x\n::error::pwned\rPASS"
+    (tmp_path / "flip_agent.py").write_text(
+        "calls = 0\ndef answer(q):\n    global calls\n    calls += 1\n    return 'ok' if calls % 2 else 'no'\n")
+    rows = [{"id": f"item{n} {evil}", "input": "q"} for n in range(3)]
+    rows.append({"id": f"turns {evil}", "turns": [{"input": "q", "gates": [{"type": "includes", "value": "zz",
+                                                                           "id": f"turn gate {evil}"}]}]})
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "evalgate.yaml").write_text(
+        f"version: 1\nname: {json.dumps('name ' + evil)}\ndata: data.jsonl\nconcurrency: 1\nrepeats: 2\n"
+        "target: {type: python, function: 'flip_agent:answer'}\n"
+        f"gates:\n  - {{type: includes, value: ok, id: {json.dumps('gate ' + evil)}}}\n"
+        f"scorers:\n  - {{type: includes, value: o, id: {json.dumps('tracked ' + evil)}}}\n")
+    base = run_cli("run", "-o", "base.json", cwd=tmp_path)
+    head = run_cli("run", "--baseline", "base.json", cwd=tmp_path)
+    assert base.code == head.code == 1, base.stderr + head.stderr
+    shown = run_cli("report", "base.json", cwd=tmp_path)  # the Markdown of the same run, for contrast
+    assert shown.code == 0 and "\n::" not in shown.stdout
+    for out in (base.stdout, head.stdout):
+        assert "Flaky items" in out and "turn 1: turn gate x ::error::pwned PASS" in out, out
+        assert "\r" not in out
+        assert not [line for line in out.splitlines() if line.lstrip().startswith(("::", "PASS"))], out
+    assert "Compared with baseline name x ::error::pwned PASS" in head.stdout

@@ -96,7 +96,7 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
 
     repeats = repeats_note(getattr(result, "extra_summary", {}))
     lines = [
-        f"{result.name}: {outcome.total_items} items{', ' + repeats if repeats else ''}, "
+        f"{one_line(result.name)}: {outcome.total_items} items{', ' + repeats if repeats else ''}, "
         f"{outcome.errored_items} errored, {result.duration_s:.1f}s"
     ]
     network = getattr(result, "extra_summary", {}).get("network")
@@ -108,7 +108,7 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     ]
     rows = []
     for turn, gate in all_gates:
-        label = turn_label(gate.id, turn)
+        label = one_line(turn_label(gate.id, turn))
         row = f"  {mark(gate.passed)} {label:<40} {with_margin(gate.score, gate):<15}"
         if gate.pass_all_k is not None:
             row += f"  pass^k {gate.pass_all_k:.2f}  pass@k {gate.pass_at_k:.2f}"
@@ -121,7 +121,7 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         (r.index, t) for r in outcome.turn_results or [] for t in r.threshold_results
     ]
     for turn, th in all_thresholds:
-        label = turn_label(th.id, turn)
+        label = one_line(turn_label(th.id, turn))
         bound = bound_text(th.threshold)
         row = f"  {mark(th.passed)} {label:<40} {with_margin(th.average_score, th):<15}  {bound:<14} {direction(th)}"
         if th.uncertain:
@@ -129,7 +129,7 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         rows.append(row)
     sections.append(("Thresholds", rows))
     with_threshold = {t.id for t in outcome.threshold_results}
-    rows = [f"       {sid:<40} {with_margin(score, outcome.score_stats.get(sid))}"
+    rows = [f"       {one_line(sid):<40} {with_margin(score, outcome.score_stats.get(sid))}"
             for sid, score in outcome.scores.items() if sid not in with_threshold]
     sections.append(("Tracked scores", rows))
     sections.append(("Flaky items (trials disagree)", flaky_rows(outcome)))
@@ -145,7 +145,8 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         rows.append(f"  … and {outcome.errored_items - len(result.errored)} more")
     sections.append(("Errored items", rows))
     if outcome.not_scorable:
-        sections.append(("Not scorable", [f"       {k:<40} {v} items" for k, v in outcome.not_scorable.items()]))
+        sections.append(("Not scorable", [f"       {one_line(k):<40} {v} items"
+                                          for k, v in outcome.not_scorable.items()]))
     comparison = getattr(result, "comparison", None)
     if comparison:
         sections.append(comparison_section(comparison))
@@ -168,20 +169,22 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
 def comparison_section(comparison: dict[str, Any]) -> tuple[str, list[str]]:
     """Per entry: `base 0.90 · Δ -0.08 [-0.13, -0.03] ▼` and the status in words; then the flipped items."""
     base = comparison.get("baseline") or {}
-    sha = f" @ {str(base.get('git_sha'))[:7]}" if base.get("git_sha") else ""
-    title = (f"Compared with baseline {base.get('name')}{sha}: {comparison.get('matched_items', 0)} items matched, "
+    sha = f" @ {one_line(str(base.get('git_sha'))[:7])}" if base.get("git_sha") else ""
+    title = (f"Compared with baseline {one_line(str(base.get('name')))}{sha}: "
+             f"{comparison.get('matched_items', 0)} items matched, "
              f"{comparison.get('new_items', 0)} new, {comparison.get('missing_items', 0)} missing")
     rows = []
     for entry in comparison.get("entries") or []:
-        label = turn_label(entry["id"], entry.get("turn"))
-        rows.append(f"  {label:<40} {delta_text(entry):<38} {significance(entry)}")
+        label = one_line(turn_label(str(entry["id"]), entry.get("turn")))
+        rows.append(f"  {label:<40} {delta_text(entry):<38} {one_line(significance(entry), 300)}")
     flipped = comparison.get("flipped") or []
     worse = [f for f in flipped if f.get("direction") == "pass->fail"]
     if worse:
-        shown = ", ".join(f"{f['item']} ({f['entry']})" for f in worse[:FAILING_IDS_SHOWN])
+        shown = ", ".join(f"{one_line(str(f['item']), 80)} ({one_line(str(f['entry']))})"
+                          for f in worse[:FAILING_IDS_SHOWN])
         more = f" … and {len(worse) - FAILING_IDS_SHOWN} more" if len(worse) > FAILING_IDS_SHOWN else ""
         rows.append(f"  pass -> fail: {shown}{more}")
-    rows += [f"  warning: {w}" for w in comparison.get("warnings") or []]
+    rows += [f"  warning: {one_line(str(w), 300)}" for w in comparison.get("warnings") or []]
     return title, rows
 
 
@@ -191,9 +194,9 @@ def flaky_rows(outcome: Any) -> list[str]:
     pairs = [(g.id, g) for g in outcome.gate_results] + [(t.id, t) for t in outcome.threshold_results]
     for sid, r in [*pairs, *outcome.score_stats.items()]:
         if r.flaky:
-            shown = ", ".join(r.flaky_items or [])
+            shown = ", ".join(one_line(str(i), 80) for i in r.flaky_items or [])
             more = f" … and {r.flaky - len(r.flaky_items or [])} more" if r.flaky > len(r.flaky_items or []) else ""
-            rows.append(f"       {sid:<40} {r.flaky} items: {shown}{more}")
+            rows.append(f"       {one_line(sid):<40} {r.flaky} items: {shown}{more}")
     return rows
 
 
