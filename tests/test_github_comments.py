@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -656,3 +657,32 @@ def test_a_refused_delete_leaves_the_duplicate_and_still_updates(github: FakeGit
     done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
     assert done.action == "updated" and done.url == oldest["html_url"] and done.removed == 0
     assert [c["body"] for c in github.comments_on(REPO, 1)] == [marker("k") + "\nnew", marker("k") + "\nsecond"]
+
+
+def test_a_forks_results_cannot_plant_another_jobs_marker_through_a_summary_field(github: FakeGitHub,
+                                                                                   tmp_path: Path) -> None:
+    """The budget counts and the comparison's correction were written into the comment as they stood:
+    a fork's results file put `nightly`'s marker on a line of the comment posted with the repository's
+    token, and the nightly job then took that comment for its own and overwrote it."""
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\nname: weather\ntarget: {type: recorded}\ngates: [{type: includes, value: sunny}]\n"
+        "data: [{id: a, input: q, output: rain}]\n")
+    ran = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "results.json"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 1, ran.stderr
+    evil = f"1\n\n{marker('nightly')}\n\n<img src=https://evil.example/p.png> @octocat"
+    forged = json.loads((tmp_path / "results.json").read_text())
+    forged["summary"]["budget"] = {"max_usd": 0.01, "max_tokens": evil, "items_not_run": evil, "spent_usd": 0.02,
+                                   "spent_tokens": evil}
+    forged["comparison"] = {"settings": {"correction": evil}, "entries": []}
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    assert comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1").returncode == 0
+    [posted] = github.comments_on(REPO, 1)
+    body = posted["body"]
+    assert "Budget exceeded" in body and "correction across entries" in body
+    assert "<img" not in body and "@octocat" not in body
+    assert [line for line in body.splitlines() if line.strip().startswith("<!--")] == [marker("weather")]
+    (tmp_path / "nightly.md").write_text("nightly report")
+    nightly = comment_cli(github, "--body-file", str(tmp_path / "nightly.md"), "--pr", "1", "--key", "nightly")
+    assert nightly.returncode == 0 and "created" in nightly.stdout, nightly.stdout + nightly.stderr
+    assert [c["body"] for c in github.comments_on(REPO, 1)] == [body, marker("nightly") + "\nnightly report"]

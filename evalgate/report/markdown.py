@@ -435,7 +435,7 @@ def comparison_table(results: Results, max_rows: int | None) -> str:
     if comparison.get("changed_items"):
         intro += f" {comparison['changed_items']} changed their data and are not compared."
     settings = comparison.get("settings") or {}
-    correction = settings.get("correction", "holm")
+    correction = cell(settings.get("correction", "holm"), 20)
     intro += (f" Δ is head − base on the matched items with its 95% interval; an entry regresses when the interval "
               f"lies below −max_drop ({correction} correction across entries).")
     head = _head_results(results)
