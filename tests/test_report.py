@@ -430,3 +430,18 @@ def test_the_terminal_table_keeps_untrusted_ids_on_their_own_line(tmp_path: Path
         assert "\r" not in out
         assert not [line for line in out.splitlines() if line.lstrip().startswith(("::", "PASS"))], out
     assert "Compared with baseline name x ::error::pwned PASS" in head.stdout
+
+
+def test_a_budget_or_cost_that_is_no_number_is_left_out_not_a_crash(tmp_path: Path) -> None:
+    # `evalgate comment --results` renders a fork's results file: text, a list or an integer past any
+    # float where a run writes an amount stopped the report (exit 3) and so the comment.
+    path = tmp_path / "r.json"
+    for odd in ("ten", [1], 10**400):
+        data = results([item(0, 1.0, 1.0) | {"cost_usd": odd}]).model_dump(mode="json")
+        data["summary"]["budget"] = {"max_usd": odd, "items_not_run": 2, "spent_usd": odd, "spent_tokens": 7}
+        data["summary"]["cost"] = {"usd": 0.5, "target_usd": odd, "by_check": {"judge:x": odd, "judge:y": 0.25}}
+        path.write_text(json.dumps(data))
+        result = run_cli("report", path)
+        assert result.code == 0, result.stderr
+        assert "**Budget exceeded**: 2 items were not run" in result.stdout
+        assert "cost $0.5000 (judge: judge:y $0.2500)" in result.stdout
