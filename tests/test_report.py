@@ -233,7 +233,7 @@ def test_junit_has_a_case_per_entry_and_per_item() -> None:
     cases = {c.attrib["name"]: c for c in root.iter("testcase")}
     assert cases["item-1"].find("failure") is not None
     assert cases["item-0"].find("failure") is None
-    assert cases["item-2"].find("error").attrib["message"] == "boom\ufffd"
+    assert cases["item-2"].find("error").attrib["message"] == "boom\\x00"  # XML cannot carry NUL: its escape
     assert cases["includes:x"].find("failure").attrib["type"] == "threshold"
 
 
@@ -445,3 +445,19 @@ def test_a_budget_or_cost_that_is_no_number_is_left_out_not_a_crash(tmp_path: Pa
         assert result.code == 0, result.stderr
         assert "**Budget exceeded**: 2 items were not run" in result.stdout
         assert "cost $0.5000 (judge: judge:y $0.2500)" in result.stdout
+
+
+def test_junit_shows_control_characters_as_the_escapes_the_other_reports_show(tmp_path: Path) -> None:
+    # XML 1.0 cannot carry ESC or NUL: they became U+FFFD before being escaped, so JUnit showed `�[31m`
+    # where the terminal and the report show `\x1b[31m`, and no reader could tell what was there.
+    hostile = "\x1b[31mred\x1b]0;title\x07 nul\x00 \u202eevil lone\ud800"
+    (tmp_path / "data.json").write_text(json.dumps([{"id": f"id {hostile}", "input": "q", "output": "rain"},
+                                                    {"id": "ok", "input": "q", "output": "sunny"}]))
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: data.json\ntarget: {type: recorded}\n"
+                                            "gates: [{type: includes, value: sunny}]\n")
+    assert run_cli("run", "--junit", "junit.xml", "-o", "r.json", cwd=tmp_path).code == 1
+    reported = run_cli("report", "r.json", "--format", "junit", cwd=tmp_path)
+    assert reported.code == 0, reported.stderr
+    for xml_text in ((tmp_path / "junit.xml").read_text(encoding="utf-8"), reported.stdout):
+        names = [c.attrib["name"] for c in ET.fromstring(xml_text).iter("testcase")]
+        assert "id \\x1b[31mred\\x1b]0;title\\x07 nul\\x00 \\u202eevil lone\ufffd" in names, names

@@ -23,7 +23,8 @@ TEXT_LIMIT = 4000
 
 
 def clean(text: Any, limit: int = TEXT_LIMIT) -> str:
-    value = visible(INVALID_XML.sub("\ufffd", redact(str(text))))  # redacted before it is cut
+    # Escapes first (`\x1b`, as the terminal and the report show it); only what has none becomes U+FFFD.
+    value = INVALID_XML.sub("\ufffd", visible(redact(str(text))))  # redacted before it is cut
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
