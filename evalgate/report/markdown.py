@@ -301,8 +301,21 @@ def _scores_of(item: ItemRecord, entry: Row) -> tuple[dict[str, Any], dict[str, 
     return scores, reasons, source.get("input"), source.get("output")
 
 
-def responsible(results: Results, entry: Row) -> list[tuple[ItemRecord, float, str, Any, Any]]:
-    """Items that pulled this entry's average out of bounds, worst first."""
+# Each failed entry's responsible items, by (kind, turn, id): `render` tries several sizes, one scan of the items.
+Found = dict[tuple[str, int | None, str], list[tuple[ItemRecord, float]]]
+
+
+def _score_of(item: ItemRecord, entry: Row) -> Any:
+    """The item's score for this entry (its turn's, per turn), as `_scores_of` finds it but without its
+    reasons: this runs for every item and every failed entry (10,000 items and 1,000 gates)."""
+    if entry.turn is None:
+        return (item.gates if entry.kind == "gate" else item.scores).get(entry.id)
+    turn = next((t for t in item.turns or [] if t.get("index") == entry.turn), None) or {}
+    return (turn.get("gates" if entry.kind == "gate" else "scores") or {}).get(entry.id)
+
+
+def responsible(results: Results, entry: Row) -> list[tuple[ItemRecord, float]]:
+    """Items that pulled this entry's average out of bounds, with their scores, worst first."""
     if entry.kind == "gate":
         def bad(score: float) -> bool:
             return score < 1.0
@@ -320,13 +333,13 @@ def responsible(results: Results, entry: Row) -> list[tuple[ItemRecord, float, s
                 return score < low
             worst_first = True
     found = []
-    for item in results.items:
-        scores, reasons, given, output = _scores_of(item, entry)
-        score = scores.get(entry.id)
+    for position, item in enumerate(results.items):
+        score = _score_of(item, entry)
         if isinstance(score, int | float) and bad(score):
-            found.append((item, float(score), reasons.get(entry.id, ""), given, output))
-    found.sort(key=lambda row: (row[1] if worst_first else -row[1], row[0].index or 0))
-    return found
+            score = float(score)
+            found.append((score if worst_first else -score, item.index or 0, position, item))
+    found.sort()  # the position breaks ties, as a stable sort by (score, index) keeps the data's order
+    return [(item, key if worst_first else -key) for key, _, _, item in found]
 
 
 def output_text(output: Any) -> str:
@@ -341,15 +354,21 @@ def output_text(output: Any) -> str:
     return text
 
 
-def item_block(item: ItemRecord, score: float, reason: str, given: Any, output: Any) -> str:
+def item_block(item: ItemRecord, score: float, entry: Row) -> str:
+    _, reasons, given, output = _scores_of(item, entry)
+    reason = reasons.get(entry.id, "")
     head = f"**{code(item.id, table=False)}** · score {num(score)}"
     if reason:
         head += f" · {cell(reason, 300)}"
     return "\n\n".join([head, "Input:", excerpt(given), "Output:", excerpt(output_text(output))])
 
 
-def detail_block(results: Results, entry: Row, max_items: int) -> str:
-    rows = responsible(results, entry)
+def detail_block(results: Results, entry: Row, max_items: int, found: Found | None = None) -> str:
+    """`found` keeps each entry's responsible items between the renderings `render` tries."""
+    key = (entry.kind, entry.turn, entry.id)
+    rows = found[key] if found is not None and key in found else responsible(results, entry)
+    if found is not None:
+        found[key] = rows
     if entry.kind == "gate":
         title = f"{mark(False)} Gate {code(entry.label, table=False)}: {num(entry.result.score)} (must be 1.0)"
     else:
@@ -357,7 +376,7 @@ def detail_block(results: Results, entry: Row, max_items: int) -> str:
                  f"(bound {bound_text(entry.result.threshold)})")
     title += f", {len(rows)} item{'s' if len(rows) != 1 else ''} responsible"
     parts = [f"<details><summary>{title}</summary>"]
-    parts += [item_block(*row) for row in rows[:max_items]]
+    parts += [item_block(item, score, entry) for item, score in rows[:max_items]]
     if len(rows) > max_items:
         parts.append(f"*… and {len(rows) - max_items} more items.*")
     if not rows and not results.items:
@@ -386,12 +405,12 @@ FAILURES = "### Failures"
 Block = tuple[str, str]  # (the section it belongs to, its text)
 
 
-def failure_blocks(results: Results, max_items: int) -> list[Block]:
+def failure_blocks(results: Results, max_items: int, found: Found | None = None) -> list[Block]:
     """Regressions against the baseline first (they are what a pull request changed), then failures."""
     blocks: list[Block] = [(REGRESSIONS, b) for b in regression_blocks(results, max_items)]
     failing = [e for e in result_rows(results) if not e.result.passed]
     for entry in sorted(failing, key=lambda e: e.kind != "gate"):  # gate failures first
-        blocks.append((FAILURES, detail_block(results, entry, max_items)))
+        blocks.append((FAILURES, detail_block(results, entry, max_items, found)))
     errored = errored_block(results, min(max_items * 2, ERRORED_SHOWN))
     if errored:
         blocks.append((FAILURES, errored))
@@ -642,12 +661,14 @@ def render(results: Results, ctx: ReportContext | None = None, *, limit: int | N
            size: Callable[[str], int] = utf8_size) -> str:
     """The report, at most `limit` (by `size`): item details shrink first, then go, then rows."""
     ctx = ctx or ReportContext()
-    text = assemble(results, ctx, blocks=failure_blocks(results, ITEMS_PER_ENTRY), max_rows=None, truncated=False)
+    found: Found = {}
+    text = assemble(results, ctx, blocks=failure_blocks(results, ITEMS_PER_ENTRY, found), max_rows=None,
+                    truncated=False)
     if limit is None or size(text) <= limit:
         return text
     blocks: list[Block] = []
     for per_entry in (3, 1):  # fewer items per failure
-        blocks = failure_blocks(results, per_entry)
+        blocks = failure_blocks(results, per_entry, found)
         text = assemble(results, ctx, blocks=blocks, max_rows=None, truncated=True)
         if size(text) <= limit:
             return text
