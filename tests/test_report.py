@@ -461,3 +461,27 @@ def test_junit_shows_control_characters_as_the_escapes_the_other_reports_show(tm
     for xml_text in ((tmp_path / "junit.xml").read_text(encoding="utf-8"), reported.stdout):
         names = [c.attrib["name"] for c in ET.fromstring(xml_text).iter("testcase")]
         assert "id \\x1b[31mred\\x1b]0;title\\x07 nul\\x00 \\u202eevil lone\ufffd" in names, names
+
+
+def test_turn_records_of_types_no_run_writes_are_read_as_empty_not_a_crash(tmp_path: Path) -> None:
+    # `evalgate comment --results` renders a fork's results file: a turn's `scores` or `reasons` that is no
+    # mapping stopped the report (exit 3, no comment), and a turn `index` that is no number the JUnit XML.
+    turn = [{"input": "a", "output": "no", "gates": [{"type": "includes", "value": "yes"}]},
+            {"input": "b", "output": "no", "scorers": [{"type": "includes", "value": "yes", "threshold": 0.5}]}]
+    data = [{"id": f"c{n}", "turns": turn} for n in range(3)]
+    (tmp_path / "evalgate.yaml").write_text(f"version: 1\ntarget: {{type: recorded}}\ndata: {json.dumps(data)}\n")
+    assert run_cli("run", "-o", "r.json", cwd=tmp_path).code == 1
+    results = json.loads((tmp_path / "r.json").read_text())
+    results["items"][0]["turns"][0]["index"] = "one"
+    results["items"][1]["turns"][1]["scores"] = "many"
+    results["items"][2]["turns"][1]["reasons"] = "none"
+    (tmp_path / "r.json").write_text(json.dumps(results))
+    markdown = run_cli("report", "r.json", cwd=tmp_path)
+    assert markdown.code == 0, markdown.stderr
+    assert "Threshold <code>turn 2: includes:yes</code>: 0.000 (bound ≥ 0.5), 2 items responsible" in markdown.stdout
+    junit = run_cli("report", "r.json", "--format", "junit", cwd=tmp_path)
+    assert junit.code == 0, junit.stderr
+    failures = [c.find("failure").attrib["message"] for c in ET.fromstring(junit.stdout).iter("testcase")
+                if c.attrib["classname"] == "evalgate.items"]
+    assert failures == ["failed gates: turn ?: includes:yes (0.000)", "failed gates: turn 1: includes:yes (0.000)",
+                        "failed gates: turn 1: includes:yes (0.000)"]

@@ -74,9 +74,10 @@ def _item_case(item: ItemRecord, suite: ET.Element, duration_ms: Any) -> None:
     gate_reasons = _gate_reasons(item.reasons, item.reasons_by_kind)
     for turn in item.turns or []:
         own = _gate_reasons(turn.get("reasons") or {}, turn.get("reasons_by_kind") or {})
-        for gid, score in (turn.get("gates") or {}).items():
-            if score is not None and score < 1.0:
-                label = f"turn {int(turn.get('index', 0)) + 1}: {gid}"
+        gates, index = turn.get("gates"), turn.get("index")  # a fork's results file may hold anything there
+        for gid, score in (gates if isinstance(gates, dict) else {}).items():
+            if isinstance(score, int | float) and score < 1.0:
+                label = f"turn {index + 1 if isinstance(index, int) else '?'}: {gid}"
                 failed[label] = score
                 if gid in own:
                     gate_reasons[label] = own[gid]

@@ -280,6 +280,11 @@ def _more(rows: list[Any], max_rows: int | None) -> list[str]:
 # ---- the items behind a failure ----
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """A turn record's field as a mapping: a results file from a fork may hold anything there."""
+    return value if isinstance(value, dict) else {}
+
+
 def _scores_of(item: ItemRecord, entry: Row) -> tuple[dict[str, Any], dict[str, str], Any, Any]:
     """The item's scores for this entry's kind, its reasons, input and output (the turn's, per turn)."""
     source: dict[str, Any] = {
@@ -290,10 +295,10 @@ def _scores_of(item: ItemRecord, entry: Row) -> tuple[dict[str, Any], dict[str, 
     if entry.turn is not None:
         turns = item.turns or []
         source = next((t for t in turns if t.get("index") == entry.turn), None) or {}
-    scores = source.get("gates" if entry.kind == "gate" else "scores") or {}
-    reasons = {**(source.get("not_scorable") or {}), **(source.get("reasons") or {})}
+    scores = _mapping(source.get("gates" if entry.kind == "gate" else "scores"))
+    reasons = {**_mapping(source.get("not_scorable")), **_mapping(source.get("reasons"))}
     if entry.kind != "gate":  # a raising gate's error is its reason: these are scorers', one perhaps of its id
-        reasons.update(source.get("scorer_errors") or {})
+        reasons.update(_mapping(source.get("scorer_errors")))
     by_kind = source.get("reasons_by_kind")  # a gate and a scorer of one id (at a turn): each one's own reason
     if isinstance(by_kind, dict) and any(isinstance(v, dict) and entry.id in v for v in by_kind.values()):
         own = by_kind.get("gates" if entry.kind == "gate" else "scores")
@@ -311,7 +316,7 @@ def _score_of(item: ItemRecord, entry: Row) -> Any:
     if entry.turn is None:
         return (item.gates if entry.kind == "gate" else item.scores).get(entry.id)
     turn = next((t for t in item.turns or [] if t.get("index") == entry.turn), None) or {}
-    return (turn.get("gates" if entry.kind == "gate" else "scores") or {}).get(entry.id)
+    return _mapping(turn.get("gates" if entry.kind == "gate" else "scores")).get(entry.id)
 
 
 def responsible(results: Results, entry: Row) -> list[tuple[ItemRecord, float]]:
