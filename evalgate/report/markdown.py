@@ -261,9 +261,12 @@ def tracked_table(results: Results, max_rows: int | None) -> str:
         lines += ["### Tracked scores", "", "| Scorer | Average |", "|---|---:|"]
         lines += [f"| {code(sid)} | {num_pm(score, bar)} |" for sid, score, bar in _cap(rows, max_rows)]
         lines += _more(rows, max_rows)
-    if results.summary.not_scorable:
-        counts = ", ".join(f"{code(k, table=False)}: {v}" for k, v in results.summary.not_scorable.items())
-        lines += ["", f"Not scorable (left out of the averages): {counts}"]
+    if results.summary.not_scorable:  # capped as the rows are: a thousand long ids left no room for the gates
+        pairs = list(results.summary.not_scorable.items())
+        counts = [f"{code(k, table=False)}: {v}" for k, v in _cap(pairs, max_rows)]
+        if len(counts) < len(pairs):
+            counts.append(f"… and {len(pairs) - len(counts)} more")
+        lines += ["", f"Not scorable (left out of the averages): {', '.join(counts)}"]
     return "\n".join(lines)
 
 
