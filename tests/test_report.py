@@ -485,3 +485,22 @@ def test_turn_records_of_types_no_run_writes_are_read_as_empty_not_a_crash(tmp_p
                 if c.attrib["classname"] == "evalgate.items"]
     assert failures == ["failed gates: turn ?: includes:yes (0.000)", "failed gates: turn 1: includes:yes (0.000)",
                         "failed gates: turn 1: includes:yes (0.000)"]
+
+
+def test_the_terminal_table_starts_no_workflow_command_from_data(tmp_path: Path) -> None:
+    # `evalgate run` in a workflow's `run:` step prints to the job's log, which the runner reads commands
+    # from: `::cmd::` at a line's start, after spaces (an errored item's row starts with its id),
+    # and the legacy `##[cmd]` anywhere in a line (an agent's reply quoted in an error).
+    from runner_sim import process_log
+
+    (tmp_path / "raising_agent.py").write_text(
+        "def answer(q):\n    raise RuntimeError('the reply ##[error]pwned by the reply')\n")
+    (tmp_path / "data.jsonl").write_text(json.dumps({"id": "::error::pwned by the id", "input": "q"}) + "\n")
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\nname: '::warning::pwned by the name'\ndata: data.jsonl\nmax_errors: 1\n"
+        "target: {type: python, function: 'raising_agent:answer'}\n"
+        "scorers: [{type: includes, value: x}]\n")
+    result = run_cli("run", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    assert "pwned by the id" in result.stdout and "pwned by the reply" in result.stdout
+    assert process_log(result.stdout) == [], result.stdout

@@ -214,9 +214,13 @@ def network_line(stats: dict[str, Any]) -> str:
 
 
 def one_line(text: str, limit: int = 160) -> str:
-    """Untrusted text on one bounded line, control and bidi characters shown as escapes."""
+    """Untrusted text on one bounded line, control and bidi characters shown as escapes, no workflow command."""
     flat = visible(" ".join(redact(text).split()))  # redacted before the cut, which could leave part of a secret
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    flat = flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    # A CI log reads `::cmd::` at a line's start (after spaces: rows start with an id) and `##[cmd]` anywhere; a
+    # zero-width space unmakes both and shows the same.
+    flat = flat.replace("##[", "##\u200b[")
+    return ":\u200b" + flat[1:] if flat.startswith("::") else flat
 
 
 def verdict_line(outcome: Any, *, color: bool) -> str:
