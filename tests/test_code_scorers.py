@@ -102,6 +102,28 @@ def test_keyword_coverage() -> None:
     assert score(code.keyword_coverage([]), "anything") == 1.0
 
 
+# (input, output, Mastra's completeness score), from @mastra/evals under Node: a word that can be a noun
+# or a verb ("format", "working", "calls") is whichever compromise's lexicon and context clues make it,
+# and a verb phrase is rewritten as compromise's toInfinitive rewrites it.
+MASTRA_COMPLETENESS = [
+    ("Return current working directory.", "working directory. Return", 0.5),
+    ("Format the specified record.", "specified record. Format", 0.75),
+    ("Used by Queue consumer threads.", "Queue consumer threads. Used", 0.6),
+    ("No operation should be done on it afterwards.", "done on it afterwards. No operation", 0.8571428571428571),
+    ("Disable all logging calls of severity 'level' and below.", "of severity 'level' and below. Disable all logging",
+     0.8888888888888888),
+    # a negated verb becomes "do/does not" + infinitive, auxiliaries and modals go, adverbs stay
+    ("The tests do not pass.", "the tests pass", 0.6),
+    ("She has not eaten the cake.", "she ate the cake", 0.6666666666666666),
+    ("It will only insert newlines.", "it inserts newlines only", 1.0),
+]
+
+
+@pytest.mark.parametrize(("question", "answer", "mastra"), MASTRA_COMPLETENESS)
+def test_completeness_tells_nouns_from_verbs_as_mastra(question: str, answer: str, mastra: float) -> None:
+    assert score(code.completeness(), answer, input=question) == pytest.approx(mastra, abs=1e-9)
+
+
 def test_completeness() -> None:
     # compromise's terms, verbs as infinitives: it, be, sunny, in, brooklyn -> 2 of 5 covered
     assert score(code.completeness(), "sunny Brooklyn", input="It is sunny in Brooklyn") == 0.4

@@ -3,48 +3,39 @@
 Mastra (`@mastra/evals` completeness) runs compromise over the text and keeps, as lower-case
 ASCII words (accents removed, split at anything not a-z or 0-9): the nouns, the verbs turned to
 their infinitive, the topics, and every term of the text *after* that conversion (it changes the
-document in place). So the elements are the text's words with each verb group replaced by its
-main verb's infinitive ("was running" -> "run", "is" -> "be", "don't know" -> "do not know"),
-plus the pieces of contracted pronouns ("it's" -> "it", "s").
+document in place). So the elements are the text's words with each verb phrase rewritten as
+compromise's toInfinitive rewrites it: auxiliaries and modals removed, the main verb an infinitive
+("was running" -> "run", "is" -> "be"), a negated phrase led by do/does ("don't know" -> "does not
+know"), plus the pieces of contracted pronouns ("it's" -> "it", "s").
 
-compromise decides what is a verb from a lexicon and from context. This module uses the
-infinitives of compromise's own lexicon (data/verbs-en.json) and a few context rules; where the
-two disagree (a word that is a verb in one sentence and a noun in the next, verbs outside the
-lexicon), the extracted words differ. docs/scorers.md gives the measured agreement.
+What is a verb comes from compromise's pre-tagger, replayed over its own model (tagger.py); its
+later match rules are not, so where they retag a word the extracted words can differ.
+docs/scorers.md gives the measured agreement.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Iterable
-from functools import cache
-from importlib import resources
+from typing import Any
 
-from evalgate.scorers import jstext
+from evalgate.scorers import jstext, tagger
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
-AUXILIARIES = frozenset(
-    ["am", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "having", "do", "does", "did",
-     "will", "would", "shall", "should", "can", "could", "may", "might", "must"]
-)
-NEGATIONS = frozenset({"not", "never"})
 PRONOUNS = frozenset(["i", "you", "he", "she", "it", "we", "they", "who", "that", "this", "there", "what"])
-DETERMINERS = frozenset(
-    ["a", "an", "the", "my", "your", "his", "her", "its", "our", "their", "this", "that", "these", "those", "some",
-     "any", "no", "every", "each"]
-)
 # Contraction endings after a pronoun: the word they stand for.
 _CONTRACTED = {"'s": "is", "'re": "are", "'m": "am", "'ll": "will", "'ve": "have", "'d": "would"}
 _NEGATED = {"can't": "can", "won't": "will", "shan't": "shall", "ain't": "is"}
-
-
-@cache
-def _verbs() -> tuple[dict[str, str], frozenset[str]]:
-    raw = resources.files("evalgate.scorers").joinpath("data/verbs-en.json").read_text("utf-8")
-    data = json.loads(raw)
-    return data["forms"], frozenset(data["infinitives"])
+_COPULA = frozenset(["are", "were", "been", "is", "am", "was", "be", "being"])
+_TENSES = ("Infinitive", "Participle", "PastTense", "Gerund", "PresentTense")
+_NOT_ROOT = frozenset(["Negative", "Auxiliary", "Modal", "Adverb", "Prefix"])
+_SENTENCE_END = re.compile(r"[.!?]")
+_NOT_WORD = frozenset([".", "?", "!", ":", ";", "-", "–", "—", "--", "...", "(", ")", "[", "]", '"', "'", "`", "«", "»",
+                       "*", "•"])
+_BOUNDARY = re.compile(r"^[!?.]+$")
+_COMMA = re.compile(r"[,;:]")
+_SUBJECT_PLURAL = frozenset(["i", "we", "they", "those"])
 
 
 def normalize(text: str) -> str:
@@ -58,12 +49,35 @@ def clean(term: str) -> list[str]:
     return [w for w in _NON_WORD.sub(" ", normalize(term)).split(" ") if w]
 
 
-def infinitive(word: str) -> str | None:
-    """The infinitive of a verb form compromise knows, else None."""
-    forms, infinitives = _verbs()
-    if word in forms:
-        return forms[word]
-    return word if word in infinitives else None
+def _convert(word: str, rules: dict[str, Any]) -> str:
+    """suffix-thumb's convert (compromise's conjugation models): exceptions, then the longest known suffix."""
+    if word in rules.get("ex", {}):
+        return str(rules["ex"][word])
+    if any(word.endswith(end) for end in rules.get("same", ())):
+        return word
+    fwd, both = rules.get("fwd", {}), rules.get("both", {})
+    for i in range(len(word) - 1, 0, -1):
+        stem, suffix = word[: len(word) - i], word[len(word) - i :]
+        if suffix in fwd:
+            return stem + fwd[suffix]
+        if suffix in both:
+            return stem + both[suffix]
+    if "" in fwd:
+        return word + fwd[""]
+    if "" in both:
+        return word + both[""]
+    return word
+
+
+def infinitive(word: str, tags: set[str]) -> str:
+    """compromise's toInfinitive of a verb's root, by the tense its tags give (else its ending)."""
+    if word in _COPULA:
+        return "be"
+    tense = next((t for t in _TENSES if t in tags), None) or tagger.guess_tense(word)
+    models = tagger.model().to_infinitive
+    rules = {"Participle": "fromParticiple", "PastTense": "fromPast", "PresentTense": "fromPresent",
+             "Gerund": "fromGerund"}.get(tense or "")
+    return _convert(word, models[rules]) if rules else word
 
 
 def _word_char(char: str) -> bool:
@@ -82,12 +96,13 @@ def strip_edges(token: str) -> str:
 
 
 def _terms(text: str) -> list[tuple[str, str]]:
-    """(lower-case word, raw token it came from or ""), contractions split as compromise splits them."""
+    """(lower-case word, raw token it came from or "" for a word a contraction implies), split as compromise
+    splits contractions: "don't" -> do + not, "it's" -> it + is."""
     out: list[tuple[str, str]] = []
     for token in jstext.WS_ONE.split(jstext.trim(text)):
         word = strip_edges(token.replace("\u2019", "'")).lower()
         if word in _NEGATED or (word.endswith("n't") and len(word) > 3):
-            out += [("does", ""), (_NEGATED.get(word, word[:-3]), token), ("not", "")]
+            out += [(_NEGATED.get(word, word[:-3]), token), ("not", "")]
             continue
         for end, full in _CONTRACTED.items():
             if word.endswith(end) and word[: -len(end)] in PRONOUNS:
@@ -98,52 +113,202 @@ def _terms(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _sentences(terms: list[tuple[str, str]]) -> list[list[tagger.Term]]:
+    """The terms as tagger terms, in sentences ending at a token that ends in . ! or ?"""
+    sentences: list[list[tagger.Term]] = [[]]
+    pending = ""  # a contraction's punctuation follows its last word
+    for n, (word, token) in enumerate(terms):
+        if token in _NOT_WORD or _BOUNDARY.match(token) or (not word and not token):
+            if sentences[-1]:  # punctuation alone is no term: it follows the word before
+                sentences[-1][-1].post += token
+                if _SENTENCE_END.search(token):
+                    sentences.append([])
+            continue
+        stripped = (strip_edges(token) or token) if token else word
+        lead = token.find(stripped) if token and stripped else 0
+        pre = token[:lead] if token else ""
+        post = token[lead + len(stripped):] if token else pending
+        if n + 1 < len(terms) and not terms[n + 1][1]:
+            pending, post = post, ""
+        sentence = sentences[-1]
+        head = bool(token) and n + 1 < len(terms) and not terms[n + 1][1]  # a contraction's first word
+        if not token:  # the word a contraction implies: compromise gives it no text of its own
+            term = tagger.Term(text="", normal="", machine=word, implicit=word)
+        elif head:
+            term = tagger.Term(text=stripped, normal=stripped.lower().replace("\u2019", "'"), machine=word,
+                               implicit=word)
+        else:
+            term = tagger.Term(text=stripped, normal=word.strip("'") or stripped.lower())
+        term.pre, term.post, term.index, term.raw = pre, post, len(sentence), token
+        sentence.append(term)
+        if _SENTENCE_END.search(post):
+            sentences.append([])
+    tagger.tag(sentences)
+    return [s for s in sentences if s]
+
+
+def _chunk(terms: list[tagger.Term]) -> list[str]:
+    """compromise's chunker, its first passes: which terms are in a verb phrase."""
+    chunks = []
+    for t in terms:
+        chunk = ""
+        if t.normal in ("this", "then"):
+            chunk = "Noun" if t.normal == "this" else "Pivot"
+        elif "Verb" in t.tags:
+            chunk = "Verb"
+        elif t.tags & {"Noun", "Determiner", "Value"}:
+            chunk = "Noun"
+        chunks.append(chunk)
+    for i, t in enumerate(terms):
+        if chunks[i] or not t.tags & {"Adverb", "Negative"} or "Adjective" in t.tags:
+            continue
+        left = terms[i - 1].tags if i > 0 else set()
+        right = terms[i + 1].tags if i + 1 < len(terms) else set()
+        if "Adjective" in left:
+            continue
+        if "Verb" in left or ("Verb" in right and "Adjective" not in right):
+            chunks[i] = "Verb"
+    return chunks
+
+
+def _split(phrases: list[list[int]], cut: Any) -> list[list[int]]:
+    """Cut each phrase before position k wherever cut(phrase, k) says so."""
+    out = []
+    for p in phrases:
+        start = 0
+        for k in range(1, len(p)):
+            if cut(p, k):
+                out.append(p[start:k])
+                start = k
+        out.append(p[start:])
+    return [p for p in out if p]
+
+
+def _without(phrases: list[list[int]], drop: Any) -> list[list[int]]:
+    """compromise's .not(): the phrases without the terms drop() says, split where those were."""
+    out = []
+    for p in phrases:
+        run: list[int] = []
+        for i in p:
+            if drop(i):
+                if run:
+                    out.append(run)
+                run = []
+            else:
+                run.append(i)
+        if run:
+            out.append(run)
+    return out
+
+
+def _after_run(p: list[int], k: int, skip: Any, then: Any) -> bool:
+    """Does p, from position k on, have terms skip() says (maybe none) and then a term then() says?"""
+    while k < len(p) and skip(p[k]) and not then(p[k]):
+        k += 1
+    return k < len(p) and then(p[k])
+
+
+def _verb_phrases(terms: list[tagger.Term], chunks: list[str]) -> list[list[int]]:
+    """compromise's verbs() (its findVerbs): runs of verb-chunk terms without conjunctions, prepositions and
+    adjectives, split after a comma and where two verb groups meet; each with a verb in it."""
+    def has(i: int, *tags: str) -> bool:
+        return any(tag in terms[i].tags for tag in tags)
+
+    def word(i: int) -> str:
+        return terms[i].word
+
+    phrases = _without([list(range(len(terms)))], lambda i: chunks[i] != "Verb" or has(i, "Conjunction", "Preposition"))
+    phrases = _split(phrases, lambda p, k: "," in terms[p[k - 1]].post)
+    # the reason he will is ...
+    phrases = _split(phrases, lambda p, k: word(p[k - 1]) in ("do", "did", "am", "was", "is", "will")
+                     and word(p[k]) in ("is", "was"))
+    # like being pampered; like to be pampered
+    phrases = _split(phrases, lambda p, k: word(p[k]) == "being" and has(p[k - 1], "Verb")
+                     and not has(p[k - 1], "Copula") and k + 1 < len(p) and has(p[k + 1], "Verb"))
+    phrases = _split(phrases, lambda p, k: word(p[k]) == "to" and k + 2 < len(p) and word(p[k + 1]) == "be"
+                     and has(p[k - 1], "Verb") and has(p[k + 2], "Verb"))
+    phrases = _split(phrases, lambda p, k: word(p[k - 1]) == "help" and has(p[k], "PresentTense"))
+    # what i can sell is..; what i can sell will be; directing had
+    phrases = _split(phrases, lambda p, k: has(p[k - 1], "PresentTense", "PastTense") and (
+        (k == len(p) - 1 and has(p[k], "Copula")) or word(p[k]) in ("had", "has")
+        or (k == len(p) - 2 and word(p[k]) == "will" and word(p[k + 1]) == "be")))
+    phrases = [p[:-1] if has(p[-1], "Reflexive") else p for p in phrases]
+    phrases = _without(phrases, lambda i: has(i, "Adjective"))
+    phrases = _split(phrases, lambda p, k: has(p[k - 1], "PastTense") and has(p[k], "PastTense"))
+    phrases = _split(phrases, lambda p, k: has(p[k - 1], "PastTense") and has(p[k], "Auxiliary")
+                     and _after_run(p, k, lambda i: has(i, "Auxiliary"), lambda i: has(i, "PastTense")))
+    phrases = _split(phrases, lambda p, k: has(p[k - 1], "Gerund") and k >= 2 and has(p[k - 2], "Copula")
+                     and has(p[k], "PastTense"))
+    phrases = [p for p in phrases if p and any(has(i, "Verb") for i in p)]
+    # held annually is called: if any phrase has a verb, adverbs, a copula, all are cut before each copula
+    if any(has(p[k], "Verb") and not has(p[k], "Auxiliary")
+           and _after_run(p, k + 1, lambda i: has(i, "Adverb"), lambda i: has(i, "Copula"))
+           for p in phrases for k in range(len(p))):
+        phrases = _split(phrases, lambda p, k: has(p[k], "Copula"))
+    return phrases
+
+
+def _plural_subjects(terms: list[tagger.Term], chunks: list[str]) -> list[bool]:
+    """For each term, compromise's doDoes of a verb there: is the last noun before it i/we/they/those or plural?"""
+    out, plural = [], False
+    for i, t in enumerate(terms):
+        out.append(plural)
+        if chunks[i] == "Noun" and t.tags & {"Noun", "Pronoun"}:
+            plural = t.word in _SUBJECT_PLURAL or "Plural" in t.tags
+    return out
+
+
+def _verb_words(terms: list[tagger.Term], plural: list[bool], phrase: list[int]) -> list[str]:
+    """A verb phrase as compromise's toInfinitive leaves it: auxiliaries gone, the main verb an infinitive,
+    a negated one led by do/does."""
+    body = [i for i in phrase if not terms[i].tags & _NOT_ROOT] if len(phrase) > 1 else list(phrase)
+    if len(body) > 1:
+        body = body[-1:]
+    if not body:
+        body = [i for i in phrase if "Negative" not in terms[i].tags]
+    root = body[0] if body else None
+    if len(terms) == 1 and _SENTENCE_END.search(terms[0].post):
+        root = None  # compromise reads a one-word sentence's root with its full stop, and cannot conjugate that
+    negative = any("Negative" in terms[i].tags for i in phrase)
+    words: list[str] = []
+    changed = False  # was the last written term replaced or removed?
+    for i in phrase:
+        t = terms[i]
+        if root is not None and i < root and not t.tags & {"Adverb", "Negative", "Prefix"}:
+            changed = True  # an auxiliary, removed
+        elif i == root:
+            words.append(infinitive(t.word, t.tags))
+            changed = True
+        elif t.raw:
+            words += clean(t.raw)
+            changed = False
+        elif changed:
+            # the word a contraction implies shows once the contraction is taken apart, not before
+            words.append(t.word)
+    if negative:
+        if not any(terms[i].word == "not" for i in phrase):
+            words.insert(0, "not")
+        words.insert(0, "do" if plural[phrase[0]] else "does")
+    return words
+
+
 def elements(text: str) -> list[str]:
     """The distinct words Mastra's completeness extracts from `text`, in order of appearance."""
-    terms = _terms(text)
-    words = [w for w, _ in terms]
     kept: list[str] = []
-    i = 0
-    while i < len(terms):
-        word, token = terms[i]
-        if not _is_verb(words, i):
-            kept += clean(token) if token else [word]
+    for terms in _sentences(_terms(text)):
+        chunks = _chunk(terms)
+        phrases = {p[0]: p for p in _verb_phrases(terms, chunks)}
+        plural = _plural_subjects(terms, chunks)
+        i = 0
+        while i < len(terms):
+            if i in phrases:
+                phrase = phrases[i]
+                kept += _verb_words(terms, plural, phrase)
+                i = phrase[-1] + 1
+                continue
+            kept += clean(terms[i].raw)  # a word a contraction implies shows only in its contraction
             i += 1
-            continue
-        # A verb group: auxiliaries and negations, then (maybe) the main verb. compromise keeps the
-        # main verb's infinitive, or the last auxiliary's when there is no main verb.
-        j, group = i, []
-        while j < len(terms) and (words[j] in AUXILIARIES or words[j] in NEGATIONS or words[j] == "does"):
-            group.append(words[j])
-            j += 1
-        if j < len(terms) and words[j] not in DETERMINERS and infinitive(words[j]) and (group or j == i):
-            group.append(words[j])
-            j += 1
-        if j == i:
-            j = i + 1
-            group = [word]
-        main = [w for w in group if w not in NEGATIONS]
-        negated = [w for w in group if w in NEGATIONS]
-        for k in range(i, j):  # a contracted pronoun keeps its pieces (compromise's nouns)
-            if terms[k][0] in PRONOUNS:
-                kept += clean(terms[k][1])
-        if "does" in group and negated:
-            kept.append("does")
-        if main:
-            last = main[-1]
-            kept.append(infinitive(last) or last)
-        kept += negated
-        i = j
     return list(dict.fromkeys(w for piece in kept for w in clean(piece)))
-
-
-def _is_verb(words: list[str], i: int) -> bool:
-    word = words[i]
-    if word in AUXILIARIES or word == "does":
-        return True
-    if infinitive(word) is None:
-        return False
-    return i == 0 or words[i - 1] not in DETERMINERS
 
 
 def covered(element: str, others: Iterable[str]) -> bool:
