@@ -116,6 +116,14 @@ MASTRA_COMPLETENESS = [
     ("The tests do not pass.", "the tests pass", 0.6),
     ("She has not eaten the cake.", "she ate the cake", 0.6666666666666666),
     ("It will only insert newlines.", "it inserts newlines only", 1.0),
+    # compromise's match rules retag words after its first guess: "used to" and passives are auxiliaries,
+    # a gerund after a preposition a noun
+    ("It used to refuse the empty list too.", "the empty list too. It used", 0.8333333333333334),
+    ("No normalization or symlink resolution is performed.", "symlink resolution is performed. No normalization",
+     0.8571428571428571),
+    ("Open a tar archive for reading, writing or appending.", "for reading, writing or appending. Open a tar",
+     0.7777777777777778),
+    ("Added modules are always module.pyc.", "are always module.pyc. Added", 0.8),
 ]
 
 

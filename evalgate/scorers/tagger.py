@@ -1,11 +1,11 @@
-"""compromise's English pre-tagger, as far as telling a noun from a verb needs it.
+"""compromise's English tagger, as far as telling a noun from a verb needs it.
 
 Mastra's completeness turns the text's verbs into infinitives, and compromise (the NLP library it
 uses) decides what is a verb in passes: the lexicon, then for unknown words the word's ending and
-its neighbours, then for ambiguous words ("records", "runs") clues in the words around them. This
-module replays those passes over compromise's own model (data/compromise-en.json, exported from the
-library by tests/mastra/export_compromise.mjs). compromise's later match rules are not reproduced;
-docs/scorers.md gives the measured agreement.
+its neighbours, then for ambiguous words ("records", "runs") clues in the words around them, then
+its ~570 match rules (tagmatch.py). This module replays those passes over compromise's own model
+(data/compromise-en.json, exported from the library by tests/mastra/export_compromise.mjs), loaded
+on first use. docs/scorers.md gives the measured agreement.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from evalgate.scorers import jsregex
+from evalgate.scorers import jsregex, tagmatch
 
 _PREFIX = re.compile(r"^(under|over|mis|re|un|dis|semi)-?")
 _LEX_PREFIX = re.compile(r"^(under|over|mis|re|un|dis|semi|pre|post)-?")
@@ -67,6 +67,9 @@ class Model:
     regex_text: list[tuple[_Regex, list[str]]]
     regex_normal: list[tuple[_Regex, list[str]]]
     regex_numbers: list[tuple[_Regex, list[str]]]
+    children: dict[str, list[str]]
+    post_rules: list[dict[str, Any]]
+    post_hooks: dict[str, tuple[int, list[int]]]  # word or #Tag -> (its place in compromise's index, rules)
 
 
 # What compromise's Unicode properties match among ASCII characters: an ASCII word needs no `regex` (slow)
@@ -132,14 +135,19 @@ def model() -> Model:
         depth={t: len(v[0]) for t, v in tags.items()}, suffixes=raw["suffixes"], ends_with=ends_with,
         neighbours=raw["neighbours"], to_infinitive=raw["toInfinitive"], regex_text=_regexes(raw["regexText"]),
         regex_normal=_regexes(raw["regexNormal"]), regex_numbers=_regexes(raw["regexNumbers"]),
+        children={t: v[2] for t, v in tags.items()}, post_rules=tagmatch.prepare(raw["postTagger"]["rules"]),
+        post_hooks={key: (n, rules) for n, (key, rules) in enumerate(raw["postTagger"]["hooks"])},
     )
 
 
-def set_tag(term: Term, tag: str, m: Model) -> None:
-    """compromise's setTag: drop the tags it conflicts with, add it and its parents."""
-    if tag in term.tags:
+def set_tag(term: Term, tag: str, m: Model, safe: bool = False) -> None:
+    """compromise's setTag: drop the tags it conflicts with, add it and its parents (safe: not over a conflict)."""
+    if tag in term.tags or tag == ".":
         return
-    term.tags -= m.conflicts.get(tag, frozenset())
+    conflicts = m.conflicts.get(tag, frozenset())
+    if safe and term.tags & conflicts:
+        return
+    term.tags -= conflicts
     term.tags.update(m.parents.get(tag, ()))
     term.tags.add(tag)
 
@@ -377,8 +385,36 @@ def _third_pass(terms: list[Term], m: Model) -> None:
     _imperative(terms, m)
 
 
-def tag(sentences: list[list[Term]]) -> None:
-    """Tag the terms of each sentence in place, as compromise's lexicon and pre-tagger do."""
+def _set_tags(m: Model) -> Any:
+    def apply(terms: list[Term], tag: str | list[str], safe: bool) -> None:
+        if isinstance(tag, list):
+            for one in tag:
+                apply(terms, one, safe)
+            return
+        tag = tag.strip()
+        if " " in tag:  # '#Noun . #Adjective': one tag per term
+            for term, one in zip(terms, tag.split(" "), strict=False):
+                set_tag(term, one.lstrip("#"), m, safe)
+            return
+        for term in terms:
+            set_tag(term, tag.lstrip("#"), m, safe)
+    return apply
+
+
+def _un_tags(m: Model) -> Any:
+    def apply(terms: list[Term], tag: str) -> None:
+        tag = tag.strip().lstrip("#")
+        for term in terms:
+            if tag == "*":
+                term.tags.clear()
+                continue
+            term.tags.difference_update(m.children.get(tag, ()))
+            term.tags.discard(tag)
+    return apply
+
+
+def tag(sentences: list[list[Term]], post: bool = True) -> None:
+    """Tag the terms of each sentence in place, as compromise's lexicon, pre-tagger and post-tagger do."""
     m = model()
     for terms in sentences:
         _lexicon(terms, m)
@@ -388,6 +424,9 @@ def tag(sentences: list[list[Term]]) -> None:
             yelling = len(proper) > 3 and all(not re.match(r"^[a-z]", t.text) for t in clause)
             _second_pass(clause, m, yelling)
             _third_pass(clause, m)
+    if post:
+        clauses = [clause for terms in sentences for clause in _clauses(terms)]
+        tagmatch.post_tag(clauses, m, _set_tags(m), _un_tags(m), _looks_plural)
 
 
 _GUESS = {

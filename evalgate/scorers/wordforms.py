@@ -8,9 +8,8 @@ compromise's toInfinitive rewrites it: auxiliaries and modals removed, the main 
 ("was running" -> "run", "is" -> "be"), a negated phrase led by do/does ("don't know" -> "does not
 know"), plus the pieces of contracted pronouns ("it's" -> "it", "s").
 
-What is a verb comes from compromise's pre-tagger, replayed over its own model (tagger.py); its
-later match rules are not, so where they retag a word the extracted words can differ.
-docs/scorers.md gives the measured agreement.
+What is a verb comes from compromise's tagger, replayed over its own model (tagger.py, tagmatch.py).
+docs/scorers.md gives the measured agreement and what still differs.
 """
 
 from __future__ import annotations
