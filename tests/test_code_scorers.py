@@ -124,6 +124,12 @@ MASTRA_COMPLETENESS = [
     ("Open a tar archive for reading, writing or appending.", "for reading, writing or appending. Open a tar",
      0.7777777777777778),
     ("Added modules are always module.pyc.", "are always module.pyc. Added", 0.8),
+    # the main verb is the run of words no auxiliary, modal or adverb: "set up" and "write debugging" stay
+    # whole (an infinitive in it keeps them as written); "cannot" is "can" + "not"
+    ("Set up secure data connection.", "a secure connection", 0.4),
+    ("Write debugging output to sys.stderr.", "debug output", 0.16666666666666666),
+    ("The file cannot be read.", "the file is read", 0.75),
+    ("Format using strftime.", "use strftime to format", 0.6666666666666666),
 ]
 
 

@@ -64,6 +64,7 @@ class Model:
     ends_with: dict[str, list[tuple[re.Pattern[str], str]]]
     neighbours: dict[str, list[list[str]]]
     to_infinitive: dict[str, Any]
+    prefixes: frozenset[str]
     regex_text: list[tuple[_Regex, list[str]]]
     regex_normal: list[tuple[_Regex, list[str]]]
     regex_numbers: list[tuple[_Regex, list[str]]]
@@ -133,7 +134,8 @@ def model() -> Model:
         lexicon=lexicon, multi=multi, switches=switches, clues=raw["clues"],
         parents={t: v[0] for t, v in tags.items()}, conflicts={t: frozenset(v[1]) for t, v in tags.items()},
         depth={t: len(v[0]) for t, v in tags.items()}, suffixes=raw["suffixes"], ends_with=ends_with,
-        neighbours=raw["neighbours"], to_infinitive=raw["toInfinitive"], regex_text=_regexes(raw["regexText"]),
+        neighbours=raw["neighbours"], to_infinitive=raw["toInfinitive"], prefixes=frozenset(raw["prefixes"]),
+        regex_text=_regexes(raw["regexText"]),
         regex_normal=_regexes(raw["regexNormal"]), regex_numbers=_regexes(raw["regexNumbers"]),
         children={t: v[2] for t, v in tags.items()}, post_rules=tagmatch.prepare(raw["postTagger"]["rules"]),
         post_hooks={key: (n, rules) for n, (key, rules) in enumerate(raw["postTagger"]["hooks"])},

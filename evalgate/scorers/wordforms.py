@@ -68,15 +68,23 @@ def _convert(word: str, rules: dict[str, Any]) -> str:
     return word
 
 
-def infinitive(word: str, tags: set[str]) -> str:
-    """compromise's toInfinitive of a verb's root, by the tense its tags give (else its ending)."""
-    if word in _COPULA:
+def infinitive(text: str, tags: set[str]) -> str:
+    """compromise's toInfinitive of a verb phrase's root (its words, space-separated), by the tense its tags
+    give (else its ending). Like compromise, it conjugates the first word and keeps the second (a particle,
+    "set up"), or conjugates the second after a prefix; a third word is lost."""
+    if text in _COPULA:
         return "be"
-    tense = next((t for t in _TENSES if t in tags), None) or tagger.guess_tense(word)
-    models = tagger.model().to_infinitive
+    tense = next((t for t in _TENSES if t in tags), None) or tagger.guess_tense(text)
     rules = {"Participle": "fromParticiple", "PastTense": "fromPast", "PresentTense": "fromPresent",
              "Gerund": "fromGerund"}.get(tense or "")
-    return _convert(word, models[rules]) if rules else word
+    if not rules:
+        return text
+    words = text.split(" ")
+    verb, particle, prefix = words[0], words[1] if len(words) > 1 else "", ""
+    if particle and verb in tagger.model().prefixes:
+        prefix, verb, particle = verb, particle, ""
+    out = _convert(verb, tagger.model().to_infinitive[rules])
+    return " ".join(w for w in (prefix, out, particle) if w)
 
 
 def _word_char(char: str) -> bool:
@@ -102,6 +110,9 @@ def _terms(text: str) -> list[tuple[str, str]]:
         word = strip_edges(token.replace("\u2019", "'")).lower()
         if word in _NEGATED or (word.endswith("n't") and len(word) > 3):
             out += [(_NEGATED.get(word, word[:-3]), token), ("not", "")]
+            continue
+        if word == "cannot":
+            out += [("can", token), ("not", "")]
             continue
         for end, full in _CONTRACTED.items():
             if word.endswith(end) and word[: -len(end)] in PRONOUNS:
@@ -257,32 +268,53 @@ def _plural_subjects(terms: list[tagger.Term], chunks: list[str]) -> list[bool]:
     return out
 
 
+def _pieces(indexes: list[int]) -> list[list[int]]:
+    """Runs of consecutive positions: what compromise's .not() leaves of a phrase, one match per run."""
+    out: list[list[int]] = []
+    for i in indexes:
+        if out and out[-1][-1] == i - 1:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
 def _verb_words(terms: list[tagger.Term], plural: list[bool], phrase: list[int]) -> list[str]:
     """A verb phrase as compromise's toInfinitive leaves it: auxiliaries gone, the main verb an infinitive,
     a negated one led by do/does."""
-    body = [i for i in phrase if not terms[i].tags & _NOT_ROOT] if len(phrase) > 1 else list(phrase)
-    if len(body) > 1:
-        body = body[-1:]
-    if not body:
-        body = [i for i in phrase if "Negative" not in terms[i].tags]
-    root = body[0] if body else None
+    # compromise's getMain: the words that are no auxiliary, modal, adverb or negative; of several runs of
+    # them, the last run
+    if len(phrase) > 1:  # words, a contraction's counted apart ("isn't" is two)
+        runs = _pieces([i for i in phrase if not terms[i].tags & _NOT_ROOT])
+        root = runs[-1] if runs else []
+    else:
+        root = list(phrase)
+    if not root:
+        root = [i for i in phrase if "Negative" not in terms[i].tags]
     if len(terms) == 1 and _SENTENCE_END.search(terms[0].post):
-        root = None  # compromise reads a one-word sentence's root with its full stop, and cannot conjugate that
+        root = []  # compromise reads a one-word sentence's root with its full stop, and cannot conjugate that
     negative = any("Negative" in terms[i].tags for i in phrase)
+    first = root[0] if root else None
+    keep = {"Adverb", "Negative", "Prefix"}
+    aux = [i for i in phrase if first is not None and i < first and not terms[i].tags & keep]
+    # a contraction's implied word ("not" of "don't") shows once its contraction is removed alone
+    shows = len(_pieces(aux)) == 1
     words: list[str] = []
     changed = False  # was the last written term replaced or removed?
     for i in phrase:
         t = terms[i]
-        if root is not None and i < root and not t.tags & {"Adverb", "Negative", "Prefix"}:
-            changed = True  # an auxiliary, removed
-        elif i == root:
-            words.append(infinitive(t.word, t.tags))
+        if i in aux:
+            changed = shows
+        elif i == first:
+            tags = set().union(*(terms[k].tags for k in root))
+            words += infinitive(" ".join(terms[k].word for k in root if terms[k].word), tags).split(" ")
             changed = True
+        elif i in root:
+            continue
         elif t.raw:
             words += clean(t.raw)
             changed = False
         elif changed:
-            # the word a contraction implies shows once the contraction is taken apart, not before
             words.append(t.word)
     if negative:
         if not any(terms[i].word == "not" for i in phrase):
