@@ -43,6 +43,7 @@ class Term:
     raw: str = ""  # the token it came from ("" for a word a contraction implies)
     machine: str = ""  # a contraction's piece: "do" of "don't" (its normal), "not" of the implied word
     implicit: str = ""
+    apostrophe_s: bool = False  # "it's": is, has or possessive, decided after the pre-tagger
 
     @property
     def word(self) -> str:
@@ -415,6 +416,102 @@ def _un_tags(m: Model) -> Any:
     return apply
 
 
+_HAS_WORDS = frozenset(["been", "become"])
+_IS_WORDS = frozenset(["what", "how", "when", "if", "too"])
+_ADJ_LIKE = frozenset(["too", "also", "enough"])
+_NOT_POSSESSIVE = frozenset(["that", "there", "let", "here", "everywhere"])
+_NOUN_LIKE = frozenset(["is", "are", "did", "were", "could", "should", "must", "had", "have"])
+
+
+def _is_possessive(terms: list[Term], i: int) -> bool:
+    """compromise's isPossessive, rule by rule (its "it's" test asks for a tag named "#Noun", which no
+    word has: "it's" before a word is never possessive)."""
+    t = terms[i]
+    if t.word in _NOT_POSSESSIVE:
+        return False
+    if "Possessive" in t.tags:
+        return True
+    if "QuestionWord" in t.tags or t.normal in ("he's", "she's"):
+        return False
+    nxt = terms[i + 1] if i + 1 < len(terms) else None
+    two = terms[i + 2] if i + 2 < len(terms) else None
+    if nxt is None:
+        return True
+    if t.normal == "it's":
+        return False
+    if nxt.switch == "Noun|Gerund":
+        if two is None:
+            return bool(t.tags & {"Actor", "ProperNoun"})
+        return "Copula" in two.tags
+    if "Verb" in nxt.tags:
+        return bool(nxt.tags & {"Infinitive"}) or ("Gerund" not in nxt.tags and "PresentTense" in nxt.tags)
+    if nxt.switch == "Adj|Noun" and two is not None and (two.normal in _NOUN_LIKE or two.normal in _ADJ_LIKE):
+        return two.normal in _NOUN_LIKE
+    if "Noun" in nxt.tags:
+        if nxt.word in ("here", "there", "everywhere") or "Possessive" in nxt.tags:
+            return False
+        return not ("ProperNoun" in nxt.tags and "ProperNoun" not in t.tags)
+    if i > 0 and terms[i - 1].normal in ("in", "by", "for"):
+        return True
+    if "Adjective" in nxt.tags:
+        if two is None:
+            return False
+        if "Noun" in two.tags and "Pronoun" not in two.tags:
+            return nxt.normal not in ("above", "below", "behind")
+        return two.switch == "Noun|Verb"
+    return "Value" in nxt.tags
+
+
+def _is_or_has(terms: list[Term], i: int) -> str:
+    for o in range(i + 1, len(terms)):
+        t = terms[o]
+        if t.normal in _HAS_WORDS:
+            return "has"
+        if t.normal in _IS_WORDS or t.tags & {"Gerund", "Determiner", "Adjective"}:
+            return "is"
+        if t.switch == "Adj|Past" and o + 1 < len(terms):
+            after = terms[o + 1]
+            if after.normal in _ADJ_LIKE or "Preposition" in after.tags:
+                return "is"
+        if "PastTense" in t.tags:
+            return "is" if o + 1 < len(terms) and terms[o + 1].normal == "for" else "has"
+    return "is"
+
+
+def _contraction_two(terms: list[Term], m: Model) -> None:
+    """compromise's contractionTwo for "'s": a possessive, or the word and an implied is/has (us after let),
+    after which the words around it are tagged again."""
+    for i in range(len(terms) - 1, -1, -1):
+        t = terms[i]
+        if not t.apostrophe_s:
+            continue
+        t.apostrophe_s = False
+        if _is_possessive(terms, i):
+            set_tag(t, "Possessive", m)
+            continue
+        before = t.normal.split("'")[0]
+        nxt = terms[i + 1] if i + 1 < len(terms) else None
+        if before == "let":
+            word = "us"
+        elif before == "there" and nxt is not None and "Plural" in nxt.tags:
+            word = "are"
+        else:
+            word = _is_or_has(terms, i)
+        t.machine = t.implicit = before
+        t.tags.clear()
+        new = Term(text="", normal="", machine=word, implicit=word, post=t.post)
+        t.post = ""
+        terms.insert(i + 1, new)
+        for k, x in enumerate(terms):
+            x.index = k
+        start, end = max(0, i - 1), min(len(terms), i + 3)
+        window = terms[start:end]
+        _lexicon(window, m)
+        yelling = False
+        _second_pass(window, m, yelling)
+        _third_pass(window, m)
+
+
 def tag(sentences: list[list[Term]], post: bool = True) -> None:
     """Tag the terms of each sentence in place, as compromise's lexicon, pre-tagger and post-tagger do."""
     m = model()
@@ -426,6 +523,8 @@ def tag(sentences: list[list[Term]], post: bool = True) -> None:
             yelling = len(proper) > 3 and all(not re.match(r"^[a-z]", t.text) for t in clause)
             _second_pass(clause, m, yelling)
             _third_pass(clause, m)
+    for terms in sentences:
+        _contraction_two(terms, m)
     if post:
         clauses = [clause for terms in sentences for clause in _clauses(terms)]
         tagmatch.post_tag(clauses, m, _set_tags(m), _un_tags(m), _looks_plural)

@@ -116,7 +116,8 @@ def _terms(text: str) -> list[tuple[str, str]]:
             continue
         for end, full in _CONTRACTED.items():
             if word.endswith(end) and word[: -len(end)] in PRONOUNS:
-                out += [(word[: -len(end)], token), (full, "")]
+                # 's is "is", "has" or a possessive: the tagger decides, as compromise's contractionTwo does
+                out += [(word[: -len(end)], token)] + ([(full, "")] if end != "'s" else [("'s", "")])
                 break
         else:
             out.append((word, token))
@@ -128,6 +129,13 @@ def _sentences(terms: list[tuple[str, str]]) -> list[list[tagger.Term]]:
     sentences: list[list[tagger.Term]] = [[]]
     pending = ""  # a contraction's punctuation follows its last word
     for n, (word, token) in enumerate(terms):
+        if word == "'s" and not token:  # compromise's contractionTwo splits "it's" after tagging, or not
+            head_s = sentences[-1][-1]
+            head_s.implicit, head_s.apostrophe_s = "", True
+            head_s.post, pending = pending, ""
+            if _SENTENCE_END.search(head_s.post):
+                sentences.append([])
+            continue
         if token in _NOT_WORD or _BOUNDARY.match(token) or (not word and not token):
             if sentences[-1]:  # punctuation alone is no term: it follows the word before
                 sentences[-1][-1].post += token
