@@ -132,6 +132,11 @@ MASTRA_COMPLETENESS = [
     ("Format using strftime.", "use strftime to format", 0.6666666666666666),
     # "it's" at the end of a sentence is a possessive: no "is" in it
     ("Mine, it's.", "mine it", 0.6666666666666666),
+    # a hyphen joins two words ("non-inheritable" is "non" + "inheritable"), not after a prefix like "re"
+    ("The new socket is non-inheritable.", "socket is non-inheritable. The", 0.875),
+    ("Handle non-fatal error ExtractError according to errorlevel",
+     "ExtractError according to errorlevel Handle non-fatal", 0.7),
+    ("A quoted-string could contain a comma.", "contain a comma. A quoted-string", 1.0),
 ]
 
 

@@ -66,6 +66,7 @@ class Model:
     neighbours: dict[str, list[list[str]]]
     to_infinitive: dict[str, Any]
     prefixes: frozenset[str]
+    hyphen_suffixes: frozenset[str]
     regex_text: list[tuple[_Regex, list[str]]]
     regex_normal: list[tuple[_Regex, list[str]]]
     regex_numbers: list[tuple[_Regex, list[str]]]
@@ -136,6 +137,7 @@ def model() -> Model:
         parents={t: v[0] for t, v in tags.items()}, conflicts={t: frozenset(v[1]) for t, v in tags.items()},
         depth={t: len(v[0]) for t, v in tags.items()}, suffixes=raw["suffixes"], ends_with=ends_with,
         neighbours=raw["neighbours"], to_infinitive=raw["toInfinitive"], prefixes=frozenset(raw["prefixes"]),
+        hyphen_suffixes=frozenset(raw["hyphenSuffixes"]),
         regex_text=_regexes(raw["regexText"]),
         regex_normal=_regexes(raw["regexNormal"]), regex_numbers=_regexes(raw["regexNumbers"]),
         children={t: v[2] for t, v in tags.items()}, post_rules=tagmatch.prepare(raw["postTagger"]["rules"]),
@@ -385,6 +387,9 @@ def _third_pass(terms: list[Term], m: Model) -> None:
                 _fill(t, m)
         if "Verb" in t.tags and not any(x in t.tags for x in _VERB_TYPES):
             set_tag(t, "Infinitive", m)
+        if t.post == "-" and i + 1 < len(terms):  # two words with a dash
+            set_tag(t, "Hyphenated", m)
+            set_tag(terms[i + 1], "Hyphenated", m)
     _imperative(terms, m)
 
 

@@ -106,22 +106,44 @@ def _terms(text: str) -> list[tuple[str, str]]:
     """(lower-case word, raw token it came from or "" for a word a contraction implies), split as compromise
     splits contractions: "don't" -> do + not, "it's" -> it + is."""
     out: list[tuple[str, str]] = []
-    for token in jstext.WS_ONE.split(jstext.trim(text)):
-        word = strip_edges(token.replace("\u2019", "'")).lower()
-        if word in _NEGATED or (word.endswith("n't") and len(word) > 3):
-            out += [(_NEGATED.get(word, word[:-3]), token), ("not", "")]
-            continue
-        if word == "cannot":
-            out += [("can", token), ("not", "")]
-            continue
-        for end, full in _CONTRACTED.items():
-            if word.endswith(end) and word[: -len(end)] in PRONOUNS:
-                # 's is "is", "has" or a possessive: the tagger decides, as compromise's contractionTwo does
-                out += [(word[: -len(end)], token)] + ([(full, "")] if end != "'s" else [("'s", "")])
-                break
-        else:
-            out.append((word, token))
+    for whole in jstext.WS_ONE.split(jstext.trim(text)):
+        for token in _hyphen_pieces(whole):
+            out += _contraction(token)
     return out
+
+
+def _contraction(token: str) -> list[tuple[str, str]]:
+    word = strip_edges(token.replace("\u2019", "'")).lower()
+    if word in _NEGATED or (word.endswith("n't") and len(word) > 3):
+        return [(_NEGATED.get(word, word[:-3]), token), ("not", "")]
+    if word == "cannot":
+        return [("can", token), ("not", "")]
+    for end, full in _CONTRACTED.items():
+        if word.endswith(end) and word[: -len(end)] in PRONOUNS:
+            # 's is "is", "has" or a possessive: the tagger decides, as compromise's contractionTwo does
+            return [(word[: -len(end)], token), (full if end != "'s" else "'s", "")]
+    return [(word, token)]
+
+
+_DASHES = re.compile(r"[-–—]")
+_LETTERS_DASH = re.compile(r"^([a-z\u00C0-\u00FF`\"'/]+)[-–—]([a-z0-9\u00C0-\u00FF].*)", re.IGNORECASE | re.DOTALL)
+_NUMBER_DASH = re.compile(r"^[('\"]?([0-9]{1,4})[-–—]([a-z\u00C0-\u00FF`\"'/-]+[)'\"]?$)", re.IGNORECASE)
+
+
+def _hyphen_pieces(token: str) -> list[str]:
+    """compromise's hasHyphen/splitHyphens: "non-blocking" is two words, "re-do", "x-ray", "flower-like" one."""
+    parts = _DASHES.split(token)
+    if len(parts) <= 1:
+        return [token]
+    if len(parts[0]) == 1 and re.match(r"[a-z]", parts[0], re.IGNORECASE):
+        return [token]
+    m = tagger.model()
+    if parts[0] in m.prefixes or re.sub(r"[.?!]$", "", parts[1].strip()) in m.hyphen_suffixes:
+        return [token]
+    if not (_LETTERS_DASH.match(token) or _NUMBER_DASH.match(token)):
+        return [token]
+    dash = _DASHES.search(token).group(0)  # type: ignore[union-attr]
+    return [p + dash for p in parts[:-1]] + [parts[-1]]
 
 
 def _sentences(terms: list[tuple[str, str]]) -> list[list[tagger.Term]]:

@@ -52,6 +52,7 @@ const data = {
   toInfinitive: { fromPast: model.two.models.fromPast, fromPresent: model.two.models.fromPresent,
     fromGerund: model.two.models.fromGerund, fromParticiple: model.two.models.fromParticiple },
   prefixes: Object.keys(model.one.prefixes ?? {}),
+  hyphenSuffixes: Object.keys(model.one.suffixes ?? {}),  // "flower-like" stays one word
   postTagger: { rules, hooks, always: net.always.map((m) => index.get(m)) },
 };
 const out = new URL('../../evalgate/scorers/data/compromise-en.json', import.meta.url);
