@@ -137,6 +137,10 @@ MASTRA_COMPLETENESS = [
     ("Handle non-fatal error ExtractError according to errorlevel",
      "ExtractError according to errorlevel Handle non-fatal", 0.7),
     ("A quoted-string could contain a comma.", "contain a comma. A quoted-string", 1.0),
+    # compromise's own contractions: "should've" is should + have, "let's" let + us, "what's" what + is
+    ("You should have told me earlier, and you should've told me.", "you told me earlier", 0.8),
+    ("Let's meet at the station.", "let us meet at the station", 1.0),
+    ("What's the weather like in Tokyo today?", "the weather in Tokyo today", 0.625),
 ]
 
 

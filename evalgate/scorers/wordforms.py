@@ -25,6 +25,7 @@ _NON_WORD = re.compile(r"[^a-z0-9]+")
 PRONOUNS = frozenset(["i", "you", "he", "she", "it", "we", "they", "who", "that", "this", "there", "what"])
 # Contraction endings after a pronoun: the word they stand for.
 _CONTRACTED = {"'s": "is", "'re": "are", "'m": "am", "'ll": "will", "'ve": "have", "'d": "would"}
+_SPLIT_WORDS = {"that's": ("that", "is"), "what's": ("what", "is"), "let's": ("let", "us")}
 _NEGATED = {"can't": "can", "won't": "will", "shan't": "shall", "ain't": "is"}
 _COPULA = frozenset(["are", "were", "been", "is", "am", "was", "be", "being"])
 _TENSES = ("Infinitive", "Participle", "PastTense", "Gerund", "PresentTense")
@@ -114,11 +115,18 @@ def _terms(text: str) -> list[tuple[str, str]]:
 
 def _contraction(token: str) -> list[tuple[str, str]]:
     word = strip_edges(token.replace("\u2019", "'")).lower()
+    if word in _SPLIT_WORDS:  # compromise rewrites these as two words of their own
+        first, second = _SPLIT_WORDS[word]
+        stripped = strip_edges(token)
+        lead = token.find(stripped)
+        return [(first, token[:lead] + first), (second, second + token[lead + len(stripped) :])]
     if word in _NEGATED or (word.endswith("n't") and len(word) > 3):
         return [(_NEGATED.get(word, word[:-3]), token), ("not", "")]
     if word == "cannot":
         return [("can", token), ("not", "")]
     for end, full in _CONTRACTED.items():
+        if end in ("'ll", "'ve", "'re", "'m") and word.endswith(end) and len(word) > len(end):
+            return [(word[: -len(end)], token), (full, "")]  # after any word: "should've" is should + have
         if word.endswith(end) and word[: -len(end)] in PRONOUNS:
             # 's is "is", "has" or a possessive: the tagger decides, as compromise's contractionTwo does
             return [(word[: -len(end)], token), (full if end != "'s" else "'s", "")]
