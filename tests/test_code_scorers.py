@@ -141,6 +141,9 @@ MASTRA_COMPLETENESS = [
     ("You should have told me earlier, and you should've told me.", "you told me earlier", 0.8),
     ("Let's meet at the station.", "let us meet at the station", 1.0),
     ("What's the weather like in Tokyo today?", "the weather in Tokyo today", 0.625),
+    # a line break ends a sentence ("it's" at the end of one is a possessive, "we'll" a verb alone)
+    ("it's\nÄrger", "it s", 0.6666666666666666),
+    ("sad. love we'll\ntold SNOW", "we ll", 0.2857142857142857),
 ]
 
 
@@ -316,7 +319,8 @@ def test_strip_edges_word_characters_are_pythons_backslash_w() -> None:
     "It" + " " * 1_000_000 + "works",  # trim's `\s+$` rescans a run of spaces that does not end the text
     "a" + "-" * 1_000_000 + "b",  # the word-edge regex over a markdown rule inside one token
     "<" * 1_000_000,  # the tag regex rescans to the end from every `<` no `>` follows
-], ids=["spaces", "dashes", "open-tags"])
+    "don't " * 166_000,  # one verb phrase of 332,000 words: completeness rewrote it in quadratic time
+], ids=["spaces", "dashes", "open-tags", "verb-phrase"])
 def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
     """Scoring an agent's 1 MB reply with the text scorers must not hold the run for hours (the regexes
     took 2.5 s on 20,000 spaces, 6 s on 20,000 dashes, quadratically more). A subprocess with a
@@ -325,7 +329,7 @@ def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
     import sys
 
     code_ = ("import sys; from evalgate.scorers import jstext, wordforms; t = sys.stdin.read(); "
-             "jstext.extract_keywords(t); jstext.sentiment(t); wordforms._terms(t)")
+             "jstext.extract_keywords(t); jstext.sentiment(t); wordforms.elements(t)")
     done = subprocess.run([sys.executable, "-c", code_], input=output, text=True, timeout=120, capture_output=True)
     assert done.returncode == 0, done.stderr
 

@@ -31,6 +31,8 @@ _COPULA = frozenset(["are", "were", "been", "is", "am", "was", "be", "being"])
 _TENSES = ("Infinitive", "Participle", "PastTense", "Gerund", "PresentTense")
 _NOT_ROOT = frozenset(["Negative", "Auxiliary", "Modal", "Adverb", "Prefix"])
 _SENTENCE_END = re.compile(r"[.!?]")
+_STOP = re.compile(r"[.!?\u203D\u2E18\u203C\u2047-\u2049]$")  # a sentence ends at these before whitespace
+_NEWLINES = re.compile(r"(?:\r?\n|\r)+")
 _NOT_WORD = frozenset([".", "?", "!", ":", ";", "-", "–", "—", "--", "...", "(", ")", "[", "]", '"', "'", "`", "«", "»",
                        "*", "•"])
 _BOUNDARY = re.compile(r"^[!?.]+$")
@@ -107,9 +109,12 @@ def _terms(text: str) -> list[tuple[str, str]]:
     """(lower-case word, raw token it came from or "" for a word a contraction implies), split as compromise
     splits contractions: "don't" -> do + not, "it's" -> it + is."""
     out: list[tuple[str, str]] = []
-    for whole in jstext.WS_ONE.split(jstext.trim(text)):
-        for token in _hyphen_pieces(whole):
-            out += _contraction(token)
+    for n, line in enumerate(_NEWLINES.split(jstext.trim(text))):
+        if n:
+            out.append(("\n", ""))  # compromise ends a sentence at every line break
+        for whole in jstext.WS_ONE.split(jstext.trim(line)):
+            for token in _hyphen_pieces(whole):
+                out += _contraction(token)
     return out
 
 
@@ -159,17 +164,21 @@ def _sentences(terms: list[tuple[str, str]]) -> list[list[tagger.Term]]:
     sentences: list[list[tagger.Term]] = [[]]
     pending = ""  # a contraction's punctuation follows its last word
     for n, (word, token) in enumerate(terms):
+        if word == "\n" and not token:
+            if sentences[-1]:
+                sentences.append([])
+            continue
         if word == "'s" and not token:  # compromise's contractionTwo splits "it's" after tagging, or not
             head_s = sentences[-1][-1]
             head_s.implicit, head_s.apostrophe_s = "", True
             head_s.post, pending = pending, ""
-            if _SENTENCE_END.search(head_s.post):
+            if _STOP.search(head_s.post):
                 sentences.append([])
             continue
         if token in _NOT_WORD or _BOUNDARY.match(token) or (not word and not token):
             if sentences[-1]:  # punctuation alone is no term: it follows the word before
                 sentences[-1][-1].post += token
-                if _SENTENCE_END.search(token):
+                if _STOP.search(token):
                     sentences.append([])
             continue
         stripped = (strip_edges(token) or token) if token else word
@@ -189,7 +198,7 @@ def _sentences(terms: list[tuple[str, str]]) -> list[list[tagger.Term]]:
             term = tagger.Term(text=stripped, normal=word.strip("'") or stripped.lower())
         term.pre, term.post, term.index, term.raw = pre, post, len(sentence), token
         sentence.append(term)
-        if _SENTENCE_END.search(post):
+        if _STOP.search(post):
             sentences.append([])
     tagger.tag(sentences)
     return [s for s in sentences if s]
@@ -337,17 +346,18 @@ def _verb_words(terms: list[tagger.Term], plural: list[bool], phrase: list[int])
     aux = [i for i in phrase if first is not None and i < first and not terms[i].tags & keep]
     # a contraction's implied word ("not" of "don't") shows once its contraction is removed alone
     shows = len(_pieces(aux)) == 1
+    removed, in_root = set(aux), set(root)  # sets: one phrase can be a whole long text
     words: list[str] = []
     changed = False  # was the last written term replaced or removed?
     for i in phrase:
         t = terms[i]
-        if i in aux:
+        if i in removed:
             changed = shows
         elif i == first:
             tags = set().union(*(terms[k].tags for k in root))
             words += infinitive(" ".join(terms[k].word for k in root if terms[k].word), tags).split(" ")
             changed = True
-        elif i in root:
+        elif i in in_root:
             continue
         elif t.raw:
             words += clean(t.raw)
