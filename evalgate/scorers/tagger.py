@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from evalgate.scorers import jsregex, tagmatch
+from evalgate.scorers import tagmatch
 
 _PREFIX = re.compile(r"^(under|over|mis|re|un|dis|semi)-?")
 _LEX_PREFIX = re.compile(r"^(under|over|mis|re|un|dis|semi|pre|post)-?")
@@ -105,6 +105,8 @@ class _Regex:
     and, for a pattern with Unicode properties, the JavaScript translation (jsregex) for a word that is not ASCII."""
 
     def __init__(self, source: str, flags: str) -> None:
+        from evalgate.scorers import jsregex  # with the model, on first use: not on every run's start
+
         self.js = jsregex.compile_js(source, flags) if "\\p{" in source else None
         self.py = re.compile(_ascii_source(source), re.ASCII | (re.IGNORECASE if "i" in flags else 0))
 
