@@ -519,7 +519,7 @@ def _contraction_two(terms: list[Term], m: Model) -> None:
         _third_pass(window, m)
 
 
-def tag(sentences: list[list[Term]], post: bool = True) -> None:
+def tag(sentences: list[list[Term]]) -> None:
     """Tag the terms of each sentence in place, as compromise's lexicon, pre-tagger and post-tagger do."""
     m = model()
     for terms in sentences:
@@ -532,9 +532,8 @@ def tag(sentences: list[list[Term]], post: bool = True) -> None:
             _third_pass(clause, m)
     for terms in sentences:
         _contraction_two(terms, m)
-    if post:
-        clauses = [clause for terms in sentences for clause in _clauses(terms)]
-        tagmatch.post_tag(clauses, m, _set_tags(m), _un_tags(m), _looks_plural)
+    clauses = [clause for terms in sentences for clause in _clauses(terms)]
+    tagmatch.post_tag(clauses, m, _set_tags(m), _un_tags(m), _looks_plural)
 
 
 _GUESS = {

@@ -36,7 +36,6 @@ _NEWLINES = re.compile(r"(?:\r?\n|\r)+")
 _NOT_WORD = frozenset([".", "?", "!", ":", ";", "-", "–", "—", "--", "...", "(", ")", "[", "]", '"', "'", "`", "«", "»",
                        "*", "•"])
 _BOUNDARY = re.compile(r"^[!?.]+$")
-_COMMA = re.compile(r"[,;:]")
 _SUBJECT_PLURAL = frozenset(["i", "we", "they", "those"])
 
 
