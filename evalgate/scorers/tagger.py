@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -33,6 +34,60 @@ _UNCOUNTABLE = ("Acronym", "Abbreviation", "ProperNoun", "Uncountable", "Possess
                 "Honorific", "Month")
 
 
+class Tags:
+    """A term's tags in the order they were given, as compromise's (JavaScript) Set keeps them: compromise
+    breaks ties between tags by that order, and a Python set's order changes with every process."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, tags: Iterable[str] = ()) -> None:
+        self._d: dict[str, None] = dict.fromkeys(tags)
+
+    def __contains__(self, tag: object) -> bool:
+        return tag in self._d
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._d))
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __bool__(self) -> bool:
+        return bool(self._d)
+
+    def __eq__(self, other: object) -> bool:
+        return set(self._d) == (set(other) if isinstance(other, (set, frozenset, Tags)) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __and__(self, other: Iterable[str]) -> set[str]:
+        return {t for t in other if t in self._d}
+
+    def __le__(self, other: Iterable[str]) -> bool:
+        return set(self._d) <= set(other)
+
+    def __isub__(self, other: Iterable[str]) -> Tags:
+        for t in other:
+            self._d.pop(t, None)
+        return self
+
+    def add(self, tag: str) -> None:
+        self._d.setdefault(tag, None)
+
+    def update(self, tags: Iterable[str]) -> None:
+        for t in tags:
+            self._d.setdefault(t, None)
+
+    def discard(self, tag: str) -> None:
+        self._d.pop(tag, None)
+
+    def difference_update(self, tags: Iterable[str]) -> None:
+        self -= tags
+
+    def clear(self) -> None:
+        self._d.clear()
+
+
 @dataclass
 class Term:
     text: str  # as written (case kept), without surrounding punctuation
@@ -48,7 +103,7 @@ class Term:
     @property
     def word(self) -> str:
         return self.machine or self.normal
-    tags: set[str] = field(default_factory=set)
+    tags: Tags = field(default_factory=Tags)
     switch: str | None = None
 
 
@@ -313,7 +368,7 @@ def _neighbours(terms: list[Term], i: int, m: Model) -> bool:
 def _check_tag(term: Term | None, obj: dict[str, Any] | None, m: Model) -> Any:
     if term is None or not obj:
         return None
-    # compromise sorts by depth, deepest first (a stable sort with a comparator that never says equal)
+    # compromise sorts by depth, deepest first; V8's sort keeps tags of one depth in the order they came
     tags = sorted(term.tags, key=lambda tag: -m.depth.get(tag, 0))
     found = next((tag for tag in tags if obj.get(tag)), None)
     return obj.get(found) if found else None
@@ -506,7 +561,7 @@ def _contraction_two(terms: list[Term], m: Model) -> None:
             word = _is_or_has(terms, i)
         t.machine = t.implicit = before
         t.tags.clear()
-        new = Term(text="", normal="", machine=word, implicit=word, post=t.post)
+        new = Term(text="", normal=word, machine=word, implicit=word, post=t.post)  # made from text: has a normal
         t.post = ""
         terms.insert(i + 1, new)
         for k, x in enumerate(terms):
