@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -688,44 +687,3 @@ def test_a_forks_results_cannot_plant_another_jobs_marker_through_a_summary_fiel
     assert nightly.returncode == 0 and "created" in nightly.stdout, nightly.stdout + nightly.stderr
     assert [c["body"] for c in github.comments_on(REPO, 1)] == [body, marker("nightly") + "\nnightly report"]
 
-
-def test_a_run_of_many_items_and_failed_gates_is_commented_in_seconds(github: FakeGitHub, tmp_path: Path) -> None:
-    """Every failed gate's responsible items were gathered with all their reasons, inputs and outputs, once
-    per size the comment was tried at: 10,000 items and 1,000 failed gates took a minute of the job."""
-    gates = {f"gate-{g}": 0.0 for g in range(500)}
-    reasons = {g: f"{g} wants sunny" for g in gates}
-    items = [{"id": f"item-{n}", "index": n, "input": "q", "output": {"text": "a"}, "gates": gates,
-              "reasons": reasons} for n in range(3000)]
-    results = {"schema_version": 1, "name": "big", "verdict": "failed", "scores": {}, "threshold_results": [],
-               "gate_results": [{"id": g, "passed": False, "score": 0.0} for g in gates],
-               "summary": {"total_items": len(items), "errored_items": 0}, "items": items}
-    (tmp_path / "results.json").write_text(json.dumps(results))
-    started = time.monotonic()
-    posted = comment_cli(github, "--results", str(tmp_path / "results.json"), "--pr", "1")
-    took = time.monotonic() - started
-    assert posted.returncode == 0, posted.stderr
-    [comment] = github.comments_on(REPO, 1)
-    assert len(comment["body"].encode()) <= 65_536 and "more items" in comment["body"]
-    assert took < 15, f"{took:.1f} s"
-
-
-def test_many_checks_that_were_not_scorable_leave_room_for_the_failed_gate(github: FakeGitHub, tmp_path: Path) -> None:
-    """The not-scorable counts were one line of every id, however many: 400 long ones filled the comment, so
-    it was cut to empty tables, and the gate that failed the run was not named."""
-    (tmp_path / "never_scorable.py").write_text(
-        "from evalgate import NotScorable\ndef score(run):\n    return NotScorable('no reference')\n")
-    checks = "".join(f"  - {{type: python, function: 'never_scorable:score', id: 'check-{n:03}-{'x' * 150}'}}\n"
-                     for n in range(400))
-    (tmp_path / "evalgate.yaml").write_text(
-        "version: 1\nname: weather\ntarget: {type: recorded}\ndata: [{id: a, input: q, output: rain}]\n"
-        f"gates: [{{type: includes, value: sunny}}]\nscorers:\n{checks}")
-    ran = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "results.json"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
-    assert ran.returncode == 1, ran.stderr
-    posted = comment_cli(github, "--results", str(tmp_path / "results.json"), "--pr", "1")
-    assert posted.returncode == 0, posted.stderr
-    [comment] = github.comments_on(REPO, 1)
-    body = comment["body"]
-    assert len(body.encode()) <= 65_536
-    assert "| <code>includes:sunny</code> | 0.000 ± 0.397 | ❌ |" in body
-    assert "Not scorable (left out of the averages): <code>check-000-" in body and " more" in body
