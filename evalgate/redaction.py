@@ -16,6 +16,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from evalgate.textsafe import plain
+
 MIN_SECRET_CHARS = 4  # shorter values would blank out ordinary words
 MASK = "***"
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -107,7 +109,10 @@ def redact_value(value: Any) -> Any:
     Numbers and literals are kept; a string that is one of OWN_WORDS too."""
     if _pattern is None:
         return value
-    return _masked_value(value)
+    try:
+        return _masked_value(value)
+    except RecursionError:  # nested past Python's limit (orjson stops at 255 levels): cut as a python target's run is
+        return _masked_value(plain(value))
 
 
 def _masked_value(value: Any) -> Any:

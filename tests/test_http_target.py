@@ -452,3 +452,18 @@ def test_an_agent_trickling_its_headers_errors_the_item_at_timeout_s(tmp_path: P
     items = {i["id"]: i for i in json.loads((tmp_path / "out.json").read_text())["items"]}
     assert "timed out after 1s" in items["q0"]["error"] and server.requests_for("slow head") == 2
     assert items["q1"]["error"] is None
+
+
+def test_a_reply_nested_hundreds_of_levels_deep_is_written_with_its_secrets_masked(
+        tmp_path: Path, server: FakeServer) -> None:
+    # Past orjson's 255 levels the item is written by json, its secrets masked by walking it: that walk
+    # recursed past Python's limit on a reply ~900 levels deep, and the run ended with exit 3, no results.
+    deep = "[" * 900 + "]" * 900
+    server.faults["deep weather"] = ["extra:" + json.dumps({"output": {"text": "72F", "tool_calls": [
+        {"name": "get_weather", "args": {"x": "PLACEHOLDER"}}]}}).replace('"PLACEHOLDER"', deep)]
+    data = [{"id": "ok", "input": "weather in Paris"}, {"id": "deep", "input": "deep weather"}]
+    write_spec(tmp_path, spec_text(server.url, data, {"headers": {"X-Api-Key": "${AGENT_TOKEN}"}}))
+    proc = evalgate("run", "--output", "out.json", cwd=tmp_path, env={"AGENT_TOKEN": SECRET})
+    assert proc.returncode == 0, proc.stderr
+    items = {i["id"]: i for i in json.loads((tmp_path / "out.json").read_text())["items"]}
+    assert items["deep"]["gates"] == {"called_tool:get_weather": 1.0} and items["ok"]["error"] is None
