@@ -28,7 +28,7 @@ from evalgate.budget import CostTotals, spend
 from evalgate.errors import display_path, not_a_file
 from evalgate.redaction import redact_value
 from evalgate.replay import Column, Replay, decode
-from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, replaceable_file
+from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, new_file, replaceable_file
 from evalgate.shards import MAX_SHARDS, entry_from_record
 from evalgate.verdict import Aggregator, Entry
 
@@ -678,7 +678,7 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
         target = Path(output)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(target.name + ".tmp")
-        out = tmp.open("wb")
+        out = new_file(tmp)
         out.write(b"[")  # the items array; the header goes in front once the outcome is known
     ids: dict[str, str] = {}
     previous = -1
@@ -853,7 +853,7 @@ def _write_whole(target: Path, head: dict[str, Any], lines: list[bytes]) -> None
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
     try:
-        with tmp.open("wb") as out:
+        with new_file(tmp) as out:
             out.write(_utf8(json.dumps(redact_value(head), ensure_ascii=False)[:-1]) + b', "items": [')
             for start in range(0, len(lines), WRITE_LINES):
                 if start:
@@ -886,7 +886,7 @@ def _prepend(tmp: Path, opening: bytes, target: Path) -> None:
     """The results file: the header, then the items array written to `tmp` (which starts with `[`)."""
     final = target.with_name(target.name + ".tmp2")
     try:
-        with tmp.open("rb") as body, final.open("wb") as out:
+        with tmp.open("rb") as body, new_file(final) as out:
             out.write(opening)
             for block in iter(lambda: body.read(1 << 20), b""):
                 out.write(block)

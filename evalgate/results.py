@@ -375,7 +375,7 @@ class ResultsWriter:
         tmp = self.path.with_name(self.path.name + ".tmp")
         opening = _utf8(json.dumps(redact_value(head), ensure_ascii=False, indent=None)[:-1])
         digest_at = opening.rfind(ITEMS_SHA256_PENDING.encode()) if items_digest else -1
-        with self.journal_path.open("rb") as journal, _new_file(tmp) as file:
+        with self.journal_path.open("rb") as journal, new_file(tmp) as file:
             file.write(opening)
             file.write(b', "items": [')
             out = _Hashing(file) if digest_at >= 0 else file
@@ -603,12 +603,12 @@ def write_results_json(path: Path, raw: dict[str, Any]) -> None:
     replaceable_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with _new_file(tmp) as file:
+    with new_file(tmp) as file:
         file.write(_utf8(json.dumps(_finite(redact_value(raw)), ensure_ascii=False, allow_nan=False) + "\n"))
     os.replace(tmp, path)
 
 
-def _new_file(tmp: Path) -> BinaryIO:
+def new_file(tmp: Path) -> BinaryIO:
     """A file of our own at `tmp` (the results' temporary file, renamed over them once written). Whatever
     is there is removed first: writing through a symlink would overwrite the file it points at (and the
     rename then put the symlink in the results' place), and opening a FIFO waits for a reader for ever."""

@@ -807,3 +807,24 @@ def test_merged_shards_keep_the_reasons_of_a_gate_and_a_scorer_of_one_id(tmp_pat
     results = json.loads((tmp_path / "merged.json").read_text())
     assert_each_keeps_its_reason(results["items"])
     assert_same_run(json.loads((tmp_path / "full.json").read_text()), results)
+
+
+@pytest.mark.parametrize("read_items", [False, True])
+def test_a_symlink_or_fifo_at_the_merges_temporary_files_is_replaced_not_written_through(
+        shards: list[Path], tmp_path: Path, read_items: bool) -> None:
+    """The merge writes beside --output and renames: whatever is at those paths is not its to write into
+    (a symlink's target was overwritten, a FIFO made the merge wait for a reader for ever)."""
+    out = tmp_path / "merged.json"
+    victims = [tmp_path / "victim-1.txt", tmp_path / "victim-2.txt"]
+    for victim, scratch in zip(victims, ("merged.json.tmp", "merged.json.tmp2"), strict=True):
+        victim.write_text("precious\n")
+        (tmp_path / scratch).symlink_to(victim)
+    merge(shards, out, read_items=read_items)
+    assert [v.read_text() for v in victims] == ["precious\n"] * 2 and not out.is_symlink()
+    merge(shards, tmp_path / "clean.json")
+    assert json.loads(out.read_text())["items"] == json.loads((tmp_path / "clean.json").read_text())["items"]
+    for scratch in ("merged.json.tmp", "merged.json.tmp2"):
+        (tmp_path / scratch).unlink(missing_ok=True)
+        os.mkfifo(tmp_path / scratch)
+        done = run_cli("merge", *shards, "-o", out, cwd=tmp_path, timeout=30)
+        assert done.code in (0, 1) and out.read_bytes() == (tmp_path / "clean.json").read_bytes(), done.output
