@@ -7,6 +7,7 @@ or a model. Characters the stream cannot encode (a lone surrogate) print as esca
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, TextIO
 
@@ -39,8 +40,10 @@ def install() -> None:
     """Wrap sys.stdout and sys.stderr once (idempotent)."""
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
-        if stream is None or isinstance(stream, SafeStream):
+        if isinstance(stream, SafeStream):
             continue
+        if stream is None:  # started with the descriptor closed (`evalgate run >&-`): the results file still counts
+            stream = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's own stream, never closed
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
         setattr(sys, name, SafeStream(stream))

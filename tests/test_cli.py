@@ -354,3 +354,19 @@ def test_an_interrupt_before_any_item_does_not_point_at_a_results_file(tmp_path:
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr and "out.json" not in stderr and not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("closed", ["stdout", "stderr", "both"])
+def test_a_run_started_with_its_output_streams_closed_still_writes_its_results(tmp_path: Path, closed: str) -> None:
+    """`evalgate run ... >&-` (a job that discards the log) ended in an internal error, no results file."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "evalgate.yaml").write_text(
+        "version: 1\ndata: [{id: a, input: q, output: sunny}]\nscorers: [{type: includes, value: sunny, threshold: 0.5}]\n")
+    fds = {"stdout": (1,), "stderr": (2,), "both": (1, 2)}[closed]
+    done = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "out.json"], cwd=tmp_path, timeout=60,
+                          preexec_fn=lambda: [os.close(fd) for fd in fds], capture_output=False)
+    assert done.returncode == 0
+    assert json.loads((tmp_path / "out.json").read_text())["verdict"] == "passed"
