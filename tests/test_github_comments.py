@@ -672,8 +672,8 @@ def test_a_forks_results_cannot_plant_another_jobs_marker_through_a_summary_fiel
     assert ran.returncode == 1, ran.stderr
     evil = f"1\n\n{marker('nightly')}\n\n<img src=https://evil.example/p.png> @octocat"
     forged = json.loads((tmp_path / "results.json").read_text())
-    forged["summary"]["budget"] = {"max_usd": 0.01, "max_tokens": evil, "items_not_run": evil, "spent_usd": 0.02,
-                                   "spent_tokens": evil}
+    forged["summary"]["budget"] = {"max_usd": 0.01, "max_tokens": evil, "items_not_run": 3, "spent_usd": 0.02,
+                                   "spent_tokens": evil}  # a count that is text leaves the whole line out
     forged["comparison"] = {"settings": {"correction": evil}, "entries": []}
     (tmp_path / "forged.json").write_text(json.dumps(forged))
     assert comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1").returncode == 0
