@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cli
@@ -274,8 +275,6 @@ def test_a_merged_budget_adds_the_items_spend_in_data_order_not_the_shards_round
 def test_usage_named_input_and_output_tokens_is_priced_and_reaches_the_cap(tmp_path: Path, server: FakeServer) -> None:
     """A server (the target's or the judge's) that reports `input_tokens`/`output_tokens`, as the Responses
     API names them, was priced at $0: a USD cap counted nothing for it and never stopped the run."""
-    from fake_judge import FakeJudge
-
     server.default_fault = 'extra:{"usage": {"input_tokens": 3, "output_tokens": 10}}'
     write_spec(tmp_path, server.url, {"max_usd": 0.013 * 4}, concurrency=1)  # $0.013 an item, one at a time
     done = run_cli("run", "evalgate.yaml", "--output", "out.json", cwd=tmp_path)
@@ -283,18 +282,7 @@ def test_usage_named_input_and_output_tokens_is_priced_and_reaches_the_cap(tmp_p
     results = json.loads((tmp_path / "out.json").read_text())
     assert [i["output"]["cost_usd"] for i in results["items"][:4]] == [pytest.approx(0.013)] * 4
     assert results["summary"]["budget"]["items_not_run"] == ITEMS - 4 and server.count == 4
-    with FakeJudge() as judge:
-        judge.usage = {"input_tokens": 1000, "output_tokens": 100}  # $0.13 a call at the prices below
-        data = [{"id": f"c{i}", "input": "Is it sunny?", "output": "It is sunny."} for i in range(10)]
-        spec = {"version": 1, "data": data, "max_errors": 10, "concurrency": 1, "budget": {"max_usd": 0.39},
-                "scorers": [{"type": "answer_relevancy"}],
-                "judge": {"model": "pj", "base_url": judge.base_url, "api_key_env": None,
-                          "prices": {"pj": {"prompt": 100.0, "completion": 300.0}}}}
-        (tmp_path / "judged.yaml").write_text(json.dumps(spec))
-        done = run_cli("run", "judged.yaml", "--output", "judged.json", cwd=tmp_path)
-        assert done.code == 0, done.output
-        calls = judge.calls
-    summary = json.loads((tmp_path / "judged.json").read_text())["summary"]
+    calls, summary = run_priced_judge(tmp_path, {"input_tokens": 1000, "output_tokens": 100})
     assert summary["judge"]["usage"]["prompt_tokens"] == 1000 * calls
     assert summary["judge"]["cost_usd"] == summary["cost"]["usd"] == pytest.approx(0.13 * calls)
     assert calls == 3 and summary["budget"]["items_not_run"] == 7  # $0.39: three calls
@@ -322,8 +310,6 @@ def test_token_counts_written_as_whole_floats_count(tmp_path: Path, server: Fake
     """`"prompt_tokens": 3.0`, as a server doing float arithmetic writes it: the target's reply was priced
     but its tokens counted nothing against a token cap (and the run warned that it reported none); a
     judge's counted as 0 tokens and $0, so neither cap saw its calls."""
-    from fake_judge import FakeJudge
-
     server.default_fault = 'extra:{"usage": {"prompt_tokens": 3.0, "completion_tokens": 10.0, "total_tokens": 13.0}}'
     write_spec(tmp_path, server.url, {"max_tokens": 13 * 4}, concurrency=1)
     done = run_cli("run", "evalgate.yaml", "--output", "out.json", cwd=tmp_path)
@@ -331,18 +317,7 @@ def test_token_counts_written_as_whole_floats_count(tmp_path: Path, server: Fake
     summary = json.loads((tmp_path / "out.json").read_text())["summary"]
     assert summary["budget"]["spent_tokens"] == 52 and summary["budget"]["items_not_run"] == ITEMS - 4
     assert server.count == 4 and not summary.get("warnings")
-    with FakeJudge() as judge:
-        judge.usage = {"prompt_tokens": 1000.0, "completion_tokens": 100.0}  # $0.13 a call at the prices below
-        data = [{"id": f"c{i}", "input": "Is it sunny?", "output": "It is sunny."} for i in range(10)]
-        spec = {"version": 1, "data": data, "max_errors": 10, "concurrency": 1, "budget": {"max_usd": 0.39},
-                "scorers": [{"type": "answer_relevancy"}],
-                "judge": {"model": "pj", "base_url": judge.base_url, "api_key_env": None,
-                          "prices": {"pj": {"prompt": 100.0, "completion": 300.0}}}}
-        (tmp_path / "judged.yaml").write_text(json.dumps(spec))
-        done = run_cli("run", "judged.yaml", "--output", "judged.json", cwd=tmp_path)
-        assert done.code == 0, done.output
-        calls = judge.calls
-    summary = json.loads((tmp_path / "judged.json").read_text())["summary"]
+    calls, summary = run_priced_judge(tmp_path, {"prompt_tokens": 1000.0, "completion_tokens": 100.0})
     assert summary["judge"]["usage"]["total_tokens"] == 1100 * calls
     assert calls == 3 and summary["budget"]["items_not_run"] == 7 and summary["cost"]["usd"] == pytest.approx(0.39)
 
@@ -555,3 +530,22 @@ def test_a_usd_cap_over_a_price_without_its_completion_half_is_refused(tmp_path:
     (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
     priced = run_cli("run", *option, "--output", "ok.json", cwd=tmp_path)
     assert priced.code == 4 and (tmp_path / "ok.json").exists(), priced.output
+
+
+def run_priced_judge(tmp_path: Path, usage: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """Ten judged items under a $0.39 cap, the judge reporting `usage` on each call ($0.13 a call for 1,000
+    prompt and 100 completion tokens at the prices below): (the judge's calls, the results' summary)."""
+    from fake_judge import FakeJudge
+
+    with FakeJudge() as judge:
+        judge.usage = usage
+        data = [{"id": f"c{i}", "input": "Is it sunny?", "output": "It is sunny."} for i in range(10)]
+        spec = {"version": 1, "data": data, "max_errors": 10, "concurrency": 1, "budget": {"max_usd": 0.39},
+                "scorers": [{"type": "answer_relevancy"}],
+                "judge": {"model": "pj", "base_url": judge.base_url, "api_key_env": None,
+                          "prices": {"pj": {"prompt": 100.0, "completion": 300.0}}}}
+        (tmp_path / "judged.yaml").write_text(json.dumps(spec))
+        done = run_cli("run", "judged.yaml", "--output", "judged.json", cwd=tmp_path)
+        assert done.code == 0, done.output
+        calls = judge.calls
+    return calls, json.loads((tmp_path / "judged.json").read_text())["summary"]
