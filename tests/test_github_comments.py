@@ -417,14 +417,20 @@ def test_a_dropped_graphql_query_is_asked_again(github: FakeGitHub) -> None:
     assert client(github, "app", clock).login() == BOT and clock.waits == [1.0, 2.0]
 
 
-def test_comment_command_renders_a_forks_results_as_escaped_text(github: FakeGitHub, tmp_path: Path) -> None:
-    """The fork pattern's safe half: a fork wrote the results, evalgate writes the comment."""
+def failed_weather_run(tmp_path: Path, item: str) -> None:
+    """`results.json` in tmp_path: the run of one recorded item (YAML flow mapping) that fails its gate."""
     (tmp_path / "evalgate.yaml").write_text(
         "version: 1\nname: weather\ntarget: {type: recorded}\ngates: [{type: includes, value: sunny}]\n"
-        "data: [{id: '@org/security-team <img src=x>', input: q, output: '<details open> @octocat #1 rain'}]\n")
+        f"data: [{item}]\n")
     ran = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "results.json"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60)
     assert ran.returncode == 1, ran.stderr
+
+
+def test_comment_command_renders_a_forks_results_as_escaped_text(github: FakeGitHub, tmp_path: Path) -> None:
+    """The fork pattern's safe half: a fork wrote the results, evalgate writes the comment."""
+    failed_weather_run(tmp_path,
+                       "{id: '@org/security-team <img src=x>', input: q, output: '<details open> @octocat #1 rain'}")
     posted = comment_cli(github, "--results", str(tmp_path / "results.json"), "--pr", "1")
     assert posted.returncode == 0, posted.stderr
     [comment] = github.comments_on(REPO, 1)
@@ -664,12 +670,7 @@ def test_a_forks_results_cannot_plant_another_jobs_marker_through_a_summary_fiel
     """The budget counts and the comparison's correction were written into the comment as they stood:
     a fork's results file put `nightly`'s marker on a line of the comment posted with the repository's
     token, and the nightly job then took that comment for its own and overwrote it."""
-    (tmp_path / "evalgate.yaml").write_text(
-        "version: 1\nname: weather\ntarget: {type: recorded}\ngates: [{type: includes, value: sunny}]\n"
-        "data: [{id: a, input: q, output: rain}]\n")
-    ran = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "results.json"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=60)
-    assert ran.returncode == 1, ran.stderr
+    failed_weather_run(tmp_path, "{id: a, input: q, output: rain}")
     evil = f"1\n\n{marker('nightly')}\n\n<img src=https://evil.example/p.png> @octocat"
     forged = json.loads((tmp_path / "results.json").read_text())
     forged["summary"]["budget"] = {"max_usd": 0.01, "max_tokens": evil, "items_not_run": 3, "spent_usd": 0.02,
