@@ -364,7 +364,8 @@ def test_a_run_started_with_its_output_streams_closed_still_writes_its_results(t
     import sys
 
     (tmp_path / "evalgate.yaml").write_text(
-        "version: 1\ndata: [{id: a, input: q, output: sunny}]\nscorers: [{type: includes, value: sunny, threshold: 0.5}]\n")
+        "version: 1\ndata: [{id: a, input: q, output: sunny}]\n"
+        "scorers: [{type: includes, value: sunny, threshold: 0.5}]\n")
     fds = {"stdout": (1,), "stderr": (2,), "both": (1, 2)}[closed]
     done = subprocess.run([sys.executable, "-m", "evalgate.cli", "run", "-o", "out.json"], cwd=tmp_path, timeout=60,
                           preexec_fn=lambda: [os.close(fd) for fd in fds], capture_output=False)
