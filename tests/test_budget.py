@@ -357,12 +357,7 @@ def test_a_resume_counts_the_journals_judge_tokens_against_a_token_cap(tmp_path:
 
     with FakeJudge() as judge:
         judge.usage = {"prompt_tokens": 100, "completion_tokens": 10}
-        data = [{"id": f"c{i}", "input": "Is it sunny?", "output": "It is sunny."} for i in range(10)]
-        spec = {"version": 1, "data": data, "max_errors": 10, "concurrency": 1, "budget": {"max_tokens": 330},
-                "scorers": [{"type": "answer_relevancy"}],
-                "judge": {"model": "pj", "base_url": judge.base_url, "api_key_env": None,
-                          "prices": {"pj": {"prompt": 1.0, "completion": 1.0}}}}
-        (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+        (tmp_path / "evalgate.yaml").write_text(judged_spec(judge.base_url, {"max_tokens": 330}, 1.0, 1.0))
         first = run_cli("run", "--output", "out.json", cwd=tmp_path)
         assert first.code == 0, first.output
         assert judge.calls == 3  # 110 tokens a call: the third reaches 330
@@ -539,13 +534,18 @@ def run_priced_judge(tmp_path: Path, usage: dict[str, Any]) -> tuple[int, dict[s
 
     with FakeJudge() as judge:
         judge.usage = usage
-        data = [{"id": f"c{i}", "input": "Is it sunny?", "output": "It is sunny."} for i in range(10)]
-        spec = {"version": 1, "data": data, "max_errors": 10, "concurrency": 1, "budget": {"max_usd": 0.39},
-                "scorers": [{"type": "answer_relevancy"}],
-                "judge": {"model": "pj", "base_url": judge.base_url, "api_key_env": None,
-                          "prices": {"pj": {"prompt": 100.0, "completion": 300.0}}}}
-        (tmp_path / "judged.yaml").write_text(json.dumps(spec))
+        (tmp_path / "judged.yaml").write_text(judged_spec(judge.base_url, {"max_usd": 0.39}, 100.0, 300.0))
         done = run_cli("run", "judged.yaml", "--output", "judged.json", cwd=tmp_path)
         assert done.code == 0, done.output
         calls = judge.calls
     return calls, json.loads((tmp_path / "judged.json").read_text())["summary"]
+
+
+def judged_spec(judge_url: str, budget: dict[str, Any], prompt_price: float, completion_price: float) -> str:
+    """Ten items, one judged scorer (`answer_relevancy`), one at a time under `budget`; the judge `pj` priced
+    in USD per million prompt and completion tokens."""
+    data = [{"id": f"c{i}", "input": "Is it sunny?", "output": "It is sunny."} for i in range(10)]
+    return json.dumps({"version": 1, "data": data, "max_errors": 10, "concurrency": 1, "budget": budget,
+                       "scorers": [{"type": "answer_relevancy"}],
+                       "judge": {"model": "pj", "base_url": judge_url, "api_key_env": None,
+                                 "prices": {"pj": {"prompt": prompt_price, "completion": completion_price}}}})
