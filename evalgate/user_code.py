@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import difflib
 import importlib
 import importlib.util
 import signal
@@ -116,14 +117,28 @@ def import_callable(reference: str, base_dir: Path) -> Callable[..., Any]:
                 raise
             raise ValueError(f"importing `{module_name}` raised {describe_exception(exc, 300)}") from None
     target: Any = module
-    for part in attr_path.split("."):
+    parts = attr_path.split(".")
+    for depth, part in enumerate(parts):
         try:
             target = getattr(target, part)
         except AttributeError:
-            raise ValueError(f"`{module_name}` has no attribute `{attr_path}`") from None
+            hint = _close_name(target, part)
+            if hint:
+                hint = f"; did you mean `{'.'.join([*parts[:depth], hint])}`?"
+            raise ValueError(f"`{module_name}` has no attribute `{attr_path}`{hint}") from None
     if not callable(target):
         raise ValueError(f"`{reference}` is not callable")
     return target
+
+
+def _close_name(owner: Any, name: str) -> str:
+    """The public name of `owner` closest to a misspelt `name` (`answr` -> `answer`), or ''."""
+    try:
+        names = [n for n in dir(owner) if isinstance(n, str) and not n.startswith("_")]
+    except Exception:  # the user's own `__dir__` may raise: then no hint, the error stands
+        return ""
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return close[0] if close else ""
 
 
 @contextlib.contextmanager

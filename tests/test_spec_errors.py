@@ -695,6 +695,42 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["cannot import `no_such_agent`"],
         [],
     ),
+    "a misspelt function in a python target": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                target:
+                  type: python
+                  function: agent:answr
+                gates:
+                  - type: no_tool_errors
+                """,
+            "agent.py": "import json\n\n\ndef answer(text):\n    return text\n",
+        },
+        ["evalgate.yaml:6"],
+        ["`agent` has no attribute `answr`; did you mean `answer`?"],
+        [],
+    ),
+    "a misspelt method in a python target": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data:
+                  - input: hi
+                target:
+                  type: python
+                  function: agent:Agent.anwser
+                gates:
+                  - type: no_tool_errors
+                """,
+            "agent.py": "class Agent:\n    @staticmethod\n    def answer(text):\n        return text\n",
+        },
+        ["evalgate.yaml:6"],
+        ["`agent` has no attribute `Agent.anwser`; did you mean `Agent.answer`?"],
+        [],
+    ),
     "a misspelt price key would price those tokens at $0": (
         {
             "evalgate.yaml": "version: 1\n" + ITEM + dedent("""\
