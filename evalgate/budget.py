@@ -9,11 +9,13 @@ window); every item not started is errored as `budget exceeded`: not scored, cou
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 BUDGET_EXCEEDED = "budget exceeded"
+MAX_USD = sys.float_info.max  # where every sum of spend stops (`saturated`)
 
 
 class CostTotals:
@@ -34,8 +36,10 @@ class CostTotals:
         judge = 0.0
         for usd in self.by_check.values():
             judge += usd
-        return {"usd": round(self.target_usd + judge, 8), "target_usd": round(self.target_usd, 8),
-                "judge_usd": round(judge, 8), "by_check": {k: round(v, 8) for k, v in self.by_check.items()}}
+        target, judge = saturated(self.target_usd), saturated(judge)
+        return {"usd": round(saturated(target + judge), 8), "target_usd": round(target, 8),
+                "judge_usd": round(judge, 8),
+                "by_check": {k: round(saturated(v), 8) for k, v in self.by_check.items()}}
 
 
 @dataclass
@@ -110,7 +114,7 @@ class Budget:
                 used = judge.tally().minus(start)
                 usd += used.cost_usd
                 tokens += used.prompt_tokens + used.completion_tokens
-        return usd, tokens
+        return saturated(usd), tokens
 
     def exhausted(self) -> str | None:
         """Why no new item may start, or None."""
@@ -120,7 +124,7 @@ class Budget:
         # to the nano-dollar: ten items at $0.01 add up to 0.09999999999999999, and reach a $0.10 cap;
         # unrounded too, or a cap below half a nano-dollar would let a spend that rounds to 0 run on past it
         if self.max_usd is not None and (round(usd, 9) >= self.max_usd or usd >= self.max_usd):
-            self.reason = f"{BUDGET_EXCEEDED}: ${usd:.4f} spent of max_usd ${self.max_usd:g}; not run"
+            self.reason = f"{BUDGET_EXCEEDED}: {dollars(usd)} spent of max_usd ${self.max_usd:g}; not run"
         elif self.max_tokens is not None and tokens >= self.max_tokens:
             self.reason = f"{BUDGET_EXCEEDED}: {tokens} tokens spent of max_tokens {self.max_tokens}; not run"
         return self.reason
@@ -175,6 +179,18 @@ def spend(value: Any) -> float:
     except OverflowError:  # an integer past the largest float: no amount either, and no sum could hold it
         return 0
     return value
+
+
+def saturated(total: float) -> float:
+    """A sum of spend, held at the largest float. Amounts are finite, but two of 1e308 (an agent's or a
+    judge's word) add up to infinity, which `spend` counts as nothing and JSON cannot hold: the budget
+    would be off. At the largest float every cap is reached, and the results still say a number."""
+    return total if total <= MAX_USD else MAX_USD  # a NaN too: no sum of amounts makes one
+
+
+def dollars(usd: float) -> str:
+    """`$0.0123`; from a trillion dollars on (a saturated sum), `$1.798e+308`: not 309 digits."""
+    return f"${usd:.4f}" if abs(usd) < 1e12 else f"${usd:.4g}"
 
 
 def token_count(value: Any) -> int:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from time import perf_counter
 from typing import Any
 
+from evalgate.budget import saturated
 from evalgate.cases import Case, Check
 from evalgate.isolation import user_interrupt
 from evalgate.ledger import Ledger, close_ledger, open_ledger
@@ -154,14 +155,14 @@ class ItemResult:
             total = 0.0
             for usd in costs:
                 total += usd
-            return total
+            return saturated(total)
         run_cost = self.run.cost_usd if self.run is not None else None
         if run_cost is None and not self.judge_cost:
             return None
         total = run_cost or 0.0
         for usd in self.judge_cost.values():
             total += usd
-        return total
+        return saturated(total)  # amounts of 1e308 add up to infinity: the record would say null
 
     @property
     def errored(self) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import threading
 
+from evalgate.budget import saturated
+
 _local = threading.local()
 
 
@@ -50,4 +52,4 @@ def charge(usd: float | None, tokens: int = 0) -> None:
     ledger.tokens += tokens
     if usd is None:
         return
-    ledger.by_check[ledger.check] = ledger.by_check.get(ledger.check, 0.0) + usd
+    ledger.by_check[ledger.check] = saturated(ledger.by_check.get(ledger.check, 0.0) + usd)

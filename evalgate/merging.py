@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from evalgate.budget import CostTotals, spend
+from evalgate.budget import CostTotals, saturated, spend
 from evalgate.errors import display_path, not_a_file
 from evalgate.redaction import redact_value
 from evalgate.replay import Column, Replay, decode
@@ -498,8 +498,12 @@ def _summary_extras(files: list[ShardFile], judge_usd: float = 0.0, budget_usd: 
     if isinstance(extras.get("budget"), dict):  # each shard ran a share: the run's caps are the merged run's
         merged = extras["budget"]
         merged.pop("share", None)
-        if len(budgets) == len(summaries):  # every item was counted by a budget: add them up as one run does,
-            merged["spent_usd"] = round(budget_usd, 8)  # not the shards' rounded figures (each off by up to 5e-9)
+        # every item was counted by a budget: added up as one run does, not the shards' rounded figures (each
+        # off by up to 5e-9)
+        if len(budgets) == len(summaries):
+            merged["spent_usd"] = round(saturated(budget_usd), 8)
+        elif isinstance(merged.get("spent_usd"), float):  # the shards' figures, whose sum may pass the largest float
+            merged["spent_usd"] = saturated(merged["spent_usd"])
         for key in ("max_usd", "max_tokens"):
             caps = {b.get(f"run_{key}") for b in budgets}
             merged.pop(f"run_{key}", None)
@@ -524,9 +528,9 @@ def _summary_extras(files: list[ShardFile], judge_usd: float = 0.0, budget_usd: 
         if any(c is None for c in costs):
             judge["cost_usd"] = None
         elif any(s.get("resumed_items") for s in summaries):  # its figure leaves out its journaled items
-            judge["cost_usd"] = round(sum(costs), 8)
+            judge["cost_usd"] = round(saturated(sum(costs)), 8)
         else:  # as the run adds it up, not the shards' rounded figures (each off by up to 5e-9)
-            judge["cost_usd"] = round(judge_usd, 8)
+            judge["cost_usd"] = round(saturated(judge_usd), 8)
         extras["judge"] = judge
     return extras
 

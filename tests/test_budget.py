@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -549,3 +550,75 @@ def judged_spec(judge_url: str, budget: dict[str, Any], prompt_price: float, com
                        "scorers": [{"type": "answer_relevancy"}],
                        "judge": {"model": "pj", "base_url": judge_url, "api_key_env": None,
                                  "prices": {"pj": {"prompt": prompt_price, "completion": completion_price}}}})
+
+
+def strict_json(path: Path) -> Any:
+    """The file as strict JSON: an `Infinity` or `NaN` in it is refused, as every other JSON reader refuses it."""
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{path.name} holds {name}")
+
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
+@pytest.mark.parametrize("shape", ["turns", "trials"])
+def test_finite_costs_that_add_up_past_the_largest_float_reach_the_cap(tmp_path: Path, shape: str) -> None:
+    """Each turn of a conversation (or each trial) reporting $1e308 is finite, but two add up to infinity:
+    a conversation's infinite cost counted as $0 against the cap (the budget off for a run of them), and
+    the results and the report said nothing of what was spent. The sum stops at the largest float."""
+    big = {"text": "sunny", "cost_usd": 1e308}
+    rows = [{"id": f"q{i}", "inputs": ["a", "b"], "outputs": [big, big]} if shape == "turns"
+            else {"id": f"q{i}", "input": "q", "output": big} for i in range(6)]
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = {"version": 1, "data": "runs.jsonl", "target": {"type": "recorded"}, "budget": {"max_usd": 1},
+            "max_errors": 6, "gates": [{"type": "includes", "value": "sunny"}]}
+    if shape == "trials":
+        spec["repeats"] = 2
+    (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+    done = run_cli("run", "--output", "out.json", cwd=tmp_path)
+    assert done.code == 0, done.output
+    results = strict_json(tmp_path / "out.json")
+    assert results["summary"]["budget"]["items_not_run"] == 5  # the first item reached the cap
+    stopped = "budget exceeded: $1.798e+308 spent of max_usd $1; not run"
+    assert [i["error"] for i in results["items"][1:]] == [stopped] * 5
+    assert results["summary"]["budget"]["spent_usd"] == results["summary"]["cost"]["usd"] == sys.float_info.max
+    assert "5 items not run: budget exceeded (spent $1.798e+308, 0 tokens)" in done.stdout
+    report = run_cli("report", "out.json", cwd=tmp_path)
+    assert "spent $1.798e+308, 0 tokens" in report.stdout and "cost $1.798e+308" in report.stdout, report.output
+
+
+def test_a_merge_whose_shards_spend_adds_up_past_the_largest_float_says_the_largest_float(tmp_path: Path) -> None:
+    from evalgate.merging import merge
+
+    spec = recorded_costs(tmp_path, 8, 1e308, 1.0)
+    shards = [tmp_path / "s1.json", tmp_path / "s2.json"]
+    for index, path in enumerate(shards, 1):
+        run_spec(spec, output=path, shard=f"{index}/2")
+        assert strict_json(path)["summary"]["budget"]["spent_usd"] == 1e308  # each shard's first item: its cap
+    merge(shards, tmp_path / "merged.json")
+    summary = strict_json(tmp_path / "merged.json")["summary"]
+    assert summary["budget"]["spent_usd"] == summary["cost"]["usd"] == sys.float_info.max
+    assert summary["budget"]["items_not_run"] == 6
+
+
+def test_a_judge_reporting_tokens_past_any_price_reaches_the_cap_and_a_resume_keeps_it(tmp_path: Path) -> None:
+    """A judge's token counts are its word: 10**308 prompt tokens at $2 per 1M cost more than a float holds.
+    That infinite cost was journaled as null, so a `--resume` under the same cap counted the judge's spend
+    as $0 and started the items the budget had stopped."""
+    from fake_judge import FakeJudge
+
+    with FakeJudge() as judge:
+        judge.usage = {"prompt_tokens": 10**308, "completion_tokens": 1}
+        (tmp_path / "evalgate.yaml").write_text(judged_spec(judge.base_url, {"max_usd": 1.0}, 2.0, 2.0))
+        first = run_cli("run", "--output", "out.json", cwd=tmp_path)
+        assert first.code == 0, first.output
+        assert judge.calls == 1
+        results = strict_json(tmp_path / "out.json")
+        assert results["items"][0]["judge_cost_usd"] == {"answer_relevancy": sys.float_info.max}
+        assert results["summary"]["budget"]["spent_usd"] == sys.float_info.max
+        assert results["summary"]["budget"]["items_not_run"] == 9
+        again = run_cli("run", "--output", "out.json", "--resume", cwd=tmp_path)
+        assert again.code == 0, again.output
+        assert judge.calls == 1  # the journal's spend still reaches the cap: nothing more is asked
+    resumed = strict_json(tmp_path / "out.json")
+    assert resumed["summary"]["budget"]["items_not_run"] == 9
+    assert resumed["summary"]["cost"]["judge_usd"] == sys.float_info.max  # the journaled item's judge spend

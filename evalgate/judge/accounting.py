@@ -10,6 +10,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from evalgate.budget import saturated
+
 if TYPE_CHECKING:
     from evalgate.judge.client import Judge
 
@@ -36,7 +38,8 @@ def cost_usd(
         return None
     prompt = price.get("prompt", price.get("input", 0.0))
     completion = price.get("completion", price.get("output", 0.0))
-    return (prompt_tokens * prompt + completion_tokens * completion) / 1e6
+    # the reply's token counts are its word: 1e308 of them at $2 per 1M is past any float, held at the largest
+    return saturated((prompt_tokens * prompt + completion_tokens * completion) / 1e6)
 
 
 @dataclass
@@ -92,7 +95,7 @@ class JudgeRun:
         total = 0.0 if self.items_usd is None else self.items_usd
         for usd in judge_cost.values():
             total += usd
-        self.items_usd = total
+        self.items_usd = saturated(total)
 
     def summary(self) -> dict[str, Any]:
         total = Tally()
@@ -116,7 +119,7 @@ class JudgeRun:
             },
             # Unknown when any billed call had no price: a partial sum would understate it.
             "cost_usd": None if total.unpriced_calls else round(
-                total.cost_usd if self.items_usd is None else self.items_usd, 8),
+                saturated(total.cost_usd if self.items_usd is None else self.items_usd), 8),
             "prompts": dict(sorted(prompts.items())),
         }
 

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalgate import isolation, redaction
+from evalgate.budget import saturated
 from evalgate.judge import repair
 from evalgate.judge.accounting import DEFAULT_PRICES, Tally, cost_usd
 from evalgate.judge.errors import JudgeError, excerpt
@@ -259,7 +260,7 @@ class Judge:
             if cost is None:
                 t.unpriced_calls += 1
             else:
-                t.cost_usd += cost
+                t.cost_usd = saturated(t.cost_usd + cost)
         # to the item and check being scored on this thread (cost per entry and item)
         charge(cost, prompt_tokens + completion_tokens)
 

@@ -19,6 +19,7 @@ from importlib import resources
 from string import Template
 from typing import Any
 
+from evalgate.budget import dollars, saturated
 from evalgate.redaction import redact
 from evalgate.report.labels import Row, bound_text, could_not_evaluate, num, result_rows
 from evalgate.report.numbers import delta_text, direction, margin, repeats_note, significance
@@ -205,9 +206,9 @@ def status(results: Results) -> str:
     if (not_run or 0) >= 1:  # numbers only: a results file is untrusted (a fork's), its text must not reach the comment
         usd, tokens = amount(budget.get("max_usd")), amount(budget.get("max_tokens"))
         caps = " and ".join(c for c in (f"${usd:g}" if usd else "", f"{tokens:.0f} tokens" if tokens else "") if c)
+        spent = dollars(amount(budget.get("spent_usd")) or 0)
         text += (f"\n\n> **Budget exceeded**: {not_run:.0f} items were not run (the cap is {caps or 'unknown'}; "
-                 f"spent ${amount(budget.get('spent_usd')) or 0:.4f}, {amount(budget.get('spent_tokens')) or 0:.0f} "
-                 "tokens). They count as errored items.")
+                 f"spent {spent}, {amount(budget.get('spent_tokens')) or 0:.0f} tokens). They count as errored items.")
     return text
 
 
@@ -560,7 +561,7 @@ def judge_note(judge: Any) -> str:
         note += f" · {calls} calls"
     cost = judge.get("cost_usd")
     if isinstance(cost, (int, float)) and not isinstance(cost, bool) and abs(cost) <= sys.float_info.max:
-        note += f" · ${cost:.4f}"  # no NaN, infinity or integer past any float: an edited file's
+        note += f" · {dollars(cost)}"  # no NaN, infinity or integer past any float: an edited file's
     prompts = judge.get("prompts")
     if isinstance(prompts, dict) and prompts:
         shown = ", ".join(f"{cell(str(k), 40)} {cell(str(v), 16)}" for k, v in list(prompts.items())[:5])
@@ -585,7 +586,7 @@ def item_cost(item: Any) -> float | None:
     total = 0.0
     for usd in costs:  # in order, as the run adds them
         total += usd
-    return total if costs else None
+    return saturated(total) if costs else None
 
 
 def cost_note(cost: Any, top: Sequence[tuple[str, float]] = (), shown: int = 5) -> str:
@@ -593,20 +594,20 @@ def cost_note(cost: Any, top: Sequence[tuple[str, float]] = (), shown: int = 5) 
     usd = amount(cost.get("usd")) if isinstance(cost, dict) else None
     if usd is None:
         return ""
-    text = f"cost ${usd:.4f}"
+    text = f"cost {dollars(usd)}"
     parts = []
     target = amount(cost.get("target_usd"))
     if target:
-        parts.append(f"target ${target:.4f}")
+        parts.append(f"target {dollars(target)}")
     by_check = cost.get("by_check")
     checks = [(k, spent) for k, v in (by_check.items() if isinstance(by_check, dict) else ())
               if (spent := amount(v)) is not None]
     if checks:
-        named = ", ".join(f"{cell(str(k), 40)} ${v:.4f}" for k, v in checks[:shown])
+        named = ", ".join(f"{cell(str(k), 40)} {dollars(v)}" for k, v in checks[:shown])
         more = f", … {len(checks) - shown} more" if len(checks) > shown else ""
         parts.append(f"judge: {named}{more}")
     if top:
-        parts.append("most: " + ", ".join(f"{cell(k, 40)} ${v:.4f}" for k, v in top))
+        parts.append("most: " + ", ".join(f"{cell(k, 40)} {dollars(v)}" for k, v in top))
     return text + (f" ({'; '.join(parts)})" if parts else "")
 
 

@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 import click
 
+from evalgate.budget import dollars
 from evalgate.redaction import redact
 from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, turn_label
 from evalgate.report.numbers import delta_text, direction, repeats_note, significance, with_margin
@@ -140,7 +141,7 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     budget = getattr(result, "extra_summary", {}).get("budget")
     if budget and budget.get("items_not_run"):
         rows.insert(0, f"  {budget['items_not_run']} items not run: budget exceeded "
-                       f"(spent ${budget['spent_usd']:.4f}, {budget['spent_tokens']} tokens)")
+                       f"(spent {dollars(budget['spent_usd'])}, {budget['spent_tokens']} tokens)")
     if outcome.errored_items > len(result.errored):
         rows.append(f"  … and {outcome.errored_items - len(result.errored)} more")
     sections.append(("Errored items", rows))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -334,7 +335,9 @@ def _total(values: Iterable[float | None]) -> float | None:
     for value in values:
         if value is not None:
             total = value if total is None else total + value
-    return total
+    # finite turns (1e308 each) can add up to infinity: held at the largest float, as every sum of spend is
+    # (budget.saturated), or the conversation's cost would count as nothing against a cap
+    return total if total is None or total <= sys.float_info.max else sys.float_info.max
 
 
 def _merge_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:

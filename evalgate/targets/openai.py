@@ -15,6 +15,7 @@ from typing import Any
 
 from evalgate import isolation
 from evalgate import spec as s
+from evalgate.budget import saturated
 from evalgate.cases import Case
 from evalgate.net import HttpError
 from evalgate.runs import Run, RunFormatError
@@ -54,7 +55,9 @@ def cost_of(usage: Mapping[str, Any] | None, prices: Mapping[str, Any] | None) -
     # a server may name them as the Responses API does: priced at $0, they would slip past a USD cap
     prompt = usage.get("prompt_tokens", usage.get("input_tokens")) or 0
     completion = usage.get("completion_tokens", usage.get("output_tokens")) or 0
-    return (prompt * price(PROMPT_KEYS) + completion * price(COMPLETION_KEYS)) / PER_TOKENS
+    # the server's token counts are its word: 1e308 of them at $2 per 1M is past any float, and an infinite cost
+    # would count as nothing against a cap; held at the largest float
+    return saturated((prompt * price(PROMPT_KEYS) + completion * price(COMPLETION_KEYS)) / PER_TOKENS)
 
 
 class OpenAITarget:
