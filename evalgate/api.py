@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -25,6 +26,7 @@ from evalgate.targets import Target, build_target
 from evalgate.targets.python import PythonTarget
 from evalgate.targets.recorded import RecordedTarget
 from evalgate.verdict import Aggregator, Entry
+from evalgate.writelock import lock_path, writing
 
 OnResult = Callable[[ItemResult], None]
 NETWORK_TARGETS = frozenset({"http", "openai"})
@@ -392,7 +394,8 @@ def refuse_clobber(loaded: LoadedSpec, path: Path, flag: str) -> None:
     mine = {real_path(loaded.path): "the spec file"}
     if isinstance(loaded.spec.data, str):
         mine[real_path(loaded.base_dir / loaded.spec.data)] = "the data file"
-    written = [path, journal_path(path), path.with_name(path.name + ".tmp")] if flag == "--output" else [path]
+    written = [path, journal_path(path), path.with_name(path.name + ".tmp"), lock_path(path)] \
+        if flag == "--output" else [path]
     for candidate in written:
         what = mine.get(real_path(candidate))
         if what is not None:
@@ -419,6 +422,7 @@ def run_spec(
     """Load, validate and run a spec file; SpecError (before anything runs) on a bad spec.
 
     resume: skip items already journaled in `<output>.items.jsonl` (needs `output`).
+    output: while another process writes it (a run, a merge), WriterBusy (an OSError) before anything runs.
     use_cache: False bypasses the target's and the judge's response caches (`--no-cache`).
     journal: put the journal here instead of beside `output` (the Action: under RUNNER_TEMP).
     repeats: trials per item, overriding the spec's `repeats`.
@@ -462,6 +466,20 @@ def run_spec(
     isolation.pass_env(loaded.spec.pass_env)
     if output is not None:
         refuse_clobber(loaded, Path(output), "--output")
+    # One writer per results file, from before the target starts to after the results are written: a second
+    # run (or a --resume) on the same --output is refused here, before anything of it runs (WriterBusy).
+    with writing(Path(output)) if output is not None else contextlib.nullcontext():
+        return _run_loaded(loaded, output_at, journal_at, concurrency=concurrency, keep_items=keep_items,
+                           on_start=on_start, on_result=on_result, resume=resume, use_cache=use_cache,
+                           repeats=repeats, shard=shard, max_cost=max_cost, finalize=finalize,
+                           compare_settings=compare_settings)
+
+
+def _run_loaded(loaded: LoadedSpec, output_at: Path | None, journal_at: Path | None, *, concurrency: int | None,
+                keep_items: bool, on_start: Callable[[LoadedSpec], None] | None, on_result: OnResult | None,
+                resume: bool, use_cache: bool, repeats: int | None, shard: Shard | None, max_cost: float | None,
+                finalize: Callable[[EvalResult], None] | None,
+                compare_settings: dict[str, Any] | None) -> EvalResult:
     target = prepare_target(loaded, concurrency=concurrency, use_cache=use_cache)
     if on_start is not None:
         on_start(loaded)

@@ -152,6 +152,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     from evalgate.api import BaselineError, network_retries, real_path, run_spec
     from evalgate.report.terminal import FailingIds, Progress, render_table
     from evalgate.shards import parse_shard
+    from evalgate.writelock import WriterBusy
 
     _safe_streams()
     picked = None
@@ -222,7 +223,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     except SpecError as exc:
         _print_spec_error(exc)
         sys.exit(2)
-    except BaselineError as exc:  # a baseline that cannot be read, before anything ran
+    except (BaselineError, WriterBusy) as exc:  # a baseline that cannot be read, --output being written: nothing ran
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     except OSError as exc:  # e.g. --output in a folder that cannot be created
@@ -300,8 +301,27 @@ def compare_command(base: Path, head: Path, output: Path | None, confidence: flo
                     correction: str | None, fail_on: str) -> None:
     """Compare HEAD.json with BASE.json (the base branch's results): paired, entry by entry."""
     _safe_streams()
-    verdict, reason = _compare(base, head, output, confidence=confidence, max_drop=max_drop, correction=correction)
+    verdict, reason = _writing(output, lambda: _compare(base, head, output, confidence=confidence, max_drop=max_drop,
+                                                        correction=correction))
     sys.exit(exit_code(verdict, fail_on, reason))
+
+
+def _writing(output: Path | None, work: Any) -> Any:
+    """`work()` holding --output's lock (evalgate.writelock): exit 2 while another process writes that file."""
+    from evalgate.writelock import WriterBusy, writing
+
+    held = contextlib.ExitStack()
+    try:
+        if output is not None:
+            held.enter_context(writing(output))
+    except WriterBusy as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except OSError as exc:  # the lock file's folder cannot be written (nor could the results), or it is in the way
+        click.echo(f"error: {exc.strerror or exc}: {exc.filename or output}", err=True)
+        sys.exit(2)
+    with held:
+        return work()
 
 
 def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> tuple[str | None, str | None]:
@@ -366,6 +386,7 @@ def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str, ba
     from evalgate.merging import MergeError
     from evalgate.merging import merge as merge_files
     from evalgate.report.terminal import render_table
+    from evalgate.writelock import WriterBusy
 
     _safe_streams()
     if baseline is not None and output is None:
@@ -373,7 +394,7 @@ def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str, ba
         sys.exit(2)
     try:
         result = merge_files(results_files, output)
-    except MergeError as exc:
+    except (MergeError, WriterBusy) as exc:
         click.echo(f"error: {exc}", err=True)
         click.echo("evalgate: nothing was merged (exit 2)", err=True)
         sys.exit(2)
@@ -383,7 +404,7 @@ def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str, ba
     color = sys.stdout.isatty()
     click.echo(render_table(result, {}, color=color), color=color)
     if baseline is not None and output is not None:  # the merged run is the whole run: it compares as one
-        verdict, reason = _compare(baseline, output, output)
+        verdict, reason = _writing(output, lambda: _compare(baseline, output, output))
         sys.exit(exit_code(verdict, fail_on, reason))
     if output is not None:
         click.echo(f"results: {output}")

@@ -605,13 +605,22 @@ def merge(paths: Sequence[str | Path], output: str | Path | None = None, *, read
     """Join shards' results files into the results of one unsharded run; write them to `output`.
 
     Returns an EvalResult (verdict, gates, thresholds, turns, scores, errored items) like `run_spec`.
-    MergeError, naming the file, when they are not the complete shards of one run.
+    MergeError, naming the file, when they are not the complete shards of one run; WriterBusy (an OSError)
+    while another process writes `output`.
     read_items: check every item, not only those the shards' columns point at (slower): names the file
     and item that a shard edited with its digests forged would otherwise pass into the merged results.
     """
-    if output is not None:
-        replaceable_file(Path(output))  # before any work: the merged file is renamed over it
-        _not_a_shard(Path(output), paths)
+    if output is None:
+        return _merge(paths, None, read_items)
+    from evalgate.writelock import writing
+
+    replaceable_file(Path(output))  # before any work: the merged file is renamed over it
+    _not_a_shard(Path(output), paths)
+    with writing(Path(output)):  # a run, or another merge, writing it too: WriterBusy
+        return _merge(paths, output, read_items)
+
+
+def _merge(paths: Sequence[str | Path], output: str | Path | None, read_items: bool) -> EvalResult:
     files = [read_shard(Path(p)) for p in paths]
     check_shards(files)
     files.sort(key=lambda f: f.shard["index"])
@@ -649,8 +658,9 @@ def _not_a_shard(output: Path, paths: Sequence[str | Path]) -> None:
     with contextlib.suppress(OSError):
         target = output.resolve()
         scratch = target.with_name(target.name + ".tmp")  # where the merge writes before renaming
+        lock = target.with_name(target.name + ".lock")  # removed once the merge is written
         for path in paths:
-            if Path(path).resolve() in (target, scratch):
+            if Path(path).resolve() in (target, scratch, lock):
                 raise MergeError(f"{display_path(Path(path))}: --output would replace this shard's results; "
                                  "write the merged results to another file")
 
