@@ -507,6 +507,7 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
     from evalgate.github.comments import CommentError, GitHub, comment_key, marker, marker_in
     from evalgate.net import HttpClient, RetryPolicy, header_problem
     from evalgate.report.markdown import COMMENT_LIMIT, hard_cut, no_pings, utf8_size
+    from evalgate.textsafe import visible
 
     if (results_file is None) == (body_file is None):
         click.echo("error: give one of --results (a fork's results file) or --body-file", err=True)
@@ -535,9 +536,9 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
         key = comment_key(key or found or "default")
         rest = body.split("\n", 1)[1] if found and "\n" in body else ("" if found else body)
         # The marker goes first: it is how the next run finds this comment. The body is a fork's data,
-        # so no other line may pass for a marker (another job's comment would be taken for it), and
-        # it pings nobody under this token's name.
-        body = marker(key) + "\n" + no_pings(rest.replace("<!-- evalgate:", "&lt;!-- evalgate:"))
+        # so no other line may pass for a marker (another job's comment would be taken for it), it
+        # pings nobody under this token's name, and it hides no text from the people (and models) reading it.
+        body = marker(key) + "\n" + no_pings(visible(rest, keep_cr=True).replace("<!-- evalgate:", "&lt;!-- evalgate:"))
         if utf8_size(body) > COMMENT_LIMIT:
             body = hard_cut(body, COMMENT_LIMIT, utf8_size)
     try:  # proxies and the CA bundle come from the environment, as for every other request
