@@ -42,7 +42,13 @@ class ToolCall:
     def failed(self) -> bool:
         """True if the call errored, never got a result back, or its result has a truthy `error`
         field (Mastra's noToolErrors: `Boolean(inv.result?.error)`)."""
-        return not self.succeeded or (isinstance(self.result, Mapping) and js_truthy(self.result.get("error")))
+        if not self.succeeded:
+            return True
+        result = self.result
+        if result.__class__ is dict:  # the common result: no ABC check, and no `error` key is no error
+            error = result.get("error")
+            return error is not None and js_truthy(error)
+        return isinstance(result, Mapping) and js_truthy(result.get("error"))
 
     @property
     def succeeded(self) -> bool:

@@ -243,7 +243,12 @@ def no_tool_errors() -> ScoreFn:
 
     def score(item: Item, run: Run) -> float:
         run.require("tool_calls")
-        return 0.0 if run.uncounted_tool_errors or any(c.failed for c in run.tool_calls) else 1.0
+        if run.uncounted_tool_errors:
+            return 0.0
+        for call in run.tool_calls:  # a loop, not any() over a generator: this runs for every item
+            if call.failed:
+                return 0.0
+        return 1.0
 
     return score
 
