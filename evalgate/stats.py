@@ -221,6 +221,14 @@ class Estimate:
 
 
 _POSITIVE = (0.0).__lt__  # value > 0, as a C call (False for NaN)
+_EXACT = 2.0**53  # floats hold every whole number up to here
+
+
+def whole_steps(total: float, steps: int) -> bool:
+    """Whether adding `steps` values of -1, 0 or 1 to `total`, left to right, stays in whole numbers that
+    floats hold exactly: the sum is then `total` plus their count, whatever their order (and -0.0 is
+    never made from a +0.0 start, which a total of -0.0 could, so that one is left out)."""
+    return total.is_integer() and abs(total) + steps <= _EXACT and (total != 0.0 or math.copysign(1.0, total) > 0)
 
 
 class Moments:
@@ -280,18 +288,28 @@ class Moments:
         if not self.started:
             self.shift = values[0] if math.isfinite(values[0]) else 0.0
             self.started = True
-        shifted = list(map(sub, values, repeat(self.shift)))
         unrepeated = self.n == self.items  # every count so far 1: `cross` got the very additions `sum` got
-        self.sum = reduce(add, shifted, self.sum)
-        self.square = reduce(add, map(mul, shifted, shifted), self.square)
-        # shifted * count, count being 1
-        self.cross = self.sum if unrepeated else reduce(add, shifted, self.cross)
         ones = values.count(1.0)
-        self.items_all += ones
-        self.items_any += sum(map(_POSITIVE, values))
-        if self.binary and ones + values.count(0.0) != len(values):  # -0.0 counts as 0.0, NaN as neither
-            self.binary = False
+        zeros = values.count(0.0)  # -0.0 too
         count = len(values)
+        if (ones + zeros == count and (self.shift == 1.0 or self.shift == 0.0) and whole_steps(self.sum, count)
+                and whole_steps(self.square, count) and (unrepeated or whole_steps(self.cross, count))):
+            # 0/1 scores (a gate's, most checks') shifted by 0 or 1: each shifted value is -1, 0 or 1 and its
+            # square 0 or 1, so the three sums are counts, the very floats the loops below give
+            moved, squares = (ones, ones) if self.shift == 0.0 else (-zeros, zeros)
+            self.sum += moved
+            self.square += squares
+            self.cross = self.sum if unrepeated else self.cross + moved
+        else:
+            shifted = list(map(sub, values, repeat(self.shift)))
+            self.sum = reduce(add, shifted, self.sum)
+            self.square = reduce(add, map(mul, shifted, shifted), self.square)
+            # shifted * count, count being 1
+            self.cross = self.sum if unrepeated else reduce(add, shifted, self.cross)
+        self.items_all += ones
+        self.items_any += ones if ones + zeros == count else sum(map(_POSITIVE, values))
+        if self.binary and ones + zeros != count:  # -0.0 counts as 0.0, NaN as neither
+            self.binary = False
         self.items += count
         self.n += count
         self.sum_n2 += count

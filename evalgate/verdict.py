@@ -14,7 +14,7 @@ from functools import reduce
 from operator import add
 from typing import Any, Literal
 
-from evalgate.stats import Estimate, Moments
+from evalgate.stats import Estimate, Moments, whole_steps
 
 Verdict = Literal["passed", "scored", "failed"]
 FailureReason = Literal["errors", "gates"]
@@ -122,7 +122,11 @@ class ScoreSum:
         values = self.unfolded
         if not values:
             return
-        self.total = reduce(add, values, self.total)  # left to right, as a loop would
+        ones = values.count(1.0)
+        if ones + values.count(0.0) == len(values) and whole_steps(self.total, len(values)):
+            self.total += ones  # 0/1 scores: the very float the left-to-right sum gives (`whole_steps`)
+        else:
+            self.total = reduce(add, values, self.total)  # left to right, as a loop would
         self.moments.add_each(values)
         self.unfolded = array("d")
 

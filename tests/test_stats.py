@@ -306,3 +306,22 @@ def test_folding_many_single_scores_gives_the_moments_of_adding_them_one_item_at
     for name in stats.Moments.__slots__:
         a, b = getattr(one_by_one, name), getattr(folded, name)
         assert a == b or (math.isnan(a) and math.isnan(b)), name
+
+
+@pytest.mark.parametrize("first", [0.0, 1.0, -0.0])
+@pytest.mark.parametrize("fraction_at", [None, 3, 150])
+def test_folding_0_1_scores_by_counting_gives_the_very_floats_of_adding_them(first: float,
+                                                                             fraction_at: int | None) -> None:
+    # 0/1 batches are summed by counting: every sum, and the sign of every zero, as one item at a time
+    rng = np.random.default_rng(7)
+    values = [first, *(float(v) for v in rng.choice([0.0, 1.0, -0.0], size=300))]
+    if fraction_at is not None:  # the sums are no whole numbers after it: counting must not be used
+        values[fraction_at] = 0.1
+    one_by_one, folded = stats.Moments(), stats.Moments()
+    for value in values:
+        one_by_one.add_item([value])
+    for start in range(0, len(values), 64):
+        folded.add_each(values[start:start + 64])
+    for name in stats.Moments.__slots__:
+        a, b = getattr(one_by_one, name), getattr(folded, name)
+        assert repr(a) == repr(b), name  # repr tells -0.0 from 0.0

@@ -297,3 +297,20 @@ def test_averages_and_error_bars_stay_exact_over_many_items(fed: str) -> None:
     assert outcome.threshold_results[0].interval == reference.ci
     assert outcome.not_scorable == {"s": values.count(None)}
     assert aggregator.outcome() == outcome  # reading the outcome again folds nothing twice
+
+
+@pytest.mark.parametrize("values", [
+    [1.0, 0.0, -0.0, 1.0] * 3000,
+    [-0.0] * 5000,
+    [0.0, 1.0] * 3000 + [0.1] + [1.0, -0.0] * 3000,  # a fraction: the batches after it are summed one by one
+    [1.0] * 5000 + [2.0**53] + [1.0] * 5000,  # past 2**53 a float cannot count every one
+])
+def test_0_1_scores_summed_by_counting_are_the_left_to_right_sum(values: list[float]) -> None:
+    aggregator = Aggregator([scorer("s")])
+    for value in values:
+        aggregator.add_scores([(aggregator.entries[(None, "scorer", "s")], value)])
+        aggregator.add_item(False)
+    total = 0.0
+    for value in values:
+        total += value
+    assert repr(aggregator.tallies[(None, "scorer", "s")].average) == repr(total / len(values))
