@@ -198,6 +198,16 @@ def test_similarity_against_a_value_scores_as_dice_does(output: str, value: str)
         assert score(checks.similarity(value, ignore_case=ignore_case), text(output)) == expected
 
 
+LONG_VALUE = "".join(chr(0x4E00 + i) for i in range(checks.FEW_BIGRAMS + 16))  # its bigrams each once, many
+
+
+@given(st.text(alphabet=LONG_VALUE[:24] + "ab \U0001f600", max_size=60))
+def test_similarity_against_a_value_of_many_bigrams_scores_as_dice_does(output: str) -> None:
+    # Past FEW_BIGRAMS the value's bigrams are not each searched for in the output: the output's are made
+    assert score(checks.similarity(LONG_VALUE), text(output)) == dice(output, LONG_VALUE)
+    assert score(checks.similarity(LONG_VALUE[:20]), text(output)) == dice(output, LONG_VALUE[:20])
+
+
 # ---- tool-call checks ----
 
 PENDING = ToolCall("get_weather", {"city": "Paris"}, status="pending")

@@ -122,14 +122,21 @@ def _dice_prepared(a: str, b: str, b_bigrams: dict[str, int]) -> float:
     return 2.0 * shared / (len(a) + len(b) - 2)
 
 
-def _dice_distinct(a: str, b: str, b_set: frozenset[str]) -> float:
+# At most this many bigrams in `b`: `_dice_distinct` looks each up in `a` (a C search, no string made)
+# rather than making each of `a`'s bigrams to look up in `b`'s set (a string and its hash each).
+FEW_BIGRAMS = 64
+
+
+def _dice_distinct(a: str, b: str, b_set: frozenset[str], b_few: tuple[str, ...] | None = None) -> float:
     """`_dice_prepared` for a `b` whose bigrams each occur once: the multiset intersection is then
-    the set of `a`'s bigrams found in `b`, which C code counts (twice as fast as the loop)."""
+    the set of `a`'s bigrams found in `b`, which C code counts (twice as fast as the loop).
+    b_few: `b_set` as a tuple when it holds at most FEW_BIGRAMS: counted as those found in `a` (the same set)."""
     if a == b:
         return 1.0
     if len(a) < 2 or len(b) < 2:
         return 0.0
-    shared = len(b_set.intersection(map(add, a, a[1:])))
+    # each bigram of `b` at most once: the shared ones are those of `b` found in `a`, or of `a` found in `b`
+    shared = sum(map(a.__contains__, b_few)) if b_few is not None else len(b_set.intersection(map(add, a, a[1:])))
     return 2.0 * shared / (len(a) + len(b) - 2)
 
 
@@ -161,12 +168,13 @@ def similarity(
     expected = _prepare(value.lower() if ignore_case else value)
     expected_bigrams = _bigrams(expected)
     distinct = frozenset(expected_bigrams) if all(n == 1 for n in expected_bigrams.values()) else None
+    few = tuple(distinct) if distinct is not None and len(distinct) <= FEW_BIGRAMS else None
 
     def score(item: Item, run: Run) -> float:
         run.require("text")
         text = run.text.lower() if ignore_case else run.text
         if distinct is not None:
-            coefficient = _dice_distinct(_prepare(text), expected, distinct)
+            coefficient = _dice_distinct(_prepare(text), expected, distinct, few)
         else:
             coefficient = _dice_prepared(_prepare(text), expected, expected_bigrams)
         if cutoff is None:
