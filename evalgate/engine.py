@@ -283,6 +283,9 @@ def merge_trials(trials: list[ItemResult]) -> ItemResult:
 
 
 _HASH_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+# The SHA-256 state after "input\x00", copied for each item: a new hash object costs about as much as the
+# hashing of a short input itself (OpenSSL sets up its digest each time), a copy far less.
+_INPUT_HASH = hashlib.sha256(b"input\x00")
 
 
 def data_hash(case: Case) -> str:
@@ -292,7 +295,9 @@ def data_hash(case: Case) -> str:
     text = item.input
     if (text.__class__ is str and item.inputs is None and item.turns is None and item.ground_truth is None
             and item.expected_trajectory is None and item.context is None):  # the common case, no encoder
-        return hashlib.sha256(("input\x00" + text).encode("utf-8", "backslashreplace")).hexdigest()[:16]
+        hashed = _INPUT_HASH.copy()
+        hashed.update(text.encode("utf-8", "backslashreplace"))  # "input\x00" + text, as below
+        return hashed.hexdigest()[:16]
     fields = {
         "input": item.input, "inputs": item.inputs,
         "turns": [t.input for t in item.turns] if item.turns is not None else None,
