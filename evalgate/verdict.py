@@ -113,15 +113,16 @@ class ScoreSum:
         self.moments = Moments()
         self.later: dict[int, array[float]] | None = None
         self.flaky_ids: list[str] = []
-        # Without repeats, each item's one score waits here (data order) to be folded into `total`
-        # and `moments` by one loop: the same arithmetic in the same order, without a call per score.
+        # Without repeats, each item's one score waits here (data order) to be folded into `count`,
+        # `total` and `moments` by one loop: the same arithmetic in the same order, without a call per score.
         self.unfolded = array("d")
 
     def fold(self) -> None:
-        """Add the waiting scores to the sum, left to right, and to the moments, one item each."""
+        """Count the waiting scores and add them to the sum, left to right, and to the moments, one item each."""
         values = self.unfolded
         if not values:
             return
+        self.count += len(values)
         ones = values.count(1.0)
         if ones + values.count(0.0) == len(values) and whole_steps(self.total, len(values)):
             self.total += ones  # 0/1 scores: the very float the left-to-right sum gives (`whole_steps`)
@@ -325,6 +326,7 @@ class Aggregator:
         self._by_entry: dict[int, ScoreSum] = {}
         self._pinned: list[Entry] = []
         self._touched: list[ScoreSum] = []  # tallies the current item has scored
+        self._unfolded_items = 0  # add_scores calls since its last fold of every tally
         self.turn_count = 0  # Mastra lists every turn index of `turns` items, asserted or not
         for entry in entries:
             self.declare(entry)
@@ -346,14 +348,14 @@ class Aggregator:
         if score is None:
             tally.not_scorable += 1
             return
-        tally.count += 1
         if not self.clustered:  # one score per item and entry: each is its own cluster
             if trial:
                 raise ValueError("trials (repeats) need a clustered aggregator")
-            tally.unfolded.append(score)
+            tally.unfolded.append(score)  # counted when folded
             if len(tally.unfolded) >= FOLD_EVERY:
                 tally.fold()
             return
+        tally.count += 1
         if trial:
             if tally.later is None:
                 tally.later = {}
@@ -378,12 +380,14 @@ class Aggregator:
             tally = by_entry.get(id(entry))
             if tally is None or score is None:
                 self.add(entry, score)
-                continue
-            tally.count += 1
-            unfolded = tally.unfolded
-            unfolded.append(score)
-            if len(unfolded) >= FOLD_EVERY:
-                tally.fold()
+            else:
+                tally.unfolded.append(score)  # counted and summed when folded
+        # An item holds one score of an entry at most: after FOLD_EVERY items none waits with more.
+        self._unfolded_items += 1
+        if self._unfolded_items >= FOLD_EVERY:
+            self._unfolded_items = 0
+            for waiting in self.tallies.values():
+                waiting.fold()
 
     def add_column(self, entry: Entry, scores: Sequence[float], not_scorable: int = 0) -> None:
         """`add` for many items' one score each, in data order, and `not_scorable` Nones: the same floats.
@@ -393,8 +397,7 @@ class Aggregator:
             raise ValueError("a column holds single scores; with repeats add each trial's score")
         tally = self.declare(entry)
         tally.not_scorable += not_scorable
-        tally.count += len(scores)
-        tally.unfolded.extend(scores)
+        tally.unfolded.extend(scores)  # counted as they are folded
         tally.fold()
 
     def add_items(self, count: int, errored: int) -> None:
@@ -407,12 +410,14 @@ class Aggregator:
     def add_item(self, errored: bool, turns: int = 0, item_id: str | None = None) -> None:
         """Close an item: its scores so far form one cluster of the error bars."""
         self.total_items += 1
-        self.turn_count = max(self.turn_count, turns)
+        if turns > self.turn_count:
+            self.turn_count = turns
         if errored:
             self.errored_items += 1
-        for tally in self._touched:
-            tally.close_item(item_id)
-        self._touched = []
+        if self._touched:  # with repeats: the item's scores are one cluster
+            for tally in self._touched:
+                tally.close_item(item_id)
+            self._touched = []
 
     def outcome(self, max_errors: int = 0) -> Outcome:
         for tally in self._touched:  # scores added without add_item form one last item
