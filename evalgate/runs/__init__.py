@@ -7,6 +7,7 @@ Pure data and conversions, no I/O. Hot path: the recorded target converts every 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import count
 from typing import Any
 
 from evalgate.runs.messages import run_from_messages
@@ -73,7 +74,7 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
     if raw_calls:
         if not isinstance(raw_calls, list):
             raise RunFormatError(f"`tool_calls` must be a list, got {_kind(raw_calls)}")
-        calls = [_tool_call(c, i) for i, c in enumerate(raw_calls)]
+        calls = list(map(_tool_call, raw_calls, count()))  # C-level: no comprehension frame, no index tuples
     elif raw_calls is None or isinstance(raw_calls, list):
         calls = []
     else:  # `{}`, `false`, `0`, `""`: no list of calls, whatever their truth
