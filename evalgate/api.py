@@ -134,9 +134,10 @@ def execute(
         if taken is not None:
             taken.add(item.index)
         aggregator.add_scores(item.contributions)
-        for trial, contributions in enumerate(item.later, 1):
-            for entry, score in contributions:
-                aggregator.add(entry, score, trial)
+        if item.later:  # with repeats: trials 2..K
+            for trial, contributions in enumerate(item.later, 1):
+                for entry, score in contributions:
+                    aggregator.add(entry, score, trial)
         errored = item.errored
         aggregator.add_item(errored, item.turn_count, item.id)
         if errored:
@@ -148,12 +149,15 @@ def execute(
             trial_counts["trials"] += len(trials)
             trial_counts["errored_trials"] += sum(t.errored for t in trials)
         spent = False
-        for part in trials or (item,):  # with repeats: every trial's spend
-            if part.judge_cost or (part.run is not None and part.run.cost_usd is not None):
-                costs.add(part.run.cost_usd if part.run is not None else None, part.judge_cost)
-                spent = True
-                if part.judge_cost and item.index not in from_journal:
-                    judging.charged(part.judge_cost)  # summary.judge.cost_usd, in data order
+        run = item.run
+        # with repeats: every trial's spend; else the item's, when it has any (a replayed run has none)
+        if trials is not None or item.judge_cost or (run is not None and run.cost_usd is not None):
+            for part in trials or (item,):
+                if part.judge_cost or (part.run is not None and part.run.cost_usd is not None):
+                    costs.add(part.run.cost_usd if part.run is not None else None, part.judge_cost)
+                    spent = True
+                    if part.judge_cost and item.index not in from_journal:
+                        judging.charged(part.judge_cost)  # summary.judge.cost_usd, in data order
         if replay is not None:
             replay.add(item.index, item.id, item.contributions, errored or spent)
         if keep_items:
