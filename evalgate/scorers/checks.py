@@ -26,6 +26,8 @@ ScoreFn = Any
 _WS = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 REGEX_TIMEOUT_S = 1.0  # per output: a pattern that backtracks catastrophically errors that result
+# Each check tests `run.unreadable` before it calls `run.require`: almost every run reads whole, and the
+# call, made by every check for every item, cost more than some of the checks themselves.
 
 
 @scorer_type("includes")
@@ -34,7 +36,8 @@ def includes(value: str, ignore_case: bool = True) -> ScoreFn:
     needle = value.lower() if ignore_case else value
 
     def score(item: Item, run: Run) -> float:
-        run.require("text")
+        if run.unreadable:
+            run.require("text")
         return 1.0 if needle in (run.text.lower() if ignore_case else run.text) else 0.0
 
     return score
@@ -46,7 +49,8 @@ def excludes(value: str, ignore_case: bool = True) -> ScoreFn:
     needle = value.lower() if ignore_case else value
 
     def score(item: Item, run: Run) -> float:
-        run.require("text")
+        if run.unreadable:
+            run.require("text")
         return 0.0 if needle in (run.text.lower() if ignore_case else run.text) else 1.0
 
     return score
@@ -58,7 +62,8 @@ def equals(value: str, ignore_case: bool = True) -> ScoreFn:
     expected = value.lower() if ignore_case else value
 
     def score(item: Item, run: Run) -> float:
-        run.require("text")
+        if run.unreadable:
+            run.require("text")
         return 1.0 if (run.joined_text.lower() if ignore_case else run.joined_text) == expected else 0.0
 
     return score
@@ -77,7 +82,8 @@ def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
     find = compiled.fullmatch if exact else compiled.search
 
     def score(item: Item, run: Run) -> float:
-        run.require("text")
+        if run.unreadable:
+            run.require("text")
         try:
             return 1.0 if find(run.joined_text, REGEX_TIMEOUT_S) else 0.0
         except TimeoutError:
@@ -171,7 +177,8 @@ def similarity(
     few = tuple(distinct) if distinct is not None and len(distinct) <= FEW_BIGRAMS else None
 
     def score(item: Item, run: Run) -> float:
-        run.require("text")
+        if run.unreadable:
+            run.require("text")
         text = run.text.lower() if ignore_case else run.text
         if distinct is not None:
             coefficient = _dice_distinct(_prepare(text), expected, distinct, few)
@@ -189,7 +196,8 @@ def called_tool(tool: str, times: Annotated[int, Field(ge=0)] = 1) -> ScoreFn:
     """1 if the run made at least `times` calls named `tool`, whatever their outcome."""
 
     def score(item: Item, run: Run) -> float:
-        run.require("tool_calls")
+        if run.unreadable:
+            run.require("tool_calls")
         count = 0
         for call in run.tool_calls:
             if call.name == tool:
@@ -204,7 +212,8 @@ def did_not_call(tool: str) -> ScoreFn:
     """1 if no call is named `tool`."""
 
     def score(item: Item, run: Run) -> float:
-        run.require("tool_calls")
+        if run.unreadable:
+            run.require("tool_calls")
         return 0.0 if any(c.name == tool for c in run.tool_calls) else 1.0
 
     return score
@@ -215,7 +224,8 @@ def tool_order(tools: list[str]) -> ScoreFn:
     """1 if `tools` appear in the calls in this order; other calls may come between."""
 
     def score(item: Item, run: Run) -> float:
-        run.require("tool_calls")
+        if run.unreadable:
+            run.require("tool_calls")
         names = iter(c.name for c in run.tool_calls)
         return 1.0 if all(any(n == tool for n in names) for tool in tools) else 0.0
 
@@ -227,7 +237,8 @@ def max_tool_calls(max: Annotated[int, Field(ge=0)]) -> ScoreFn:
     """1 if the run made at most `max` tool calls."""
 
     def score(item: Item, run: Run) -> float:
-        run.require("tool_calls")
+        if run.unreadable:
+            run.require("tool_calls")
         return 1.0 if len(run.tool_calls) <= max else 0.0
 
     return score
@@ -238,7 +249,8 @@ def used_no_tools() -> ScoreFn:
     """1 if the run made no tool calls."""
 
     def score(item: Item, run: Run) -> float:
-        run.require("tool_calls")
+        if run.unreadable:
+            run.require("tool_calls")
         return 0.0 if run.tool_calls else 1.0
 
     return score
@@ -250,7 +262,8 @@ def no_tool_errors() -> ScoreFn:
     and no Mastra tool invocation that is not a call failed (`uncounted_tool_errors`)."""
 
     def score(item: Item, run: Run) -> float:
-        run.require("tool_calls")
+        if run.unreadable:
+            run.require("tool_calls")
         if run.uncounted_tool_errors:
             return 0.0
         for call in run.tool_calls:  # a loop, not any() over a generator: this runs for every item
@@ -266,7 +279,8 @@ def tool_args(tool: str, args: dict[str, Any]) -> ScoreFn:
     """1 if some call named `tool` was made with at least these argument values (others may be present)."""
 
     def score(item: Item, run: Run) -> float:
-        run.require("tool_calls")  # no Mastra check, but the same calls: unknowable where Mastra's are
+        if run.unreadable:
+            run.require("tool_calls")  # no Mastra check, but the same calls: unknowable where Mastra's are
         for call in run.tool_calls:
             if call.name == tool and isinstance(call.args, dict) and all(
                 k in call.args and call.args[k] == v for k, v in args.items()
@@ -298,7 +312,8 @@ def json_valid() -> ScoreFn:
     """1 if the run's text is valid JSON (surrounding whitespace and a ``` fence allowed)."""
 
     def score(item: Item, run: Run) -> tuple[float, str | None]:
-        run.require("text")  # the text the text checks read
+        if run.unreadable:
+            run.require("text")  # the text the text checks read
         ok, _, reason = _parse_json(run.joined_text)
         return (1.0 if ok else 0.0), reason
 
@@ -488,7 +503,8 @@ def json_schema(
     _refers_to_itself(jsonschema, validator)
 
     def score(item: Item, run: Run) -> tuple[float, str | None]:
-        run.require("text")
+        if run.unreadable:
+            run.require("text")
         ok, value, reason = _parse_json(run.joined_text)
         if not ok:
             return 0.0, reason
