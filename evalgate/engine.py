@@ -432,8 +432,9 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
     started = perf_counter()
     item = case.item
     single = item.turns is None and item.inputs is None
-    # case and trial by position: by name, among 22 parameters, they cost a third of the call
-    result = ItemResult(case.index, case.id, item.input if single else input_of(case), case, case.trial)
+    # case and trial by position: by name, among 22 parameters, they cost a third of the call; `item.id or`:
+    # case.id without its property call for a named item
+    result = ItemResult(case.index, item.id or case.id, item.input if single else input_of(case), case, case.trial)
     if item.turns is not None:
         result.turn_count = len(item.turns)
     inputs = [item.input] if single else item.turn_inputs()
