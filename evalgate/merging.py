@@ -15,7 +15,6 @@ import heapq
 import json
 import math
 import os
-from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import lt
@@ -781,17 +780,31 @@ def _columns(files: list[ShardFile]) -> list[_Columns] | None:
             digest = hashlib.sha256(view[start:end]).hexdigest()
         if digest != replay.items_sha256:  # the items changed since the run
             return None
-        lines = []
-        if end > start:  # split in place (no copy of the items first): the header line holds no ",\n"
-            lines = data.split(b",\n")
-            lines[0] = lines[0][start:]
-            lines[-1] = lines[-1][:len(lines[-1]) - len(ITEMS_END)]
+        lines = _item_lines(data, start, end) if end > start else []
         del data
-        if len(lines) != len(replay.ids) or not _lines_match(lines, replay.index):
+        if lines is None or len(lines) != len(replay.ids) or not _lines_match(lines, replay.index):
             return None
         keys = [entry_from_record(record).key for record in file.shard["entries"]]
         out.append(_Columns(replay, lines, keys))
     return out
+
+
+def _item_lines(data: bytes, start: int, end: int) -> list[bytes] | None:
+    """The item lines between `start` and `end`, each but the last ending in `,` (left out); None when
+    one does not. Found newline by newline: a find of one byte is a memchr, where `split(b",\\n")` stops
+    at every comma in the JSON and takes twice as long."""
+    lines = []
+    find = data.find
+    at = start
+    newline = find(b"\n", at, end)
+    while newline >= 0:
+        if data[newline - 1] != 44:  # b","
+            return None
+        lines.append(data[at:newline - 1])
+        at = newline + 1
+        newline = find(b"\n", at, end)
+    lines.append(data[at:end])
+    return lines
 
 
 def _lines_match(lines: list[bytes], index: Sequence[int]) -> bool:
@@ -828,17 +841,18 @@ def _add_columns(columns: list[_Columns], aggregator: Aggregator, spend: _Spend)
         found = by_key.get(key, [])
         skipped = sum(column.not_scorable for _, column in found)
         if len(found) == len(columns) and all(column.at is None for _, column in found):
-            every = array("d")  # every item scored it: the items' order is its order
+            # every item scored it: the items' order is its order (lists: indexing an array makes a float)
+            every: list[float] = []
             for _, column in found:
-                every.extend(column.scores)
-            scores: Sequence[float] = [every[k] for k in order]
+                every += column.scores.tolist()
+            scores = [every[k] for k in order]
         else:
             keys: list[int] = []
-            values = array("d")
+            values: list[float] = []
             for n, column in found:
                 index = columns[n].replay.index
                 keys.extend(index if column.at is None else [index[p] for p in column.at])
-                values.extend(column.scores)
+                values += column.scores.tolist()
             scores = [values[j] for j in sorted(range(len(keys)), key=keys.__getitem__)]
         aggregator.add_column(entry, scores, skipped)
     flagged = sorted((positions[starts[n] + p], n, p) for n, part in enumerate(columns) for p in part.replay.records)

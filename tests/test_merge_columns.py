@@ -255,6 +255,45 @@ def test_an_item_the_merge_reads_that_is_not_json_is_refused_by_name(tmp_path: P
     assert f"{files[0].name}: an item is not JSON" in done.stderr and not (tmp_path / "merged.json").exists()
 
 
+@pytest.mark.parametrize("damage", ["a comma dropped", "a blank line", "a line break inside an item"])
+def test_item_lines_not_as_evalgate_writes_them_are_read_one_by_one(damage: str, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The columns' item lines are the file's lines, each ending in a comma: a line that does not (its
+    digests forged to match) must not be copied into the merged items as it stands, which would not
+    be JSON; the items are read one by one instead."""
+    files = run_sharded(turns_spec(tmp_path / "spec"), 2, tmp_path)
+    merge(files, tmp_path / "untouched.json")
+    head, mark, items = files[0].read_bytes().partition(b', "items": [')
+    header = json.loads(head + b"}")
+    lines = items[:-len(b"]}\n")].split(b",\n")
+    assert len(lines) > 3
+    if damage == "a comma dropped":
+        body = b",\n".join(lines[:2]) + b"\n" + b",\n".join(lines[2:])
+    elif damage == "a blank line":
+        body = b",\n".join(lines[:2]) + b",\n\n" + b",\n".join(lines[2:])
+    else:
+        lines[1] = lines[1].replace(b',"', b',\n"', 1)
+        body = b",\n".join(lines)
+    header["shard"]["replay"]["items_sha256"] = hashlib.sha256(body).hexdigest()
+    files[0].write_bytes(json.dumps(header, ensure_ascii=False)[:-1].encode() + mark + body + b"]}\n")
+    read: list[bool] = []
+    real = merging._add_items
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        read.append(True)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(merging, "_add_items", spy)
+    try:
+        merge(files, tmp_path / "merged.json")
+    except merging.MergeError as exc:  # read one by one, a line that is no item is refused by name
+        assert damage != "a comma dropped" and files[0].name in str(exc), exc
+        return
+    assert read, "lines that are not evalgate's were merged from the columns"
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    assert untimed(merged) == untimed(json.loads((tmp_path / "untouched.json").read_text()))
+
+
 def test_a_summary_that_counts_other_items_is_refused_with_columns_too(tmp_path: Path) -> None:
     """Read item by item, a shard whose summary counts other items than it holds is refused; its columns
     (which count the items themselves) merged it, so whether it was refused hung on the files' size."""
