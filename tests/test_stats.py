@@ -84,6 +84,15 @@ def test_wilson_matches_scipy(k: int, n: int, confidence: float) -> None:
     assert high == pytest.approx(expected.high, abs=1e-12)
 
 
+@pytest.mark.parametrize("p", [0.975, 0.95, 0.995, 0.5, 0.025, 1e-9])
+def test_normal_quantile_is_statistics_own_to_the_last_bit(p: float) -> None:
+    # the 95% quantile is kept as a number (no import of `statistics` for it): the very float it computes
+    from statistics import NormalDist
+
+    assert stats.normal_quantile(p) == NormalDist().inv_cdf(p)
+    assert stats.normal_quantile((1.0 + 0.95) / 2.0) == NormalDist().inv_cdf(0.975)
+
+
 def test_t_interval_and_paired_t_match_scipy() -> None:
     rng = np.random.default_rng(1)
     values = rng.beta(2, 3, size=40)
