@@ -6,7 +6,6 @@ get the closest valid key, unknown `type`s the closest registered type.
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Sequence
@@ -75,6 +74,8 @@ def display_path(path: Path) -> str:
 
 def suggest(word: str, choices: Sequence[str]) -> str:
     """' Did you mean `x`?' for the closest choice, or a list of choices when none is close."""
+    import difflib  # only when a spec has a problem: not on every command's start
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     if close:
         return f"; did you mean `{close[0]}`?"
@@ -196,6 +197,8 @@ def _typo_fixes(
     errors: list[Any], paths: list[tuple[str | int, ...]], model: type[BaseModel], raw: Any
 ) -> set[tuple[tuple[str | int, ...], str]]:
     """(parent path, valid key) for each unknown key that is a likely typo of that valid key."""
+    import difflib
+
     fixes = set()
     for error, path in zip(errors, paths, strict=True):
         if error["type"] == "extra_forbidden" and path:

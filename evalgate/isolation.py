@@ -15,13 +15,15 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalgate import redaction
+
+if TYPE_CHECKING:  # every command starts here; only a run starts processes
+    import subprocess
 
 RUNNER_CREDENTIALS = (
     "GITHUB_TOKEN",
@@ -164,6 +166,8 @@ def user_interrupt(exc: BaseException) -> bool:
 
 def popen_group(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     """Popen in a new session (its own process group), tracked so Ctrl-C can stop it."""
+    import subprocess
+
     proc = subprocess.Popen(argv, start_new_session=True, **kwargs)
     track_group(proc.pid)
     return proc
