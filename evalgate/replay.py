@@ -19,7 +19,6 @@ import json
 import sys
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
 from operator import lt
 from typing import Any
 
@@ -115,24 +114,31 @@ class Recorder:
         return {**columns, "columns_sha256": columns_sha256(columns)}
 
 
-@dataclass
+# Plain classes, not dataclasses: those generate and compile their methods at import, which every
+# merge would pay for (about 0.4 ms each); nothing compares or prints these.
 class Column:
     """One entry's scores in a shard: `at` the item positions that scored (None: every item)."""
 
-    at: array | None
-    scores: array
-    not_scorable: int
+    __slots__ = ("at", "not_scorable", "scores")
+
+    def __init__(self, at: array | None, scores: array, not_scorable: int) -> None:
+        self.at = at
+        self.scores = scores
+        self.not_scorable = not_scorable
 
 
-@dataclass
 class Replay:
     """A shard's replay, decoded."""
 
-    index: array
-    ids: list[str]
-    records: list[int]
-    columns: list[Column]
-    items_sha256: str  # of the items array's contents in the file, between its brackets
+    __slots__ = ("columns", "ids", "index", "items_sha256", "records")
+
+    def __init__(self, index: array, ids: list[str], records: list[int], columns: list[Column],
+                 items_sha256: str) -> None:
+        self.index = index
+        self.ids = ids
+        self.records = records
+        self.columns = columns
+        self.items_sha256 = items_sha256  # of the items array's contents in the file, between its brackets
 
 
 def decode(raw: Any, entries: int) -> Replay | None:
