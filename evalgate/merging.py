@@ -829,7 +829,7 @@ def _add_columns(columns: list[_Columns], aggregator: Aggregator, spend: _Spend)
     ids: list[str] = []
     starts = []
     for part in columns:
-        index = part.replay.index
+        index = part.replay.index.tolist()  # ints made once: comparing the array makes them pair by pair
         if index and (index[0] < 0 or not all(map(lt, index, index[1:]))):
             raise _ReadItems
         starts.append(len(positions))
