@@ -10,7 +10,6 @@ traceback ever leaves the process.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import sys
@@ -329,6 +328,8 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
 
     Returns the verdict after the comparison and its failure reason; exits 2 when a file is not results.
     overrides: confidence, max_drop, correction (None: HEAD's spec `compare:`, else the defaults)."""
+    import json  # in the commands that use it: `evalgate --help` need not load it
+
     from pydantic import ValidationError
 
     from evalgate.comparison import CompareOptions, add_to_results, compare_results
@@ -416,6 +417,8 @@ def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str, ba
 @click.option("--json", "as_json", is_flag=True, help="Print the estimate as JSON.")
 def estimate(spec: Path, as_json: bool) -> None:
     """Estimate SPEC's calls, tokens and cost from its data and price tables, without running anything."""
+    import json
+
     from evalgate.estimate import estimate as estimate_spec
     from evalgate.estimate import render
     from evalgate.loader import load_spec
@@ -433,6 +436,8 @@ def estimate(spec: Path, as_json: bool) -> None:
 @main.command()
 def schema() -> None:
     """Print the JSON Schema of spec files (for editors' YAML completion)."""
+    import json
+
     from evalgate.loader import json_schema
 
     click.echo(json.dumps(json_schema(), indent=2))

@@ -12,7 +12,6 @@ live process groups are killed; a second Ctrl-C exits at once.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -191,6 +190,8 @@ def reexec_without_credentials(extra: Iterable[str] = ()) -> None:
     secret = {k: v for k, v in os.environ.items() if is_credential(k) or k in names}
     if not secret or CREDENTIALS_FD in os.environ or not sys.executable:
         return
+    import json  # only with credentials to hand over: every command imports this module
+
     read_end = _handover(json.dumps(secret).encode("utf-8"))
     if read_end is None:
         return
@@ -233,6 +234,8 @@ def receive_credentials() -> None:
     fd = os.environ.pop(CREDENTIALS_FD, None)
     if fd is None:
         return
+    import json
+
     with contextlib.suppress(OSError, ValueError):
         with os.fdopen(int(fd), "rb") as handle:
             values = json.loads(handle.read() or b"{}")

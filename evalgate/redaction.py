@@ -9,7 +9,6 @@ outputs and the log. The adapters redact at the source too; this is the last lin
 from __future__ import annotations
 
 import base64
-import json
 import os
 import re
 import threading
@@ -35,6 +34,8 @@ REGEX_WORK_MAX = 4_000_000
 
 def register(values: Iterable[str | None]) -> None:
     """Treat these values as secrets from now on (also as they appear inside a JSON string)."""
+    import json  # here: every command imports this module, `evalgate --help` need not load json
+
     global _pattern, _bytes_pattern, _ordered, _ordered_bytes
     added = False
     with _lock:
