@@ -774,19 +774,22 @@ def _columns(files: list[ShardFile]) -> list[_Columns] | None:
         said = (file.head.get("summary") or {}).get("total_items")
         if replay is None or (isinstance(said, int) and said != len(replay.ids)):
             return None  # reading item by item names a summary that counts other items
+        if file.lines_from is None:
+            return None
         try:
-            data = file.path.read_bytes()
+            with file.path.open("rb") as handle:
+                handle.seek(file.lines_from)
+                data = handle.read()  # from the first item on: the header was read already
         except OSError:
             return None  # reading it item by item names the problem
         end = len(data) - len(ITEMS_END)
-        if file.lines_from is None or end < file.lines_from or not data.endswith(ITEMS_END):
+        if end < 0 or not data.endswith(ITEMS_END):
             return None
-        start = file.lines_from
         with memoryview(data) as view:
-            digest = hashlib.sha256(view[start:end]).hexdigest()
+            digest = hashlib.sha256(view[:end]).hexdigest()
         if digest != replay.items_sha256:  # the items changed since the run
             return None
-        lines = _item_lines(data, start, end) if end > start else []
+        lines = _item_lines(data, 0, end) if end else []
         del data
         if lines is None or len(lines) != len(replay.ids) or not _lines_match(lines, replay.index):
             return None
