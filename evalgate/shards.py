@@ -7,7 +7,6 @@ of a shard records what `evalgate merge` needs to rebuild the unsharded run exac
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 import re
@@ -23,7 +22,7 @@ if TYPE_CHECKING:  # the merge imports this module: it must not pay for the spec
     from evalgate.cases import Case
     from evalgate.loader import LoadedSpec
 
-_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+_SHARD = r"\s*(\d+)\s*/\s*(\d+)\s*"  # compiled (and cached by re) on first use: the merge never parses one
 MAX_SHARDS = 1024
 
 
@@ -43,7 +42,7 @@ class Shard:
 
 def parse_shard(text: str) -> Shard:
     """`2/4` → Shard(2, 4); ValueError saying what is expected otherwise."""
-    match = _SHARD.fullmatch(text or "")
+    match = re.fullmatch(_SHARD, text or "")
     if match is None:
         raise ValueError(f"a shard is I/N, e.g. 2/4 (the second of four), got {text!r}")
     index, count = int(match.group(1)), int(match.group(2))
@@ -113,6 +112,8 @@ def entry_from_record(record: dict[str, Any]) -> Entry:
 
 def shard_files(patterns: Iterable[str], base: Path) -> list[Path]:
     """Files matching glob patterns (relative to `base`), sorted, each once."""
+    import glob  # the Action's alone: not on every merge's and run's start
+
     found: dict[Path, None] = {}
     for pattern in patterns:
         # glob.glob, not Path.glob: on Python 3.11 Path.glob raises IndexError for `.` or `/` and
