@@ -50,9 +50,17 @@ class _Unsafe:
     the Unicode Standard uses: ZWJ ZWNJ ZWJ)."""
 
     def __init__(self, controls: str) -> None:
+        self.controls = controls
         self.candidate = re.compile(f"[{controls}{_HIDDEN_BMP}{_SELECTORS_BMP}\u200c\u200d{_SURROGATES}]")
-        self.pattern = re.compile(f"[{controls}{_HIDDEN}]|[{_SELECTORS}](?<=[{_SELECTORS}]{{2}})"
-                                  f"|[\u200c\u200d]{{4,}}|{_TAG_FLAG}")
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """Compiled when first needed: most text needs no escape, and its 0.7 ms would be every command's."""
+        if self._pattern is None:
+            self._pattern = re.compile(f"[{self.controls}{_HIDDEN}]|[{_SELECTORS}](?<=[{_SELECTORS}]{{2}})"
+                                       f"|[\u200c\u200d]{{4,}}|{_TAG_FLAG}")
+        return self._pattern
 
     def clean(self, text: str) -> bool:
         """Nothing in `text` needs an escape, nor is a lone surrogate (the common case, found fast)."""
