@@ -122,8 +122,13 @@ class ScoreSum:
     def fold(self) -> None:
         """Count the waiting scores and add them to the sum, left to right, and to the moments, one item each."""
         values = self.unfolded
-        if not values:
-            return
+        if values:
+            self.unfolded = array("d")
+            self.fold_in(values)
+
+    def fold_in(self, values: Sequence[float]) -> None:
+        """Count and add these scores as `fold` does the waiting ones (folded first: data order). A merged
+        column comes as a list: counting its 0s and 1s reads the floats it holds, an array's makes each."""
         self.count += len(values)
         ones = values.count(1.0)
         if ones + values.count(0.0) == len(values) and whole_steps(self.total, len(values)):
@@ -131,7 +136,6 @@ class ScoreSum:
         else:
             self.total = reduce(add, values, self.total)  # left to right, as a loop would
         self.moments.add_each(values)
-        self.unfolded = array("d")
 
     @property
     def average(self) -> float | None:
@@ -399,8 +403,8 @@ class Aggregator:
             raise ValueError("a column holds single scores; with repeats add each trial's score")
         tally = self.declare(entry)
         tally.not_scorable += not_scorable
-        tally.unfolded.extend(scores)  # counted as they are folded
         tally.fold()
+        tally.fold_in(scores)  # no copy into the waiting array
 
     def add_items(self, count: int, errored: int) -> None:
         """`add_item` for `count` items of single scores, `errored` of them errored."""
