@@ -54,6 +54,19 @@ def _no_item_reading(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("the merge read every item although the columns were there")
 
 
+def _watch_item_reads(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """A list that gets an entry each time the merge reads a shard item by item (not from its columns)."""
+    read: list[bool] = []
+    real = merging._add_items
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        read.append(True)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(merging, "_add_items", spy)
+    return read
+
+
 def merged(files: list[Path], out: Path, monkeypatch: pytest.MonkeyPatch, *, columns: bool) -> Any:
     with monkeypatch.context() as patch:
         if columns:
@@ -87,14 +100,7 @@ def test_a_shard_edited_after_its_run_is_read_item_by_item(tmp_path: Path, monke
     edited = text.replace('"excludes:rain":1.0', '"excludes:rain":0.0', 1)
     assert edited != text
     files[1].write_text(edited)
-    read: list[bool] = []
-    real = merging._add_items
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        read.append(True)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(merging, "_add_items", spy)
+    read = _watch_item_reads(monkeypatch)
     result = merge(files, tmp_path / "m.json")
     assert read, "an edited shard was merged from its columns"
     reference = merged(files, tmp_path / "ref.json", monkeypatch, columns=False)
@@ -276,14 +282,7 @@ def test_item_lines_not_as_evalgate_writes_them_are_read_one_by_one(damage: str,
         body = b",\n".join(lines)
     header["shard"]["replay"]["items_sha256"] = hashlib.sha256(body).hexdigest()
     files[0].write_bytes(json.dumps(header, ensure_ascii=False)[:-1].encode() + mark + body + b"]}\n")
-    read: list[bool] = []
-    real = merging._add_items
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        read.append(True)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(merging, "_add_items", spy)
+    read = _watch_item_reads(monkeypatch)
     try:
         merge(files, tmp_path / "merged.json")
     except merging.MergeError as exc:  # read one by one, a line that is no item is refused by name

@@ -298,6 +298,16 @@ def test_paired_interval_covers_the_true_difference() -> None:
     assert 0.93 <= hits / RUNS <= 0.97
 
 
+def _one_by_one_and_folded(values: list[float]) -> list[tuple[str, float, float]]:
+    """Each moment's name, its value from adding `values` one item at a time, and from folding batches of 64."""
+    one_by_one, folded = stats.Moments(), stats.Moments()
+    for value in values:
+        one_by_one.add_item([value])
+    for start in range(0, len(values), 64):
+        folded.add_each(values[start:start + 64])
+    return [(name, getattr(one_by_one, name), getattr(folded, name)) for name in stats.Moments.__slots__]
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_folding_many_single_scores_gives_the_moments_of_adding_them_one_item_at_a_time(seed: int) -> None:
     # Without repeats the aggregator folds each entry's scores in batches: every sum must be the same float
@@ -307,13 +317,7 @@ def test_folding_many_single_scores_gives_the_moments_of_adding_them_one_item_at
         values = [float("nan"), *values, float("inf")]
     if seed == 2:
         values = [float(v) for v in rng.integers(0, 2, size=300)]  # binary: Wilson, all/any counts
-    one_by_one, folded = stats.Moments(), stats.Moments()
-    for value in values:
-        one_by_one.add_item([value])
-    for start in range(0, len(values), 64):
-        folded.add_each(values[start:start + 64])
-    for name in stats.Moments.__slots__:
-        a, b = getattr(one_by_one, name), getattr(folded, name)
+    for name, a, b in _one_by_one_and_folded(values):
         assert a == b or (math.isnan(a) and math.isnan(b)), name
 
 
@@ -326,11 +330,5 @@ def test_folding_0_1_scores_by_counting_gives_the_very_floats_of_adding_them(fir
     values = [first, *(float(v) for v in rng.choice([0.0, 1.0, -0.0], size=300))]
     if fraction_at is not None:  # the sums are no whole numbers after it: counting must not be used
         values[fraction_at] = 0.1
-    one_by_one, folded = stats.Moments(), stats.Moments()
-    for value in values:
-        one_by_one.add_item([value])
-    for start in range(0, len(values), 64):
-        folded.add_each(values[start:start + 64])
-    for name in stats.Moments.__slots__:
-        a, b = getattr(one_by_one, name), getattr(folded, name)
+    for name, a, b in _one_by_one_and_folded(values):
         assert repr(a) == repr(b), name  # repr tells -0.0 from 0.0
