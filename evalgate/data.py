@@ -103,6 +103,17 @@ def _json_problem(exc: ValueError, text: str) -> str:
             "quote it to keep it as text")
 
 
+def _jsonl_problem(exc: ValueError, line: str) -> str:
+    """`_json_problem` for one JSONL line, placed by column: json's own "line 2 column 1" counted the
+    line's newline, beside the file's line number. A line that ends before its JSON does is most often
+    an item spread over several lines, as JSON is pretty-printed: JSONL holds one on each."""
+    if not isinstance(exc, json.JSONDecodeError):
+        return _json_problem(exc, line)
+    if exc.pos >= len(line.rstrip()):
+        return f"invalid JSON: {exc.msg} at the end of the line; JSONL holds one whole item on each line"
+    return f"invalid JSON: {exc.msg} at column {exc.pos + 1}"
+
+
 def _json_line(exc: ValueError, text: str) -> int | None:
     """The line json's error is at; for an integer too long to read, the line of the first such one."""
     if isinstance(exc, json.JSONDecodeError):
@@ -170,7 +181,7 @@ def _read_jsonl(path: Path) -> Iterator[Located]:
                 yield BadLine(str(exc)), _line_positions(number), ()
                 continue
             except ValueError as exc:
-                yield BadLine(_json_problem(exc, line)), _line_positions(number), ()
+                yield BadLine(_jsonl_problem(exc, line)), _line_positions(number), ()
                 continue
             except RecursionError:
                 yield BadLine(TOO_DEEP), _line_positions(number), ()

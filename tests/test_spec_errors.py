@@ -425,6 +425,25 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
         ["invalid JSON"],
         [],
     ),
+    "a JSONL line cut short, and an item pretty-printed over lines": (
+        {
+            "evalgate.yaml": """\
+                version: 1
+                data: items.jsonl
+                target: {type: recorded}
+                gates:
+                  - type: no_tool_errors
+                """,
+            "items.jsonl": '{"input": 1, "output": "x"\n{"input": 2, "output": "y"}\n{\n  "input": 3,\n'
+                           '  "output": "z"\n}\n{"input": 4, output: "w"}\n',
+        },
+        ["items.jsonl:1", "items.jsonl:3", "items.jsonl:7"],
+        ["items.jsonl:1: invalid JSON: Expecting ',' delimiter at the end of the line; JSONL holds one whole item "
+         "on each line",
+         "items.jsonl:3: invalid JSON: Expecting property name enclosed in double quotes at the end of the line",
+         "items.jsonl:7: invalid JSON: Expecting property name enclosed in double quotes at column 14"],
+        ["line 2 column 1", "(char "],
+    ),
     "every bad JSONL line at once": (
         {
             "evalgate.yaml": """\
