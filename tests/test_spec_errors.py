@@ -17,6 +17,15 @@ data:
     output: hello
 """
 
+# The spec of the cases about the data file items.jsonl: with the agent, and with its runs recorded in it.
+JSONL_SPEC = """\
+version: 1
+data: items.jsonl
+gates:
+  - type: no_tool_errors
+"""
+RECORDED_JSONL_SPEC = JSONL_SPEC.replace("gates:", "target: {type: recorded}\ngates:")
+
 # name -> (files, expected `file:line` locations, expected message fragments, forbidden fragments)
 CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     "typo'd key suggests the closest": (
@@ -250,12 +259,7 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     ),
     "duplicate item ids": (
         {
-            "evalgate.yaml": """\
-                version: 1
-                data: items.jsonl
-                gates:
-                  - type: no_tool_errors
-                """,
+            "evalgate.yaml": JSONL_SPEC,
             "items.jsonl": '{"id": "a", "input": 1, "output": "x"}\n{"id": "a", "input": 2, "output": "y"}\n',
         },
         ["items.jsonl:2"],
@@ -264,12 +268,7 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     ),
     "an item without an id named like another's id": (
         {
-            "evalgate.yaml": """\
-                version: 1
-                data: items.jsonl
-                gates:
-                  - type: no_tool_errors
-                """,
+            "evalgate.yaml": JSONL_SPEC,
             # results and reports call an item without an id `item-N`: here both would be `item-2`
             "items.jsonl": '{"id": "item-2", "input": 1, "output": "x"}\n{"input": 2, "output": "y"}\n',
         },
@@ -338,12 +337,7 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     ),
     "an empty item id": (
         {
-            "evalgate.yaml": """\
-                version: 1
-                data: items.jsonl
-                gates:
-                  - type: no_tool_errors
-                """,
+            "evalgate.yaml": JSONL_SPEC,
             "items.jsonl": '{"id": "", "input": 1, "output": "x"}\n',
         },
         ["items.jsonl:1"],
@@ -365,12 +359,7 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     ),
     "empty data file": (
         {
-            "evalgate.yaml": """\
-                version: 1
-                data: items.jsonl
-                gates:
-                  - type: no_tool_errors
-                """,
+            "evalgate.yaml": JSONL_SPEC,
             "items.jsonl": "\n",
         },
         ["items.jsonl"],
@@ -413,12 +402,7 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     ),
     "bad JSONL line": (
         {
-            "evalgate.yaml": """\
-                version: 1
-                data: items.jsonl
-                gates:
-                  - type: no_tool_errors
-                """,
+            "evalgate.yaml": JSONL_SPEC,
             "items.jsonl": '{"input": 1, "output": "x"}\n\n{"input": 2, output: "y"}\n',
         },
         ["items.jsonl:3"],
@@ -427,13 +411,7 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     ),
     "a JSONL line cut short, and an item pretty-printed over lines": (
         {
-            "evalgate.yaml": """\
-                version: 1
-                data: items.jsonl
-                target: {type: recorded}
-                gates:
-                  - type: no_tool_errors
-                """,
+            "evalgate.yaml": RECORDED_JSONL_SPEC,
             "items.jsonl": '{"input": 1, "output": "x"\n{"input": 2, "output": "y"}\n{\n  "input": 3,\n'
                            '  "output": "z"\n}\n{"input": 4, output: "w"}\n',
         },
@@ -446,13 +424,7 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     ),
     "every bad JSONL line at once": (
         {
-            "evalgate.yaml": """\
-                version: 1
-                data: items.jsonl
-                target: {type: recorded}
-                gates:
-                  - type: no_tool_errors
-                """,
+            "evalgate.yaml": RECORDED_JSONL_SPEC,
             # a recorded set is streamed: a bad line no longer ends the reading at the first
             "items.jsonl": '{"input": 1, "output": "x"}\n{not json\n{"input": 2, "output": "y"}\n'
                            '{"input": 3, "output": "z", "nope": 1}\n[1, 2\n' + "[" * 150 + "]" * 150 + "\n",
@@ -463,12 +435,7 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     ),
     "unknown key in a JSONL item": (
         {
-            "evalgate.yaml": """\
-                version: 1
-                data: items.jsonl
-                gates:
-                  - type: no_tool_errors
-                """,
+            "evalgate.yaml": JSONL_SPEC,
             "items.jsonl": '{"input": 1, "output": "x"}\n{"input": 2, "output": "y", "grund_truth": "z"}\n',
         },
         ["items.jsonl:2"],
