@@ -26,6 +26,13 @@ gates:
 """
 RECORDED_JSONL_SPEC = JSONL_SPEC.replace("gates:", "target: {type: recorded}\ngates:")
 
+
+def python_target_spec(function: str) -> str:
+    """A spec of one item whose target is the python function `function` (`module:name`)."""
+    return ("version: 1\ndata:\n  - input: hi\ntarget:\n  type: python\n"
+            f"  function: {function}\ngates:\n  - type: no_tool_errors\n")
+
+
 # name -> (files, expected `file:line` locations, expected message fragments, forbidden fragments)
 CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     "typo'd key suggests the closest": (
@@ -666,16 +673,7 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     ),
     "python target that cannot be imported": (
         {
-            "evalgate.yaml": """\
-                version: 1
-                data:
-                  - input: hi
-                target:
-                  type: python
-                  function: no_such_agent:answer
-                gates:
-                  - type: no_tool_errors
-                """
+            "evalgate.yaml": python_target_spec("no_such_agent:answer")
         },
         ["evalgate.yaml:6"],
         ["cannot import `no_such_agent`"],
@@ -683,16 +681,7 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     ),
     "a misspelt function in a python target": (
         {
-            "evalgate.yaml": """\
-                version: 1
-                data:
-                  - input: hi
-                target:
-                  type: python
-                  function: agent:answr
-                gates:
-                  - type: no_tool_errors
-                """,
+            "evalgate.yaml": python_target_spec("agent:answr"),
             "agent.py": "import json\n\n\ndef answer(text):\n    return text\n",
         },
         ["evalgate.yaml:6"],
@@ -701,16 +690,7 @@ CASES: dict[str, tuple[dict[str, str], list[str], list[str], list[str]]] = {
     ),
     "a misspelt method in a python target": (
         {
-            "evalgate.yaml": """\
-                version: 1
-                data:
-                  - input: hi
-                target:
-                  type: python
-                  function: agent:Agent.anwser
-                gates:
-                  - type: no_tool_errors
-                """,
+            "evalgate.yaml": python_target_spec("agent:Agent.anwser"),
             "agent.py": "class Agent:\n    @staticmethod\n    def answer(text):\n        return text\n",
         },
         ["evalgate.yaml:6"],
