@@ -261,3 +261,22 @@ def test_the_architecture_doc_draws_every_import_pointing_down() -> None:
         if rows[target.split(".")[1]] < rows[module.split(".")[1]]
     ]
     assert not upward, "imports pointing up the map:\n" + "\n".join(sorted(upward))
+
+
+# ---- the root holds the project's files, nothing stray ----
+
+ROOT_FILES = {
+    ".dockerignore", ".gitignore", "Dockerfile", "README.md", "action.yml", "entrypoint.py",
+    "evalgate.schema.json", "pyproject.toml",
+}
+
+
+def test_the_root_holds_no_stray_file() -> None:
+    """A redirect left behind (`err.txt` once was) is not committed: the root lists only known files."""
+    done = subprocess.run(
+        ["git", "ls-files"], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
+    )
+    if done.returncode != 0:
+        pytest.skip("not a git checkout")
+    at_root = {line for line in done.stdout.splitlines() if "/" not in line}
+    assert at_root <= ROOT_FILES, f"stray files at the root: {sorted(at_root - ROOT_FILES)}"
