@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import time
@@ -28,6 +29,7 @@ from evalgate.targets.recorded import RecordedTarget
 from evalgate.verdict import Aggregator, Entry
 from evalgate.writelock import lock_path, writing
 
+log = logging.getLogger(__name__)
 OnResult = Callable[[ItemResult], None]
 NETWORK_TARGETS = frozenset({"http", "openai"})
 KEEP_ERRORED = 20
@@ -239,6 +241,8 @@ def execute(
         if top_error is not None:
             result.extra_summary["top_error"] = top_error
         result.duration_s = time.perf_counter() - started
+        log.debug("run finished in %.3f s: %d items, verdict %s", result.duration_s, result.outcome.total_items,
+                  result.outcome.verdict)
         if costs.items:
             result.extra_summary["cost"] = costs.summary()
         if budget is not None:

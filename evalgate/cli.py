@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from evalgate import __version__, redaction
+from evalgate import __version__, logs, redaction
 from evalgate.errors import SpecError
 from evalgate.report.labels import FAIL_ON, fails
 
@@ -114,10 +114,15 @@ def _print_spec_error(exc: SpecError) -> None:
     click.echo("evalgate: the spec has errors; nothing was run (exit 2)", err=True)
 
 
+VERBOSE_HELP = "Debug log on stderr: requests (redacted), retries, cache hits, timings. Also EVALGATE_LOG=debug."
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="evalgate")
-def main() -> None:
+@click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)
+def main(verbose: bool) -> None:
     """evalgate: gates, thresholds and one verdict for LLM agents, in CI."""
+    logs.configure(verbose=verbose, reset=True)  # each invocation starts from -v and EVALGATE_LOG alone
 
 
 @main.command()
@@ -582,6 +587,17 @@ def _comment_from_results(path: Path, key: str | None) -> tuple[str, str]:
         sys.exit(2)
     key = comment_key(key or results.name or "default")
     return render(results, ReportContext(marker=marker(key), comment=True), limit=COMMENT_LIMIT), key
+
+
+def _verbose_command(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        logs.configure(verbose=True)
+
+
+# `evalgate run -v` as well as `evalgate -v run`: every command takes the flag (commands added later too).
+for _command in main.commands.values():
+    _command.params.append(click.Option(["--verbose", "-v"], is_flag=True, expose_value=False,
+                                        callback=_verbose_command, help=VERBOSE_HELP))
 
 
 if __name__ == "__main__":

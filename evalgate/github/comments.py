@@ -12,6 +12,7 @@ GitHub asks, on GITHUB_API_URL's own origin only: the token never goes anywhere 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import time
 import unicodedata
@@ -20,10 +21,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
+from evalgate.logs import Timer, log_request
 from evalgate.net import Exchange, HttpClient, HttpError, parse_retry_after
 from evalgate.redaction import redact
 from evalgate.textsafe import visible
 
+log = logging.getLogger(__name__)
 PER_PAGE = 100
 MAX_PAGES = 100  # 10,000 comments: a bound on the listing loop
 MAX_ATTEMPTS = 4
@@ -308,6 +311,7 @@ class GitHub:
         where = f"{method} {urlsplit(url).path}"
         seen = {(method, url)}
         for hop in range(MAX_REDIRECTS + 1):
+            timer = Timer()
             try:
                 response = self.http.exchange(method, url, json_body=json, headers=self.headers, timeout_s=TIMEOUT_S)
             except HttpError as exc:
@@ -315,6 +319,8 @@ class GitHub:
                     raise
                 # the message would name the redirect's target: keep to the path we were asked for
                 raise HttpError(f"after {hop} redirect(s): {_no_url(str(exc), url)}") from None
+            log_request(log, method, url, self.headers, status=response.status, attempts=1, from_cache=False,
+                        elapsed_ms=timer.ms())
             if response.status not in REDIRECTS:
                 return response
             target = self._redirect(where, response, offsite)
@@ -346,6 +352,7 @@ class GitHub:
                 # A reset connection is retried for idempotent calls only: a POST may have landed.
                 if kind not in IDEMPOTENT or attempt + 1 >= MAX_ATTEMPTS or self._budget(wait) is None:
                     raise CommentError(0, f"{method} {urlsplit(url).path}: {_no_url(str(exc), url)}") from None
+                log.debug("%s %s: no answer (%s); retrying in %.1f s", method, url, exc, wait)
                 self.waited += wait
                 self.sleep(wait)
                 continue
@@ -354,6 +361,7 @@ class GitHub:
             wait = self._retry_wait(response, attempt, kind) if attempt + 1 < MAX_ATTEMPTS else None
             if wait is None:
                 raise CommentError(response.status, _message(response))
+            log.debug("%s %s -> %s; retrying in %.1f s", method, url, response.status, wait)
             self.waited += wait
             self.sleep(wait)
         raise AssertionError("unreachable")

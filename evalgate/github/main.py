@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalgate import isolation, redaction, safeio
+from evalgate import isolation, logs, redaction, safeio
 from evalgate.errors import SpecError, shortened
 from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError, excerpt
@@ -491,6 +491,8 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
     if env_is_process:
         safeio.install()  # redacted, terminal-safe log
     log = log or Log()
+    # the runner's "debug logging" re-run sets RUNNER_DEBUG=1: evalgate's debug log with it
+    logs.configure(verbose=env.get("RUNNER_DEBUG") == "1", environ=env, reset=True)
     outputs = empty_outputs()
     try:
         settings = Settings.from_env(env)

@@ -14,6 +14,7 @@ environment at first use, sent only in the Authorization header, and redacted fr
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import asdict
@@ -30,6 +31,7 @@ from evalgate.judge.errors import JudgeError, excerpt
 from evalgate.judge.prompts import Prompt
 from evalgate.judge.served import Server
 from evalgate.ledger import charge, current_trial
+from evalgate.logs import log_request
 from evalgate.net import (
     HttpClient,
     HttpError,
@@ -52,6 +54,8 @@ DEFAULT_CONCURRENCY = 8
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+log = logging.getLogger(__name__)
 
 
 def _json_parse(text: str) -> Any:
@@ -214,6 +218,8 @@ class Judge:
             if exc.status in (401, 403):
                 hint = f" (check the API key in ${self.settings.api_key_env})" if self.settings.api_key_env else ""
             raise JudgeError(f"judge request failed: {http.redact(str(exc))}{hint}") from None
+        log_request(log, "POST", url, headers, status=reply.status, attempts=reply.attempts,
+                    from_cache=reply.from_cache, elapsed_ms=reply.elapsed_ms)
         try:
             content, finish = _content(reply.body)
         except ValueError as exc:

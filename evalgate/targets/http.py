@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import threading
@@ -23,6 +24,7 @@ import jmespath
 from evalgate import isolation, redaction
 from evalgate import spec as s
 from evalgate.cases import Case
+from evalgate.logs import log_request
 from evalgate.net import (
     HttpClient,
     HttpError,
@@ -45,6 +47,7 @@ from evalgate.runs.replies import (
 )
 from evalgate.targets.base import History, TargetError, trial_key
 
+log = logging.getLogger(__name__)
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}")
 WHOLE = re.compile(r"\A\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}\Z")
 NAMES = ("input", "turn", "history", "messages", "session")
@@ -506,6 +509,8 @@ class HttpTarget:
             )
         except HttpError as exc:
             raise TargetError(str(exc)) from None
+        log_request(log, self.config.method, self.config.url, headers, status=reply.status, attempts=reply.attempts,
+                    from_cache=reply.from_cache, elapsed_ms=reply.elapsed_ms)
         if not reply.is_json:
             raise TargetError(f"the reply is not JSON: {_snippet(self.client.redact(reply.text)) or '(empty)'}")
         body = redact_reply(reply, self.client)

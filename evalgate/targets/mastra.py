@@ -14,6 +14,7 @@ workflow errors the item with the step and message.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import uuid
 from collections.abc import Mapping
@@ -23,6 +24,7 @@ from urllib.parse import quote
 
 from evalgate import spec as s
 from evalgate.cases import Case
+from evalgate.logs import log_request
 from evalgate.net import HttpError
 from evalgate.runs import Run, RunFormatError
 from evalgate.runs.replies import read_mastra
@@ -35,6 +37,8 @@ from evalgate.targets.http import (
     make_client,
     redact_reply,
 )
+
+log = logging.getLogger(__name__)
 
 
 def user_messages(value: Any) -> list[dict[str, Any]]:
@@ -115,10 +119,13 @@ class MastraTarget:
             # earlier inputs) must be part of the key instead.
             cache_payload = {**payload, "memory": {"history": case.item.turn_inputs()[:turn]}}
         key = {**self.key_settings, "body": cache_payload}
+        headers = self.headers.expand()
         try:
-            reply = self.client.post_json(self.url, payload, self.headers.expand(), cache_key=key)
+            reply = self.client.post_json(self.url, payload, headers, cache_key=key)
         except HttpError as exc:
             raise TargetError(_not_found_hint(str(exc), self.config)) from None
+        log_request(log, "POST", self.url, headers, status=reply.status, attempts=reply.attempts,
+                    from_cache=reply.from_cache, elapsed_ms=reply.elapsed_ms)
         if not reply.is_json:
             raise TargetError(f"the reply is not JSON: {_snippet(self.client.redact(reply.text)) or '(empty)'}")
         body = redact_reply(reply, self.client)

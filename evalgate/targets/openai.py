@@ -9,6 +9,7 @@ from the spec's price table.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,14 @@ from evalgate import isolation
 from evalgate import spec as s
 from evalgate.budget import saturated
 from evalgate.cases import Case
+from evalgate.logs import log_request
 from evalgate.net import HttpError
 from evalgate.runs import Run, RunFormatError
 from evalgate.runs.replies import run_from_chat_completion
 from evalgate.targets.base import History, TargetError, trial_key
 from evalgate.targets.http import HeaderTemplates, _snippet, make_client, redact_reply
 
+log = logging.getLogger(__name__)
 PER_TOKENS = 1_000_000
 PROMPT_KEYS = ("prompt", "input")
 COMPLETION_KEYS = ("completion", "output")
@@ -104,9 +107,12 @@ class OpenAITarget:
             )
         try:
             key = trial_key({**self.key_settings, "body": payload}, case)
-            reply = self.client.post_json(self.url, payload, self.headers.expand(), cache_key=key)
+            headers = self.headers.expand()
+            reply = self.client.post_json(self.url, payload, headers, cache_key=key)
         except HttpError as exc:
             raise TargetError(str(exc)) from None
+        log_request(log, "POST", self.url, headers, status=reply.status, attempts=reply.attempts,
+                    from_cache=reply.from_cache, elapsed_ms=reply.elapsed_ms)
         if not reply.is_json:
             raise TargetError(f"the reply is not JSON: {_snippet(self.client.redact(reply.text)) or '(empty)'}")
         try:
