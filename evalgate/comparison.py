@@ -99,11 +99,13 @@ def _as_dict(results: Any) -> dict[str, Any]:
         return dict(results)
     if hasattr(results, "model_dump"):
         try:
-            return results.model_dump(mode="json")
+            dumped: dict[str, Any] = results.model_dump(mode="json")
         except UnicodeEncodeError:  # a lone surrogate in a key of an output: pydantic cannot encode it, Python can
-            return plain(results.model_dump(mode="python"))
+            dumped = plain(results.model_dump(mode="python"))
+        return dumped
     if hasattr(results, "to_dict"):
-        return results.to_dict()
+        as_dict: dict[str, Any] = results.to_dict()
+        return as_dict
     raise TypeError(f"not results: {type(results).__name__}")
 
 
@@ -256,7 +258,7 @@ class Comparison:
 
 def _judge(results: Mapping[str, Any]) -> dict[str, Any]:
     judge = (results.get("summary") or {}).get("judge")
-    return judge if isinstance(judge, Mapping) else {}
+    return dict(judge) if isinstance(judge, Mapping) else {}
 
 
 def _incomparable(base: EntryInfo, head: EntryInfo, base_judge: Mapping[str, Any],
@@ -293,7 +295,8 @@ def _difference(pairs: list[tuple[list[float], list[float]]], better_high: bool,
         for b, h in pairs:
             base, head = orient(b[0]) == 1.0, orient(h[0]) == 1.0
             counts[0 if base and head else 1 if base else 2 if head else 3] += 1
-        return stats.paired_binary(*counts, confidence=confidence)
+        both, regressed, improved, neither = counts
+        return stats.paired_binary(both, regressed, improved, neither, confidence=confidence)
     return stats.paired_means([orient(_mean(h)) - orient(_mean(b)) for b, h in pairs], confidence)
 
 
@@ -354,14 +357,14 @@ def compare_results(base: Any, head: Any, options: CompareOptions | None = None,
     for key, info in head_info.items():
         turn, kind, entry_id = key
         label = "gate" if kind == "gate" else "threshold" if info.gating else "tracked"
-        old = base_info.get(key)
-        entry = EntryComparison(entry_id, turn, label, old.average if old else None, info.average,
+        base_entry = base_info.get(key)
+        entry = EntryComparison(entry_id, turn, label, base_entry.average if base_entry else None, info.average,
                                 max_drop=options.drop_for(entry_id), higher_is_better=info.higher_is_better)
         comparison.entries.append(entry)
-        if old is None:
+        if base_entry is None:
             entry.reason = "not in the baseline"
             continue
-        reason = _incomparable(old, info, base_judge, head_judge)
+        reason = _incomparable(base_entry, info, base_judge, head_judge)
         if reason is not None:
             entry.reason = reason
             continue

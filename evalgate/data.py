@@ -212,7 +212,7 @@ class _JSONPositions(Positions):
         lines = self._item_lines
         if lines is not None:
             index = path[0] if path else None
-            return lines[index] if index.__class__ is int and 0 <= index < len(lines) else None  # type: ignore
+            return lines[index] if index.__class__ is int and 0 <= index < len(lines) else None
         return super().line(path, key=key)
 
 

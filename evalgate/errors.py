@@ -287,7 +287,8 @@ def _member_for_tag(tp: Any, tag: Any) -> type[BaseModel] | None:
         if _is_model(member) and "type" in member.model_fields:
             literal = member.model_fields["type"].annotation
             if tag in typing.get_args(literal):
-                return member
+                model: type[BaseModel] = member
+                return model
     return None
 
 

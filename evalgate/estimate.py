@@ -118,7 +118,7 @@ def estimate(loaded: Any) -> Estimate:
     target = Line(f"target ({kind})", model)
     if kind == "openai":
         target.prices = (target_spec.prices or {}).get(model)
-        target.prices_at = ("target", "prices", model)
+        target.prices_at = ("target", "prices", str(model))
         if target.prices is None:
             target.note = f"no price for `{model}` in target.prices: cost unknown"
     elif kind == "recorded":
@@ -223,11 +223,13 @@ def render(result: Estimate) -> str:
             continue
         low, high = line.cost()
         model = f" {line.model}" if line.model else ""
+        calls, prompt, completion = line.calls, line.prompt, line.completion
         if not line.counts_tokens:
-            lines.append(f"  {line.what}: {_range(*line.calls)} calls; {line.note}")
+            lines.append(f"  {line.what}: {_range(calls[0], calls[1])} calls; {line.note}")
             continue
-        lines.append(f"  {line.what}{model}: {_range(*line.calls)} calls, prompt {_range(*line.prompt)} tokens, "
-                     f"completion {_range(*line.completion)} tokens, cost {_range(low, high, money=True)}")
+        lines.append(f"  {line.what}{model}: {_range(calls[0], calls[1])} calls, prompt {_range(prompt[0], prompt[1])} "
+                     f"tokens, completion {_range(completion[0], completion[1])} tokens, cost "
+                     f"{_range(low, high, money=True)}")
         if line.note:
             lines.append(f"    note: {line.note}")
     low, high = result.total()

@@ -55,7 +55,7 @@ class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]  # typeshe
         self.addFilter(RedactingFilter())
         self.setFormatter(logging.Formatter(FORMAT))
 
-    @property  # type: ignore[override]  # the stream is read, never set, here
+    @property  # the stream is read, never set, here
     def stream(self) -> TextIO:
         return sys.stderr
 

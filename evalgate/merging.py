@@ -75,8 +75,9 @@ class ErroredItem:
     scorer_errors: dict[str, str]
 
 
-def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
-    """(index, bytes, record) of every item, streamed: one line each as evalgate writes them."""
+def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[Any, bytes, Any]]:
+    """(index, bytes, record) of every item, streamed: one line each as evalgate writes them. The index and
+    the record are JSON as the file holds it: the reader checks them."""
     if lines_from is None:  # not evalgate's layout (e.g. reformatted): parse it whole
         items = json.loads(path.read_bytes()).get("items")
         if not isinstance(items, list):
@@ -380,7 +381,7 @@ def _aggregator(files: list[ShardFile], clustered: bool = False) -> tuple[Aggreg
                                  f"an earlier shard ({known[1].threshold!r} vs {entry.threshold!r}); entries sharing "
                                  "an id at a turn share a threshold: fix the data (`evalgate validate` says where)")
             if known is None or first < known[0]:
-                turn_entries[entry.key] = (first, entry)  # type: ignore[assignment]
+                turn_entries[entry.key] = (first, entry)
     aggregator = Aggregator(top, clustered=clustered)
     for _, entry in sorted(turn_entries.values(), key=lambda pair: pair[0]):
         aggregator.declare(entry)
@@ -497,7 +498,7 @@ def _summary_extras(files: list[ShardFile], judge_usd: float = 0.0, budget_usd: 
     repeats = [s["repeats"] for s in summaries if "repeats" in s]
     if repeats:
         extras["repeats"] = repeats[0]
-    budgets = [s.get("budget") for s in summaries if isinstance(s.get("budget"), dict)]
+    budgets: list[dict[str, Any]] = [b for s in summaries if isinstance(b := s.get("budget"), dict)]
     if isinstance(extras.get("budget"), dict):  # each shard ran a share: the run's caps are the merged run's
         merged = extras["budget"]
         merged.pop("share", None)
@@ -832,11 +833,11 @@ def _add_columns(columns: list[_Columns], aggregator: Aggregator, spend: _Spend)
     ids: list[str] = []
     starts = []
     for part in columns:
-        index = part.replay.index.tolist()  # ints made once: comparing the array makes them pair by pair
-        if index and (index[0] < 0 or not all(map(lt, index, index[1:]))):
+        part_index = part.replay.index.tolist()  # ints made once: comparing the array makes them pair by pair
+        if part_index and (part_index[0] < 0 or not all(map(lt, part_index, part_index[1:]))):
             raise _ReadItems
         starts.append(len(positions))
-        positions.extend(index)
+        positions.extend(part_index)
         ids.extend(part.replay.ids)
     total = len(positions)
     if len(set(positions)) != total or len(set(ids)) != total:
@@ -859,8 +860,8 @@ def _add_columns(columns: list[_Columns], aggregator: Aggregator, spend: _Spend)
             keys: list[int] = []
             values: list[float] = []
             for n, column in found:
-                index = columns[n].replay.index
-                keys.extend(index if column.at is None else [index[p] for p in column.at])
+                shard_index = columns[n].replay.index
+                keys.extend(shard_index if column.at is None else [shard_index[p] for p in column.at])
                 values += column.scores.tolist()
             scores = [values[j] for j in sorted(range(len(keys)), key=keys.__getitem__)]
         aggregator.add_column(entry, scores, skipped)

@@ -13,7 +13,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, AnyStr
 
 from evalgate.textsafe import plain
 
@@ -148,7 +148,7 @@ def redact_bytes(data: bytes) -> bytes:
     return pattern.sub(_MASK_BYTES, data)
 
 
-def _masked(text: Any, forms: tuple[Any, ...], mask: Any) -> Any:
+def _masked(text: AnyStr, forms: tuple[AnyStr, ...], mask: AnyStr) -> AnyStr:
     """What the regex gives (leftmost match first; at one position the longest form), found with
     `find`, whose search is linear whatever the text and the forms repeat."""
     longest: dict[int, int] = {}
@@ -160,7 +160,8 @@ def _masked(text: Any, forms: tuple[Any, ...], mask: Any) -> Any:
             at = text.find(form, at + 1)
     if not longest:
         return text
-    parts, done = [], 0
+    parts: list[AnyStr] = []
+    done = 0
     for at in sorted(longest):
         if at >= done:
             parts += [text[done:at], mask]

@@ -28,7 +28,7 @@ VERSION = 1
 _Key = tuple[int | None, str, str]
 
 
-def _pack(values: array) -> str:
+def _pack(values: array[Any]) -> str:
     if sys.byteorder != "little":
         values = array(values.typecode, values)
         values.byteswap()
@@ -42,7 +42,7 @@ def columns_sha256(raw: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(columns, sort_keys=True).encode("ascii")).hexdigest()
 
 
-def _unpack(typecode: str, text: Any) -> array:
+def _unpack(typecode: str, text: Any) -> array[Any]:
     """The array `_pack` wrote; ValueError when the text is not one."""
     if not isinstance(text, str):
         raise ValueError("not a packed array")
@@ -121,7 +121,7 @@ class Column:
 
     __slots__ = ("at", "not_scorable", "scores")
 
-    def __init__(self, at: array | None, scores: array, not_scorable: int) -> None:
+    def __init__(self, at: array[int] | None, scores: array[float], not_scorable: int) -> None:
         self.at = at
         self.scores = scores
         self.not_scorable = not_scorable
@@ -132,7 +132,7 @@ class Replay:
 
     __slots__ = ("columns", "ids", "index", "items_sha256", "records")
 
-    def __init__(self, index: array, ids: list[str], records: list[int], columns: list[Column],
+    def __init__(self, index: array[int], ids: list[str], records: list[int], columns: list[Column],
                  items_sha256: str) -> None:
         self.index = index
         self.ids = ids

@@ -21,7 +21,7 @@ import stat
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Final
 
 import orjson
 
@@ -31,7 +31,7 @@ from evalgate.redaction import holds_secret, redact_value
 from evalgate.textsafe import plain
 from evalgate.verdict import GateResult, Outcome, ThresholdResult, TurnResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 
 
 def header(name: str, outcome: Outcome, meta: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -59,7 +59,8 @@ def header(name: str, outcome: Outcome, meta: dict[str, Any] | None = None) -> d
     summary.update(meta.pop("summary", {}))
     out["summary"] = summary
     out.update(meta)
-    return _finite(out)
+    finite: dict[str, Any] = _finite(out)
+    return finite
 
 
 def _finite(value: Any) -> Any:
@@ -155,7 +156,8 @@ class EvalResult:
 
     @property
     def summary(self) -> dict[str, Any]:
-        return self.header()["summary"]
+        summary: dict[str, Any] = self.header()["summary"]
+        return summary
 
     def header(self) -> dict[str, Any]:
         summary: dict[str, Any] = {
@@ -534,7 +536,9 @@ def _read_journal_head(line: bytes) -> JournalChecks | None:
     except (ValueError, RecursionError):
         return None
     head = record.get(JOURNAL_HEAD_KEY) if isinstance(record, dict) and record.get("index") is None else None
-    hashes = _hashes(head.get("checks")) if isinstance(head, dict) else None
+    if not isinstance(head, dict):
+        return None
+    hashes = _hashes(head.get("checks"))
     if hashes is None:
         return None
     gates, scorers = _hashes(head.get("gates")), _hashes(head.get("scorers"))
@@ -566,7 +570,7 @@ def journal_path(path: Path) -> Path:
 
 def read_journal(path: Path) -> list[dict[str, Any]]:
     """Finished items from a journal, skipping a torn last line and any line that is no record."""
-    records = []
+    records: list[dict[str, Any]] = []
     if not path.exists():
         return records
     with path.open("rb") as handle:

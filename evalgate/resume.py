@@ -318,7 +318,7 @@ def _reasons_by_kind(value: Any) -> bool:
 
 def _budget_stopped(record: dict[str, Any]) -> bool:
     """An item the budget kept from starting: a resume (perhaps with a higher cap) starts it."""
-    records = record.get("trials") if isinstance(record.get("trials"), list) else [record]
+    records = trials if isinstance(trials := record.get("trials"), list) else [record]
     return any(isinstance(r, dict) and isinstance(r.get("error"), str) and r["error"].startswith(BUDGET_EXCEEDED)
                for r in records)
 

@@ -128,7 +128,8 @@ def import_callable(reference: str, base_dir: Path) -> Callable[..., Any]:
             raise ValueError(f"`{module_name}` has no attribute `{attr_path}`{hint}") from None
     if not callable(target):
         raise ValueError(f"`{reference}` is not callable")
-    return target
+    function: Callable[..., Any] = target
+    return function
 
 
 def _close_name(owner: Any, name: str) -> str:

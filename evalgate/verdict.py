@@ -72,7 +72,7 @@ class StatisticalRule:
 
 def rule_of(threshold: ThresholdValue | None) -> StatisticalRule | None:
     if isinstance(threshold, dict) and threshold.get("confidence") is not None:
-        when = "fail" if threshold.get("when_uncertain") == "fail" else "pass"
+        when: Literal["pass", "fail"] = "fail" if threshold.get("when_uncertain") == "fail" else "pass"
         return StatisticalRule(float(threshold["confidence"]), when)
     return None
 

@@ -14,6 +14,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from evalgate.github.comments import CommentError, GitHub
@@ -57,7 +58,7 @@ def workflow_of(client: GitHub, repo: str, run_id: str) -> int:
     return workflow
 
 
-def successful_runs(client: GitHub, repo: str, workflow_id: int, branch: str) -> list[dict]:
+def successful_runs(client: GitHub, repo: str, workflow_id: int, branch: str) -> list[dict[str, Any]]:
     try:
         data = client.request("GET", f"/repos/{repo}/actions/workflows/{workflow_id}/runs",
                               params={"branch": branch, "status": "success", "per_page": RUNS_LOOKED_AT}).json()
@@ -73,7 +74,7 @@ def successful_runs(client: GitHub, repo: str, workflow_id: int, branch: str) ->
     return sorted(runs, key=lambda r: (str(r.get("created_at") or ""), r["id"]), reverse=True)
 
 
-def artifact_of(client: GitHub, repo: str, run_id: int, name: str) -> dict | None:
+def artifact_of(client: GitHub, repo: str, run_id: int, name: str) -> dict[str, Any] | None:
     """The run's artifact of this name, None when it has none; NoBaseline when only an expired one is left."""
     try:
         data = client.request("GET", f"/repos/{repo}/actions/runs/{run_id}/artifacts",

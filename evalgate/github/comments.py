@@ -358,12 +358,12 @@ class GitHub:
                 continue
             if response.status < 400:
                 return response
-            wait = self._retry_wait(response, attempt, kind) if attempt + 1 < MAX_ATTEMPTS else None
-            if wait is None:
+            retry_in = self._retry_wait(response, attempt, kind) if attempt + 1 < MAX_ATTEMPTS else None
+            if retry_in is None:
                 raise CommentError(response.status, _message(response))
-            log.debug("%s %s -> %s; retrying in %.1f s", method, url, response.status, wait)
-            self.waited += wait
-            self.sleep(wait)
+            log.debug("%s %s -> %s; retrying in %.1f s", method, url, response.status, retry_in)
+            self.waited += retry_in
+            self.sleep(retry_in)
         raise AssertionError("unreachable")
 
     def identity(self) -> Identity:
@@ -422,11 +422,11 @@ class GitHub:
         accepted). More than one only after two jobs raced to create it."""
         who = login if isinstance(login, Identity) else Identity(login, bot=login.endswith("[bot]"))
         wanted = marker(key)
-        found = []
+        found: list[dict[str, Any]] = []
         for comment in self.comments(repo, number):
             # a listing entry of another shape (a proxy's, an old GHES's) is no comment of ours, never a crash
-            user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
-            body = comment.get("body") if isinstance(comment.get("body"), str) else ""
+            user: dict[str, Any] = raw_user if isinstance(raw_user := comment.get("user"), dict) else {}
+            body = text if isinstance(text := comment.get("body"), str) else ""
             if (same_account(user.get("login"), who, user.get("type"))
                     and wanted in body and any(line.strip() == wanted for line in body.splitlines())):
                 found.append(comment)

@@ -430,8 +430,9 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
             failure = exc
     results = finished_results(settings, started)
     if results is not None:
-        steps = (lambda: set_result_outputs(settings, results, outputs), lambda: summary_step(settings, results),
-                 lambda: comment_step(settings, results, log, outputs, http, sleep))
+        steps: tuple[Callable[[], None], ...] = (
+            lambda: set_result_outputs(settings, results, outputs), lambda: summary_step(settings, results),
+            lambda: comment_step(settings, results, log, outputs, http, sleep))
         for step in steps:
             try:
                 step()

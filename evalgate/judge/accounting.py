@@ -6,17 +6,18 @@ calls, repairs, failures, retries, token usage and cost (null when any billed ca
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from evalgate.budget import saturated
+from evalgate.spec.models import PriceKey
 
 if TYPE_CHECKING:
     from evalgate.judge.client import Judge
 
 # USD per 1M tokens. Extend or override with `judge.prices`; an unknown model's cost is null, not 0.
-DEFAULT_PRICES: dict[str, dict[str, float]] = {
+DEFAULT_PRICES: dict[str, dict[PriceKey, float]] = {
     "gpt-4o-mini": {"prompt": 0.15, "completion": 0.60},
     "gpt-4o": {"prompt": 2.50, "completion": 10.00},
     "gpt-4.1": {"prompt": 2.00, "completion": 8.00},
@@ -27,7 +28,7 @@ DEFAULT_PRICES: dict[str, dict[str, float]] = {
 
 
 def cost_usd(
-    model: str, prompt_tokens: int, completion_tokens: int, prices: dict[str, dict[str, float]]
+    model: str, prompt_tokens: int, completion_tokens: int, prices: Mapping[str, Mapping[PriceKey, float]]
 ) -> float | None:
     """Cost of one call from a price table (USD per 1M tokens); None when the model is not in it.
 

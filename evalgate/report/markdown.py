@@ -201,8 +201,9 @@ def status(results: Results) -> str:
         )
     if getattr(summary, "interrupted", False):
         text += "\n\n> The run was interrupted: these results cover only the items that finished."
-    budget = getattr(summary, "budget", None)
-    not_run = amount(budget.get("items_not_run")) if isinstance(budget, dict) else None
+    raw_budget = getattr(summary, "budget", None)
+    budget: dict[str, Any] = raw_budget if isinstance(raw_budget, dict) else {}
+    not_run = amount(budget.get("items_not_run")) if budget else None
     if (not_run or 0) >= 1:  # numbers only: a results file is untrusted (a fork's), its text must not reach the comment
         usd, tokens = amount(budget.get("max_usd")), amount(budget.get("max_tokens"))
         caps = " and ".join(c for c in (f"${usd:g}" if usd else "", f"{tokens:.0f} tokens" if tokens else "") if c)
@@ -298,7 +299,7 @@ def _scores_of(item: ItemRecord, entry: Row) -> tuple[dict[str, Any], dict[str, 
     }
     if entry.turn is not None:
         turns = item.turns or []
-        source = next((t for t in turns if t.get("index") == entry.turn), None) or {}
+        source = next((t for t in turns if t.get("index") == entry.turn), {})
     scores = _mapping(source.get("gates" if entry.kind == "gate" else "scores"))
     reasons = {**_mapping(source.get("not_scorable")), **_mapping(source.get("reasons"))}
     if entry.kind != "gate":  # a raising gate's error is its reason: these are scorers', one perhaps of its id

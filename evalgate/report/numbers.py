@@ -13,7 +13,8 @@ def margin(result: Any) -> float | None:
     ci = getattr(result, "ci95", None)
     if not ci or ci[0] is None or ci[1] is None:
         return None
-    return (ci[1] - ci[0]) / 2.0
+    low, high = float(ci[0]), float(ci[1])
+    return (high - low) / 2.0
 
 
 def with_margin(value: float | None, result: Any, digits: int = 3) -> str:

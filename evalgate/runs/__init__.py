@@ -126,7 +126,7 @@ _CALL_KEYS = frozenset({"name", "args", "result", "error", "status"})
 def _tool_call(raw: Any, index: int) -> ToolCall:
     if raw.__class__ is not dict and not isinstance(raw, Mapping):
         raise RunFormatError(f"tool_calls[{index}] must be a mapping, got {_kind(raw)}")
-    name = raw.get("name")
+    name: Any = raw.get("name")  # JSON: checked below
     if (name.__class__ is not str or not name) and not _other_name(name):
         raise RunFormatError(f"tool_calls[{index}] needs a non-empty string `name`")
     if not _CALL_KEYS.issuperset(raw):

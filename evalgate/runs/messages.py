@@ -53,8 +53,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from evalgate.runs.model import (
     UNREADABLE_PARTS,
@@ -293,8 +294,9 @@ def _judge_text(value: Any) -> str | None:
         return value or None
     if isinstance(value, list):
         for part in reversed(value):
-            if isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("text"), str):
-                return part["text"]  # "" too: it ends the `??` chain, and the scorer passes the message over
+            text = part.get("text") if isinstance(part, Mapping) and part.get("type") == "text" else None
+            if isinstance(text, str):
+                return text  # "" too: it ends the `??` chain, and the scorer passes the message over
         return None
     if not isinstance(value, Mapping):
         return None
@@ -325,7 +327,8 @@ def _merged_invocations(content: Any) -> list[Mapping[str, Any]]:
     """Mastra's mergeToolInvocations: `parts` and legacy `toolInvocations`, parts winning."""
     if not isinstance(content, Mapping):
         return []
-    parts = content.get("parts") if isinstance(content.get("parts"), list) else []
+    found = content.get("parts")
+    parts = found if isinstance(found, list) else []
     from_parts = [
         p["toolInvocation"]
         for p in parts
@@ -361,7 +364,7 @@ def _mastra_call(invocation: Mapping[str, Any], message_index: int) -> ToolCall 
     state = invocation.get("state")
     name = invocation.get("toolName")
     # Mastra: `invocation.toolName && ...`; a state that is an object or a list is no counted state
-    if state.__class__ is not str or state not in _COUNTED_STATES or not js_truthy(name):
+    if state.__class__ is not str or state not in _COUNTED_STATES or name is None or not js_truthy(name):
         return None
     args = invocation.get("args")
     if state == "call":
@@ -430,9 +433,9 @@ def _openai_text(content: Any, index: int) -> str:
 
 def _openai_call(raw: Any, replies: Mapping[str, Mapping[str, Any]], where: str) -> ToolCall:
     function = raw.get("function") if isinstance(raw, Mapping) else None
-    name = function.get("name") if isinstance(function, Mapping) else None
-    if not isinstance(name, str) or not name:
+    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function["name"]:
         raise RunFormatError(f"{where} needs `function.name`")
+    name: str = function["name"]
     args = _parse_json(function.get("arguments"))
     reply = replies.get(raw.get("id")) if isinstance(raw.get("id"), str) else None
     if reply is None:
@@ -473,8 +476,9 @@ def _error_text(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         return value
-    if isinstance(value, Mapping) and isinstance(value.get("message"), str) and value["message"]:
-        return value["message"]
+    message = value.get("message") if isinstance(value, Mapping) else None
+    if isinstance(message, str) and message:
+        return message
     try:
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):
@@ -626,7 +630,7 @@ def _converted(value: Any) -> _Input:
         if text and text not in out.system:  # isDuplicateSystem drops a repeated one
             out.system.append(text)
     out.any_message = bool(others)
-    ids: dict[tuple[str, Any], str] = {}
+    ids: dict[tuple[str, Any], tuple[str, Mapping[str, Any], Mapping[str, Any]]] = {}
     group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = []  # assistant and tool messages in a row
     for n, (where, message) in enumerate(others):
         role = message.get("role")
@@ -682,7 +686,7 @@ def _replaced(earlier: tuple[str, Mapping[str, Any], Mapping[str, Any]],
     keys = []
     for where, message, _ in (earlier, later):
         content = message.get("content")
-        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        parts: Any = [{"type": "text", "text": content}] if isinstance(content, str) else content
         plain = (message.get("role") == "user" and isinstance(parts, list) and not _v4_message(message)
                  and not any(key in message for key in ("metadata", "createdAt", "parts"))
                  and all(isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str)
@@ -827,7 +831,7 @@ def _input_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapp
     return {"role": "assistant" if role == "tool" else role, "content": db_content, "id": kept}
 
 
-_UI_KEYS: dict[Any, set[str]] = {"text": {"type", "text"}, "step-start": {"type"}}
+_UI_KEYS: dict[Any, AbstractSet[str]] = {"text": {"type", "text"}, "step-start": {"type"}}
 # AI SDK v5 UI parts evalgate converts as the agent does: (allowed keys, required keys), a tool part being `tool-*`
 _UI5_PARTS: dict[str, tuple[set[str], set[str]]] = {
     "file": ({"type", "mediaType", "url", "filename"}, {"mediaType"}),
@@ -855,7 +859,7 @@ def _ui_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapping
     the parts, without `content.content`, so the last text part is read. One with file, reasoning or tool parts
     too is a v5 one: AIV5Adapter.fromUIMessage joins its texts with "" (empty ones too) into `content.content`.
     Raises _NotReproduced for any other."""
-    parts = message.get("parts")
+    parts: Any = message.get("parts")
     plain = (role in ("user", "assistant") and isinstance(parts, list)
              and not any(key in message for key in ("content", "createdAt", "metadata", "threadId", "resourceId",
                                                     "toolInvocations", "reasoning", "experimental_attachments",
@@ -959,7 +963,7 @@ def _system_text(where: str, message: Mapping[str, Any]) -> str:
     return text
 
 
-def _is_format_2(content: Any) -> bool:
+def _is_format_2(content: Any) -> TypeGuard[Mapping[str, Any]]:
     return isinstance(content, Mapping) and content.get("format") == 2 and content["format"].__class__ is not bool
 
 

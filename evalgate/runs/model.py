@@ -8,7 +8,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 TOOL_STATUSES = ("ok", "error", "pending")
 # A string; from Mastra messages, whatever `toolName` held that is truthy in JavaScript (7, true, ...),
@@ -92,6 +92,7 @@ def shown_name(name: Any) -> str:
         return str(name)
 
 
+T = TypeVar("T")
 _LARGEST = int(1.7976931348623157e308)
 
 
@@ -109,12 +110,12 @@ def not_a_number(key: str, value: Any, kind: str) -> RunFormatError:
     return RunFormatError(f"`{key}` must be a number, got {kind}")
 
 
-def float_sized(value: Any) -> Any:
+def float_sized(value: T) -> T | float:
     """A number as a float can hold it: an integer past the largest float (`1` and 400 zeros, which JSON
     and YAML read as an int) is +-Infinity, as `1e999` is; anything else is returned as it is. Every sum,
     comparison and division with a run's latency, cost or tokens is float arithmetic, which such an
     integer overflows (OverflowError)."""
-    if value.__class__ is int and abs(value) > _LARGEST:
+    if isinstance(value, int) and type(value) is int and abs(value) > _LARGEST:
         return math.inf if value > 0 else -math.inf
     return value
 

@@ -174,7 +174,7 @@ def run_from_chat_completion(body: Mapping[str, Any]) -> Run:
     for raw in message.get("tool_calls") or []:
         if not isinstance(raw, Mapping):
             continue
-        function = raw.get("function") if isinstance(raw.get("function"), Mapping) else {}
+        function = raw_function if isinstance(raw_function := raw.get("function"), Mapping) else {}
         name = function.get("name") or raw.get("name") or "?"
         calls.append(ToolCall(str(name), parse_arguments(function.get("arguments", raw.get("arguments")))))
     return Run(
@@ -206,7 +206,7 @@ def _from_responses_api(body: Mapping[str, Any]) -> Run:
         if not isinstance(item, Mapping):
             continue
         if item.get("type") == "message" and item.get("role", "assistant") == "assistant":
-            parts = item.get("content") if isinstance(item.get("content"), list) else []
+            parts = raw_content if isinstance(raw_content := item.get("content"), list) else []
             texts.append("".join(p.get("text", "") for p in parts if isinstance(p, Mapping)
                                  and p.get("type") in ("output_text", "text") and isinstance(p.get("text"), str)))
         elif item.get("type") == "function_call" and isinstance(item.get("name"), str):
@@ -385,7 +385,7 @@ def _from_ui_messages(messages: Sequence[Mapping[str, Any]]) -> Run:
     texts: list[str] = []
     calls: list[ToolCall] = []
     for message in messages:
-        parts = message.get("parts") if isinstance(message.get("parts"), list) else []
+        parts = raw_parts if isinstance(raw_parts := message.get("parts"), list) else []
         if message["role"] == "assistant":
             texts.append("".join(p["text"] for p in parts if isinstance(p, Mapping)
                                  and p.get("type") == "text" and isinstance(p.get("text"), str)))
@@ -523,7 +523,8 @@ def _walk(value: Any, path: str, depth: int, budget: list[int]) -> Iterator[str]
 
 
 def _part_type(parts: list[Any]) -> str:
-    return next(p["type"] for p in parts if isinstance(p, Mapping) and p.get("type") in _CALL_PART_TYPES)
+    kind: str = next(p["type"] for p in parts if isinstance(p, Mapping) and p.get("type") in _CALL_PART_TYPES)
+    return kind
 
 
 def _key(key: str) -> str:

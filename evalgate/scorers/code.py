@@ -21,7 +21,7 @@ from pydantic import Field
 from evalgate.items import Item
 from evalgate.runs import Run
 from evalgate.runs.messages import NO_INPUT_MESSAGES, mastra_input_texts, no_input_messages
-from evalgate.runs.model import shown_name
+from evalgate.runs.model import ToolName, shown_name
 from evalgate.scorers import jstext, wordforms
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.checks import dice
@@ -276,7 +276,7 @@ def _trajectory_names(value: Any) -> list[str] | None:
     return names
 
 
-def _in_order(names: list[str], order: list[str]) -> bool:
+def _in_order(names: list[ToolName], order: list[str]) -> bool:
     """Mastra's order check: each expected tool's first call comes after the previous one's."""
     positions = []
     for tool in order:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, overload
 
 from pydantic import Field
 
 from evalgate.overruns import Overran, Overruns, StillRunning
 from evalgate.scorers.base import Scorer
-from evalgate.scorers.registry import BuildContext, scorer_type
+from evalgate.scorers.registry import scorer_type
+from evalgate.spec.context import BuildContext
 from evalgate.user_code import FunctionReference, copied, import_callable
 
 
@@ -72,9 +73,19 @@ def _bounded(fn: Callable[..., Any], timeout_s: float) -> Callable[..., Any]:
     return call
 
 
+@overload
+def scorer(fn: Callable[..., Any], *, id: str | None = None, higher_is_better: bool = True) -> Scorer: ...
+
+
+@overload
+def scorer(
+    fn: None = None, *, id: str | None = None, higher_is_better: bool = True
+) -> Callable[[Callable[..., Any]], Scorer]: ...
+
+
 def scorer(
     fn: Callable[..., Any] | None = None, *, id: str | None = None, higher_is_better: bool = True
-) -> Any:
+) -> Scorer | Callable[[Callable[..., Any]], Scorer]:
     """Make a function of (item, run) or (run) a Scorer; usable bare or with arguments."""
 
     def wrap(f: Callable[..., Any]) -> Scorer:
@@ -88,5 +99,6 @@ def as_scorer(value: Any) -> Scorer:
     if isinstance(value, Scorer):
         return value
     if callable(value):
-        return scorer(value)
+        function: Callable[..., Any] = value
+        return scorer(function)
     raise TypeError(f"expected a scorer or a function of (item, run), got {type(value).__name__}")

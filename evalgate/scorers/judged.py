@@ -42,7 +42,8 @@ from evalgate.runs.messages import NO_INPUT_MESSAGES, mastra_input_texts, mastra
 from evalgate.runs.model import js_truthy, shown_name
 from evalgate.scorers import jstext
 from evalgate.scorers.base import NotScorable, ScoreError
-from evalgate.scorers.registry import BuildContext, scorer_type
+from evalgate.scorers.registry import scorer_type
+from evalgate.spec.context import BuildContext
 
 UNSURE_WEIGHT = 0.3  # answer_relevancy: an "unsure" statement counts this much
 # answer_similarity (Mastra's defaults): exact 1 + bonus, semantic 0.8, partial half of that, missing -0.15
@@ -719,7 +720,7 @@ def summarization(round: bool = True, empty: Empty = "score", conversation: bool
         supported = _count(reply.claims, "supported")
         covered = sum(1 for k in points if k.covered)
         alignment, coverage = _ratio(supported, len(reply.claims)), _ratio(covered, len(points))
-        flagged = [(c.claim, c.verdict) for c in reply.claims if c.verdict != "supported"]
+        flagged: list[tuple[str, str]] = [(c.claim, c.verdict) for c in reply.claims if c.verdict != "supported"]
         flagged += [(k.point, "not covered") for k in points if not k.covered]
         summary = (f"alignment {supported}/{len(reply.claims)} claims supported, "
                    f"coverage {covered}/{len(points)} key points")

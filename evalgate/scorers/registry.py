@@ -83,7 +83,7 @@ class ScorerType:
         if kind not in self._models:
             hints = typing.get_type_hints(self.factory, include_extras=True)
             fields: dict[str, Any] = {
-                "type": (Literal[(self.name, *self.aliases)], ...),  # type: ignore[misc]
+                "type": (Literal[(self.name, *self.aliases)], ...),
                 "id": (str | None, Field(default=None, min_length=1)),
             }
             for name, param in self.params.items():

@@ -257,9 +257,9 @@ def _lexicon(terms: list[Term], m: Model) -> None:
                 set_tag(t, tag, m)
         elif not done and _LEX_PREFIX.match(t.word):
             stem = _LEX_PREFIX.sub("", t.word, count=1)
-            tags = m.lexicon.get(stem)
-            if tags and len(stem) > 3 and all(tag in _ALLOW_PREFIX for tag in tags):
-                for tag in tags:
+            known = m.lexicon.get(stem)
+            if known and len(stem) > 3 and all(tag in _ALLOW_PREFIX for tag in known):
+                for tag in known:
                     set_tag(t, tag, m)
         i += 1
 

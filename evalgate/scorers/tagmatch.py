@@ -84,7 +84,7 @@ def _does_match(t: Term, reg: Reg, index: int, length: int) -> bool | None:
     if "regex" in reg:
         return _regex(reg["regex"]["source"]).search(t.normal) is not None
     if "switch" in reg:
-        return t.switch == reg["switch"]
+        return bool(t.switch == reg["switch"])
     if "fastOr" in reg:
         if reg.get("pos") and reg["pos"] not in t.tags:
             return None

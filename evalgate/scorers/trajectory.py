@@ -236,8 +236,8 @@ class Accuracy:
     score: float
     matched: int
     expected: int
-    missing: list[str]
-    extra: list[str]
+    missing: list[str | _Undefined | None]  # the expected steps' names
+    extra: list[ToolName]  # the run's calls' names
     out_of_order: list[str]
 
 
@@ -261,8 +261,8 @@ def compare(
     out_of_order: list[str] = []
     if ordering == "strict":
         for i in range(max(len(names), len(expected))):
-            name = names[i] if i < len(names) else UNDEFINED
-            if i < len(expected) and name == expected_names[i]:
+            at_i: ToolName | _Undefined = names[i] if i < len(names) else UNDEFINED
+            if i < len(expected) and at_i == expected_names[i]:
                 # past the run's end only a nameless step gets here: Mastra counts it matched
                 if i >= len(names) or step_matches(actual[i], expected[i], same):
                     matched_idx.add(i)
@@ -348,12 +348,13 @@ def efficiency(
 
 def _total_tokens(run: Run) -> float:
     usage = run.usage or {}
-    if isinstance(usage.get("total_tokens"), (int, float)):
-        return usage["total_tokens"]
-    parts = [usage.get(k) for k in ("prompt_tokens", "completion_tokens")]
-    if not all(isinstance(p, (int, float)) for p in parts):
+    total = usage.get("total_tokens")
+    if isinstance(total, (int, float)):
+        return total
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if not isinstance(prompt, (int, float)) or not isinstance(completion, (int, float)):
         raise NotScorable("max_total_tokens needs usage: total_tokens, or prompt_tokens and completion_tokens")
-    return parts[0] + parts[1]  # type: ignore[operator]
+    return prompt + completion
 
 
 def blacklist_hits(actual: list[Actual], config: dict[str, Any]) -> list[str]:
@@ -368,7 +369,7 @@ def blacklist_hits(actual: list[Actual], config: dict[str, Any]) -> list[str]:
 
 def tool_failures(actual: list[Actual], tolerated: float, rounding: bool = True) -> tuple[float | None, list[str]]:
     """Retries of a tool after it failed; None when there were none (the dimension is off)."""
-    retried: list[tuple[str, int]] = []
+    retried: list[tuple[ToolName, int]] = []
     i = 0
     while i < len(actual):
         j, retries = i + 1, 0

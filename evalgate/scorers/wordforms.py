@@ -56,7 +56,8 @@ def _convert(word: str, rules: dict[str, Any]) -> str:
         return str(rules["ex"][word])
     if any(word.endswith(end) for end in rules.get("same", ())):
         return word
-    fwd, both = rules.get("fwd", {}), rules.get("both", {})
+    fwd: dict[str, str] = rules.get("fwd", {})
+    both: dict[str, str] = rules.get("both", {})
     for i in range(len(word) - 1, 0, -1):
         stem, suffix = word[: len(word) - i], word[len(word) - i :]
         if suffix in fwd:
@@ -218,8 +219,8 @@ def _chunk(terms: list[tagger.Term]) -> list[str]:
     for i, t in enumerate(terms):
         if chunks[i] or not t.tags & {"Adverb", "Negative"} or "Adjective" in t.tags:
             continue
-        left = terms[i - 1].tags if i > 0 else set()
-        right = terms[i + 1].tags if i + 1 < len(terms) else set()
+        left = terms[i - 1].tags if i > 0 else tagger.Tags()
+        right = terms[i + 1].tags if i + 1 < len(terms) else tagger.Tags()
         if "Adjective" in left:
             continue
         if "Verb" in left or ("Verb" in right and "Adjective" not in right):

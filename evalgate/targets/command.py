@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import re
 import shlex
@@ -133,8 +134,9 @@ def _communicate(proc: subprocess.Popen[bytes], data: bytes, timeout_s: float) -
             proc.stdin.close()  # type: ignore[union-attr]
 
     def read_out() -> None:
-        assert proc.stdout is not None
-        for chunk in iter(lambda: proc.stdout.read1(1 << 16), b""):  # type: ignore[union-attr]
+        stdout = proc.stdout
+        assert isinstance(stdout, io.BufferedReader)  # Popen's pipes, unbuffered=False: buffered readers
+        for chunk in iter(lambda: stdout.read1(1 << 16), b""):
             if len(out) + len(chunk) > MAX_STDOUT_BYTES:
                 problem.append(f"wrote more than {MAX_STDOUT_BYTES // 2**20} MiB to stdout; it was stopped")
                 isolation.kill_group(proc.pid)
@@ -142,8 +144,9 @@ def _communicate(proc: subprocess.Popen[bytes], data: bytes, timeout_s: float) -
             out.extend(chunk)
 
     def read_err() -> None:
-        assert proc.stderr is not None
-        for chunk in iter(lambda: proc.stderr.read1(1 << 16), b""):  # type: ignore[union-attr]
+        stderr = proc.stderr
+        assert isinstance(stderr, io.BufferedReader)
+        for chunk in iter(lambda: stderr.read1(1 << 16), b""):
             err.extend(chunk)
             if len(err) > 2 * STDERR_KEPT_BYTES:
                 del err[:-STDERR_KEPT_BYTES]

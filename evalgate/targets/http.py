@@ -149,7 +149,10 @@ class ReplyMapping:
 
         self.format = config.format
         given = config.model_fields_set
-        use = (lambda name: True) if self.format is None else (lambda name: name in given)
+
+        def use(name: str) -> bool:
+            return self.format is None or name in given
+
         self.text = comp(config.text) if use("text") else None
         self.tool_calls = comp(config.tool_calls) if use("tool_calls") else None
         self.usage = comp(config.usage) if use("usage") else None
@@ -221,6 +224,7 @@ class ReplyMapping:
             self._hidden = guess
 
     def _formatted(self, body: Any) -> Run:
+        assert self.format is not None  # called for a mapping with a format only
         try:
             run = read_reply(self.format, body)
         except RunFormatError as exc:
@@ -316,7 +320,7 @@ class ReplyMapping:
                     "add it, mapped to ok, error or pending"
                 )
             return self.status_map[key]
-        if state in TOOL_STATUSES:
+        if isinstance(state, str) and state in TOOL_STATUSES:
             return state
         raise TargetError(
             f"a tool call's status `{_snippet(_as_text(state))}` is not ok, error or pending; map the agent's "

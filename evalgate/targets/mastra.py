@@ -149,7 +149,7 @@ class MastraTarget:
     def _workflow_run(self, body: Any) -> Run:
         if not isinstance(body, Mapping) or not isinstance(body.get("status"), str):
             raise TargetError(f"the reply is not a Mastra workflow result: {_snippet(json.dumps(body))}")
-        raw_steps = body.get("steps") if isinstance(body.get("steps"), Mapping) else {}
+        raw_steps = found if isinstance(found := body.get("steps"), Mapping) else {}
         steps = {k: _step(v) for k, v in raw_steps.items() if k != "input" and isinstance(v, Mapping)}
         status = body["status"]
         if status != "success":

@@ -22,13 +22,14 @@ from evalgate.logs import log_request
 from evalgate.net import HttpError
 from evalgate.runs import Run, RunFormatError
 from evalgate.runs.replies import run_from_chat_completion
+from evalgate.spec.models import PriceKey
 from evalgate.targets.base import History, TargetError, trial_key
 from evalgate.targets.http import HeaderTemplates, _snippet, make_client, redact_reply
 
 log = logging.getLogger(__name__)
 PER_TOKENS = 1_000_000
-PROMPT_KEYS = ("prompt", "input")
-COMPLETION_KEYS = ("completion", "output")
+PROMPT_KEYS: tuple[PriceKey, ...] = ("prompt", "input")
+COMPLETION_KEYS: tuple[PriceKey, ...] = ("completion", "output")
 
 
 def chat_url(base_url: str) -> str:
@@ -47,12 +48,12 @@ def tool_definitions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def cost_of(usage: Mapping[str, Any] | None, prices: Mapping[str, Any] | None) -> float | None:
+def cost_of(usage: Mapping[str, Any] | None, prices: Mapping[PriceKey, float] | None) -> float | None:
     """USD for the usage at prices per 1M tokens (`prompt`/`input`, `completion`/`output`)."""
     if not usage or not prices:
         return None
 
-    def price(keys: tuple[str, ...]) -> float:
+    def price(keys: tuple[PriceKey, ...]) -> float:
         return next((float(prices[k]) for k in keys if k in prices), 0.0)
 
     # a server may name them as the Responses API does: priced at $0, they would slip past a USD cap

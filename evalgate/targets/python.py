@@ -7,7 +7,7 @@ import contextlib
 import inspect
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from evalgate import isolation
@@ -141,7 +141,7 @@ class _Escaped(Exception):
         self.inner = inner
 
 
-async def _as_coroutine(awaitable: Any) -> Coroutine[Any, Any, Any]:
+async def _as_coroutine(awaitable: Any) -> Any:
     try:
         return await awaitable
     except (SystemExit, KeyboardInterrupt, GeneratorExit) as exc:  # would end the loop's thread

@@ -13,7 +13,8 @@ class RecordedTarget:
     def run(self, case: Case, turn: int, history: History) -> Run:
         if case.recorded is None:
             raise TargetError("this item has no recorded output")
-        return case.recorded[turn]
+        run: Run = case.recorded[turn]
+        return run
 
     def close(self) -> None:
         pass
