@@ -10,7 +10,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,9 @@ from evalgate.judge.client import Judge
 from evalgate.scorers.builtins import load_builtins
 from evalgate.scorers.registry import REGISTRY
 from evalgate.spec.context import BuildContext
-from evalgate.spec.models import TARGET_TYPES, Spec
+from evalgate.spec.models import PriceKey, Spec
 from evalgate.spec.schema import json_schema as spec_schema
+from evalgate.targets import type_names
 from evalgate.yamlpos import MAX_YAML_CHARS, Positions, YAMLSyntaxError, load
 
 
@@ -106,11 +107,11 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     except RecursionError:
         raise SpecError([Problem(file, None, TOO_DEEP)]) from None
     if not isinstance(raw, dict):
-        message = "a spec is a mapping with `version: 1`, `data`, `target`, `gates` and `scorers`"
-        raise SpecError([Problem(file, 1, message)])
-    unusable = _unusable_values(raw, positions, file)
-    if unusable:
-        raise SpecError(unusable[:20])
+        raise SpecError([Problem(file, 1, "a spec is a mapping with `version: 1`, `data`, `target`, `gates` and "
+                                          "`scorers`")])
+    bad_values = _unusable_values(raw, positions, file)
+    if bad_values:
+        raise SpecError(bad_values[:20])
     # Before pydantic, which names such a key by its value (`[1]`) at the mapping's first line, or takes it
     # where any value goes (a JSON Schema, a tool's args): no JSON key, so it matched nothing, silently
     keys = _key_problems(raw, positions, file)
@@ -118,11 +119,12 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
         raise SpecError(keys[:20])
     problems: list[Problem] = []
     spec = None
+    target_types = type_names()  # the built-ins, then the installed plug-ins'
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
         problems += problems_from_validation(
-            exc, file=file, positions=positions, model=Spec, raw=raw, type_names=list(TARGET_TYPES)
+            exc, file=file, positions=positions, model=Spec, raw=raw, type_names=target_types
         )
     gates, gate_problems = validate_entries(
         raw.get("gates"), "gate", file=file, positions=positions, prefix=("gates",)
@@ -298,7 +300,7 @@ def unpriced_spend(spec: Spec, cap: str) -> list[str]:
     return out
 
 
-def _half_priced(cap: str, where: str, price: dict[str, float]) -> list[str]:
+def _half_priced(cap: str, where: str, price: Mapping[PriceKey, float]) -> list[str]:
     """A price without its prompt or its completion half: those tokens would count as $0 against the cap."""
     return [f"{cap}: `{where}` has no `{name}` (or `{other}`) price, so its {name} tokens would count as $0 "
             f"against the cap; add `{name}: <USD per 1M tokens>` (0 if they are free)"
@@ -385,8 +387,8 @@ class CaseStream:
         except DataError as exc:
             builder.problems.append(Problem(file, exc.line, str(exc)))
         if not builder.count and not builder.problems:
-            where = file if isinstance(spec.data, str) else display_path(spec_path)
-            builder.problems.append(Problem(where, line_of_data, "the data set is empty; add at least one item"))
+            data_file = file if isinstance(spec.data, str) else display_path(spec_path)
+            builder.problems.append(Problem(data_file, line_of_data, "the data set is empty; add at least one item"))
 
 
 def json_schema() -> dict[str, Any]:

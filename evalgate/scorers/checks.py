@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from functools import cache
 from operator import add
 from pathlib import Path
@@ -19,7 +20,8 @@ from evalgate.errors import not_a_file
 from evalgate.items import Item
 from evalgate.runs import Run
 from evalgate.scorers import jsregex
-from evalgate.scorers.registry import BuildContext, scorer_type
+from evalgate.scorers.registry import scorer_type
+from evalgate.spec.context import BuildContext
 
 ScoreFn = Any
 # JavaScript's \s, not Python's: Mastra strips these before comparing.
@@ -30,9 +32,17 @@ REGEX_TIMEOUT_S = 1.0  # per output: a pattern that backtracks catastrophically 
 # call, made by every check for every item, cost more than some of the checks themselves.
 
 
-@scorer_type("includes")
-def includes(value: str, ignore_case: bool = True) -> ScoreFn:
-    """1 if `value` occurs in the run's text (texts joined by a space), else 0."""
+def negated(check: Callable[[Item, Run], float]) -> Callable[[Item, Run], float]:
+    """The inverse of a 0/1 check (`excludes` of `includes`, `did_not_call` of `called_tool`): 1 where it
+    gives 0; what it raises (an unreadable run) is raised as it is."""
+
+    def score(item: Item, run: Run) -> float:
+        return 1.0 - check(item, run)
+
+    return score
+
+
+def _text_holds(value: str, ignore_case: bool) -> ScoreFn:
     needle = value.lower() if ignore_case else value
 
     def score(item: Item, run: Run) -> float:
@@ -43,17 +53,16 @@ def includes(value: str, ignore_case: bool = True) -> ScoreFn:
     return score
 
 
+@scorer_type("includes")
+def includes(value: str, ignore_case: bool = True) -> ScoreFn:
+    """1 if `value` occurs in the run's text (texts joined by a space), else 0."""
+    return _text_holds(value, ignore_case)
+
+
 @scorer_type("excludes")
 def excludes(value: str, ignore_case: bool = True) -> ScoreFn:
     """1 if `value` does not occur in the run's text (texts joined by a space), else 0."""
-    needle = value.lower() if ignore_case else value
-
-    def score(item: Item, run: Run) -> float:
-        if run.unreadable:
-            run.require("text")
-        return 0.0 if needle in (run.text.lower() if ignore_case else run.text) else 1.0
-
-    return score
+    return negated(_text_holds(value, ignore_case))
 
 
 @scorer_type("equals")
@@ -194,7 +203,10 @@ def similarity(
 @scorer_type("called_tool")
 def called_tool(tool: str, times: Annotated[int, Field(ge=0)] = 1) -> ScoreFn:
     """1 if the run made at least `times` calls named `tool`, whatever their outcome."""
+    return _calls_at_least(tool, times)
 
+
+def _calls_at_least(tool: str, times: int) -> ScoreFn:
     def score(item: Item, run: Run) -> float:
         if run.unreadable:
             run.require("tool_calls")
@@ -210,13 +222,7 @@ def called_tool(tool: str, times: Annotated[int, Field(ge=0)] = 1) -> ScoreFn:
 @scorer_type("did_not_call")
 def did_not_call(tool: str) -> ScoreFn:
     """1 if no call is named `tool`."""
-
-    def score(item: Item, run: Run) -> float:
-        if run.unreadable:
-            run.require("tool_calls")
-        return 0.0 if any(c.name == tool for c in run.tool_calls) else 1.0
-
-    return score
+    return negated(_calls_at_least(tool, 1))
 
 
 @scorer_type("tool_order")
@@ -366,7 +372,7 @@ def _use_schema_dialect() -> None:
         except ModuleNotFoundError:  # another jsonschema layout: the corpus's hang test says if it still holds
             continue
         if getattr(module, "re", None) is re:
-            module.re = _SCHEMA_RE
+            module.__dict__["re"] = _SCHEMA_RE
 
 
 _NOT_SCHEMAS = frozenset({"const", "enum", "examples", "default"})  # values, not schemas: a `pattern` there is data
@@ -475,7 +481,8 @@ def _refers_to_itself(jsonschema: Any, validator: Any) -> None:
     (`$ref: "#"`) failed every item's run with a RecursionError, an outage for a mistake in the spec.
     A loop that goes down into the value (a tree's `children`) ends on these, as on any output."""
     try:
-        for probe in (None, True, 0, "", [], {}):
+        probes: tuple[Any, ...] = (None, True, 0, "", [], {})
+        for probe in probes:
             jsonschema.exceptions.best_match(validator.iter_errors(probe))
     except RecursionError:
         raise ValueError("the JSON Schema refers to itself without end (a `$ref` loop that checks nothing in "

@@ -17,11 +17,14 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
     WithJsonSchema,
     field_validator,
     model_validator,
 )
 
+from evalgate.spec.plugins import PLUGIN_TARGETS
 from evalgate.user_code import FunctionReference
 
 # ---- targets ----
@@ -467,6 +470,21 @@ class Spec(_Strict):
         description="runner credentials (GITHUB_TOKEN, ACTIONS_*, INPUT_*) the code under test may see; "
         "by default targets, served judges and python code get none of them",
     )
+
+    @field_validator("target", mode="wrap")
+    @classmethod
+    def _plugin_target(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """A plug-in's `type` (docs/targets.md) is validated by its own model; the built-ins by the union."""
+        kind = value.get("type") if isinstance(value, dict) else None
+        model = PLUGIN_TARGETS.get(kind) if isinstance(kind, str) and kind not in TARGET_TYPES else None
+        if model is None:
+            return handler(value)
+        try:
+            return model.model_validate(value)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(map(str, first["loc"]))
+            raise ValueError(f"{where}: {first['msg']}" if where else first["msg"]) from None
 
     @field_validator("pass_env")
     @classmethod
