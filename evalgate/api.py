@@ -3,74 +3,54 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import re
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from evalgate import isolation
-from evalgate.budget import Budget, CostTotals
+from evalgate.budget import Budget
 from evalgate.build import python_cases, python_checks
 from evalgate.cases import Case, Check
 from evalgate.engine import ItemResult, evaluate, input_of, runs_inline
 from evalgate.errors import Problem, SpecError, display_path
 from evalgate.judge.accounting import JudgeRun
+from evalgate.listeners import (
+    Aggregation,
+    BudgetKeeper,
+    BudgetSummary,
+    Comparison,
+    DebugLog,
+    Journal,
+    JudgeTally,
+    Progress,
+    ResultsFile,
+    ResumeNotes,
+    ShardRecorder,
+    Spending,
+    TargetReport,
+    TrialCounts,
+)
 from evalgate.loader import LoadedSpec, load_spec, unpriced_spend
-from evalgate.replay import Recorder
-from evalgate.results import ITEMS_SHA256_PENDING, ErrorTally, EvalResult, ResultsWriter
+from evalgate.loop import DataOrder, Events, Listener
+from evalgate.results import EvalResult, ResultsWriter
 from evalgate.shards import Shard, fingerprints, parse_shard, select
 from evalgate.targets import Target, build_target
 from evalgate.targets.python import PythonTarget
 from evalgate.targets.recorded import RecordedTarget
-from evalgate.verdict import Aggregator, Entry
+from evalgate.verdict import Aggregator
 from evalgate.writelock import lock_path, writing
 
-log = logging.getLogger(__name__)
 OnResult = Callable[[ItemResult], None]
 NETWORK_TARGETS = frozenset({"http", "openai"})
-KEEP_ERRORED = 20
 
 
 def _now() -> str:
     from datetime import UTC, datetime
 
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-class _Reorder:
-    """Feeds results to the aggregator in data order, whatever order they finish in.
-
-    `order` holds the indices of the cases handed out, in data order (a shard's have gaps).
-    """
-
-    def __init__(self, sink: Callable[[ItemResult], None]) -> None:
-        self.sink = sink
-        self.waiting: dict[int, ItemResult] = {}
-        self.order: deque[int] = deque()
-
-    def track(self, cases: Iterable[Case]) -> Iterator[Case]:
-        order = self.order
-        for case in cases:
-            order.append(case.index)
-            yield case
-
-    def push(self, result: ItemResult) -> None:
-        order = self.order
-        if not self.waiting and order and order[0] == result.index:
-            order.popleft()
-            self.sink(result)
-            return
-        self.waiting[result.index] = result
-        while order and order[0] in self.waiting:
-            self.sink(self.waiting.pop(order.popleft()))
-
-    def drain(self) -> None:
-        for index in sorted(self.waiting):
-            self.sink(self.waiting.pop(index))
 
 
 def execute(
@@ -108,68 +88,8 @@ def execute(
 
     On Ctrl-C the finished items are still aggregated and written before the interrupt propagates.
     """
-    started = time.perf_counter()
-    aggregator = Aggregator([c.entry for c in (*gates, *scorers)], clustered=repeats is not None)
-    result = EvalResult(name=name, outcome=aggregator.outcome(max_errors), results_path=output,
-                        created_at=_now(), git_sha=os.environ.get("GITHUB_SHA") or None,
-                        compare_settings=compare_settings)
-    judging = JudgeRun(c.scorer for c in (*gates, *scorers))  # LLM-judge usage for summary.judge
-    errors = ErrorTally()
-    trial_counts = {"trials": 0, "errored_trials": 0}
-    first_seen: dict[Any, tuple[Entry, int, int]] | None = {} if shard is not None else None
-    # A shard without repeats records its scores as columns too: the merge adds them without reading items.
-    replay = Recorder() if shard is not None and repeats is None else None
-    costs = CostTotals()
-
-    taken: set[int] | None = set() if resume else None  # a resumed journal may hold other items
-    from_journal: set[int] = set()  # items resumed as journaled: this run's judges made none of their calls
-
-    def take(item: ItemResult) -> None:
-        if first_seen is not None:  # per-turn entries: where each was first seen, for the merge's order
-            # the aggregator meets an item's later trials after its first: their positions follow on
-            offset = 0
-            for contributions in (item.contributions, *item.later):
-                for position, (entry, _) in enumerate(contributions, offset):
-                    if entry.turn is not None and entry.key not in first_seen:
-                        first_seen[entry.key] = (entry, item.index, position)
-                offset += len(contributions)
-        if taken is not None:
-            taken.add(item.index)
-        aggregator.add_scores(item.contributions)
-        if item.later:  # with repeats: trials 2..K
-            for trial, contributions in enumerate(item.later, 1):
-                for entry, score in contributions:
-                    aggregator.add(entry, score, trial)
-        errored = item.errored
-        aggregator.add_item(errored, item.turn_count, item.id)
-        if errored:
-            errors.add(item)
-            if len(result.errored) < KEEP_ERRORED:
-                result.errored.append(item)
-        trials = item.trials
-        if trials is not None:
-            trial_counts["trials"] += len(trials)
-            trial_counts["errored_trials"] += sum(t.errored for t in trials)
-        spent = False
-        run = item.run
-        # with repeats: every trial's spend; else the item's, when it has any (a replayed run has none)
-        if trials is not None or item.judge_cost or (run is not None and run.cost_usd is not None):
-            for part in trials or (item,):
-                if part.judge_cost or (part.run is not None and part.run.cost_usd is not None):
-                    costs.add(part.run.cost_usd if part.run is not None else None, part.judge_cost)
-                    spent = True
-                    if part.judge_cost and item.index not in from_journal:
-                        judging.charged(part.judge_cost)  # summary.judge.cost_usd, in data order
-        if replay is not None:
-            replay.add(item.index, item.id, item.contributions, errored or spent)
-        if keep_items:
-            result.items.append(item)
-
-    reorder = _Reorder(take)
-    # Inline, results come in data order: the reorder buffer is needed only when they may not.
-    in_order = not resume and runs_inline(target, gates, scorers, concurrency, repeats)
-    if not in_order:
-        cases = reorder.track(cases)
+    run = RunSetup(name, target, gates, scorers, max_errors=max_errors, repeats=repeats,
+                   compare_settings=compare_settings, output=output)
     try:
         checks = {kind: {c.entry.id: c.entry.params_hash for c in group if c.entry.params_hash}
                   for kind, group in (("gates", gates), ("scorers", scorers))}
@@ -177,104 +97,100 @@ def execute(
     except BaseException:
         target.close()  # nothing ran: release what the target holds (a served agent, a pool)
         raise
-    changes = None
-    if resume and writer is not None:
-        cases, changes = _skip_finished(cases, writer, gates, scorers, reorder, on_result, result, repeats, budget,
-                                        from_journal)
-    completed = False
+    loop = RunLoop(run, writer, concurrency=concurrency, keep_items=keep_items, on_result=on_result, resume=resume,
+                   finalize=finalize, shard=shard, budget=budget, late_warnings=late_warnings)
+    return loop.run(cases)
 
-    def finished(item: ItemResult) -> None:
-        if writer is not None:
-            writer.append(item.record())
-        if in_order:
-            take(item)
-        else:
-            reorder.push(item)
-        if on_result is not None:
-            on_result(item)
-        if budget is not None and item.trials is None:  # with repeats, each trial counted as it finished
-            budget.add(item)
 
-    if budget is not None:
-        budget.judging = judging
+class RunSetup:
+    """What every run has: its result, the aggregator of its scores, the tally of its judges."""
 
-        def skip(case: Case, reason: str) -> None:
-            item = ItemResult(index=case.index, id=case.id, input=input_of(case), error=reason, case=case)
-            if case.item.turns is not None:
-                item.turn_count = len(case.item.turns)
-            finished(item)
+    def __init__(self, name: str, target: Target, gates: list[Check], scorers: list[Check], *, max_errors: int,
+                 repeats: int | None, compare_settings: dict[str, Any] | None, output: Path | None) -> None:
+        self.started = time.perf_counter()
+        self.target, self.gates, self.scorers = target, gates, scorers
+        self.max_errors, self.repeats = max_errors, repeats
+        self.aggregator = Aggregator([c.entry for c in (*gates, *scorers)], clustered=repeats is not None)
+        self.result = EvalResult(name=name, outcome=self.aggregator.outcome(max_errors), results_path=output,
+                                 created_at=_now(), git_sha=os.environ.get("GITHUB_SHA") or None,
+                                 compare_settings=compare_settings)
+        self.judging = JudgeRun(c.scorer for c in (*gates, *scorers))  # LLM-judge usage for summary.judge
 
-        cases = budget.gate(cases, skip)
-    try:
-        # with repeats, a trial's spend counts as it finishes: its item's other trials may still run
-        on_trial = budget.add if budget is not None else None
-        for item in evaluate(judging.watch(cases), target, gates, scorers, concurrency, repeats, on_trial):
-            finished(item)
-        completed = True
-    except SpecError:
-        # A streamed data set had a bad item: no results for an invalid spec.
-        if writer is not None:
-            writer.discard()
-            writer = None
-        raise
-    except BaseException:
-        result.interrupted = True
-        raise
-    finally:
-        reorder.drain()
-        stats = getattr(target, "stats", None)
-        if stats is not None:
-            result.extra_summary["network"] = stats()
-        warnings = getattr(target, "warnings", None)
-        said = [*(warnings() if warnings is not None else ()), *(late_warnings() if late_warnings else ()),
-                *(budget.warnings() if budget is not None else ())]
-        if said:
-            result.extra_summary["warnings"] = said
-        target.close()
-        if result.interrupted:  # items cut short were billed too: the tallies hold every call
-            judging.items_usd = None
-        judging.finish(result.extra_summary)
-        if repeats is not None:
-            result.extra_summary.update(repeats=repeats, **trial_counts)
-        result.outcome = aggregator.outcome(max_errors)
-        top_error = errors.top()
-        if top_error is not None:
-            result.extra_summary["top_error"] = top_error
-        result.duration_s = time.perf_counter() - started
-        log.debug("run finished in %.3f s: %d items, verdict %s", result.duration_s, result.outcome.total_items,
-                  result.outcome.verdict)
-        if costs.items:
-            result.extra_summary["cost"] = costs.summary()
+
+class RunLoop:
+    """Schedules the cases (resumed, gated by the budget, run by the engine) and emits the run's events
+    to its listeners (`evalgate/loop.py`, `evalgate/listeners.py`)."""
+
+    def __init__(self, run: RunSetup, writer: ResultsWriter | None, *, concurrency: int, keep_items: bool,
+                 on_result: OnResult | None, resume: bool, finalize: Callable[[EvalResult], None] | None,
+                 shard: dict[str, Any] | None, budget: Budget | None,
+                 late_warnings: Callable[[], list[str]] | None) -> None:
+        self.setup, self.concurrency, self.resume, self.budget = run, concurrency, resume, budget
+        self.on_result = on_result
+        self.completed = False
+        self.from_journal: set[int] = set()  # items resumed as journaled: this run's judges made none of their calls
+        # A shard without repeats records its scores as columns too: the merge adds them without reading items.
+        columns = shard is not None and run.repeats is None
+        self.journal = Journal(writer, resume=resume)
+        # Inline, results come in data order: the reorder buffer is needed only when they may not.
+        self.order = DataOrder(not resume and runs_inline(run.target, run.gates, run.scorers, concurrency,
+                                                          run.repeats))
+        self.notes = ResumeNotes()
         if budget is not None:
-            result.extra_summary["budget"] = budget.summary()
-        if shard is not None and first_seen is not None:
-            result.extra["shard"] = _shard_record(shard, aggregator, first_seen, replay if writer else None)
-        if changes is not None:
-            result.notes += changes.notes()
-        if finalize is not None and completed:
-            try:
-                finalize(result)
-            except Exception as exc:  # the run's own results are written whatever the comparison does
-                result.extra_summary["comparison_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-        if writer is not None:
-            # Only this run's items: a journal of a longer data set keeps its extra lines out.
-            writer.finish(result.header(), complete=not result.interrupted, keep=taken, items_digest=replay is not None)
-            writer.close()
-    return result
+            budget.judging = run.judging
+        # As items finish: the journal, then the data order (and so the aggregation), then the caller, then
+        # the budget. At the end, the summary in the order its keys are written, the results file last.
+        listeners: list[Listener] = [self.journal, self.order]
+        listeners += [Progress(on_result)] if on_result is not None else []
+        listeners += [BudgetKeeper(budget)] if budget is not None else []
+        listeners += [TargetReport(run.target, late_warnings, budget), JudgeTally(run.judging)]
+        listeners += [TrialCounts(run.repeats)] if run.repeats is not None else []
+        listeners += [Aggregation(run.aggregator, run.result, max_errors=run.max_errors, keep_items=keep_items),
+                      Spending(run.judging, self.from_journal)]
+        listeners += [BudgetSummary(budget)] if budget is not None else []
+        listeners += [ShardRecorder(shard, run.aggregator, columns=columns,
+                                    journaled=lambda: self.journal.writer is not None)] if shard is not None else []
+        listeners.append(self.notes)
+        listeners += [Comparison(finalize, lambda: self.completed)] if finalize is not None else []
+        listeners += [DebugLog()] if DebugLog.wanted() else []
+        listeners.append(ResultsFile(self.journal, items_digest=columns))
+        self.events = Events(listeners)
+        self.order.emit = self.events.item_in_order
 
+    def run(self, cases: Iterable[Case]) -> EvalResult:
+        setup, events, result = self.setup, self.events, self.setup.result
+        cases = events.drawn(cases)
+        writer = self.journal.writer
+        if self.resume and writer is not None:
+            cases, self.notes.changes = _skip_finished(cases, writer, setup.gates, setup.scorers, self.order,
+                                                       self.on_result, result, setup.repeats, self.budget,
+                                                       self.from_journal)
+        if self.budget is not None:
+            cases = self.budget.gate(cases, self._skip)
+        try:
+            trial = events.trial_finished if events.trial else None
+            for item in evaluate(setup.judging.watch(cases), setup.target, setup.gates, setup.scorers,
+                                 self.concurrency, setup.repeats, trial):
+                events.item_finished(item)
+            self.completed = True
+        except SpecError:
+            self.journal.discard()  # a streamed data set had a bad item: no results for an invalid spec
+            raise
+        except BaseException:
+            result.interrupted = True
+            raise
+        finally:
+            self.order.drain()
+            result.duration_s = time.perf_counter() - setup.started
+            events.run_finished(result)
+        return result
 
-def _shard_record(shard: dict[str, Any], aggregator: Aggregator, first_seen: dict[Any, tuple[Entry, int, int]],
-                  replay: Recorder | None) -> dict[str, Any]:
-    from evalgate.shards import entry_record
-
-    top = [e for e in aggregator.entries.values() if e.turn is None]
-    record = {**shard, "turn_count": aggregator.turn_count,
-              "entries": [entry_record(e, None) for e in top]
-              + [entry_record(e, (index, position)) for e, index, position in first_seen.values()]}
-    columns = replay.record([e.key for e in top] + list(first_seen)) if replay is not None else None
-    if columns is not None:  # the writer puts the items' digest in: the merge uses the columns for those items only
-        record["replay"] = {**columns, "items_sha256": ITEMS_SHA256_PENDING}
-    return record
+    def _skip(self, case: Case, reason: str) -> None:
+        """A case the budget kept from starting: an errored item, finished as any other."""
+        item = ItemResult(index=case.index, id=case.id, input=input_of(case), error=reason, case=case)
+        if case.item.turns is not None:
+            item.turn_count = len(case.item.turns)
+        self.events.item_finished(item)
 
 
 def _skip_finished(
@@ -282,7 +198,7 @@ def _skip_finished(
     writer: ResultsWriter,
     gates: list[Check],
     scorers: list[Check],
-    reorder: _Reorder,
+    reorder: DataOrder,
     on_result: OnResult | None,
     result: EvalResult,
     repeats: int | None = None,
