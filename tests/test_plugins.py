@@ -32,7 +32,8 @@ def build_wheel(out: Path) -> Path:
         for p in sorted((EXAMPLE / "evalgate_example_plugin").glob("*.py"))
     }
     files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {version}\n".encode()
-    files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: evalgate-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    files[f"{info}/WHEEL"] = (b"Wheel-Version: 1.0\nGenerator: evalgate-tests\nRoot-Is-Purelib: true\n"
+                              b"Tag: py3-none-any\n")
     groups = project["entry-points"]
     files[f"{info}/entry_points.txt"] = "".join(
         f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items()) + "\n" for group, points in groups.items()
