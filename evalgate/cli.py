@@ -153,69 +153,21 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         shard: str | None = None, max_cost: float | None = None) -> None:
     """Run SPEC (default evalgate.yaml) and print the verdict."""
     from evalgate import isolation
-    from evalgate.api import BaselineError, network_retries, real_path, run_spec
-    from evalgate.report.terminal import FailingIds, Progress, render_table
-    from evalgate.shards import parse_shard
+    from evalgate.api import BaselineError, run_spec
     from evalgate.writelock import WriterBusy
 
     _safe_streams()
-    picked = None
-    if shard is not None:
-        try:
-            picked = parse_shard(shard)
-        except ValueError as exc:
-            click.echo(f"error: --shard: {exc}", err=True)
-            sys.exit(2)
-        if output is None:
-            click.echo("error: --shard needs --output PATH: `evalgate merge` joins the shards' results files", err=True)
-            sys.exit(2)
-        if baseline is not None:  # a shard holds part of the items: only the merged run is comparable
-            click.echo("error: --baseline compares a whole run, not a shard: `evalgate merge` the shards, then "
-                       "`evalgate compare BASE.json MERGED.json`", err=True)
-            sys.exit(2)
+    picked = _checked_run_options(output, resume, junit, baseline, shard)
     isolation.scrub_process_env()  # before any user code is imported; `pass_env:` puts names back
-    if resume and output is None:
-        click.echo("error: --resume needs --output PATH (the run to resume)", err=True)
-        sys.exit(2)
-    if junit is not None and output is not None and real_path(junit) == real_path(output):
-        click.echo("error: --junit and --output are the same file; give each its own path", err=True)
-        sys.exit(2)
-
-    tty = sys.stderr.isatty()
-    failing = FailingIds()
+    display = _RunDisplay(junit, picked)
     started_in = os.getcwd()  # the code under test may change it: --junit is still relative to the user's
-    progress: Progress | None = None
-
-    def on_start(loaded: Any) -> None:
-        nonlocal progress
-        if junit is not None:
-            from evalgate.api import refuse_clobber
-
-            refuse_clobber(loaded, junit, "--junit")
-        for warning in loaded.warnings:
-            click.echo(f"warning: {warning}", err=True)
-        total = loaded.item_count
-        if picked is not None:
-            from evalgate.shards import missing_ids
-
-            total = -(-total // picked.count)  # about this many: ids hash evenly
-            if missing_ids(loaded):
-                click.echo("warning: items without an `id` are sharded by their position (item-N): "
-                           "give every item an id so reordering the data keeps each in its shard", err=True)
-        progress = Progress(total, sys.stderr, tty, retries=network_retries(loaded))
-
-    def on_result(item: Any) -> None:
-        failing.add(item)
-        if progress is not None:
-            progress.tick(item.errored)
-
     try:
         result = run_spec(
             spec,
             output=output,
             concurrency=concurrency,
-            on_start=on_start,
-            on_result=on_result,
+            on_start=display.on_start,
+            on_result=display.on_result,
             resume=resume,
             use_cache=not no_cache,  # the target's cache and the judge's
             keep_items=junit is not None and output is None,  # JUnit needs the items
@@ -234,21 +186,94 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         click.echo(f"evalgate: {exc.strerror or exc}: {exc.filename or output}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
-        if progress is not None:
-            progress.close()
+        display.close()
         # before the first item (a slow import, the spec's validation) no results file was written
         where = f"; finished items are in {output}" if output and Path(output).is_file() else ""
         click.echo(f"evalgate: interrupted{where}", err=True)
         sys.exit(isolation.interrupt_exit_code())
     finally:
-        if progress is not None:
-            progress.close()
+        display.close()
         with contextlib.suppress(OSError):
             os.chdir(started_in)
+    _show_run(result, display.failing.ids, picked, output, junit)
+    sys.exit(exit_code(result.verdict, fail_on, result.outcome.failure_reason))
+
+
+def _checked_run_options(output: Path | None, resume: bool, junit: Path | None, baseline: Path | None,
+                         shard: str | None) -> Any:
+    """The shard picked (or None); exit 2 with what to change on options that do not go together."""
+    from evalgate.api import real_path
+    from evalgate.shards import parse_shard
+
+    picked = None
+    if shard is not None:
+        try:
+            picked = parse_shard(shard)
+        except ValueError as exc:
+            click.echo(f"error: --shard: {exc}", err=True)
+            sys.exit(2)
+        if output is None:
+            click.echo("error: --shard needs --output PATH: `evalgate merge` joins the shards' results files", err=True)
+            sys.exit(2)
+        if baseline is not None:  # a shard holds part of the items: only the merged run is comparable
+            click.echo("error: --baseline compares a whole run, not a shard: `evalgate merge` the shards, then "
+                       "`evalgate compare BASE.json MERGED.json`", err=True)
+            sys.exit(2)
+    if resume and output is None:
+        click.echo("error: --resume needs --output PATH (the run to resume)", err=True)
+        sys.exit(2)
+    if junit is not None and output is not None and real_path(junit) == real_path(output):
+        click.echo("error: --junit and --output are the same file; give each its own path", err=True)
+        sys.exit(2)
+    return picked
+
+
+class _RunDisplay:
+    """What the terminal shows while a run goes: its warnings, a progress bar, the failing items' ids."""
+
+    def __init__(self, junit: Path | None, picked: Any) -> None:
+        from evalgate.report.terminal import FailingIds, Progress
+
+        self.junit, self.picked = junit, picked
+        self.failing = FailingIds()
+        self.progress: Progress | None = None
+
+    def on_start(self, loaded: Any) -> None:
+        from evalgate.api import network_retries, refuse_clobber
+        from evalgate.report.terminal import Progress
+
+        if self.junit is not None:
+            refuse_clobber(loaded, self.junit, "--junit")
+        for warning in loaded.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        total = loaded.item_count
+        if self.picked is not None:
+            from evalgate.shards import missing_ids
+
+            total = -(-total // self.picked.count)  # about this many: ids hash evenly
+            if missing_ids(loaded):
+                click.echo("warning: items without an `id` are sharded by their position (item-N): "
+                           "give every item an id so reordering the data keeps each in its shard", err=True)
+        self.progress = Progress(total, sys.stderr, sys.stderr.isatty(), retries=network_retries(loaded))
+
+    def on_result(self, item: Any) -> None:
+        self.failing.add(item)
+        if self.progress is not None:
+            self.progress.tick(item.errored)
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.close()
+
+
+def _show_run(result: Any, failing_ids: Any, picked: Any, output: Path | None, junit: Path | None) -> None:
+    """The verdict table, the run's notes and warnings, where the results are; the JUnit XML written."""
+    from evalgate.report.terminal import render_table
+
     for note in result.notes:
         click.echo(f"warning: {note}", err=True)
     color = sys.stdout.isatty()
-    click.echo(render_table(result, failing.ids, color=color), color=color)
+    click.echo(render_table(result, failing_ids, color=color), color=color)
     for warning in getattr(result, "extra_summary", {}).get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
     if picked is not None:
@@ -261,7 +286,6 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         except OSError as exc:
             click.echo(f"evalgate: cannot write the JUnit XML: {exc.strerror or exc}: {junit}", err=True)
             sys.exit(2)
-    sys.exit(exit_code(result.verdict, fail_on, result.outcome.failure_reason))
 
 
 @main.command()
@@ -514,10 +538,8 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
     import os
     import re
 
-    from evalgate.github.comments import CommentError, GitHub, comment_key, marker, marker_in
+    from evalgate.github.comments import CommentError, GitHub
     from evalgate.net import HttpClient, RetryPolicy, header_problem
-    from evalgate.report.markdown import COMMENT_LIMIT, hard_cut, no_pings, utf8_size
-    from evalgate.textsafe import visible
 
     if (results_file is None) == (body_file is None):
         click.echo("error: give one of --results (a fork's results file) or --body-file", err=True)
@@ -541,16 +563,7 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
         body, key = _comment_from_results(results_file, key)
     else:
         assert body_file is not None
-        body = body_file.read_text(encoding="utf-8", errors="replace")
-        found = marker_in(body)
-        key = comment_key(key or found or "default")
-        rest = body.split("\n", 1)[1] if found and "\n" in body else ("" if found else body)
-        # The marker goes first: it is how the next run finds this comment. The body is a fork's data,
-        # so no other line may pass for a marker (another job's comment would be taken for it), it
-        # pings nobody under this token's name, and it hides no text from the people (and models) reading it.
-        body = marker(key) + "\n" + no_pings(visible(rest, keep_cr=True).replace("<!-- evalgate:", "&lt;!-- evalgate:"))
-        if utf8_size(body) > COMMENT_LIMIT:
-            body = hard_cut(body, COMMENT_LIMIT, utf8_size)
+        body, key = _comment_from_body_file(body_file, key)
     try:  # proxies and the CA bundle come from the environment, as for every other request
         http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=30.0)
     except ValueError as exc:
@@ -570,6 +583,25 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
     finally:
         http.close()
     click.echo(f"comment {done}")
+
+
+def _comment_from_body_file(path: Path, key: str | None) -> tuple[str, str]:
+    """(body, key): a body file's text as the comment, its marker first and its text made harmless."""
+    from evalgate.github.comments import comment_key, marker, marker_in
+    from evalgate.report.markdown import COMMENT_LIMIT, hard_cut, no_pings, utf8_size
+    from evalgate.textsafe import visible
+
+    body = path.read_text(encoding="utf-8", errors="replace")
+    found = marker_in(body)
+    key = comment_key(key or found or "default")
+    rest = body.split("\n", 1)[1] if found and "\n" in body else ("" if found else body)
+    # The marker goes first: it is how the next run finds this comment. The body is a fork's data,
+    # so no other line may pass for a marker (another job's comment would be taken for it), it
+    # pings nobody under this token's name, and it hides no text from the people (and models) reading it.
+    body = marker(key) + "\n" + no_pings(visible(rest, keep_cr=True).replace("<!-- evalgate:", "&lt;!-- evalgate:"))
+    if utf8_size(body) > COMMENT_LIMIT:
+        body = hard_cut(body, COMMENT_LIMIT, utf8_size)
+    return body, key
 
 
 def _comment_from_results(path: Path, key: str | None) -> tuple[str, str]:
