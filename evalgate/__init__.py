@@ -28,11 +28,13 @@ _EXPORTS = {
     "Judge": "evalgate.judge",
     "merge": "evalgate.merging",
     "MergeError": "evalgate.merging",
-    "checks": "evalgate.scorers.checks",  # the module itself
+    "checks": "evalgate.scorers.checks",  # the module itself (_MODULES)
     "NotScorable": "evalgate.scorers.base",
     "Scorer": "evalgate.scorers.base",
     "scorer": "evalgate.scorers.custom",
 }
+
+_MODULES = {"checks"}  # names that are a module, not a name in it
 
 __all__ = ["Comparison", "EvalResult", "Judge", "MergeError", "NotScorable", "Scorer", "__version__", "checks",
            "compare", "merge", "run_evals", "run_spec", "scorer"]
@@ -43,6 +45,6 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module 'evalgate' has no attribute {name!r}")
     imported = importlib.import_module(module)
-    value = imported if module.endswith(f".{name}") else getattr(imported, name)
+    value = imported if name in _MODULES else getattr(imported, name)
     globals()[name] = value
     return value

@@ -422,6 +422,24 @@ def _score_beside_gates(scorers: list[Check], item: Any, run: Run, result: ItemR
         result.reasons_by_kind["scores"] = scorer_reasons
 
 
+def _score_turn(case: Case, index: int, checks: list[Check], turn_input: Any, run: Run, result: ItemResult,
+                ledger: Ledger | None) -> TurnScores:
+    """One turn's gates and scorers, in the order the item lists them, on that turn's run."""
+    view = case.item.model_copy(update={"input": turn_input, "inputs": None, "turns": None})
+    scores = TurnScores(index, turn_input, run)
+    shared = _shared_ids(checks)
+    for check in checks:
+        gate = check.entry.kind == "gate"
+        before = len(result.contributions)
+        prior = scores.reasons.pop(check.entry.id, None) if shared and check.entry.id in shared else None
+        _score([check], view, run, result, scores.gates if gate else scores.scores, scores.reasons, ledger, index)
+        if len(result.contributions) > before and result.contributions[-1][1] is None:
+            scores.not_scorable.setdefault("gates" if gate else "scores", []).append(check.entry.id)
+        if shared and check.entry.id in shared:
+            _keep_by_kind(scores, check.entry.id, "gates" if gate else "scores", prior)
+    return scores
+
+
 def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[Check],
                   top_judged: bool | None = None, top_shared: frozenset[str] | None = None) -> ItemResult:
     """Run one case through the target and every check; never raises for the target's or a scorer's sake.
@@ -473,23 +491,8 @@ def evaluate_case(case: Case, target: Target, gates: list[Check], scorers: list[
         else:
             _score(scorers, item, run, result, result.scores, result.reasons, ledger)
         if case.turn_checks is not None:
-            result.turns = []
-            for index, checks in enumerate(case.turn_checks):
-                turn_input = inputs[index]
-                view = case.item.model_copy(update={"input": turn_input, "inputs": None, "turns": None})
-                scores = TurnScores(index, turn_input, runs[index])
-                shared = _shared_ids(checks)
-                for check in checks:  # a turn's gates and scorers, in the order the item lists them
-                    gate = check.entry.kind == "gate"
-                    before = len(result.contributions)
-                    prior = scores.reasons.pop(check.entry.id, None) if shared and check.entry.id in shared else None
-                    _score([check], view, runs[index], result, scores.gates if gate else scores.scores,
-                           scores.reasons, ledger, index)
-                    if len(result.contributions) > before and result.contributions[-1][1] is None:
-                        scores.not_scorable.setdefault("gates" if gate else "scores", []).append(check.entry.id)
-                    if shared and check.entry.id in shared:
-                        _keep_by_kind(scores, check.entry.id, "gates" if gate else "scores", prior)
-                result.turns.append(scores)
+            result.turns = [_score_turn(case, index, checks, inputs[index], runs[index], result, ledger)
+                            for index, checks in enumerate(case.turn_checks)]
     finally:
         if ledger is not None:
             close_ledger()

@@ -151,14 +151,7 @@ def problems_from_validation(
             message = f"{where}: `{loc[-1]}` is required"
             line = positions.line((*prefix, *path))
         else:
-            message = f"{where}: {_clean(error['msg'])}"
-            if kind not in ("value_error", "assertion_error") and "input" in error:
-                shown = repr(error["input"])
-                if len(shown) <= 60:
-                    message += f" (got {shown})"
-                written = _yaml_number(error["input"]) if "number" in error["msg"] else None
-                if written is not None:
-                    message += f"; YAML reads `{error['input']}` as text: write `{written}`"
+            message = _value_message(where, error)
             line = positions.line((*prefix, *path))
         signature = (line, message)
         if signature in seen:
@@ -166,6 +159,19 @@ def problems_from_validation(
         seen.add(signature)
         problems.append(Problem(file, line, message))
     return problems
+
+
+def _value_message(where: str, error: Any) -> str:
+    """A value's problem: pydantic's message, the value when it is short, a YAML number read as text."""
+    message = f"{where}: {_clean(error['msg'])}"
+    if error["type"] not in ("value_error", "assertion_error") and "input" in error:
+        shown = repr(error["input"])
+        if len(shown) <= 60:
+            message += f" (got {shown})"
+        written = _yaml_number(error["input"]) if "number" in error["msg"] else None
+        if written is not None:
+            message += f"; YAML reads `{error['input']}` as text: write `{written}`"
+    return message
 
 
 _KEY_ERRORS = ("missing", "extra_forbidden")

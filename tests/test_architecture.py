@@ -285,22 +285,16 @@ def test_the_root_holds_no_stray_file() -> None:
 # ---- no function over 60 lines ----
 
 MAX_FUNCTION_LINES = 60
-# Longer today, in modules other work is reshaping (issue 35); each may only shrink, and leaves this list
-# once it is 60 lines or fewer. Nothing may join it.
+# Still longer: in modules other work of issue 35 is reshaping (the results model, the network layer, the
+# estimate's private reach) and the judge's JSON repair. Each may only shrink, and leaves this list once it
+# is 60 lines or fewer; nothing may join it.
 LONG_FUNCTIONS = {
     "evalgate/judge/repair.py:fix_json": 143,
     "evalgate/comparison.py:compare_results": 89,
-    "evalgate/scorers/judged.py:rubric": 78,
     "evalgate/report/terminal.py:render_table": 78,
     "evalgate/estimate.py:estimate": 73,
     "evalgate/resume.py:skip_finished": 71,
-    "evalgate/engine.py:evaluate_case": 70,
-    "evalgate/runs/messages.py:_from_mastra": 68,
     "evalgate/net.py:HttpClient._send_with_retries": 68,
-    "evalgate/runs/messages.py:_converted": 67,
-    "evalgate/github/main.py:run": 67,
-    "evalgate/errors.py:problems_from_validation": 66,
-    "evalgate/runs/__init__.py:_run_from_mapping": 64,
 }
 
 

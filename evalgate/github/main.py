@@ -387,14 +387,7 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
     """Run, then report whatever finished: outputs, summary and comment even when the run was cut short."""
     from evalgate.api import BaselineError
     lines = Lines()
-    if not is_folder(settings.workspace):  # else every path below would be blamed on working-directory
-        log.annotate("error", f"GITHUB_WORKSPACE ({settings.workspace}) is not a folder: it must name the "
-                     "checked-out workspace (the runner sets it)", title="evalgate: bad input")
-        return EXIT_USAGE
-    if not is_folder(settings.base_dir):
-        log.annotate("error", f"input `working-directory`: {excerpt(settings.working_directory)} is not a folder "
-                     f"in the workspace ({excerpt(settings.relative(settings.base_dir))}); give a folder relative "
-                     "to GITHUB_WORKSPACE", title="evalgate: bad input")
+    if not folders_exist(settings, log):
         return EXIT_USAGE
     os.chdir(settings.base_dir)  # like a `run:` step's working-directory: command targets expect it
     started = time.time()
@@ -450,6 +443,20 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
     if results.verdict not in settings.fail_verdicts:
         return 0
     return EXIT_ERRORS if results.summary.failure_reason == "errors" else 1
+
+
+def folders_exist(settings: Settings, log: Log) -> bool:
+    """The workspace and the working directory are folders; else an ::error naming the one at fault."""
+    if not is_folder(settings.workspace):  # else every path below would be blamed on working-directory
+        log.annotate("error", f"GITHUB_WORKSPACE ({settings.workspace}) is not a folder: it must name the "
+                     "checked-out workspace (the runner sets it)", title="evalgate: bad input")
+        return False
+    if not is_folder(settings.base_dir):
+        log.annotate("error", f"input `working-directory`: {excerpt(settings.working_directory)} is not a folder "
+                     f"in the workspace ({excerpt(settings.relative(settings.base_dir))}); give a folder relative "
+                     "to GITHUB_WORKSPACE", title="evalgate: bad input")
+        return False
+    return True
 
 
 def is_folder(path: Path) -> bool:

@@ -54,22 +54,26 @@ _RUN_KEYS = frozenset(
 )
 
 
-def _run_from_mapping(value: Mapping[str, Any]) -> Run:
-    if not _RUN_KEYS.issuperset(value):
-        unknown = sorted(map(str, value.keys() - _RUN_KEYS))
-        raise RunFormatError(f"unknown run key(s) {unknown}; a run has {sorted(_RUN_KEYS)}")
+def _texts_of(value: Mapping[str, Any]) -> list[str]:
+    """A run mapping's assistant texts: `texts`, or its one `text` (none is one empty message)."""
     texts = value.get("texts")
     if texts is not None:
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             raise RunFormatError("`texts` must be a list of strings")
-    else:
-        text = value.get("text")
-        if text.__class__ is str:
-            texts = [text]
-        elif text is None:
-            texts = [""]  # still one assistant message: Mastra joins its empty text with the others
-        else:
-            raise RunFormatError(f"`text` must be a string, got {_kind(text)}")
+        return texts
+    text = value.get("text")
+    if text.__class__ is str:
+        return [text]
+    if text is None:
+        return [""]  # still one assistant message: Mastra joins its empty text with the others
+    raise RunFormatError(f"`text` must be a string, got {_kind(text)}")
+
+
+def _run_from_mapping(value: Mapping[str, Any]) -> Run:
+    if not _RUN_KEYS.issuperset(value):
+        unknown = sorted(map(str, value.keys() - _RUN_KEYS))
+        raise RunFormatError(f"unknown run key(s) {unknown}; a run has {sorted(_RUN_KEYS)}")
+    texts = _texts_of(value)
     raw_calls = value.get("tool_calls")
     if raw_calls:
         if not isinstance(raw_calls, list):

@@ -175,20 +175,10 @@ def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
         every.append(text)
         if assistant:
             texts.append(text)
-            # faithfulness's evidence: `flatMap((m) => m.content?.toolInvocations ?? [])`, as it is
-            value = content.get("toolInvocations") if isinstance(content, Mapping) else None
-            if isinstance(value, list):
-                legacy.extend(value)
-            elif value is not None:
-                legacy.append(value)
+            legacy.extend(_legacy_invocations(content))
         if assistant or (message["role"] == "signal" and _effective_role(message) == "assistant"):
             judged.append(_judge_text(message) or "")
-        for invocation in _merged_invocations(message.get("content")):
-            call = _mastra_call(invocation, index)
-            if call is not None:
-                calls.append(call)
-            elif (error := _uncounted_error(invocation)) is not None:
-                uncounted.append(error)
+        _add_calls(message, index, calls, uncounted)
     if not messages:  # the tool-call accuracy scorers' `run.output.length === 0`
         unreadable["output_messages"] = ("the output holds no message: Mastra's tool-call accuracy scorers throw on "
                                          "it (Input and output messages cannot be null or empty)")
@@ -203,6 +193,24 @@ def _from_mastra(messages: Sequence[Mapping[str, Any]]) -> Run:
                unreadable={part: unreadable[part] for part in UNREADABLE_PARTS if part in unreadable},
                output_texts=every if every != texts else None, judge_texts=judged if judged != texts else None,
                agent_output=agent_output)
+
+
+def _legacy_invocations(content: Any) -> list[Any]:
+    """faithfulness's evidence: `flatMap((m) => m.content?.toolInvocations ?? [])`, as it is."""
+    value = content.get("toolInvocations") if isinstance(content, Mapping) else None
+    if isinstance(value, list):
+        return value
+    return [] if value is None else [value]
+
+
+def _add_calls(message: Mapping[str, Any], index: int, calls: list[ToolCall], uncounted: list[str]) -> None:
+    """A message's tool calls, and the failed invocations that are no calls (noToolErrors counts them)."""
+    for invocation in _merged_invocations(message.get("content")):
+        call = _mastra_call(invocation, index)
+        if call is not None:
+            calls.append(call)
+        elif (error := _uncounted_error(invocation)) is not None:
+            uncounted.append(error)
 
 
 def _unreadable(index: int, problem: str, reader: str) -> str:
@@ -609,26 +617,8 @@ def _converted(value: Any) -> _Input:
     """A message-like input as the agent's MessageList converts it (`MessageList.addOne`, `inputToMastraDBMessage`).
     Raises UnreadableInput where the agent throws; where it converts a message in a way evalgate does not
     reproduce, `unreproduced` says why (the rest is still checked: a later message may make the agent throw)."""
-    given = value if isinstance(value, list) else [value]
     out = _Input()
-    others: list[tuple[str, Mapping[str, Any]]] = []
-    for index, message in enumerate(given):
-        where = f"input[{index}]" if isinstance(value, list) else "input"
-        if isinstance(message, str):
-            message = {"role": "user", "content": message}
-        if not isinstance(message, Mapping):
-            raise UnreadableInput(f"{where} is {_kind(message)}, not a message")
-        _check_content(where, message)
-        if message.get("role") != "system":
-            others.append((where, message))
-            continue
-        try:  # MessageList.add hands it to addSystem: the system prompt, not inputMessages
-            text = _system_text(where, message)
-        except _NotReproduced as exc:
-            out.unreproduced = out.unreproduced or str(exc)
-            continue
-        if text and text not in out.system:  # isDuplicateSystem drops a repeated one
-            out.system.append(text)
+    others = _system_set_aside(value, out)
     out.any_message = bool(others)
     ids: dict[tuple[str, Any], tuple[str, Mapping[str, Any], Mapping[str, Any]]] = {}
     group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = []  # assistant and tool messages in a row
@@ -675,6 +665,31 @@ def _converted(value: Any) -> _Input:
         group = []
         out.messages.append(db)
     return out
+
+
+def _system_set_aside(value: Any, out: _Input) -> list[tuple[str, Mapping[str, Any]]]:
+    """The input's system messages into `out.system` (MessageList.add hands them to addSystem: the system prompt,
+    not inputMessages); the other messages, each with where it is, returned in order."""
+    given = value if isinstance(value, list) else [value]
+    others: list[tuple[str, Mapping[str, Any]]] = []
+    for index, message in enumerate(given):
+        where = f"input[{index}]" if isinstance(value, list) else "input"
+        if isinstance(message, str):
+            message = {"role": "user", "content": message}
+        if not isinstance(message, Mapping):
+            raise UnreadableInput(f"{where} is {_kind(message)}, not a message")
+        _check_content(where, message)
+        if message.get("role") != "system":
+            others.append((where, message))
+            continue
+        try:
+            text = _system_text(where, message)
+        except _NotReproduced as exc:
+            out.unreproduced = out.unreproduced or str(exc)
+            continue
+        if text and text not in out.system:  # isDuplicateSystem drops a repeated one
+            out.system.append(text)
+    return others
 
 
 def _replaced(earlier: tuple[str, Mapping[str, Any], Mapping[str, Any]],

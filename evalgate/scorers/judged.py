@@ -825,6 +825,38 @@ def parse_criteria(text: str) -> list[Criterion]:
     return [Criterion(description=line) for line in lines if line]
 
 
+def _rubric_criteria(criterion: str | None, criteria: list[str | Criterion] | None,
+                     scale: str) -> tuple[list[Criterion], str]:
+    """(the criteria, the whole rubric as one text) of `criterion` or `criteria`; ValueError for neither or both."""
+    if (criterion is None) == (criteria is None):
+        raise ValueError("give `criterion` or `criteria`, not both and not neither")
+    if criteria is not None:
+        listed = [
+            c if isinstance(c, Criterion) else Criterion.model_validate(c) if isinstance(c, dict)
+            else Criterion(description=c)
+            for c in criteria
+        ]
+        whole = "\n".join(c.description for c in listed)
+    else:
+        listed = parse_criteria(criterion or "")
+        whole = criterion or ""
+    if scale == "graded" and criterion is None:
+        raise ValueError("`scale: graded` grades one `criterion`; use `criteria` with the binary scale")
+    return listed, whole
+
+
+def _rubric_sections(item: Item, run: Run, criterion_sections: list[str], options: Options) -> list[str]:
+    """What the rubric's judge reads: the criteria, the input, ground truth and context where given, the output."""
+    out = [*criterion_sections, p.section("input", _input(item, options))]
+    expected = _ground_truth(item)
+    if expected is not None:
+        out.append(p.section("ground_truth", expected))
+    if item.context:
+        out.append(_chunks(item.context))
+    out.append(p.section("output", _output(run, options)))
+    return out
+
+
 @scorer_type("rubric", judged=True)
 def rubric(
     criterion: Annotated[str, Field(min_length=1)] | None = None,
@@ -844,20 +876,7 @@ def rubric(
     `scale: graded` (an evalgate option): the judge's whole-number grade for the whole `criterion`
     from 0 to `max_grade`, divided by max_grade. The judge also sees ground_truth and context.
     """
-    if (criterion is None) == (criteria is None):
-        raise ValueError("give `criterion` or `criteria`, not both and not neither")
-    if criteria is not None:
-        listed = [
-            c if isinstance(c, Criterion) else Criterion.model_validate(c) if isinstance(c, dict)
-            else Criterion(description=c)
-            for c in criteria
-        ]
-        whole = "\n".join(c.description for c in listed)
-    else:
-        listed = parse_criteria(criterion or "")
-        whole = criterion or ""
-    if scale == "graded" and criterion is None:
-        raise ValueError("`scale: graded` grades one `criterion`; use `criteria` with the binary scale")
+    listed, whole = _rubric_criteria(criterion, criteria, scale)
     options = Options(True, "score", conversation)
     template = p.RUBRIC_BINARY if scale == "binary" else p.RUBRIC_GRADED
     from evalgate.scorers import judge_replies as r
@@ -880,14 +899,7 @@ def rubric(
             criterion_of(verdict)
 
     def sections(item: Item, run: Run, criterion_sections: list[str]) -> list[str]:
-        out = [*criterion_sections, p.section("input", _input(item, options))]
-        expected = _ground_truth(item)
-        if expected is not None:
-            out.append(p.section("ground_truth", expected))
-        if item.context:
-            out.append(_chunks(item.context))
-        out.append(p.section("output", _output(run, options)))
-        return out
+        return _rubric_sections(item, run, criterion_sections, options)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         if scale == "graded":
