@@ -175,6 +175,14 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     if junit is not None and output is not None and real_path(junit) == real_path(output):
         click.echo("error: --junit and --output are the same file; give each its own path", err=True)
         sys.exit(2)
+    if junit is not None:  # said before the run: a FIFO there would wait for a reader after every item ran
+        from evalgate.files import check_writable
+
+        try:
+            check_writable(junit)
+        except OSError as exc:
+            click.echo(f"error: --junit: {exc.filename}: {exc.strerror or exc}", err=True)
+            sys.exit(2)
 
     tty = sys.stderr.isatty()
     failing = FailingIds()
@@ -333,6 +341,7 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     from pydantic import ValidationError
 
     from evalgate.comparison import CompareOptions, add_to_results, compare_results
+    from evalgate.files import MAX_RESULTS_BYTES, UnreadableFile, read_capped
     from evalgate.report.terminal import comparison_section
     from evalgate.results import replaceable_file, write_results_json
     from evalgate.results_model import load_results
@@ -344,7 +353,10 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
         base_results = load_results(base)  # each checked to be a file first
         reading = head
         head_results = load_results(head)
-        head_raw = json.loads(head.read_bytes())
+        head_raw = json.loads(read_capped(head, limit=MAX_RESULTS_BYTES, what="results file"))
+    except UnreadableFile as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     except (ValidationError, ValueError) as exc:
         click.echo(f"error: {reading}: not an evalgate results file ({str(exc).splitlines()[0][:200]})", err=True)
         sys.exit(2)
@@ -449,6 +461,7 @@ def schema() -> None:
 
 def _write_junit(result: Any, path: Path) -> None:
     """JUnit XML from the results file when there is one, else from the items kept in memory."""
+    from evalgate.files import write_file
     from evalgate.report.junit import render_junit
     from evalgate.results_model import Results, load_results
 
@@ -456,8 +469,7 @@ def _write_junit(result: Any, path: Path) -> None:
         results = load_results(Path(result.results_path))
     else:
         results = Results.model_validate(result.to_dict())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_junit(results), encoding="utf-8")
+    write_file(path, render_junit(results).encode("utf-8"))
     click.echo(f"junit: {path}")
 
 

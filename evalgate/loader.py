@@ -138,24 +138,32 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     return spec.model_copy(update={"gates": gates, "scorers": scorers}), positions, raw
 
 
-def _key_problems(raw: Any, positions: Positions, file: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
-    """Keys YAML read as something other than text (`yes`, `on`, `1`), at their own lines."""
+def _key_problems(raw: Any, positions: Positions, file: str, path: tuple[str | int, ...] = (),
+                  texts_under: dict[tuple[Any, ...], list[Any]] | None = None) -> list[Problem]:
+    """Keys YAML read as something other than text (`yes`, `on`, `1`), at their own lines.
+    texts_under: each mapping's keys as written, indexed once, when the first such key is found (looking
+    them up among all keys for every mapping took time quadratic in the spec's size)."""
     problems: list[Problem] = []
+    if texts_under is None:
+        texts_under = {}
     if isinstance(raw, dict):
-        texts = [k[-1] for k in positions.keys if len(k) == len(path) + 1 and k[:-1] == path]
         for key in raw:
             if not isinstance(key, str):
+                if not texts_under:
+                    for written in positions.keys:
+                        texts_under.setdefault(written[:-1], []).append(written[-1])
                 # its source text: the key under this mapping that is no string key of it
+                texts = texts_under.get(path, [])
                 text = next((t for t in texts if isinstance(t, str) and t not in raw), str(key))
                 where = show_loc(path) + ": " if path else ""
                 problems.append(Problem(file, positions.line((*path, text), key=True),
                                         f"{where}the key `{text}` is read as {json.dumps(key, default=str)}, "
                                         f"not as a name; quote it: '{text}':"))
             elif path or key != "data":  # inline data is the items' own: their fields may be anything
-                problems += _key_problems(raw[key], positions, file, (*path, key))
+                problems += _key_problems(raw[key], positions, file, (*path, key), texts_under)
     elif isinstance(raw, list):
         for index, value in enumerate(raw):
-            problems += _key_problems(value, positions, file, (*path, index))
+            problems += _key_problems(value, positions, file, (*path, index), texts_under)
     return problems
 
 

@@ -24,7 +24,8 @@ from typing import Any
 import orjson
 
 from evalgate.budget import CostTotals, saturated, spend
-from evalgate.errors import display_path, not_a_file
+from evalgate.errors import display_path
+from evalgate.files import MAX_RESULTS_BYTES, UnreadableFile, atomic_writer, read_capped, refuse_unreadable
 from evalgate.redaction import redact_value
 from evalgate.replay import Column, Replay, decode
 from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, new_file, replaceable_file
@@ -78,7 +79,7 @@ class ErroredItem:
 def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
     """(index, bytes, record) of every item, streamed: one line each as evalgate writes them."""
     if lines_from is None:  # not evalgate's layout (e.g. reformatted): parse it whole
-        items = json.loads(path.read_bytes()).get("items")
+        items = json.loads(read_capped(path, limit=MAX_RESULTS_BYTES, what="results file")).get("items")
         if not isinstance(items, list):
             raise ValueError("`items` is not a list")
         for record in items:
@@ -246,9 +247,10 @@ def _loads(text: bytes) -> Any:
 def read_shard(path: Path) -> ShardFile:
     """The header of a shard's results file (items are streamed later); MergeError if it is not one."""
     name = display_path(path)
-    unusable = not_a_file(path, what="results file")
-    if unusable is not None:  # a FIFO would block, a device never end
-        raise MergeError(f"{name}: {unusable}")
+    try:  # a FIFO would block, a device never end, a file of gigabytes is no shard
+        refuse_unreadable(path, limit=MAX_RESULTS_BYTES, what="results file")
+    except UnreadableFile as exc:
+        raise MergeError(f"{name}: {exc.strerror}") from None
     try:
         with path.open("rb") as handle:
             first = handle.readline()
@@ -265,7 +267,7 @@ def read_shard(path: Path) -> ShardFile:
             if head is not None and not _one_item(first[lines_from:]):
                 lines_from = None  # items share the line (a file rewritten on one line): read it whole
         if head is None:
-            head = json.loads(path.read_bytes())
+            head = json.loads(read_capped(path, limit=MAX_RESULTS_BYTES, what="results file"))
             if isinstance(head, dict):
                 head.pop("items", None)
     except OSError as exc:
@@ -693,7 +695,6 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
     out = tmp = None
     if output is not None:
         target = Path(output)
-        target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(target.name + ".tmp")
         out = new_file(tmp)
         out.write(b"[")  # the items array; the header goes in front once the outcome is known
@@ -887,22 +888,13 @@ class _ReadItems(Exception):
 
 def _write_whole(target: Path, head: dict[str, Any], lines: list[bytes]) -> None:
     """The results file at once: the header, then the item lines as the items array."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        with new_file(tmp) as out:
-            out.write(_utf8(json.dumps(redact_value(head), ensure_ascii=False)[:-1]) + b', "items": [')
-            for start in range(0, len(lines), WRITE_LINES):
-                if start:
-                    out.write(b",\n")
-                out.write(b",\n".join(lines[start:start + WRITE_LINES]))
-            out.write(ITEMS_END)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_writer(target) as out:
+        out.write(_utf8(json.dumps(redact_value(head), ensure_ascii=False)[:-1]) + b', "items": [')
+        for start in range(0, len(lines), WRITE_LINES):
+            if start:
+                out.write(b",\n")
+            out.write(b",\n".join(lines[start:start + WRITE_LINES]))
+        out.write(ITEMS_END)
 
 
 def _tagged(n: int, file: ShardFile) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
@@ -921,15 +913,10 @@ def _tagged(n: int, file: ShardFile) -> Iterator[tuple[int, int, bytes, dict[str
 
 def _prepend(tmp: Path, opening: bytes, target: Path) -> None:
     """The results file: the header, then the items array written to `tmp` (which starts with `[`)."""
-    final = target.with_name(target.name + ".tmp2")
     try:
-        with tmp.open("rb") as body, new_file(final) as out:
+        with tmp.open("rb") as body, atomic_writer(target, scratch=target.name + ".tmp2") as out:
             out.write(opening)
             for block in iter(lambda: body.read(1 << 20), b""):
                 out.write(block)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(final, target)
     finally:  # interrupted or not, no temporary file is left beside the results
         tmp.unlink(missing_ok=True)
-        final.unlink(missing_ok=True)

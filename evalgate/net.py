@@ -47,7 +47,6 @@ import random
 import re
 import socket
 import sys
-import tempfile
 import threading
 import time
 import weakref
@@ -60,6 +59,7 @@ from urllib.parse import unquote, unquote_plus, urlsplit
 
 from evalgate import __version__
 from evalgate.errors import not_a_file
+from evalgate.files import MAX_CACHE_ENTRY_BYTES, open_capped, write_file
 
 if TYPE_CHECKING:  # imported when the first client is built: offline specs never pay for TLS and urllib3
     import ssl
@@ -262,33 +262,49 @@ class ResponseCache:
         self._lock = threading.Lock()
         self.unstored = 0  # replies a write failed to keep: a re-run sends them again
         self._first_failure: str | None = None
+        self.unread = 0  # entries that could not be read: asked again
+        self._first_unread: str | None = None
 
     def _path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> Any | None:
-        """The stored value, or None if absent, expired or unreadable."""
+        """The stored reply ({"status", "body", "elapsed_ms"}), or None if absent, expired or unreadable. An entry
+        that is no regular file (a FIFO, a symlink, a device), is over MAX_CACHE_ENTRY_BYTES, or holds no reply
+        (nested too deep, fields of the wrong type) is a miss that `problem()` warns of, never the item's error."""
         path = self._path(key)
         try:
-            if self.ttl_s is not None and time.time() - path.stat().st_mtime > self.ttl_s:
-                return None
-            with path.open("rb") as handle:
-                return json.loads(handle.read())["value"]
-        except (OSError, ValueError, KeyError, TypeError):
+            with open_capped(path, limit=MAX_CACHE_ENTRY_BYTES, what="cache entry", follow=False) as handle:
+                if self.ttl_s is not None and time.time() - os.fstat(handle.fileno()).st_mtime > self.ttl_s:
+                    return None
+                data = handle.read(MAX_CACHE_ENTRY_BYTES + 1)
+            if len(data) > MAX_CACHE_ENTRY_BYTES:
+                raise ValueError("it grew while it was read")
+            value = loads(data)["value"]
+            if not _is_stored_reply(value):
+                raise ValueError("it holds no stored reply")
+            return value
+        except (FileNotFoundError, NotADirectoryError):  # no entry (its folder's name taken by a file: no folder)
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            self._unreadable(path, exc)
             return None
 
+    def _unreadable(self, path: Path, exc: BaseException) -> None:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+        with self._lock:
+            self.unread += 1
+            if self._first_unread is None:
+                self._first_unread = f"{path.name}: {reason}"[:300]
+
     def put(self, key: str, value: Any) -> None:
-        """Store a JSON-able value; failures to write are ignored (the cache is an optimisation)."""
+        """Store a JSON-able value; failures to write are counted, never raised (the cache is an optimisation).
+        Written through `evalgate.files.atomic_writer`: never through a symlinked sub-folder or entry."""
         path = self._path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(json.dumps({"value": value}, ensure_ascii=False).encode("utf-8"))
-            os.replace(tmp, path)
+            data = json.dumps({"value": value}, ensure_ascii=False).encode("utf-8")
+            write_file(path, data, root=self.dir, scratch="", durable=False)
         except (OSError, TypeError, ValueError) as exc:
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(tmp)
             with self._lock:
                 self.unstored += 1
                 if self._first_failure is None:
@@ -302,10 +318,20 @@ class ResponseCache:
     def problem(self) -> str | None:
         """What the run should be told when writes failed: the cache silently costing nothing is a surprise."""
         with self._lock:
-            if not self.unstored:
-                return None
-            return (f"the response cache in {self.dir} could not keep {self.unstored} replies "
-                    f"({self._first_failure}); a re-run sends those requests again")
+            said = []
+            if self.unread:
+                said.append(f"the response cache in {self.dir} had {self.unread} cache entries it could not read "
+                            f"({self._first_unread}); those requests were sent again")
+            if self.unstored:
+                said.append(f"the response cache in {self.dir} could not keep {self.unstored} replies "
+                            f"({self._first_failure}); a re-run sends those requests again")
+            return "; ".join(said) or None
+
+
+def _is_stored_reply(value: Any) -> bool:
+    """What `HttpClient.request` stores: an int status, a body, a number of milliseconds."""
+    return (isinstance(value, dict) and "body" in value and type(value.get("status", 200)) is int
+            and type(value.get("elapsed_ms") or 0.0) in (int, float))
 
 
 def cache_from_settings(settings: Any, base_dir: Path, *, enabled: bool = True) -> ResponseCache | None:

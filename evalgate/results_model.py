@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
-from evalgate.errors import not_a_file
+from evalgate.files import MAX_RESULTS_BYTES, read_capped
 from evalgate.results import SCHEMA_VERSION
 from evalgate.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult, Verdict
 
@@ -164,11 +164,9 @@ class Results(BaseModel):
 def load_results(path: Path) -> Results:
     """A results file back; whatever a run writes (lone surrogates, nulls for NaN) reads back.
 
-    ValueError for a path that is no regular file (a FIFO would block, a device never end)."""
-    unusable = not_a_file(path, what="results file")
-    if unusable is not None:
-        raise ValueError(unusable)
-    data = path.read_bytes()
+    ValueError for a path that is no regular file (a FIFO would block, a device never end) or one over
+    MAX_RESULTS_BYTES (UnreadableFile, also an OSError)."""
+    data = read_capped(path, limit=MAX_RESULTS_BYTES, what="results file")
     try:
         return Results.model_validate_json(data)
     except ValueError:

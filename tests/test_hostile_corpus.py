@@ -136,7 +136,7 @@ def scan_written(folder: Path, inputs: set[Path]) -> list[str]:
 
 
 def run_drivers(cases: list[corpus.Case], root: Path, chunks: int,
-                name: str) -> Iterator[tuple[list[dict[str, Any]], int, Any]]:
+                name: str, env: dict[str, str] | None = None) -> Iterator[tuple[list[dict[str, Any]], int, Any]]:
     """Run the cases in `chunks` driver processes; yields (records, peak RSS MiB, exit code) per driver."""
     groups = [cases[i::chunks] for i in range(chunks)]
 
@@ -150,8 +150,8 @@ def run_drivers(cases: list[corpus.Case], root: Path, chunks: int,
             spec.write_text(json.dumps([{"id": c.id, "cwd": str(root / c.id), "steps": c.steps,
                                          "timeout_s": c.timeout_s} for c in remaining]))
             proc = subprocess.Popen([sys.executable, str(HERE / "hostile_driver.py"), str(spec), str(out)],
-                                    env=secret_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    start_new_session=True)
+                                    env={**secret_env(), **(env or {})}, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, start_new_session=True)
             budget = sum(c.timeout_s * len(c.steps) for c in remaining) + 60
             code, rss, _ = wait_child(proc, budget)
             peak = max(peak, rss)
@@ -200,6 +200,9 @@ def check_records(cases: list[corpus.Case], results: list[tuple[list[dict[str, A
                 tally.other.append(f"{label}: exit 2 without file:line: {record['stderr'][:300]!r}")
             if record["step"] == 0 and code == 0 and case.expect_out and case.expect_out not in record["stdout"]:
                 tally.other.append(f"{label}: expected {case.expect_out!r} in {record['stdout'][:200]!r}")
+            said = case.expect.get(record["step"])
+            if said and said not in streams:
+                tally.other.append(f"{label}: expected {said!r} in {streams[-300:]!r}")
             if record["seconds"] > case.max_seconds:
                 tally.hangs.append(f"{label}: {record['seconds']}s")
             if "internal error" in streams:
@@ -217,6 +220,11 @@ def check_records(cases: list[corpus.Case], results: list[tuple[list[dict[str, A
         inputs = {folder / name for name in case.files}
         for path in scan_written(folder, inputs):
             tally.leaks.append(f"{case.id}: secret in {path}")
+        if case.outside:  # a folder outside the case's own: what is there stays as it was, nothing is added
+            outside = case.outside_folder(root)
+            found = {p.name: p.read_text(errors="replace") if p.is_file() else "(a folder)" for p in outside.iterdir()}
+            if found != case.outside:
+                tally.other.append(f"{case.id}: written outside: {sorted(found)} {list(found.values())[:2]!r}")
 
 
 TALLY = Tally()
@@ -242,6 +250,59 @@ def test_generated_specs_data_and_behaviours(root: Path) -> None:
     for name in ("tracebacks", "hangs", "over_memory", "wrong_codes", "leaks", "other"):
         getattr(TALLY, name).extend(getattr(tally, name))
     assert not tally.problems(), "\n".join(tally.problems()[:40])
+
+
+class Agent:
+    """An HTTP agent on 127.0.0.1 that answers every POST with the same JSON reply (the cache stores it)."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                data = b'{"text": "hello there"}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+FILE_KINDS = ("write", "cache", "read", "journal", "ids", "spec")
+
+
+def test_files_written_and_read_are_never_followed_out_waited_on_or_read_whole(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Section E: symlinks, FIFOs, devices, sparse 2 GiB files and folder symlinks at every path evalgate writes
+    or reads back, cache folders and entries planted by someone else, 1e999 in a journal, NFC-equal ids, a
+    spec of 10,000 gates. Each driver's address space is capped: a file read whole fails it, not the machine."""
+    root = tmp_path_factory.mktemp("hostile-files")
+    cases = corpus.file_cases()
+    agent = Agent()
+    try:
+        for case in cases:
+            case.write(root, agent.url)
+        results = list(run_drivers(cases, root, 2, "files", {"HOSTILE_MAX_ADDRESS_MB": "2048"}))
+    finally:
+        agent.close()
+    tally = Tally()
+    check_records(cases, results, root, tally)
+    failed = {p.split(":")[0].split(" step ")[0] for p in tally.problems()}
+    rows = [(kind, sum(c.id.startswith(kind) for c in cases), sum(f.startswith(kind) for f in failed))
+            for kind in FILE_KINDS]
+    print("\n| kind | tried | failed |\n|---|---|---|\n" + "\n".join(f"| {k} | {t} | {f} |" for k, t, f in rows))
+    _merge(tally)
+    assert not tally.problems(), "\n".join(tally.problems()[:60])
 
 
 # ---- real processes: Ctrl-C, the runner's credentials, judges and agents that echo secrets ----

@@ -19,6 +19,7 @@ from typing import Any
 
 from evalgate import isolation, redaction, safeio
 from evalgate.errors import SpecError, shortened
+from evalgate.files import MAX_RESULTS_BYTES, read_capped
 from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError, excerpt
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
@@ -356,7 +357,7 @@ def compare_merged_step(settings: Settings, log: Log, baseline: Path) -> None:
 
     path = settings.results_file
     try:
-        head = json.loads(path.read_bytes())
+        head = json.loads(read_capped(path, limit=MAX_RESULTS_BYTES, what="results file"))
         comparison = compare_results(load_results(baseline), load_results(path),
                                      CompareOptions.from_settings(head.get("compare_settings")))
     except Exception as exc:
