@@ -247,7 +247,7 @@ class CaseBuilder:
                     message = (f"{self.where(prefix)}: this item has no id, so it is `{named}`, the id of the "
                                f"item at line {line}; give every item an id")
                 elif first != named:
-                    message = (f"{self.where(prefix)}: the id {ascii(named)} is the id {ascii(first)} at line {line} "
+                    message = (f"{self.where(prefix)}: the id {named!a} is the id {first!a} at line {line} "
                                "written another way (the same once Unicode-normalised, NFC): the two would look "
                                "the same in every report; give one another id")
                 else:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import email.utils
+import errno
 import functools
 import hashlib
 import ipaddress
@@ -256,9 +257,13 @@ class ResponseCache:
     Safe to share between threads and processes (last writer wins; readers never see torn files).
     """
 
-    def __init__(self, directory: str | Path, ttl_s: float | None = None) -> None:
+    def __init__(self, directory: str | Path, ttl_s: float | None = None, root: str | Path | None = None) -> None:
+        """root: the folder the cache must stay in (the spec's): no folder from there down is followed as a
+        symlink, and a cache folder that leads outside it (symlinks followed) is neither read nor written."""
         self.dir = Path(directory)
+        self.root = Path(root) if root is not None else self.dir
         self.ttl_s = ttl_s
+        self.outside = not Path(os.path.realpath(self.dir)).is_relative_to(os.path.realpath(self.root))
         self._lock = threading.Lock()
         self.unstored = 0  # replies a write failed to keep: a re-run sends them again
         self._first_failure: str | None = None
@@ -273,6 +278,9 @@ class ResponseCache:
         that is no regular file (a FIFO, a symlink, a device), is over MAX_CACHE_ENTRY_BYTES, or holds no reply
         (nested too deep, fields of the wrong type) is a miss that `problem()` warns of, never the item's error."""
         path = self._path(key)
+        if self.outside:
+            self._unreadable(path, OSError(errno.EPERM, "the cache's folder leads outside the spec's folder"))
+            return None
         try:
             with open_capped(path, limit=MAX_CACHE_ENTRY_BYTES, what="cache entry", follow=False) as handle:
                 if self.ttl_s is not None and time.time() - os.fstat(handle.fileno()).st_mtime > self.ttl_s:
@@ -303,7 +311,7 @@ class ResponseCache:
         path = self._path(key)
         try:
             data = json.dumps({"value": value}, ensure_ascii=False).encode("utf-8")
-            write_file(path, data, root=self.dir, scratch="", durable=False)
+            write_file(path, data, root=self.root, scratch="", durable=False)
         except (OSError, TypeError, ValueError) as exc:
             with self._lock:
                 self.unstored += 1
@@ -345,7 +353,7 @@ def cache_from_settings(settings: Any, base_dir: Path, *, enabled: bool = True) 
     directory = Path(settings.dir)
     if not directory.is_absolute():
         directory = base_dir / directory
-    return ResponseCache(directory, parse_ttl(settings.ttl))
+    return ResponseCache(directory, parse_ttl(settings.ttl), root=base_dir)
 
 
 def policy_from_settings(settings: Any) -> RetryPolicy:

@@ -590,3 +590,95 @@ def test_zz_print_the_table() -> None:
     """The issue's table, measured on this corpus (shown with `pytest -s`)."""
     print("\n| what | count |\n|---|---|\n" + TALLY.table())
     assert TALLY.inputs > 0
+
+
+# ---- the Action's writes: never through a committed symlink, never outside the workspace ----
+
+ACTION_PLANTS = {  # a fork's pull request commits these; what the Action must end with
+    "results-symlink": ({"evalgate-results.json": "victim"}, {}, {2}),
+    "comment-file-symlink": ({"evalgate-results.comment.md": "victim"}, {}, {0, 1}),
+    "results-path-parent": ({}, {"results-path": "../escape.json"}, {2}),
+    "results-folder-symlink": ({"out": "outside"}, {"results-path": "out/r.json"}, {2}),
+    "cache-dir-parent": ({}, {}, {2}),
+}
+
+
+@pytest.mark.parametrize("plant", list(ACTION_PLANTS))
+def test_the_action_writes_nothing_outside_the_workspace(tmp_path: Path, plant: str) -> None:
+    links, inputs, codes = ACTION_PLANTS[plant]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.txt"
+    victim.write_text(corpus.VICTIM)
+    with scenarios.new_github() as github:
+        tally = Tally()
+
+        def launch(files: RunnerFiles, env: Any) -> tuple[int, str]:
+            environment = env(workspace=str(files.workspace), output=str(files.output),
+                              summary=str(files.summary), event_path=str(files.event), api_url=github.url)
+            environment.update(PATH=os.environ.get("PATH", ""), HOME=str(files.root), PYTHONPATH=str(REPO))
+            proc = subprocess.Popen([sys.executable, str(REPO / "entrypoint.py")], cwd=files.workspace,
+                                    env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            out, _ = finish(proc, 90, f"action {plant}", tally, codes)
+            return proc.returncode, out
+
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        (workspace / "data.jsonl").write_text('{"id": "a", "input": "hi", "output": "hello"}\n')
+        cache = "target:\n  type: recorded\n  cache: {dir: ../cache-escape}\n" if plant == "cache-dir-parent" else ""
+        (workspace / "evalgate.yaml").write_text(
+            f"version: 1\ndata: data.jsonl\n{cache}gates:\n  - type: includes\n    value: hel\n")
+        for name, to in links.items():
+            (workspace / name).symlink_to(victim if to == "victim" else outside)
+        run = scenarios.Action(launch, tmp_path, github).run(inputs)
+        assert victim.read_text() == corpus.VICTIM and [p.name for p in outside.iterdir()] == ["victim.txt"]
+        assert not (tmp_path / "escape.json").exists() and not (tmp_path / "cache-escape").exists()
+        assert set(run.outputs) >= scenarios.OUTPUT_NAMES, run.outputs
+        if plant == "comment-file-symlink":  # the body stays in memory: the comment is posted all the same
+            assert github.comments_on(scenarios.REPO, scenarios.PR), "no PR comment"
+            assert (workspace / "evalgate-results.comment.md").is_symlink()
+        assert not tally.problems(), tally.problems()
+        _merge(tally)
+
+
+# ---- `baseline: auto`: an artifact that inflates past its caps (a zip bomb) ----
+
+
+def _zip(members: dict[str, Iterator[bytes]]) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, blocks in members.items():
+            with archive.open(name, "w", force_zip64=True) as member:
+                for block in blocks:
+                    member.write(block)
+    return buffer.getvalue()
+
+
+def test_a_zip_bomb_baseline_is_refused_while_it_inflates_never_held_in_memory(tmp_path: Path) -> None:
+    """300 MiB of zeros deflate to about 300 KiB: past the ratio cap. Inflated a megabyte at a time into
+    a file that is removed, never into memory (tracemalloc sees every bytes object)."""
+    import tracemalloc
+
+    from evalgate.github.artifacts import MAX_INFLATE_RATIO, NoBaseline, results_from_zip
+
+    bomb = _zip({"evalgate-results.json": (bytes(2**20) for _ in range(300))})
+    assert len(bomb) * MAX_INFLATE_RATIO < 300 * 2**20
+    dest = tmp_path / "baseline-results.json"
+    tracemalloc.start()
+    try:
+        with pytest.raises(NoBaseline, match="zip bomb"):
+            results_from_zip(bomb, "evalgate-results.json", dest)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, f"{peak / 2**20:.0f} MiB held while inflating"
+    assert list(tmp_path.iterdir()) == []  # nothing half-written left behind
+    # a real results file (deflating about 10 times) comes out whole
+    text = json.dumps({"items": [{"index": i, "id": f"item-{i}", "output": {"text": f"answer {i * 7919 % 1000}"}}
+                                 for i in range(20_000)]}).encode()
+    results_from_zip(_zip({"out/evalgate-results.json": iter([text])}), "evalgate-results.json", dest)
+    assert dest.read_bytes() == text

@@ -19,7 +19,7 @@ from typing import Any
 
 from evalgate import isolation, redaction, safeio
 from evalgate.errors import SpecError, shortened
-from evalgate.files import MAX_RESULTS_BYTES, read_capped
+from evalgate.files import MAX_RESULTS_BYTES, read_capped, write_file
 from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError, excerpt
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
@@ -203,9 +203,13 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
     key = settings.comment_key or results.name
     body = comment_body(settings, results, key)
     path = settings.comment_file
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(body, encoding="utf-8")
-    outputs["comment-file"] = settings.relative(path)
+    try:  # never through a symlink, never outside the workspace; the comment is posted all the same
+        write_file(path, body.encode("utf-8"), root=settings.workspace)
+        outputs["comment-file"] = settings.relative(path)
+    except OSError as exc:
+        log.annotate("warning", f"the comment's body was not written to {settings.relative(path)}: "
+                     f"{exc.strerror or exc}", title="evalgate: no comment file")
+        outputs["comment-file"] = ""
     if not settings.comment:
         return
     if not settings.token or not settings.repository:

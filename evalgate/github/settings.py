@@ -245,6 +245,12 @@ class Settings:
             raise SettingsError("input `working-directory` leads outside the workspace (symlinks followed): give a "
                                 "folder inside GITHUB_WORKSPACE, relative to it, e.g. `evals` or `.`",
                                 settings.working_directory)
+        results_folder = Path(os.path.realpath(settings.results_file.parent))
+        if not (settings.results_file.is_relative_to(settings.workspace)
+                and results_folder.is_relative_to(settings.workspace)):
+            raise SettingsError("input `results-path` leads outside the workspace (symlinks followed): give a file "
+                                "inside GITHUB_WORKSPACE, relative to working-directory, e.g. evalgate-results.json",
+                                settings.results_path)
         return settings
 
     @property
@@ -258,7 +264,9 @@ class Settings:
 
     @property
     def results_file(self) -> Path:
-        return (self.base_dir / self.results_path).resolve()
+        """Absolute, `..` taken lexically; the file itself is never followed if it is a symlink (the writers
+        refuse one: a committed `evalgate-results.json` pointing elsewhere is not written through)."""
+        return Path(os.path.normpath(self.base_dir / self.results_path))
 
     @property
     def journal_file(self) -> Path | None:

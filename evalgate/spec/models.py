@@ -7,6 +7,7 @@ a file against them, `evalgate schema` derives the JSON Schema from them.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from typing import Annotated, Any, Literal
@@ -172,8 +173,17 @@ class TlsSettings(_Strict):
 class CacheSettings(_Strict):
     """A response cache on disk, keyed by the target's settings (secrets excluded) and the request."""
 
-    dir: str = Field(default=".evalgate/cache", description="relative to the spec's folder")
+    dir: str = Field(default=".evalgate/cache", description="inside the spec's folder, relative to it (no `..`)")
     ttl: float | str | None = Field(default=None, description="seconds, or e.g. `30m`, `12h`, `7d`; none: no expiry")
+
+    @field_validator("dir")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        # a spec (a fork's) must not have evalgate write where it likes: the cache stays in the spec's folder
+        if not value or "\0" in value or os.path.isabs(value) or ".." in re.split(r"[\\/]", value):
+            raise ValueError("the cache's `dir` must be a folder inside the spec's folder, relative to it, "
+                             "without `..` (e.g. .evalgate/cache)")
+        return value
 
     @field_validator("ttl")
     @classmethod
