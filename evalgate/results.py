@@ -287,13 +287,9 @@ class ResultsWriter:
         try:
             raw = json.loads(read_capped(self.path, limit=MAX_RESULTS_BYTES, what="results file"))
             items = raw.get("items")
-        except FileNotFoundError:
-            return
-        except (OSError, AttributeError, RecursionError):  # a results file nested too deep: no items
-            return
-        except ValueError as exc:
-            if isinstance(exc, UnreadableFile):
-                raise
+        except UnreadableFile:
+            raise  # a FIFO, a device, gigabytes: said, not taken for a run that finished nothing
+        except (OSError, ValueError, AttributeError, RecursionError):  # absent, or no results (nested too deep)
             return
         if not isinstance(items, list):
             return

@@ -626,7 +626,8 @@ def test_the_action_writes_nothing_outside_the_workspace(tmp_path: Path, plant: 
         workspace = tmp_path / "ws"
         workspace.mkdir()
         (workspace / "data.jsonl").write_text('{"id": "a", "input": "hi", "output": "hello"}\n')
-        cache = "target:\n  type: recorded\n  cache: {dir: ../cache-escape}\n" if plant == "cache-dir-parent" else ""
+        cache = ("target:\n  type: http\n  url: http://127.0.0.1:9/agent\n  cache: {dir: ../cache-escape}\n"
+                 if plant == "cache-dir-parent" else "")
         (workspace / "evalgate.yaml").write_text(
             f"version: 1\ndata: data.jsonl\n{cache}gates:\n  - type: includes\n    value: hel\n")
         for name, to in links.items():
