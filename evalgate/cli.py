@@ -77,6 +77,7 @@ def entry(argv: list[str] | None = None) -> None:
         isolation.reexec_without_credentials()
         isolation.receive_credentials()
     _safe_streams()
+    isolation.register_credential_env()  # a provider key set on the step for another tool is a secret too
     isolation.install_interrupt_handler()
     try:
         returned = main.main(args=argv, prog_name="evalgate", standalone_mode=False)

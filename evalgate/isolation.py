@@ -243,6 +243,12 @@ def receive_credentials() -> None:
             withhold({str(k): str(v) for k, v in values.items()})
 
 
+def register_credential_env() -> None:
+    """The values of credential-named variables, in the environment or withheld from it, are secrets."""
+    redaction.register_credential_env(os.environ)
+    redaction.register_credential_env(_withheld)
+
+
 def register_spec_secrets(spec: object) -> None:
     """Every secret a spec's settings point at: `${VAR}` in headers and each `api_key_env` (withheld ones too)."""
     names: list[str | None] = []
@@ -253,3 +259,4 @@ def register_spec_secrets(spec: object) -> None:
         for value in (getattr(section, "headers", None) or {}).values():
             names += redaction.env_refs(value)
     redaction.register(getenv(name) for name in names if name)
+    register_credential_env()

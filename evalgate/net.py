@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, unquote_plus, urlsplit
 
-from evalgate import __version__
+from evalgate import __version__, redaction
 from evalgate.errors import not_a_file
 
 if TYPE_CHECKING:  # imported when the first client is built: offline specs never pay for TLS and urllib3
@@ -278,13 +278,17 @@ class ResponseCache:
             return None
 
     def put(self, key: str, value: Any) -> None:
-        """Store a JSON-able value; failures to write are ignored (the cache is an optimisation)."""
+        """Store a JSON-able value, every known secret masked (its keys too); failures to write are
+        ignored (the cache is an optimisation)."""
         path = self._path(key)
         try:
+            # masked here, where it is written, keys included: a reply is content evalgate did not author
+            stored = {k: redaction.redact_value(v, foreign=True) for k, v in value.items()} if isinstance(
+                value, dict) else redaction.redact_value(value, foreign=True)
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as handle:
-                handle.write(json.dumps({"value": value}, ensure_ascii=False).encode("utf-8"))
+                handle.write(json.dumps({"value": stored}, ensure_ascii=False).encode("utf-8"))
             os.replace(tmp, path)
         except (OSError, TypeError, ValueError) as exc:
             with contextlib.suppress(OSError, UnboundLocalError):
@@ -384,51 +388,6 @@ def basic_auth(url: str) -> str | None:
     user, _, password = userinfo.partition(":")
     pair = f"{unquote(user)}:{unquote(password)}".encode()
     return "Basic " + base64.b64encode(pair).decode("ascii")
-
-
-class Redactor:
-    """Replaces known secret values (4+ characters) with `***` in text bound for logs and results."""
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._secrets: tuple[str, ...] = ()
-        self._lock = threading.Lock()
-        self.add(secrets)
-
-    def add(self, secrets: Iterable[str]) -> None:
-        with self._lock:
-            known = set(self._secrets) | {s for s in secrets if s and len(s) >= 4}
-            self._secrets = tuple(sorted(known, key=len, reverse=True))  # longest first: no partial leftovers
-
-    @property
-    def longest(self) -> int:
-        return len(self._secrets[0]) if self._secrets else 0
-
-    def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, "***")
-        return text
-
-    def bounded(self, text: str, limit: int) -> str:
-        """The first `limit` characters of `text` with every secret redacted first: a secret that
-        straddles the cut is replaced whole, never shown in part."""
-        window = self(text[: limit + self.longest])
-        for secret in self._secrets:  # a secret cut by the window's end: drop its visible start
-            for size in range(min(len(secret) - 1, len(window)), 0, -1):
-                if window.endswith(secret[:size]):
-                    window = window[:-size]
-                    break
-        return window[:limit]
-
-    def value(self, value: Any) -> Any:
-        """A JSON value with every string redacted (a reply echoing a token keeps its shape)."""
-        if isinstance(value, str):
-            return self(value)
-        if isinstance(value, Mapping):
-            return {k: self.value(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.value(v) for v in value]
-        return value
 
 
 _BAD_HEADER_CHARS = re.compile(r"[\r\n\x00]")
@@ -1136,7 +1095,7 @@ class HttpClient:
         self.retries = retries or RetryPolicy()
         self.timeout_s = timeout_s
         self.cache = cache
-        self.redact = Redactor(secrets)
+        redaction.register(secrets)
         self.limiter = AdaptiveLimiter(self.concurrency, min_limit=min_limit)
         self._sleep = sleep
         self._rng = random.Random()
@@ -1249,8 +1208,13 @@ class HttpClient:
         return raw.status, raw.content
 
     def add_secrets(self, secrets: Iterable[str]) -> None:
-        """More values to keep out of error messages (e.g. expanded at request time)."""
-        self.redact.add(secrets)
+        """More values to keep out of error messages (e.g. expanded at request time): one registry, redaction's."""
+        redaction.register(secrets)
+
+    @staticmethod
+    def redact(text: str) -> str:
+        """`text` with every known secret masked (evalgate.redaction, the one registry)."""
+        return redaction.redact(text)
 
     def stats(self) -> dict[str, Any]:
         """Counters for the results' summary: requests sent, retries, cache hits, the adapted limit."""
@@ -1293,7 +1257,7 @@ class HttpClient:
         `api_key=` in its query) are redacted from now on, so no message shows them."""
         found = self._url_headers.get(url)
         if found is None:
-            self.redact.add(url_secrets(url))
+            redaction.register(url_secrets(url))
             auth = basic_auth(url)
             found = {"Authorization": auth} if auth else {}
             if len(self._url_headers) < 256:
@@ -1315,7 +1279,8 @@ class HttpClient:
     def _redirect_hint(self, location: str | None) -> str:
         """What to do about a redirect. Never followed: a POST would have to be re-sent, perhaps as a
         GET, and its API key could go to another host."""
-        where = f" to {_one_line(self.redact.bounded(location, 200), 200)}" if location else ""  # redacted, then cut
+        # redacted, then cut
+        where = f" to {_one_line(redaction.redact_window(location, 200), 200)}" if location else ""
         return f"; the server redirects{where}: evalgate does not follow redirects, put the final URL in the spec"
 
     def _problem(self, exc: Exception, scheme: str, host: str, port: int, timeout_s: float) -> str:
@@ -1326,7 +1291,7 @@ class HttpClient:
             raise exc
         where = f"{scheme}://{host}:{port}"
         if self.transport.proxy_secrets:
-            self.redact.add(self.transport.proxy_secrets)
+            redaction.register(self.transport.proxy_secrets)
         if isinstance(exc, u3.ProxyError):
             proxy = self.transport.route(scheme, host, port)[1]
             cause = exc.original_error
@@ -1407,8 +1372,8 @@ class HttpClient:
                                         attempts=attempt) from None
                 throttled = status == 429
                 retry_after = parse_retry_after(raw.headers.get("Retry-After"))
-                text = raw.content[: 4 * (ERROR_BODY_SHOWN + self.redact.longest)].decode("utf-8", errors="replace")
-                body = self.redact.bounded(text, ERROR_BODY_SHOWN)
+                text = raw.content[: 4 * (ERROR_BODY_SHOWN + redaction.longest())].decode("utf-8", errors="replace")
+                body = redaction.redact_window(text, ERROR_BODY_SHOWN)
                 problem = f"HTTP {status}" + (f": {_one_line(body)}" if body.strip() else "")
                 if 300 <= status < 400:
                     problem += self._redirect_hint(raw.headers.get("Location"))
@@ -1447,15 +1412,16 @@ class HttpClient:
             raise
         except ValueError:
             body, is_json = None, False
-        if self.redact.longest and self.redact(text) != text:
-            text = self.redact(text)
-            body = self.redact.value(body)
-        if self.redact.longest and is_json and "\\" in text and self.redact.value(body) != body:
-            # an echo in JSON escapes (`\u0074...`, or PHP's `\/` for a `/` in a key) is not in the text, only in
-            # the strings it decodes to
-            body = self.redact.value(body)
-            text = json.dumps(body, ensure_ascii=False)
-        return Response(status, body, text, raw.headers, elapsed_ms, attempt, is_json=is_json)
+        if not redaction.known():
+            return Response(status, body, text, raw.headers, elapsed_ms, attempt, is_json=is_json)
+        masked = redaction.redact(text)
+        if is_json and (masked != text or "\\" in text):
+            # keys included, and an echo in JSON escapes (`\u0074...`) that is not in the text, only in the
+            # strings it decodes to
+            walked = redaction.redact_value(body, foreign=True)
+            if walked != body:
+                body, masked = walked, redaction.redact(json.dumps(walked, ensure_ascii=False))
+        return Response(status, body, masked, raw.headers, elapsed_ms, attempt, is_json=is_json)
 
 
 def global_stats() -> dict[str, int]:
@@ -1504,7 +1470,6 @@ __all__ = [
     "Exchange",
     "HttpClient",
     "HttpError",
-    "Redactor",
     "Response",
     "ResponseCache",
     "RetryPolicy",

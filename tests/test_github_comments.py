@@ -23,7 +23,7 @@ from evalgate.github.comments import (
     link_targets,
     marker,
 )
-from evalgate.net import Exchange, HttpClient, Redactor, RetryPolicy
+from evalgate.net import Exchange, HttpClient, RetryPolicy
 
 REPO = "octo/agent"
 
@@ -554,7 +554,6 @@ class Stub:
     def __init__(self, status: int, location: str) -> None:
         self.status, self.location = status, location
         self.sent: list[tuple[str, str]] = []
-        self.redact = Redactor()
 
     def add_secrets(self, secrets: object) -> None:
         pass

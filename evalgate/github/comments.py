@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
 from evalgate.net import Exchange, HttpClient, HttpError, parse_retry_after
-from evalgate.redaction import redact
+from evalgate.redaction import redact, redact_window
 from evalgate.textsafe import visible
 
 PER_PAGE = 100
@@ -292,7 +292,7 @@ class GitHub:
                                        f"({len(location)} characters, not shown): not followed") from None
         if origin(target) == origin(self.api_url):
             return target
-        shown = self.http.redact.bounded(shown_origin(target), SHOWN_ORIGIN)
+        shown = redact_window(shown_origin(target), SHOWN_ORIGIN)
         if urlsplit(self.api_url).scheme.lower() == "https" and scheme == "http":
             raise CommentError(status, f"{where}: redirected from https to http ({shown}): not followed, the "
                                        "token never travels unencrypted")

@@ -500,6 +500,7 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
         publish_outputs(env.get("GITHUB_OUTPUT", ""), outputs, log)
         return EXIT_USAGE
     redaction.register([settings.token])
+    redaction.register_credential_env(env)  # the step's provider keys, which no spec may name
     if env_is_process:
         hide_token()
     code = EXIT_INTERNAL
