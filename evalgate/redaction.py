@@ -265,7 +265,7 @@ def known() -> bool:
     return _pattern is not None
 
 
-def _forget_all() -> None:
+def forget_all() -> None:
     """For tests: start again with no secrets."""
     global _pattern, _bytes_pattern, _ordered, _ordered_bytes
     with _lock:

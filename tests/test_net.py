@@ -89,7 +89,7 @@ def test_redaction_hides_known_secrets() -> None:
     try:
         assert redaction.redact("x hunter22 y ab") == "x *** y ab"
     finally:
-        redaction._forget_all()
+        redaction.forget_all()
 
 
 def test_limiter_halves_once_per_window_and_recovers_additively() -> None:
@@ -251,7 +251,7 @@ def test_redacting_before_cutting_shows_no_part_of_any_secret() -> None:
                 assert len(shown) <= 300
                 assert not any(secret[:n] in shown for n in range(4, len(secret) + 1)), (head, gap)
     finally:
-        redaction._forget_all()
+        redaction.forget_all()
 
 
 def test_a_header_value_that_cannot_be_encoded_is_named_not_quoted() -> None:
