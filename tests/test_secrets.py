@@ -46,7 +46,8 @@ def cli(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[s
 def http_spec(url: str) -> str:
     return (f"version: 1\ndata: data.jsonl\nmax_errors: 5\ntarget:\n  type: http\n  url: {url}/agent\n"
             "  headers:\n    Authorization: 'Bearer ${AGENT_KEY}'\n  retries: {attempts: 1}\n"
-            "  cache: {dir: cache}\n  response: {text: output.text, tool_calls: output.tool_calls}\nscorers:\n  - type: includes\n    value: hi\n")
+            "  cache: {dir: cache}\n  response: {text: output.text, tool_calls: output.tool_calls}\n"
+            "scorers:\n  - type: includes\n    value: hi\n")
 
 
 @pytest.fixture
@@ -64,8 +65,8 @@ def test_a_reply_holding_the_secret_as_a_key_url_encoded_or_in_a_location_leaks_
     replies = {
         "key": {"output": {"text": "hi", "tool_calls": [{"name": "t", "args": {SECRET: {"k": SECRET}}}]},
                 "usage": {SECRET: 1}},
-        "encoded": {"output": {"text": f"hi {quote(SECRET, safe='')} {quote_plus(SECRET)} {quote(SECRET).replace('%2B', '%2b')}",
-                               "tool_calls": []}},
+        "encoded": {"output": {"tool_calls": [], "text": " ".join(
+            ["hi", quote(SECRET, safe=""), quote_plus(SECRET), quote(SECRET).replace("%2B", "%2b")])}},
     }
     for name, reply in replies.items():
         agent.faults[name] = ["extra:" + json.dumps(reply)]
@@ -97,7 +98,8 @@ def test_a_secret_that_is_an_ordinary_word_leaves_the_results_file_readable(tmp_
     (tmp_path / "evalgate.yaml").write_text(
         f"version: 1\ndata:\n  - {{id: a, input: hi}}\ntarget:\n  type: command\n"
         f"  run: [{json.dumps(sys.executable)}, agent.py]\n  env: {{W: '${{WORD}}'}}\n"
-        "gates:\n  - type: includes\n    value: hi\nscorers:\n  - type: max_tool_calls\n    max: 3\n    threshold: 0.5\n")
+        "gates:\n  - type: includes\n    value: hi\n"
+        "scorers:\n  - type: max_tool_calls\n    max: 3\n    threshold: 0.5\n")
     run = cli(["run", "evalgate.yaml", "-o", "out/r.json", "--junit", "out/j.xml"], tmp_path, WORD=word)
     assert run.returncode == 0, run.stderr
     for fmt in ("markdown", "junit"):
@@ -148,7 +150,8 @@ def test_redaction_keeps_evalgates_structure_and_masks_foreign_keys() -> None:
         head = {"summary": {"total_items": 1, "top_error": {"message": "no summary"}},
                 "scores": {"includes:summary": 1.0}, "verdict": "passed",
                 "gate_results": [{"id": "includes:summary", "kind": "gate"}]}
-        assert redaction.redact_value(head) == {**head, "summary": {"total_items": 1, "top_error": {"message": "no ***"}}}
+        masked_head = {**head, "summary": {"total_items": 1, "top_error": {"message": "no ***"}}}
+        assert redaction.redact_value(head) == masked_head
         item = {"id": "summary", "input": {"summary": "a summary"}, "output": {"text": "summary", "x": {"summary": 1}},
                 "reasons": {"includes:summary": "summary missing"}}
         assert redaction.redact_value(item) == {"id": "summary", "input": {"***": "a ***"},
