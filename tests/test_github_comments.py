@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -701,3 +702,87 @@ def test_a_body_file_hides_no_text_from_those_who_read_the_comment(github: FakeG
     [comment] = github.comments_on(REPO, 1)
     assert comment["body"] == (marker("weather") + "\n## report\\U000e004c\\U000e0047\\U000e0054\\U000e004d\n"
                                f"id\\u200b1 {written}\n")
+
+
+# ---- a GitHub (or proxy) that repeats pages, paginates forever or trickles its answer ----
+
+
+def test_a_repeated_comments_page_deletes_nothing_of_ours(github: FakeGitHub) -> None:
+    """A proxy that answers every page with the first one made evalgate find its comment 100 times and
+    DELETE it 99 times: the PR was left with no comment."""
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    github.add_comment(REPO, 1, "reviewer", "looks good")
+    github.paging = "repeat"
+    done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.action == "updated" and done.id == ours["id"] and done.removed == 0
+    assert github.requests("DELETE") == []
+    assert [c["body"] for c in github.comments_on(REPO, 1)] == [marker("k") + "\nnew", "looks good"]
+    assert len([r for r in github.requests("GET") if r.path.endswith("/comments")]) == 2  # page 1, page 1 again
+
+
+def test_a_repeated_page_with_a_real_duplicate_deletes_it_once_and_keeps_ours(github: FakeGitHub) -> None:
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\nfirst")
+    duplicate = github.add_comment(REPO, 1, BOT, marker("k") + "\nsecond")
+    github.paging = "repeat"
+    done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.id == ours["id"] and done.removed == 1
+    assert [r.path for r in github.requests("DELETE")] == [f"/repos/{REPO}/issues/comments/{duplicate['id']}"]
+    assert [c["body"] for c in github.comments_on(REPO, 1)] == [marker("k") + "\nnew"]
+
+
+def test_endless_next_links_end_at_the_page_cap(github: FakeGitHub) -> None:
+    github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    github.paging = "forever"
+    http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=10.0, environ={})
+    capped = GitHub(github.url, "app", http, sleep=Clock().sleep, max_pages=7)
+    done = capped.upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.action == "updated" and github.requests("DELETE") == []
+    assert len([r for r in github.requests("GET") if r.path.endswith("/comments")]) == 7
+
+
+def test_endless_next_links_end_at_the_steps_deadline(github: FakeGitHub) -> None:
+    """Endless `next` links, each page slow to come (but within any per-request timeout): the default page
+    cap would allow 100 pages; the step's deadline ends it first, with an error that names it."""
+    github.paging = "forever"
+    for _ in range(100):
+        github.trickle_next("GET", r"/issues/1/comments$", 0.0005)  # about 0.2 s a page
+    http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=10.0, environ={})
+    started = time.monotonic()
+    with pytest.raises(CommentError) as caught:
+        GitHub(github.url, "app", http, sleep=Clock().sleep, deadline_s=1.0).upsert(REPO, 1, "x", "k")
+    assert time.monotonic() - started < 5 and "deadline" in str(caught.value) and "github-timeout" in str(caught.value)
+
+
+def test_a_trickled_answer_cannot_hold_the_step_past_its_deadline(github: FakeGitHub) -> None:
+    """A reply written a byte a second: each read succeeds, no socket timeout fires; the step's deadline does."""
+    github.trickle_next("POST", r"/graphql$", 0.5)
+    http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=30.0, environ={})
+    started = time.monotonic()
+    with pytest.raises(CommentError) as caught:
+        GitHub(github.url, "app", http, sleep=time.sleep, deadline_s=2.0).upsert(REPO, 1, marker("k") + "\nx", "k")
+    elapsed = time.monotonic() - started
+    assert elapsed < 6, elapsed
+    assert "GraphQL" in str(caught.value) or "deadline" in str(caught.value), caught.value
+    assert github.comments_on(REPO, 1) == []
+
+
+def test_a_shorter_body_after_a_422_uses_the_one_listing(github: FakeGitHub) -> None:
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    github.fail_next("PATCH", r"/issues/comments/\d+$", 422, message="Validation Failed")
+    gh = client(github)
+    with pytest.raises(CommentError) as caught:
+        gh.upsert(REPO, 1, marker("k") + "\nlong", "k")
+    assert caught.value.too_long
+    assert gh.upsert(REPO, 1, marker("k") + "\nshort", "k").id == ours["id"]
+    assert len([r for r in github.requests("GET") if r.path.endswith("/comments")]) == 1
+
+
+def test_the_action_input_github_timeout_is_read_and_checked() -> None:
+    from evalgate.github.settings import Settings, SettingsError
+
+    base = {"GITHUB_WORKSPACE": os.getcwd()}
+    assert Settings.from_env(base).github_timeout_s == 120.0
+    assert Settings.from_env({**base, "INPUT_GITHUB-TIMEOUT": "45"}).github_timeout_s == 45.0
+    for bad in ("0", "-1", "soon", "nan", "1e9"):
+        with pytest.raises(SettingsError, match="github-timeout"):
+            Settings.from_env({**base, "INPUT_GITHUB-TIMEOUT": bad})

@@ -362,6 +362,7 @@ class GitHub:
             try:
                 response = self._send(method, url, json, offsite)
             except HttpError as exc:
+                self._left(f"{method} {urlsplit(url).path}")  # timed out at the step's deadline: say that
                 wait = 2.0**attempt
                 # A reset connection is retried for idempotent calls only: a POST may have landed.
                 if kind not in IDEMPOTENT or attempt + 1 >= MAX_ATTEMPTS or self._budget(wait) is None:
