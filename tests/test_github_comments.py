@@ -281,8 +281,10 @@ def test_names_that_differ_only_beyond_ascii_keep_their_own_comment(github: Fake
     assert bodies == [marker(name) + f"\n{name} two" for name in names]
 
 
-def comment_cli(github: FakeGitHub, *args: str, token: str = "pat") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GITHUB_API_URL": github.url, "GITHUB_TOKEN": token, "GITHUB_REPOSITORY": REPO}
+def comment_cli(github: FakeGitHub, *args: str, token: str = "pat",
+                **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_WORKFLOW", "GITHUB_JOB")}
+    env.update(GITHUB_API_URL=github.url, GITHUB_TOKEN=token, GITHUB_REPOSITORY=REPO, **extra)
     return subprocess.run([sys.executable, "-m", "evalgate.cli", "comment", *args], env=env, capture_output=True,
                           text=True, timeout=60)
 
@@ -432,7 +434,7 @@ def test_comment_command_renders_a_forks_results_as_escaped_text(github: FakeGit
     """The fork pattern's safe half: a fork wrote the results, evalgate writes the comment."""
     failed_weather_run(tmp_path,
                        "{id: '@org/security-team <img src=x>', input: q, output: '<details open> @octocat #1 rain'}")
-    posted = comment_cli(github, "--results", str(tmp_path / "results.json"), "--pr", "1")
+    posted = comment_cli(github, "--results", str(tmp_path / "results.json"), "--pr", "1", "--key", "weather")
     assert posted.returncode == 0, posted.stderr
     [comment] = github.comments_on(REPO, 1)
     body = comment["body"]
@@ -451,7 +453,7 @@ def test_comment_command_breaks_mentions_in_a_body_file_and_needs_one_source(git
     for args in ((), ("--body-file", str(body), "--results", str(body))):
         refused = comment_cli(github, *args, "--pr", "1")
         assert refused.returncode == 2 and "one of --results" in refused.stderr
-    junk = comment_cli(github, "--results", str(body), "--pr", "1")
+    junk = comment_cli(github, "--results", str(body), "--pr", "1", "--key", "k")
     assert junk.returncode == 2 and "not an evalgate results file" in junk.stderr
 
 
@@ -677,7 +679,8 @@ def test_a_forks_results_cannot_plant_another_jobs_marker_through_a_summary_fiel
                                    "spent_tokens": evil}  # a count that is text leaves the whole line out
     forged["comparison"] = {"settings": {"correction": evil}, "entries": []}
     (tmp_path / "forged.json").write_text(json.dumps(forged))
-    assert comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1").returncode == 0
+    posted = comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1", "--key", "weather")
+    assert posted.returncode == 0, posted.stderr
     [posted] = github.comments_on(REPO, 1)
     body = posted["body"]
     assert "Budget exceeded" in body and "correction across entries" in body
@@ -786,3 +789,34 @@ def test_the_action_input_github_timeout_is_read_and_checked() -> None:
     for bad in ("0", "-1", "soon", "nan", "1e9"):
         with pytest.raises(SettingsError, match="github-timeout"):
             Settings.from_env({**base, "INPUT_GITHUB-TIMEOUT": bad})
+
+
+# ---- a fork's results never choose the comment they overwrite ----
+
+
+def test_a_forks_results_cannot_choose_which_sticky_comment_they_overwrite(github: FakeGitHub,
+                                                                          tmp_path: Path) -> None:
+    """`comment --results` took its key from the results' `name`, which the fork writes: a fork named its run
+    `nightly` and overwrote the nightly job's verdict. The key comes from the job posting it."""
+    nightly = github.add_comment(REPO, 1, "alice", marker("nightly") + "\nnightly: passed")
+    failed_weather_run(tmp_path, "{id: a, input: q, output: rain}")
+    forged = json.loads((tmp_path / "results.json").read_text())
+    forged["name"] = "nightly"
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    refused = comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1")
+    assert refused.returncode == 2 and "--key" in refused.stderr, refused.stderr
+    derived = comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1",
+                          GITHUB_WORKFLOW="evals comment", GITHUB_JOB="comment")
+    assert derived.returncode == 0, derived.stderr
+    given = comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1", "--key", "evals")
+    assert given.returncode == 0, given.stderr
+    bodies = {c["id"]: c["body"] for c in github.comments_on(REPO, 1)}
+    assert bodies[nightly["id"]] == marker("nightly") + "\nnightly: passed"  # untouched
+    assert sorted(b.splitlines()[0] for b in bodies.values()) == sorted(
+        [marker("nightly"), marker("evals comment/comment"), marker("evals")])
+
+
+def test_the_fork_example_workflow_passes_the_key() -> None:
+    workflow = (Path(__file__).resolve().parent.parent / "examples/workflows/evalgate-fork-comment.yml").read_text()
+    command = workflow[workflow.index("evalgate comment --results"):]
+    assert "--results" in command and "--key" in command.split("\n\n")[0]
