@@ -27,7 +27,7 @@ from evalgate.budget import CostTotals, saturated, spend
 from evalgate.errors import display_path, not_a_file
 from evalgate.redaction import redact_value
 from evalgate.replay import Column, Replay, decode
-from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, new_file, replaceable_file
+from evalgate.results import ErrorTally, EvalResult, dumps_item, json_utf8, new_file, replaceable_file
 from evalgate.shards import MAX_SHARDS, entry_from_record
 from evalgate.verdict import Aggregator, Entry
 
@@ -83,7 +83,7 @@ def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, 
             raise ValueError("`items` is not a list")
         for record in items:
             index = record.get("index") if isinstance(record, dict) else None
-            yield index, _utf8(dumps_item(redact_value(record))), record
+            yield index, json_utf8(dumps_item(redact_value(record))), record
         return
     with path.open("rb") as handle:
         handle.seek(lines_from)
@@ -651,7 +651,7 @@ def _merge(paths: Sequence[str | Path], output: str | Path | None, read_items: b
     tmp = _add_items(files, aggregator, entries, spend, output)
     _finish(result, files, aggregator, spend, max_errors)
     if output is not None and tmp is not None:
-        opening = _utf8(json.dumps(redact_value(result.header()), ensure_ascii=False)[:-1]) + b', "items": '
+        opening = json_utf8(json.dumps(redact_value(result.header()), ensure_ascii=False)[:-1]) + b', "items": '
         _prepend(tmp, opening, Path(output))
     return result
 
@@ -891,7 +891,7 @@ def _write_whole(target: Path, head: dict[str, Any], lines: list[bytes]) -> None
     tmp = target.with_name(target.name + ".tmp")
     try:
         with new_file(tmp) as out:
-            out.write(_utf8(json.dumps(redact_value(head), ensure_ascii=False)[:-1]) + b', "items": [')
+            out.write(json_utf8(json.dumps(redact_value(head), ensure_ascii=False)[:-1]) + b', "items": [')
             for start in range(0, len(lines), WRITE_LINES):
                 if start:
                     out.write(b",\n")

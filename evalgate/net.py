@@ -705,6 +705,11 @@ class _Watchdog:
                 self._wake = exchange.deadline
                 self._cond.notify()
 
+    def in_flight(self) -> int:
+        """How many exchanges are watched now (none once every reply's head has come)."""
+        with self._cond:
+            return len(self._active)
+
     def end(self, exchange: _Exchange) -> bool:
         """Stop watching; True when the deadline shut the socket down first. Under the lock, so once
         this returns no shutdown can follow (the connection may go back to the pool)."""
@@ -731,7 +736,7 @@ class _Watchdog:
                 self._cond.wait(None if wake == float("inf") else wake - now)
 
 
-_WATCHDOG = _Watchdog()
+WATCHDOG = _Watchdog()
 
 
 class _Exchange:
@@ -746,13 +751,13 @@ class _Exchange:
         self.fired = False
 
     def __enter__(self) -> _Exchange:
-        _WATCHDOG.local.exchange = self
+        WATCHDOG.local.exchange = self
         return self
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
         # A shut-down socket surfaces as whatever the read in progress makes of an EOF (a closed
         # connection, a TLS error, headers cut short): past the deadline, it is our timeout.
-        if _WATCHDOG.end(self) and kind is not None and issubclass(kind, Exception):
+        if WATCHDOG.end(self) and kind is not None and issubclass(kind, Exception):
             raise TimeoutError("the reply's head was still arriving at the deadline") from None
 
 
@@ -825,9 +830,9 @@ def _connect_within(conn: Any, deadline: float) -> socket.socket:
     """urllib3's `HTTPConnection._new_conn`, with the name resolved and every address tried within
     `deadline`: urllib3 resolves without a bound and gives each address the whole connect timeout."""
     from urllib3.exceptions import ConnectTimeoutError, LocationParseError, NameResolutionError, NewConnectionError
-    from urllib3.util.connection import _set_socket_options, allowed_gai_family
+    from urllib3.util.connection import allowed_gai_family
 
-    host = conn._dns_host.strip("[]")
+    host = conn.dns_name  # as given, a trailing dot kept: it matters to the resolver (`Watched.__init__`)
     try:
         host.encode("idna")
     except UnicodeError:
@@ -841,7 +846,8 @@ def _connect_within(conn: Any, deadline: float) -> socket.socket:
                 raise TimeoutError("the deadline passed while connecting")
             sock = socket.socket(family, kind, proto)
             try:
-                _set_socket_options(sock, conn.socket_options)
+                for option in conn.socket_options or ():  # what urllib3 sets (TCP_NODELAY), as it would
+                    sock.setsockopt(*option)
                 sock.settimeout(left if limit is None else min(limit, left))
                 if conn.source_address:
                     sock.bind(conn.source_address)
@@ -864,7 +870,7 @@ def _connect_within(conn: Any, deadline: float) -> socket.socket:
 
 
 @functools.cache
-def _pool_classes() -> dict[str, Any]:
+def pool_classes() -> dict[str, Any]:
     """urllib3's pools, their connections reporting each exchange's socket to the watchdog."""
     import http.client
 
@@ -886,28 +892,35 @@ def _pool_classes() -> dict[str, Any]:
 
         # A dup of the TCP socket, kept for the connection's life: one handle under whatever wraps it
         # (TLS detaches the socket it wraps; SSLSocket.shutdown would drop its state mid-read).
-        _watch_sock: socket.socket | None = None
+        watch_sock: socket.socket | None = None
 
+        def __init__(self, host: str, *args: Any, **kwargs: Any) -> None:
+            self.dns_name = host.strip("[]")  # the name to resolve: `host` drops a trailing dot
+            super().__init__(host, *args, **kwargs)  # type: ignore[call-arg]
+
+        # THE override of urllib3's private API (docs/architecture.md, "net"): `HTTPConnection.connect`
+        # makes its socket in `_new_conn`, for http, https and tunnels alike. pyproject pins urllib3 below 3;
+        # tests/test_net_transport.py::test_urllib3_still_makes_its_sockets_in_new_conn fails if it moves.
         def _new_conn(self) -> socket.socket:
             # Resolve and connect within the exchange's deadline: the watchdog holds no socket before.
-            exchange = getattr(_WATCHDOG.local, "exchange", None)
+            exchange = getattr(WATCHDOG.local, "exchange", None)
             sock = super()._new_conn() if exchange is None else _connect_within(self, exchange.deadline)  # type: ignore[misc]
-            self._watch_sock = sock.dup()
-            _WATCHDOG.attach(self._watch_sock)
+            self.watch_sock = sock.dup()
+            WATCHDOG.attach(self.watch_sock)
             return sock
 
         def request(self, *args: Any, **kwargs: Any) -> None:
-            if self._watch_sock is not None:  # a kept-alive connection (a new one attaches in _new_conn)
-                _WATCHDOG.attach(self._watch_sock)
+            if self.watch_sock is not None:  # a kept-alive connection (a new one attaches in _new_conn)
+                WATCHDOG.attach(self.watch_sock)
             super().request(*args, **kwargs)  # type: ignore[misc]
 
         def close(self) -> None:
             try:
                 super().close()  # type: ignore[misc]
             finally:
-                if self._watch_sock is not None:
-                    self._watch_sock.close()
-                    self._watch_sock = None
+                if self.watch_sock is not None:
+                    self.watch_sock.close()
+                    self.watch_sock = None
 
     class WatchedHTTP(Watched, HTTPConnection):
         pass
@@ -968,7 +981,7 @@ class Transport:
 
                     if self._direct is None:
                         self._direct = urllib3.PoolManager(num_pools=8, maxsize=self.size)
-                        self._direct.pool_classes_by_scheme = _pool_classes()
+                        self._direct.pool_classes_by_scheme = pool_classes()
                     tls = {"ssl_context": self.context()} if scheme == "https" else None
                     manager: Any = self._direct.connection_from_host(host, port, scheme, pool_kwargs=tls)
                     found = (manager, None)
@@ -991,7 +1004,7 @@ class Transport:
             bare = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
             manager = urllib3.ProxyManager(bare, num_pools=8, maxsize=self.size, proxy_headers=headers,
                                            ssl_context=self.context(), proxy_ssl_context=self.context())  # rare: eager
-            manager.pool_classes_by_scheme = _pool_classes()
+            manager.pool_classes_by_scheme = pool_classes()
             self._proxies[proxy] = manager
         return manager
 
