@@ -103,9 +103,10 @@ CREDENTIAL_NAME = re.compile(
     r"(?:^|[_-])(?:API[_-]?KEY|KEY|TOKEN|SECRET|PAT|CREDENTIALS?|AUTH|PASSPHRASE)$|[_-]PWD$"
     r"|PASSW(?:OR)?D|SECRET|PRIVATE[_-]?KEY|ACCESS[_-]?KEY|SESSION[_-]?TOKEN|^AZURE[_-]|^ACTIONS_.*(?:TOKEN|URL)$",
     re.IGNORECASE)
-# Named like one, but a path or a setting: GOOGLE_APPLICATION_CREDENTIALS holds a file's path.
-NOT_CREDENTIAL_NAME = re.compile(r"(?:[_-](?:FILE|PATH|DIR|ID|URL|ENDPOINT|REGION)$)|^GOOGLE_APPLICATION_CREDENTIALS$",
-                                 re.IGNORECASE)
+# Named like one, but a path or a setting: GOOGLE_APPLICATION_CREDENTIALS holds a file's path, and the
+# Action's inputs (`INPUT_COMMENT-KEY`) are settings but for its token.
+NOT_CREDENTIAL_NAME = re.compile(r"(?:[_-](?:FILE|PATH|DIR|ID|URL|ENDPOINT|REGION)$)|^GOOGLE_APPLICATION_CREDENTIALS$"
+                                 r"|^INPUT_(?!.*TOKEN$)", re.IGNORECASE)
 CREDENTIAL_MIN_CHARS = 8
 
 

@@ -139,7 +139,8 @@ def test_the_credential_name_rule() -> None:
              "AZURE_CLIENT_SECRET", "AZURE_OPENAI_API_KEY", "DB_PASSWORD", "PGPASSWORD", "MYSQL_PWD", "GH_PAT",
              "INPUT_GITHUB-TOKEN", "secret_key", "ACTIONS_RUNTIME_URL"]
     not_named = ["HOME", "PATH", "PWD", "OLDPWD", "TOKENIZERS_PARALLELISM", "SSH_AUTH_SOCK", "AZURE_CLIENT_ID",
-                 "AZURE_OPENAI_ENDPOINT", "GOOGLE_APPLICATION_CREDENTIALS", "SSL_KEY_FILE", "MONKEY"]
+                 "AZURE_OPENAI_ENDPOINT", "GOOGLE_APPLICATION_CREDENTIALS", "SSL_KEY_FILE", "MONKEY",
+                 "INPUT_COMMENT-KEY", "INPUT_CACHE-KEY"]
     assert [n for n in named if not redaction.looks_like_credential(n)] == []
     assert [n for n in not_named if redaction.looks_like_credential(n)] == []
 
