@@ -477,6 +477,10 @@ ACTION_AGENTS = {
     "lone-surrogate": r"print('{\"text\": \"ok \\ud800 \\u001b]0;x\\u0007\"}')",
     "snoops": None,  # looks for the token in its environment and its parent's
     "crashes-results": "print('hi')",  # the results path is a directory: refused before the run
+    # OPENAI_API_KEY set on the step for another tool, no spec names it: printed, echoed as a key, URL-encoded
+    "prints-provider-key": "import json, os, sys, urllib.parse as u; k = os.environ['OPENAI_API_KEY']; "
+                           "print('bad key ' + u.quote(k) + ' ' + k, file=sys.stderr); "
+                           "print(json.dumps({'text': k, 'tool_calls': [{'name': 't', 'args': {k: 1}}]}))",
 }
 
 
@@ -491,7 +495,7 @@ def test_the_action_always_publishes_and_leaks_nothing(tmp_path: Path, agent: st
                               summary=str(files.summary), event_path=str(files.event), api_url=github.url)
             environment.update(PATH=os.environ.get("PATH", ""), HOME=str(files.root),
                                ACTIONS_RUNTIME_TOKEN=corpus.RUNTIME_SECRET, GITHUB_TOKEN=corpus.SECRET,
-                               PYTHONPATH=str(REPO))
+                               OPENAI_API_KEY=corpus.PROVIDER_SECRET, PYTHONPATH=str(REPO))
             proc = subprocess.Popen([sys.executable, str(REPO / "entrypoint.py")], cwd=files.workspace,
                                     env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     start_new_session=True)
