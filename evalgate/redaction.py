@@ -140,7 +140,8 @@ def redact(text: str) -> str:
     if pattern is None or not text:
         return text
     if len(text) * len(ordered[0]) > REGEX_WORK_MAX:
-        return _masked(text, ordered, MASK)
+        masked: str = _masked(text, ordered, MASK)
+        return masked
     return pattern.sub(MASK, text)
 
 
@@ -206,7 +207,8 @@ def redact_bytes(data: bytes) -> bytes:
     if pattern is None or not data:
         return data
     if len(data) * len(ordered[0]) > REGEX_WORK_MAX:
-        return _masked(data, ordered, _MASK_BYTES)
+        masked: bytes = _masked(data, ordered, _MASK_BYTES)
+        return masked
     return pattern.sub(_MASK_BYTES, data)
 
 

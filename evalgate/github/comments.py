@@ -372,11 +372,11 @@ class GitHub:
                 continue
             if response.status < 400:
                 return response
-            wait = self._retry_wait(response, attempt, kind) if attempt + 1 < MAX_ATTEMPTS else None
-            if wait is None:
+            retry_in = self._retry_wait(response, attempt, kind) if attempt + 1 < MAX_ATTEMPTS else None
+            if retry_in is None:
                 raise CommentError(response.status, _message(response))
-            self.waited += wait
-            self.sleep(wait)
+            self.waited += retry_in
+            self.sleep(retry_in)
         raise AssertionError("unreachable")
 
     def identity(self) -> Identity:
@@ -448,8 +448,9 @@ class GitHub:
         found = []
         for comment in self.comments(repo, number):
             # a listing entry of another shape (a proxy's, an old GHES's) is no comment of ours, never a crash
-            user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
-            body = comment.get("body") if isinstance(comment.get("body"), str) else ""
+            found_user, found_body = comment.get("user"), comment.get("body")
+            user: dict[str, Any] = found_user if isinstance(found_user, dict) else {}
+            body = found_body if isinstance(found_body, str) else ""
             if (same_account(user.get("login"), who, user.get("type"))
                     and wanted in body and any(line.strip() == wanted for line in body.splitlines())):
                 found.append(comment)
