@@ -15,13 +15,12 @@ the adapters redact at the source too; the writers are the last line.
 from __future__ import annotations
 
 import base64
-import html
+import functools
 import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import quote, quote_plus
 
 from evalgate.textsafe import plain
 
@@ -63,17 +62,17 @@ def register(values: Iterable[str | None]) -> None:
             _bytes_pattern = re.compile(b"|".join(map(re.escape, _ordered_bytes)))
 
 
-_PERCENT = re.compile(r"%[0-9A-F]{2}")
-
-
 def _echoed_forms(value: str, json_text: str, json_ascii: str) -> set[str]:
     """The secret as an echo shows it: as written and trimmed, JSON-escaped (`\\/` too, as PHP writes
     a `/`), URL-encoded (`+` as `%2B`, `/` as `%2F` or kept; hex in either case; a space as `+`) and
     HTML-escaped (an HTML page, a JUnit report read as text)."""
+    import html  # here, as json in `register`: `evalgate --help` need not load them
+    from urllib.parse import quote, quote_plus
+
     forms = {value, value.strip(), json_text, json_ascii, json_ascii.replace("/", "\\/"), html.escape(value)}
     for safe in ("", "/"):
         for encoded in (quote(value, safe=safe), quote_plus(value, safe=safe)):
-            forms |= {encoded, _PERCENT.sub(lambda m: m.group().lower(), encoded)}
+            forms |= {encoded, re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), encoded)}
     return forms
 
 
@@ -99,22 +98,27 @@ def _base64_forms(value: str) -> set[str]:
 # Names of environment variables whose values are credentials though no spec names them (a provider key
 # set on the workflow step for another tool): `*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`, `*_KEY` and
 # the like, `-` or `_` separated, in any case. A value under CREDENTIAL_MIN_CHARS is more likely a flag.
-CREDENTIAL_NAME = re.compile(
-    r"(?:^|[_-])(?:API[_-]?KEY|KEY|TOKEN|SECRET|PAT|CREDENTIALS?|AUTH|PASSPHRASE)$|[_-]PWD$"
-    r"|PASSW(?:OR)?D|SECRET|PRIVATE[_-]?KEY|ACCESS[_-]?KEY|SESSION[_-]?TOKEN|^AZURE[_-]|^ACTIONS_.*(?:TOKEN|URL)$",
-    re.IGNORECASE)
+CREDENTIAL_NAME = (r"(?:^|[_-])(?:API[_-]?KEY|KEY|TOKEN|SECRET|PAT|CREDENTIALS?|AUTH|PASSPHRASE)$|[_-]PWD$"
+                   r"|PASSW(?:OR)?D|SECRET|PRIVATE[_-]?KEY|ACCESS[_-]?KEY|SESSION[_-]?TOKEN|^AZURE[_-]")
 # Named like one, but a path or a setting: GOOGLE_APPLICATION_CREDENTIALS holds a file's path, and the
 # Action's inputs (`INPUT_COMMENT-KEY`) are settings but for its token.
-NOT_CREDENTIAL_NAME = re.compile(r"(?:[_-](?:FILE|PATH|DIR|ID|URL|ENDPOINT|REGION)$)|^GOOGLE_APPLICATION_CREDENTIALS$"
-                                 r"|^INPUT_(?!.*TOKEN$)", re.IGNORECASE)
+NOT_CREDENTIAL_NAME = (r"(?:[_-](?:FILE|PATH|DIR|ID|URL|ENDPOINT|REGION)$)|^GOOGLE_APPLICATION_CREDENTIALS$"
+                       r"|^INPUT_(?!.*TOKEN$)")
 CREDENTIAL_MIN_CHARS = 8
+
+
+@functools.cache
+def _name_rules() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Compiled on first use: every command imports this module, and `evalgate --help` checks no name."""
+    return re.compile(CREDENTIAL_NAME, re.IGNORECASE), re.compile(NOT_CREDENTIAL_NAME, re.IGNORECASE)
 
 
 def looks_like_credential(name: str) -> bool:
     """Whether an environment variable's name says it holds a credential (docs/security.md lists the rule)."""
     if name.upper().startswith("ACTIONS_") and name.upper().endswith("URL"):
         return True  # the runner's own service URLs carry a signed token in their query
-    return CREDENTIAL_NAME.search(name) is not None and NOT_CREDENTIAL_NAME.search(name) is None
+    credential, not_credential = _name_rules()
+    return credential.search(name) is not None and not_credential.search(name) is None
 
 
 def register_credential_env(environ: Mapping[str, str] | None = None) -> None:
