@@ -162,9 +162,11 @@ OWN_WORDS = frozenset({"passed", "scored", "failed", "errors", "gates", "regress
 # `total_items` left `total_***s` in a results file no reader takes.
 FOREIGN_KEYS = frozenset({"input", "inputs", "output", "outputs", "run", "metadata", "ground_truth", "context",
                           "expected_trajectory"})
-# Strings that are structure too: ids joining entries and items across files, digests, and enumerations.
-KEPT_STRING_KEYS = frozenset({"id", "entry", "item", "kind", "status", "verdict", "method", "direction",
-                              "failure_reason", "schema_version", "data_hash", "items_sha256", "sha256"})
+# Strings that are structure too: ids joining entries and items across files, digests, packed arrays (a
+# shard's replay columns, under their own digest), and enumerations.
+KEPT_STRING_KEYS = frozenset({"id", "ids", "entry", "item", "kind", "status", "verdict", "method", "direction",
+                              "failure_reason", "schema_version", "data_hash", "items_sha256", "sha256",
+                              "columns_sha256", "params_hash", "at", "index", "scores"})
 
 
 def redact_value(value: Any, *, foreign: bool = False) -> Any:
