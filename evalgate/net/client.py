@@ -319,8 +319,8 @@ class HttpClient:
         if isinstance(exc, u3.ClosedPoolError):
             return "connection failed: the pool was closed"
         if isinstance(exc, (OSError, u3.HTTPError)):
-            cause = exc.__cause__ or exc.__context__ if isinstance(exc, u3.ProtocolError) else exc
-            return f"connection failed: {exception_summary(cause or exc)}"
+            why: BaseException | None = exc.__cause__ or exc.__context__ if isinstance(exc, u3.ProtocolError) else exc
+            return f"connection failed: {exception_summary(why or exc)}"
         # Anything else is a bug or a value http.client refused: its message may quote a header.
         raise NoRetry(f"the request could not be sent ({type(exc).__name__})")
 
