@@ -13,6 +13,7 @@ import contextlib
 import math
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,7 @@ def entry(argv: list[str] | None = None) -> None:
         isolation.reexec_without_credentials()
         isolation.receive_credentials()
     _safe_streams()
+    isolation.register_credential_env()  # a provider key set on the step for another tool is a secret too
     isolation.install_interrupt_handler()
     try:
         returned = main.main(args=argv, prog_name="evalgate", standalone_mode=False)
@@ -507,18 +509,20 @@ def report(results_file: Path, fmt: str, run_url: str) -> None:
 @click.option("--pr", "pr_number", required=True, type=click.IntRange(min=1), help="The pull request number.")
 @click.option("--repo", envvar="GITHUB_REPOSITORY", required=True, help="owner/name (default: $GITHUB_REPOSITORY).")
 @click.option("--key", default=None,
-              help="The sticky comment's key (default: the results' name with --results; the body's marker, "
-                   "else `default`, with --body-file).")
+              help="The sticky comment's key. With --results: this, else `$GITHUB_WORKFLOW/$GITHUB_JOB` of the "
+                   "job posting it, never the results' own name (a fork wrote it). With --body-file: the body's "
+                   "marker, else `default`.")
 @click.option("--head-sha", default=None, help="Refuse unless the PR's head is this commit (workflow_run safety).")
 @click.option("--token-env", default="GITHUB_TOKEN", show_default=True, help="The variable holding the token.")
 @click.option("--author", default="", help="The login the token writes as (default: asked of GitHub's GraphQL viewer).")
+@click.option("--github-timeout", type=click.FloatRange(min=0, min_open=True, max=3600), default=120.0,
+              show_default=True, help="Seconds every GitHub call of this command may take in all, waits included.")
 def comment(results_file: Path | None, body_file: Path | None, pr_number: int, repo: str, key: str | None,
-            head_sha: str | None, token_env: str, author: str = "") -> None:
+            head_sha: str | None, token_env: str, author: str = "", github_timeout: float = 120.0) -> None:
     """Post or update the sticky PR comment, without running the PR's code.
 
     From a fork's run, give `--results`: the comment is rendered here, so whatever the fork wrote into
     the results is escaped text. A `--body-file` is posted as written, its @mentions and #refs broken."""
-    import os
     import re
 
     from evalgate.github.comments import CommentError, GitHub, comment_key, marker, marker_in
@@ -545,7 +549,7 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
     token = token.strip()
     redaction.register([token])
     if results_file is not None:
-        body, key = _comment_from_results(results_file, key)
+        body, key = _comment_from_results(results_file, key or _trusted_key(os.environ))
     else:
         assert body_file is not None
         body = body_file.read_text(encoding="utf-8", errors="replace")
@@ -564,7 +568,7 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     client = GitHub(os.environ.get("GITHUB_API_URL") or "https://api.github.com", token, http, author=author,
-                    graphql=os.environ.get("GITHUB_GRAPHQL_URL") or None)
+                    graphql=os.environ.get("GITHUB_GRAPHQL_URL") or None, deadline_s=github_timeout)
     try:
         if head_sha and client.pull_head_sha(repo, pr_number) != head_sha:
             click.echo(f"error: pull request #{pr_number}'s head is not {head_sha}; not commenting", err=True)
@@ -579,7 +583,19 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
     click.echo(f"comment {done}")
 
 
-def _comment_from_results(path: Path, key: str | None) -> tuple[str, str]:
+def _trusted_key(environ: Mapping[str, str]) -> str:
+    """The sticky key of a comment rendered from results a fork wrote: chosen by the job posting it (its
+    workflow and job, which the runner sets), never the results' `name`, which would let a fork's run
+    overwrite another job's verdict. Exit 2 when there is neither `--key` nor a workflow to derive it from."""
+    workflow, job = environ.get("GITHUB_WORKFLOW", "").strip(), environ.get("GITHUB_JOB", "").strip()
+    if not (workflow and job):
+        click.echo("error: --results needs --key (the comment's key; outside a workflow it cannot be derived "
+                   "from $GITHUB_WORKFLOW and $GITHUB_JOB): the results' name is the fork's word", err=True)
+        sys.exit(2)
+    return f"{workflow}/{job}"
+
+
+def _comment_from_results(path: Path, key: str) -> tuple[str, str]:
     """(body, key): the comment the Action would post for these results, rendered here."""
     from pydantic import ValidationError
 
@@ -592,7 +608,7 @@ def _comment_from_results(path: Path, key: str | None) -> tuple[str, str]:
     except (ValidationError, ValueError, OSError) as exc:
         click.echo(f"error: {path}: not an evalgate results file: {str(exc).splitlines()[0][:200]}", err=True)
         sys.exit(2)
-    key = comment_key(key or results.name or "default")
+    key = comment_key(key)
     return render(results, ReportContext(marker=marker(key), comment=True), limit=COMMENT_LIMIT), key
 
 

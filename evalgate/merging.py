@@ -28,7 +28,7 @@ from evalgate.errors import display_path
 from evalgate.files import MAX_RESULTS_BYTES, UnreadableFile, atomic_writer, read_capped, refuse_unreadable
 from evalgate.redaction import redact_value
 from evalgate.replay import Column, Replay, decode
-from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, new_file, replaceable_file
+from evalgate.results import ErrorTally, EvalResult, dumps_item, json_utf8, new_file, replaceable_file
 from evalgate.shards import MAX_SHARDS, entry_from_record
 from evalgate.verdict import Aggregator, Entry
 
@@ -84,7 +84,7 @@ def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, 
             raise ValueError("`items` is not a list")
         for record in items:
             index = record.get("index") if isinstance(record, dict) else None
-            yield index, _utf8(dumps_item(redact_value(record))), record
+            yield index, json_utf8(dumps_item(redact_value(record))), record
         return
     with path.open("rb") as handle:
         handle.seek(lines_from)
@@ -653,7 +653,7 @@ def _merge(paths: Sequence[str | Path], output: str | Path | None, read_items: b
     tmp = _add_items(files, aggregator, entries, spend, output)
     _finish(result, files, aggregator, spend, max_errors)
     if output is not None and tmp is not None:
-        opening = _utf8(json.dumps(redact_value(result.header()), ensure_ascii=False)[:-1]) + b', "items": '
+        opening = json_utf8(json.dumps(redact_value(result.header()), ensure_ascii=False)[:-1]) + b', "items": '
         _prepend(tmp, opening, Path(output))
     return result
 
@@ -889,7 +889,7 @@ class _ReadItems(Exception):
 def _write_whole(target: Path, head: dict[str, Any], lines: list[bytes]) -> None:
     """The results file at once: the header, then the item lines as the items array."""
     with atomic_writer(target) as out:
-        out.write(_utf8(json.dumps(redact_value(head), ensure_ascii=False)[:-1]) + b', "items": [')
+        out.write(json_utf8(json.dumps(redact_value(head), ensure_ascii=False)[:-1]) + b', "items": [')
         for start in range(0, len(lines), WRITE_LINES):
             if start:
                 out.write(b",\n")

@@ -110,10 +110,10 @@ def item_bytes(record: dict[str, Any]) -> bytes:
             data = orjson.dumps(redact_value(record), default=str, option=orjson.OPT_APPEND_NEWLINE)
         return data
     except TypeError:  # orjson refuses it (a lone surrogate, a huge integer, a non-string key): json takes it
-        return _utf8(dumps_item(redact_value(record)) + "\n")
+        return json_utf8(dumps_item(redact_value(record)) + "\n")
 
 
-def _utf8(text: str) -> bytes:
+def json_utf8(text: str) -> bytes:
     """UTF-8, a lone surrogate (valid in JSON data, not in UTF-8) kept as its JSON escape `\\udXXX`.
 
     Every string in the results is a JSON string literal, so the backslash escape is valid JSON. JSON text
@@ -299,7 +299,7 @@ class ResultsWriter:
                 handle.write(_journal_head(checks))
             for item in items:
                 if isinstance(item, dict) and isinstance(item.get("index"), int):
-                    handle.write(_utf8(dumps_item(redact_value(item)) + "\n"))
+                    handle.write(json_utf8(dumps_item(redact_value(item)) + "\n"))
 
     def _index_journal(self) -> list[dict[str, Any]]:
         """Index the journal's lines, cut a torn last one; the records of lines holding a known secret
@@ -385,7 +385,7 @@ class ResultsWriter:
         it for `--resume`). `keep`: only these items (a resumed journal may hold others).
         `items_digest`: write the items' SHA-256 over the head's last ITEMS_SHA256_PENDING (a shard's)."""
         self.flush()
-        opening = _utf8(json.dumps(redact_value(head), ensure_ascii=False, indent=None)[:-1])
+        opening = json_utf8(json.dumps(redact_value(head), ensure_ascii=False, indent=None)[:-1])
         digest_at = opening.rfind(ITEMS_SHA256_PENDING.encode()) if items_digest else -1
         with self.journal_path.open("rb") as journal, atomic_writer(self.path, root=self.root) as file:
             file.write(opening)
@@ -618,7 +618,7 @@ def write_results_json(path: Path, raw: dict[str, Any]) -> None:
     infinities (which a results file read back may hold) as null."""
     replaceable_file(path)
     with atomic_writer(path) as file:
-        file.write(_utf8(json.dumps(_finite(redact_value(raw)), ensure_ascii=False, allow_nan=False) + "\n"))
+        file.write(json_utf8(json.dumps(_finite(redact_value(raw)), ensure_ascii=False, allow_nan=False) + "\n"))
 
 
 def new_file(tmp: Path) -> BinaryIO:

@@ -21,7 +21,13 @@ SECRET = "ghs_CORPUS_S3CRET_token_7f3a9c"  # the runner's GITHUB_TOKEN in every 
 RUNTIME_SECRET = "rt_CORPUS_runtime_5e1d"  # ACTIONS_RUNTIME_TOKEN
 JUDGE_SECRET = "sk-CORPUS-judge-key-93b1"
 AGENT_SECRET = "ak_CORPUS_agent_header_44c2"
-SECRETS = (SECRET, RUNTIME_SECRET, JUDGE_SECRET, AGENT_SECRET)
+PLUS_SECRET = "pk+CORPUS/plus=key_81d0"  # its URL-encoded forms differ from it
+PROVIDER_SECRET = "sk-proj-CORPUS-unnamed-6a2e"  # OPENAI_API_KEY on the step: no spec names it
+SECRETS = (SECRET, RUNTIME_SECRET, JUDGE_SECRET, AGENT_SECRET, PLUS_SECRET, PROVIDER_SECRET)
+# Secrets that are ordinary words (header values of 4+ characters): never scanned for, they are in every
+# results file; the results must stay readable (every step exits 0).
+WORD_SECRETS = {"WORD_SUMMARY": "summary", "WORD_ITEM": "item", "WORD_CORE": "core", "WORD_SCORES": "scores",
+                "WORD_INPUT": "input"}
 PY = sys.executable
 
 
@@ -431,11 +437,44 @@ def behaviour_cases() -> list[Case]:
     return cases
 
 
+# ---- E. secrets in what the code under test prints: keys, encodings, words, unnamed credentials ----
+
+ECHO = "import json, os, sys, urllib.parse as up\nk = os.environ.get('K', '') or os.environ.get('OPENAI_API_KEY', '')\n"
+SECRET_AGENTS: dict[str, tuple[str, str]] = {  # name -> (the variable the spec hands over as K, the agent's code)
+    "json-key": ("PLUS_KEY", "print(json.dumps({'text': 'hi', 'tool_calls': [{'name': 't', 'args': {k: {k: 1}}}]}))"),
+    "json-key-usage": ("PLUS_KEY", "print(json.dumps({'text': 'hi', 'usage': {k: 1}, 'extra': {k: k}}))"),
+    "url-encoded": ("PLUS_KEY", "print(json.dumps({'text': 'hi ' + up.quote(k, safe='') + ' ' + up.quote_plus(k) + ' '"
+                                " + up.quote(k, safe='').replace('%2B', '%2b').replace('%2F', '%2f')}))"),
+    "url-encoded-location": ("PLUS_KEY", "print('Location: https://x.example/cb?state=' + up.quote(k, safe=''), "
+                                         "file=sys.stderr); sys.exit(3)"),
+    "json-escaped": ("PLUS_KEY", "print('{\"text\": \"hi ' + ''.join('\\\\u%04x' % ord(c) for c in k) + '\"}')"),
+    "json-escaped-key": ("PLUS_KEY", "print('{\"text\": \"hi\", \"tool_calls\": [{\"name\": \"t\", \"args\": {\"'"
+                                     " + k.replace('/', '\\\\/') + '\": 1}}]}')"),
+    "unnamed-provider-key": ("", "print('key ' + k); print('stderr ' + k, file=sys.stderr); sys.exit(3)"),
+    "unnamed-provider-key-as-key": ("", "print(json.dumps({'text': 'hi', 'tool_calls': [{'name': k, 'args': {k: 1}}]}))"),
+    **{f"word-{v}": (n, "print(json.dumps({'text': 'hi ' + k, 'tool_calls': [{'name': k, 'args': {k: k, k + 's': 1}}]}))")
+       for n, v in WORD_SECRETS.items()},
+}
+
+
+def secret_cases() -> list[Case]:
+    cases = []
+    for name, (variable, code) in SECRET_AGENTS.items():
+        env = f"  env: {{K: '${{{variable}}}'}}\n" if variable else ""
+        spec = (f"version: 1\ndata: data.jsonl\nmax_errors: 2\ntarget:\n  type: command\n"
+                f"  run: [{json.dumps(PY)}, agent.py]\n{env}  timeout_s: 5\n"
+                "gates:\n  - type: includes\n    value: hi\nscorers:\n  - type: max_tool_calls\n    max: 3\n")
+        codes = [{0}, {0}, {0}, {0}] if name.startswith("word-") else [RAN, {0}, {0}, RAN]
+        cases.append(Case(f"secret-{name}", {"evalgate.yaml": spec, "data.jsonl": DATA_TWO, "agent.py": ECHO + code + "\n"},
+                          [RUN, *READ_BACK], codes, kind="secrets", max_seconds=12))
+    return cases
+
+
 def corpus() -> list[Case]:
-    return slot_cases() + structure_cases() + data_cases() + behaviour_cases()
+    return slot_cases() + structure_cases() + data_cases() + behaviour_cases() + secret_cases()
 
 
-# ---- E. files evalgate writes and files it reads but did not write (issue 33) ----
+# ---- F. files evalgate writes and files it reads but did not write (issue 33) ----
 
 SPEC_OK = "version: 1\ndata: data.jsonl\ngates:\n  - type: includes\n    value: hel\n"
 DATA_THREE = "".join(json.dumps({"id": i, "input": "hi", "output": "hello"}) + "\n" for i in "abc")

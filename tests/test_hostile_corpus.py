@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import action_scenarios as scenarios
 import hostile_corpus as corpus
@@ -70,7 +71,8 @@ def secret_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update(GITHUB_TOKEN=corpus.SECRET, ACTIONS_RUNTIME_TOKEN=corpus.RUNTIME_SECRET,
                ACTIONS_ID_TOKEN_REQUEST_TOKEN=corpus.RUNTIME_SECRET + "_id", JUDGE_KEY=corpus.JUDGE_SECRET,
-               AGENT_KEY=corpus.AGENT_SECRET)
+               AGENT_KEY=corpus.AGENT_SECRET, PLUS_KEY=corpus.PLUS_SECRET, OPENAI_API_KEY=corpus.PROVIDER_SECRET,
+               **corpus.WORD_SECRETS)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     return env
 
@@ -122,9 +124,20 @@ def wait_child(proc: subprocess.Popen[bytes], timeout_s: float,
     return (None if hung else proc.returncode), peak_kib // 1024, time.monotonic() - started
 
 
+def echoed_forms(secret: str) -> set[bytes]:
+    """The secret as an echo may carry it: as is, URL-encoded (hex in either case), JSON-escaped (`\\/`)."""
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), quote(secret),
+             json.dumps(secret)[1:-1].replace("/", "\\/")}
+    forms |= {re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in forms}
+    return {f.encode() for f in forms}
+
+
+FORMS = {s: echoed_forms(s) for s in (*corpus.SECRETS, scenarios.TOKEN)}
+
+
 def leaked(data: bytes | str) -> list[str]:
     text = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    return [s for s in (*corpus.SECRETS, scenarios.TOKEN) if s.encode() in text]
+    return [s for s, forms in FORMS.items() if any(f in text for f in forms)]
 
 
 def scan_written(folder: Path, inputs: set[Path]) -> list[str]:
@@ -525,6 +538,10 @@ ACTION_AGENTS = {
     "lone-surrogate": r"print('{\"text\": \"ok \\ud800 \\u001b]0;x\\u0007\"}')",
     "snoops": None,  # looks for the token in its environment and its parent's
     "crashes-results": "print('hi')",  # the results path is a directory: refused before the run
+    # OPENAI_API_KEY set on the step for another tool, no spec names it: printed, echoed as a key, URL-encoded
+    "prints-provider-key": "import json, os, sys, urllib.parse as u; k = os.environ['OPENAI_API_KEY']; "
+                           "print('bad key ' + u.quote(k) + ' ' + k, file=sys.stderr); "
+                           "print(json.dumps({'text': k, 'tool_calls': [{'name': 't', 'args': {k: 1}}]}))",
 }
 
 
@@ -539,7 +556,7 @@ def test_the_action_always_publishes_and_leaks_nothing(tmp_path: Path, agent: st
                               summary=str(files.summary), event_path=str(files.event), api_url=github.url)
             environment.update(PATH=os.environ.get("PATH", ""), HOME=str(files.root),
                                ACTIONS_RUNTIME_TOKEN=corpus.RUNTIME_SECRET, GITHUB_TOKEN=corpus.SECRET,
-                               PYTHONPATH=str(REPO))
+                               OPENAI_API_KEY=corpus.PROVIDER_SECRET, PYTHONPATH=str(REPO))
             proc = subprocess.Popen([sys.executable, str(REPO / "entrypoint.py")], cwd=files.workspace,
                                     env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     start_new_session=True)

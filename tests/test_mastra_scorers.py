@@ -2614,7 +2614,7 @@ def test_random_histories_are_read_as_a_real_agent_reads_them() -> None:
     """Random conversation histories through a real agent (tests/mastra/run_scorers.mjs, "input_text"): wherever
     evalgate reads one, it reads what Mastra's scorers read; where the agent throws, evalgate errors; evalgate
     may only refuse by name (a merge it does not reproduce) what Mastra reads."""
-    from evalgate.runs.messages import UnreadableInput, _NotReproduced, mastra_input_texts
+    from evalgate.runs.messages import NotReproduced, UnreadableInput, mastra_input_texts
 
     rng = random.Random(29)
     values = [random_history(rng) for _ in range(600)]
@@ -2624,7 +2624,7 @@ def test_random_histories_are_read_as_a_real_agent_reads_them() -> None:
         try:
             code_text, user_text = mastra_input_texts(value)
             ours: Any = (code_text, user_text, mastra_system_prompt(value), no_input_messages(value))
-        except _NotReproduced:  # an UnreadableInput: the agent does not throw, evalgate does not reproduce it
+        except NotReproduced:  # an UnreadableInput: the agent does not throw, evalgate does not reproduce it
             ours = "refused"
         except UnreadableInput:
             ours = "error"

@@ -186,7 +186,7 @@ def test_a_secret_is_redacted_before_a_cell_or_an_excerpt_cuts_it() -> None:
         cuts = (cell("x" * 150 + secret), excerpt("y" * 390 + secret), render(results(
             [item(1, 0.0, 0.0, text="z" * 395 + secret) | {"id": "i" * 150 + secret}])))
     finally:
-        redaction._forget_all()
+        redaction.forget_all()
     for cut in cuts:
         assert secret[:6] not in cut
 

@@ -83,7 +83,7 @@ def baseline_step(settings: Settings, log: Log, http: HttpClient | str,
             "baseline: auto needs github-token and GITHUB_REPOSITORY"
         log.annotate("notice", f"{why}; the comparison is skipped", title="evalgate: no baseline")
         return None
-    client = GitHub(settings.api_url, settings.token, http, sleep=sleep)
+    client = GitHub(settings.api_url, settings.token, http, sleep=sleep, deadline_s=settings.github_timeout_s)
     try:
         found = find_baseline(client, repo=settings.repository, run_id=settings.run_id, branch=settings.base_ref,
                               artifact=settings.baseline_artifact, results_name=settings.results_file.name,
@@ -225,7 +225,7 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
                      title="evalgate: no PR comment")
         return
     client = GitHub(settings.api_url, settings.token, http, author=settings.comment_author,
-                    graphql=settings.graphql_url or None, sleep=sleep)
+                    graphql=settings.graphql_url or None, sleep=sleep, deadline_s=settings.github_timeout_s)
     try:
         try:
             done = client.upsert(settings.repository, number, body, key)
@@ -505,6 +505,7 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
         publish_outputs(env.get("GITHUB_OUTPUT", ""), outputs, log)
         return EXIT_USAGE
     redaction.register([settings.token])
+    redaction.register_credential_env(env)  # the step's provider keys, which no spec may name
     if env_is_process:
         hide_token()
     code = EXIT_INTERNAL

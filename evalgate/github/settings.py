@@ -32,6 +32,7 @@ DEFAULTS = {
     "working-directory": ".",
     "baseline-artifact": "evalgate-results",
     "mode": "run",
+    "github-timeout": "120",
 }
 MODES = ("run", "merge")
 MAX_EVENT_BYTES = 64 * 1024 * 1024  # GitHub caps a webhook payload at 25 MB: the event file is one
@@ -117,6 +118,21 @@ def parse_max_cost(value: str) -> float | None:
     return number
 
 
+GITHUB_TIMEOUT_MAX_S = 3600.0
+
+
+def parse_github_timeout(value: str) -> float:
+    """Seconds every GitHub call of one step may take in all (the comment, `baseline: auto`'s lookup)."""
+    try:
+        seconds = float(value.strip().removesuffix("s"))
+    except ValueError:
+        raise SettingsError("input `github-timeout` must be a number of seconds, e.g. 120", value) from None
+    if not 0 < seconds <= GITHUB_TIMEOUT_MAX_S:
+        raise SettingsError(f"input `github-timeout` must be more than 0 and at most {GITHUB_TIMEOUT_MAX_S:g} "
+                            "seconds", value)
+    return seconds
+
+
 def parse_patterns(value: str) -> tuple[str, ...]:
     """Glob patterns, one per line or separated by commas."""
     return tuple(p.strip() for line in value.splitlines() for p in line.split(",") if p.strip())
@@ -187,6 +203,7 @@ class Settings:
     shard: Any = None  # evalgate.shards.Shard: this job runs one shard of a matrix
     results: tuple[str, ...] = ()  # merge mode: the shards' results files (glob patterns)
     max_cost: float | None = None  # USD cap, instead of the spec's budget.max_usd
+    github_timeout_s: float = 120.0  # every GitHub call of one step, in all (`github-timeout`)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -238,6 +255,7 @@ class Settings:
             shard=shard,
             results=results,
             max_cost=parse_max_cost(read_input(env, "max-cost")),
+            github_timeout_s=parse_github_timeout(read_input(env, "github-timeout")),
         )
         # action.yml promises paths within the workspace: `..`, an absolute path or a symlink out of it
         # would run whatever spec is there and write results the workflow neither sees nor uploads

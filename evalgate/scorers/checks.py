@@ -23,7 +23,7 @@ from evalgate.scorers.registry import BuildContext, scorer_type
 
 ScoreFn = Any
 # JavaScript's \s, not Python's: Mastra strips these before comparing.
-_WS = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
+JS_WHITESPACE = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 REGEX_TIMEOUT_S = 1.0  # per output: a pattern that backtracks catastrophically errors that result
 # Each check tests `run.unreadable` before it calls `run.require`: almost every run reads whole, and the
@@ -96,10 +96,10 @@ def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
 _ASCII_WS = b"\t\n\v\f\r "  # JavaScript's \s within ASCII
 
 
-def _prepare(text: str) -> str:
+def without_whitespace(text: str) -> str:
     if text.isascii():  # the common text: bytes.translate removes the spaces 4x as fast as the regex
         return text.encode("ascii").translate(None, _ASCII_WS).decode("ascii")
-    text = _WS.sub("", text)
+    text = JS_WHITESPACE.sub("", text)
     return _utf16(text) if _ASTRAL.search(text) else text  # JavaScript counts UTF-16 code units
 
 
@@ -151,8 +151,8 @@ def dice(a: str, b: str) -> float:
 
     The multiset intersection is symmetric, so either side may be the precomputed one.
     """
-    b = _prepare(b)
-    return _dice_prepared(_prepare(a), b, _bigrams(b))
+    b = without_whitespace(b)
+    return _dice_prepared(without_whitespace(a), b, _bigrams(b))
 
 
 def _utf16(text: str) -> str:
@@ -171,7 +171,7 @@ def similarity(
 
     With `cutoff`: 1 if the coefficient >= cutoff, else 0.
     """
-    expected = _prepare(value.lower() if ignore_case else value)
+    expected = without_whitespace(value.lower() if ignore_case else value)
     expected_bigrams = _bigrams(expected)
     distinct = frozenset(expected_bigrams) if all(n == 1 for n in expected_bigrams.values()) else None
     few = tuple(distinct) if distinct is not None and len(distinct) <= FEW_BIGRAMS else None
@@ -181,9 +181,9 @@ def similarity(
             run.require("text")
         text = run.text.lower() if ignore_case else run.text
         if distinct is not None:
-            coefficient = _dice_distinct(_prepare(text), expected, distinct, few)
+            coefficient = _dice_distinct(without_whitespace(text), expected, distinct, few)
         else:
-            coefficient = _dice_prepared(_prepare(text), expected, expected_bigrams)
+            coefficient = _dice_prepared(without_whitespace(text), expected, expected_bigrams)
         if cutoff is None:
             return coefficient
         return 1.0 if coefficient >= cutoff else 0.0

@@ -42,6 +42,10 @@ class CommandTarget:
         expanded, secrets, self.env_problem = expand_env(env or {}, base)
         redaction.register(secrets)  # an agent that echoes them shows `***`
         self.env = {**base, **expanded}
+        try:  # as root (the Action's container), the agent runs as the checkout's owner: no reading our memory
+            self.run_as = isolation.unprivileged(cwd)
+        except ValueError as exc:
+            self.run_as, self.env_problem = {}, self.env_problem or str(exc)
 
     def payload(self, case: Case, turn: int, history: History) -> dict[str, Any]:
         item = case.item.model_dump(mode="json", exclude_none=True, exclude={"output", "outputs"})
@@ -67,6 +71,7 @@ class CommandTarget:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                **self.run_as,
             )
         except OSError as exc:
             raise TargetError(f"cannot start `{self.argv[0]}`: {exc.strerror}") from None

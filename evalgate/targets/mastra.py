@@ -29,11 +29,11 @@ from evalgate.runs.replies import read_mastra
 from evalgate.targets.base import History, TargetError
 from evalgate.targets.http import (
     HeaderTemplates,
-    _snippet,
     compile_body,
     item_context,
     make_client,
     redact_reply,
+    snippet,
 )
 
 
@@ -120,7 +120,7 @@ class MastraTarget:
         except HttpError as exc:
             raise TargetError(_not_found_hint(str(exc), self.config)) from None
         if not reply.is_json:
-            raise TargetError(f"the reply is not JSON: {_snippet(self.client.redact(reply.text)) or '(empty)'}")
+            raise TargetError(f"the reply is not JSON: {snippet(self.client.redact(reply.text)) or '(empty)'}")
         body = redact_reply(reply, self.client)
         try:
             run = self._workflow_run(body) if self.config.workflow is not None else self._agent_run(body)
@@ -136,12 +136,12 @@ class MastraTarget:
         try:
             return read_mastra(body)
         except RunFormatError as exc:
-            shown = _snippet(json.dumps(body))
+            shown = snippet(json.dumps(body))
             raise TargetError(f"the reply is not a Mastra generate() reply: {exc}: {shown}") from None
 
     def _workflow_run(self, body: Any) -> Run:
         if not isinstance(body, Mapping) or not isinstance(body.get("status"), str):
-            raise TargetError(f"the reply is not a Mastra workflow result: {_snippet(json.dumps(body))}")
+            raise TargetError(f"the reply is not a Mastra workflow result: {snippet(json.dumps(body))}")
         raw_steps = body.get("steps") if isinstance(body.get("steps"), Mapping) else {}
         steps = {k: _step(v) for k, v in raw_steps.items() if k != "input" and isinstance(v, Mapping)}
         status = body["status"]
@@ -184,7 +184,7 @@ def _workflow_failure(workflow: str, status: str, body: Mapping[str, Any], steps
     message = error.get("message") if isinstance(error, Mapping) else error
     if status == "suspended":
         return f"workflow `{workflow}` suspended{where} (evalgate does not resume workflows)"
-    return f"workflow `{workflow}` {status}{where}" + (f": {_snippet(_text(message))}" if message else "")
+    return f"workflow `{workflow}` {status}{where}" + (f": {snippet(_text(message))}" if message else "")
 
 
 def _not_found_hint(message: str, config: s.MastraTarget) -> str:
