@@ -362,7 +362,9 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     click.echo("\n".join([title, *rows]))
     verdict = head_raw.get("verdict")
     click.echo(f"verdict: {verdict.upper() if verdict else 'none'}"
-               + (f" ({len(comparison.regressions)} regressed)" if comparison.regressions else ""))
+               + (f" ({len(comparison.regressions)} regressed)" if comparison.regressions else "")
+               + (f" ({uncertain} uncertain under when_uncertain: fail)"
+                  if (uncertain := len(comparison.failures) - len(comparison.regressions)) else ""))
     if output is not None:
         try:
             write_results_json(output, head_raw)

@@ -192,8 +192,8 @@ def test_options_are_validated_and_recorded() -> None:
     with pytest.raises(ValueError, match="max_drop"):
         CompareOptions.from_settings({"entries": {"x": {"max_drop": 2}}})
     options = CompareOptions.from_settings({"confidence": 0.9, "entries": {"x": {"max_drop": 0.1}}}, max_drop=0.02)
-    assert options.to_dict() == {"confidence": 0.9, "max_drop": 0.02, "correction": "holm",
-                                 "entries": {"x": {"max_drop": 0.1}}}
+    assert options.to_dict() == {"confidence": 0.9, "max_drop": 0.02, "correction": "holm", "errors": "fail",
+                                 "when_uncertain": "pass", "entries": {"x": {"max_drop": 0.1}}}
 
 
 def test_compare_spec_section_is_validated(tmp_path: Path) -> None:
