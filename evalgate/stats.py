@@ -477,12 +477,15 @@ def paired_binary(both: int, regressed: int, improved: int, neither: int, confid
         return normal_cdf(-tango_z(regressed, improved, n, bound, SCORE_CORRECTION))
 
     def least_p(bound: float) -> float:
-        """Given the discordant pairs: every one of them a regression."""
-        if n == 0:
+        """Given the discordant pairs, every one of them a regression: 2^-D for the exact test. The score
+        test is not conditional on them (how many there are says something about the drop), so only an
+        entry without any (it cannot move) leaves the family: the enumeration in tests/test_stats.py
+        found Tarone's rule on 2^-D-like bounds raising the family-wise rate there."""
+        if n == 0 or discordant == 0:
             return 1.0
         if bound == 0.0:
             return binomial_cdf_half(0, discordant)
-        return normal_cdf(tango_z(discordant, 0, n, bound, SCORE_CORRECTION))
+        return 0.0
 
     sd = math.sqrt(max(discordant - n * delta * delta, 0.0) / (n - 1)) if n > 1 else 0.0
     return Difference(delta, newcombe_paired(both, regressed, improved, neither, confidence),

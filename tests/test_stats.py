@@ -7,14 +7,20 @@ many compared entries do not multiply false alarms, and a real drop is found.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats as sp
 
 from evalgate import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import exact  # noqa: E402  (bench/exact.py: the enumeration)
 
 RUNS = 1000
 
@@ -252,31 +258,82 @@ def _regressed(diffs: list[stats.Difference], max_drop: float = 0.0, confidence:
     return [stats.status(d.ci, max_drop, r) == "regressed" for d, r in zip(diffs, rejected, strict=True)]
 
 
-def test_identical_agents_are_rarely_called_regressed() -> None:
-    rng = np.random.default_rng(121)
-    calls = 0
-    for _ in range(RUNS):
-        p = rng.beta(1.4, 0.6, size=50)  # items of varied difficulty, mean 0.7
-        base, head = rng.random(50) < p, rng.random(50) < p
-        calls += _regressed([stats.paired_binary(*_paired_counts(base, head))])[0]
-    assert calls / RUNS <= 0.05
+# ---- exact sizes of the 0/1 regression test, by enumeration (bench/exact.py) ----
+
+RATES = [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0]  # discordance rates: pairs that differ
 
 
-def test_ten_unchanged_entries_fail_the_verdict_at_most_five_percent() -> None:
-    rng = np.random.default_rng(122)
-    failed = 0
-    for _ in range(RUNS):
-        diffs = []
-        for entry in range(10):
-            if entry % 2:  # half 0/1 gates, half continuous scorers
-                p = rng.beta(2, 1, size=40)
-                diffs.append(stats.paired_binary(*_paired_counts(rng.random(40) < p, rng.random(40) < p)))
-            else:
-                mu = rng.beta(2, 2, size=40)
-                base, head = (np.clip(mu + rng.normal(0, 0.1, 40), 0, 1) for _ in range(2))
-                diffs.append(stats.paired_means((head - base).tolist()))
-        failed += any(_regressed(diffs))
-    assert failed / RUNS <= 0.05
+@pytest.mark.parametrize("n", [20, 50, 100])
+@pytest.mark.parametrize("max_drop", [0.0, 0.02, 0.05, 0.1])
+def test_one_entry_is_called_regressed_at_most_2_75_percent_exactly(n: int, max_drop: float) -> None:
+    """The chance an agent exactly max_drop worse is called regressed, summed over every outcome."""
+    sizes = [exact.size(n, max(rate, max_drop + 1e-9), max_drop) for rate in RATES]
+    assert max(sizes) <= 0.0275, sizes
+    if max_drop == 0.0:  # exact and conditional on the discordant pairs: never above the nominal 2.5%
+        assert max(sizes) <= 0.025
+
+
+@pytest.mark.parametrize("n", [20, 50, 100])
+@pytest.mark.parametrize("max_drop", [0.0, 0.05])
+def test_ten_entries_under_holm_fail_at_most_2_75_percent_exactly(n: int, max_drop: float) -> None:
+    sizes = [exact.family_size(n, [(10, max(rate, max_drop + 1e-9))], max_drop) for rate in RATES]
+    assert max(sizes) <= 0.0275, sizes
+
+
+@pytest.mark.parametrize("n", [20, 50])
+@pytest.mark.parametrize("still", [0.0, 0.01, 0.05])
+@pytest.mark.parametrize("max_drop", [0.0, 0.05])
+def test_tarone_keeps_the_family_wise_rate_when_entries_barely_move(n: int, still: float, max_drop: float) -> None:
+    """One entry at any discordance rate with nine that rarely (or never) move: the nine leave the family
+    when they cannot reach the level, and the family-wise rate stays at most 2.5%."""
+    sizes = [exact.family_size(n, [(1, max(rate, max_drop + 1e-9)), (9, max(still, max_drop + 1e-9))], max_drop)
+             for rate in RATES]
+    assert max(sizes) <= 0.025, sizes
+
+
+def test_the_enumerated_family_rate_is_that_of_holm_itself() -> None:
+    """bench/exact.py's grouped sum against every outcome of three entries on 6 items, through stats.holm."""
+    n, rate = 6, 0.7
+    outcomes = [(b, c) for b in range(n + 1) for c in range(n + 1 - b)]
+    pmf = {(b, c): sp.multinomial.pmf([b, c, n - b - c], n, [rate / 2, rate / 2, 1 - rate]) for b, c in outcomes}
+    diffs = {o: stats.paired_binary(0, o[0], o[1], n - o[0] - o[1]) for o in outcomes}
+    brute = 0.0
+    for triple in itertools.product(outcomes, repeat=3):
+        ds = [diffs[o] for o in triple]
+        if any(stats.holm([d.below(0.0) for d in ds], 0.025, [d.least_p(0.0) for d in ds])):
+            brute += math.prod(pmf[o] for o in triple)
+    assert brute > 0.0
+    assert exact.family_size(n, [(3, rate)]) == pytest.approx(brute, rel=1e-9)
+
+
+def test_four_of_four_discordant_pairs_are_no_regression() -> None:
+    """The audit's case: 4 of 4 discordant pairs against head have probability 1/16 under no change."""
+    diff = stats.paired_binary(both=1, regressed=4, improved=0, neither=15)
+    assert diff.below(0.0) == pytest.approx(1 / 16)
+    assert stats.holm([diff.below(0.0)], 0.025) == [False]
+
+
+def test_entries_that_cannot_move_leave_holms_family() -> None:
+    """Three entries constant on both runs and one with 9 of 10 discordant pairs against head: alone in the
+    family (Tarone) its exact p = 11/1024 is significant; among four (Holm's 0.025/4) it was not."""
+    drop = stats.paired_binary(31, 9, 1, 9)
+    constant = stats.paired_binary(50, 0, 0, 0)
+    p = [drop.below(0.0), *(constant.below(0.0) for _ in range(3))]
+    least = [drop.least_p(0.0), *(constant.least_p(0.0) for _ in range(3))]
+    assert p[0] == pytest.approx(11 / 1024)
+    assert stats.holm(p, 0.025) == [False] * 4
+    assert stats.holm(p, 0.025, least) == [True, False, False, False]
+    assert stats.bonferroni(p, 0.025, least) == [True, False, False, False]
+
+
+def test_tangos_score_statistic_matches_its_definition() -> None:
+    """The restricted maximum-likelihood rate in the variance, found here by maximising the likelihood."""
+    n, b, c, bound = 30, 7, 2, -0.1
+    rates = np.linspace(-bound + 1e-9, (1 - bound) / 2 - 1e-9, 200_001)
+    loglik = b * np.log(rates) + c * np.log(rates + bound) + (n - b - c) * np.log(1 - 2 * rates - bound)
+    rate = rates[loglik.argmax()]
+    z = (c - b - n * bound) / math.sqrt(n * (2 * rate + bound * (1 - bound)))
+    assert stats.tango_z(b, c, n, bound) == pytest.approx(z, rel=1e-4)
 
 
 def test_a_drop_from_085_to_065_on_100_items_is_found() -> None:
