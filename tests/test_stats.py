@@ -20,7 +20,7 @@ from scipy import stats as sp
 from evalgate import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import exact  # noqa: E402  (bench/exact.py: the enumeration)
+import exact  # bench/exact.py: the enumeration
 
 RUNS = 1000
 
