@@ -305,6 +305,41 @@ def compare_command(base: Path, head: Path, output: Path | None, confidence: flo
     sys.exit(exit_code(verdict, fail_on, reason))
 
 
+@main.command(name="plan")
+@click.argument("results", metavar="RESULTS.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--max-drop", "drop", type=FiniteFloat(0.0, 1.0, min_open=True), required=True,
+              help="The drop to find: a regression of this size must fail the comparison.")
+@click.option("--power", type=FiniteFloat(0.5, 1.0, max_open=True), default=0.8, show_default=True,
+              help="The chance a drop of that size is found.")
+@click.option("--entries", type=click.IntRange(min=1),
+              help="Entries compared together (default: the gates and thresholds of RESULTS.json).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+def plan_command(results: Path, drop: float, power: float, entries: int | None, as_json: bool) -> None:
+    """How many items, or repeats, the suite of RESULTS.json needs to find a drop (docs/statistics.md)."""
+    import json
+
+    from evalgate.planning import plan_lines, plan_results
+
+    _safe_streams()
+    try:
+        raw = json.loads(results.read_bytes())
+        if not isinstance(raw, dict) or not isinstance(raw.get("items"), list):
+            raise ValueError("it holds no item records")
+        plan = plan_results(raw, drop, power, entries)
+    except OSError as exc:
+        click.echo(f"error: {exc.strerror or exc}: {exc.filename or results}", err=True)
+        sys.exit(2)
+    except (ValueError, TypeError, AttributeError) as exc:
+        click.echo(f"error: {results}: cannot plan from it ({str(exc).splitlines()[0][:200]})", err=True)
+        sys.exit(2)
+    too_small = [e.id for e in plan.entries if e.max_drop >= drop]
+    if too_small:
+        click.echo(f"error: --max-drop {drop:g} is not above the drop the comparison tolerates for "
+                   f"{', '.join(too_small[:5])} (compare: max_drop); ask for a larger drop", err=True)
+        sys.exit(2)
+    click.echo(json.dumps(plan.to_dict(), indent=2) if as_json else "\n".join(plan_lines(plan)))
+
+
 def _writing(output: Path | None, work: Any) -> Any:
     """`work()` holding --output's lock (evalgate.writelock): exit 2 while another process writes that file."""
     from evalgate.writelock import WriterBusy, writing
