@@ -191,11 +191,13 @@ def _bd0(x: float, mean: float) -> float:
 # ---- one run ----
 
 
-def wilson(p: float, n: float, confidence: float = 0.95) -> Interval:
-    """Wilson score interval for a proportion p observed on n (possibly effective, non-integer) trials."""
+def wilson(p: float, n: float, confidence: float = 0.95, z: float | None = None) -> Interval:
+    """Wilson score interval for a proportion p observed on n (possibly effective, non-integer) trials;
+    z: the quantile, when not the normal one of `confidence` (a t quantile for continuous scores)."""
     if n <= 0:
         return (0.0, 1.0)
-    z = normal_quantile((1.0 + confidence) / 2.0)
+    if z is None:
+        z = normal_quantile((1.0 + confidence) / 2.0)
     z2 = z * z
     denominator = 1.0 + z2 / n
     centre = (p + z2 / (2.0 * n)) / denominator
@@ -247,8 +249,8 @@ class Moments:
     nearly-constant ones lose no precision.
     """
 
-    __slots__ = ("binary", "cross", "items", "items_all", "items_any", "n", "shift", "square", "started",
-                 "sum", "sum_n2")
+    __slots__ = ("binary", "bounded", "cross", "items", "items_all", "items_any", "n", "shift", "square",
+                 "started", "sum", "sum_n2")
 
     def __init__(self) -> None:
         self.shift = 0.0
@@ -260,6 +262,7 @@ class Moments:
         self.cross = 0.0  # Σ S'_i · n_i
         self.sum_n2 = 0  # Σ n_i²
         self.binary = True
+        self.bounded = True  # every value within [0, 1]
         self.items_all = 0
         self.items_any = 0
 
@@ -276,6 +279,8 @@ class Moments:
             raw += value
             if value != 0.0 and value != 1.0:
                 self.binary = False
+                if not 0.0 <= value <= 1.0:
+                    self.bounded = False
         shifted = raw - self.shift * count
         self.items += 1
         self.n += count
@@ -319,6 +324,8 @@ class Moments:
         self.items_any += ones if ones + zeros == count else sum(map(_POSITIVE, values))
         if self.binary and ones + zeros != count:  # -0.0 counts as 0.0, NaN as neither
             self.binary = False
+        if self.bounded and ones + zeros != count and not (min(values) >= 0.0 and max(values) <= 1.0):
+            self.bounded = False  # NaN fails both comparisons
         self.items += count
         self.n += count
         self.sum_n2 += count
@@ -362,6 +369,13 @@ class Moments:
         method = "t-clustered" if repeated else "t"
         if stderr is None:
             return Estimate(mean, self.n, self.items, None, (0.0, 1.0), method, False)
+        if self.bounded and stderr > 0.0 and 0.0 < mean < 1.0:
+            # scores in [0, 1]: Wilson's interval on the effective size p(1-p)/SE² with the t quantile. Near a
+            # bound (mostly 1s, a few 0s) the symmetric t interval under-covers; in the middle the two agree.
+            n_eff = mean * (1.0 - mean) / (stderr * stderr)
+            z = t_quantile((1.0 + confidence) / 2.0, self.items - 1)
+            return Estimate(mean, self.n, self.items, stderr, wilson(mean, n_eff, z=z), "wilson-t" + method[1:],
+                            False)
         ci = t_interval(mean, stderr, self.items - 1, confidence)
         return Estimate(mean, self.n, self.items, stderr, ci, method, False)
 
