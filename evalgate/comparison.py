@@ -216,13 +216,17 @@ def trial_view(record: Mapping[str, Any]) -> TrialView:
     errored = record.get("error") is not None
     if not errored:
         _collect(values, record)
-    raised: set[tuple[int | None, str]] = set()
-    holders = [(None, record)] + [(t.get("index"), t) for t in record.get("turns") or [] if isinstance(t, Mapping)]
-    for turn, holder in holders:
-        errors = holder.get("scorer_errors")
-        if isinstance(errors, Mapping):
-            raised.update((turn, str(sid)) for sid in errors)
+    errors = record.get("scorer_errors")
+    raised = {_scorer_label(str(label)) for label in errors} if isinstance(errors, Mapping) else set()
     return TrialView({key: v[0] for key, v in values.items()}, errored, raised)
+
+
+def _scorer_label(label: str) -> tuple[int | None, str]:
+    """`scorer_errors` names a per-turn check `turn-N:id` (evalgate.engine), a top-level one by its id."""
+    head, colon, rest = label.partition(":")
+    if colon and head.startswith("turn-") and head[5:].isdigit():
+        return int(head[5:]), rest
+    return None, label
 
 
 @dataclass

@@ -276,6 +276,33 @@ def test_an_item_that_errors_on_head_counts_as_a_failure() -> None:
     assert skipped.pairs == 90 and skipped.delta == 0.0 and skipped.status == "unchanged"
 
 
+def test_a_scorer_that_raises_on_head_counts_as_a_failure_of_its_entry() -> None:
+    """A real run whose scorer raises on 12 of 60 items (a judge that stops answering, say): those items have
+    no score, only `scorer_errors`; compared with a base that passed them, they count as failures."""
+
+    def grader(failing: set[str]) -> Any:
+        def polite(item: Any, run: Any) -> float:
+            if item.id in failing:
+                raise RuntimeError("the judge's reply was no JSON")
+            return 1.0
+        return polite
+
+    data = [{"id": f"q{i}", "input": f"q{i}"} for i in range(60)]
+
+    def agent(question: str) -> dict[str, Any]:
+        return {"text": "ok"}
+
+    base = run_evals(data=data, target=agent, concurrency=1, scorers=[{"scorer": grader(set()), "threshold": 0.5}])
+    head = run_evals(data=data, target=agent, concurrency=1, max_errors=60,
+                     scorers=[{"scorer": grader({f"q{i}" for i in range(12)}), "threshold": 0.5}])
+    assert head.to_dict()["items"][0]["scorer_errors"]
+    entry = evalgate.compare(base, head).entries[0]
+    assert entry.pairs == 60 and entry.errored_pairs == 12 and entry.delta == pytest.approx(-0.2)
+    assert entry.status == "regressed"
+    skipped = evalgate.compare(base, head, errors="skip").entries[0]
+    assert skipped.pairs == 48 and skipped.delta == 0.0
+
+
 def test_matched_averages_stand_beside_delta() -> None:
     """Items added in the PR move the head's whole-run average; delta compares the matched items only."""
     base = _binary_results({"g": np.array([1.0, 1.0, 1.0, 0.0])})
