@@ -102,9 +102,11 @@ def detectable(within: float, mean: float, items: int, repeats: int, binary: boo
         return None
     z_alpha, z_power = stats.t_quantile(1.0 - alpha, items - 1), stats.t_quantile(power, items - 1)
     drop = max_drop
+    # 0/1 without repeats: the exact test moves in whole discordant pairs, a continuity correction of 1/n
+    step = 1.0 / items if binary and repeats == 1 else 0.0
     for _ in range(200):
         sd = paired_sd(within, mean, drop, repeats, binary, z_alpha, z_power)
-        following = min(1.0, max_drop + (z_alpha + z_power) * sd / math.sqrt(items))
+        following = min(1.0, max_drop + step + (z_alpha + z_power) * sd / math.sqrt(items))
         if abs(following - drop) < 1e-10:
             break
         drop = following
@@ -137,8 +139,17 @@ def plan_results(results: Mapping[str, Any], drop: float, power: float = 0.8, en
         plans.append(EntryPlan(
             key[2], key[0], len(per_item), repeats, binary, within, sd, max_drop,
             detectable(within, mean, len(per_item), repeats, binary, alpha, power, max_drop),
-            stats.items_needed(sd, drop, alpha, power, max_drop), needed_k))
+            _items_needed(sd, drop, alpha, power, max_drop, binary and repeats == 1), needed_k))
     return Plan(drop, power, alpha, plans)
+
+
+def _items_needed(sd: float, drop: float, alpha: float, power: float, max_drop: float, stepped: bool) -> int | None:
+    """The normal-theory n, with Fleiss's continuity correction for the exact 0/1 test: n/4·(1 + √(1 + 4/(n·d)))²."""
+    n = stats.items_needed(sd, drop, alpha, power, max_drop)
+    if n is None or not stepped:
+        return n
+    gap = drop - max_drop
+    return max(2, math.ceil(n / 4.0 * (1.0 + math.sqrt(1.0 + 4.0 / (n * gap))) ** 2 - 1e-9))
 
 
 def plan_lines(plan: Plan) -> list[str]:
