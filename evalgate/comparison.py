@@ -582,10 +582,13 @@ def _decide(tested: list[Tested], options: CompareOptions) -> None:
         else:
             rejected = [p <= alpha for p in p_values]
         family = len(stats.tarone_family(least, alpha)) if options.correction != "none" else 1
-        for (entry, diff, same), regressed in zip(group, rejected, strict=True):
+        corrected = stats.adjusted(p_values, alpha, options.correction, least)
+        for (entry, diff, same), regressed, p_adjusted in zip(group, rejected, corrected, strict=True):
             entry.mde = stats.detectable_drop(diff.sd, diff.pairs, alpha / max(1, len(group)),
                                               max_drop=entry.max_drop, binary=diff.method == "mcnemar-newcombe")
             _entry_status(entry, diff, same, regressed, alpha, family, options)
+            if entry.status in ("regressed", "uncertain"):
+                entry.p_decision = p_adjusted  # held to alpha: rejected exactly when at most alpha
 
 
 def _entry_status(entry: EntryComparison, diff: stats.Difference, same: bool, regressed: bool, alpha: float,
@@ -597,7 +600,7 @@ def _entry_status(entry: EntryComparison, diff: stats.Difference, same: bool, re
     if same:
         entry.status, entry.p_decision, entry.alpha = "unchanged", None, None
     elif regressed:
-        entry.status, entry.p_decision, entry.alpha = "regressed", entry.p_regression, alpha / max(1, family)
+        entry.status, entry.p_decision, entry.alpha = "regressed", entry.p_regression, alpha
     elif diff.ci[0] > 0.0:
         entry.status, entry.p_decision, entry.alpha = "improved", within, alpha
     elif within <= alpha:

@@ -568,6 +568,7 @@ def detectable_drop(sd: float, n: int, alpha: float, power: float = 0.8, max_dro
     z = normal_quantile(1.0 - alpha) + normal_quantile(power)
     drop = max_drop + z * sd / math.sqrt(n)
     if binary:
+        drop = max(drop, max_drop + (1.0 - max_drop) / 2.0)  # from above: 0 is a fixed point too when sd is 0
         for _ in range(100):  # a contraction: converges in a few steps
             following = max_drop + z * math.sqrt(max(sd * sd, drop * (1.0 - drop)) / n)
             if abs(following - drop) < 1e-12:
@@ -606,6 +607,29 @@ def holm(p_values: Sequence[float], alpha: float, least: Sequence[float] | None 
         else:
             break
     return rejected
+
+
+def adjusted(p_values: Sequence[float], alpha: float, correction: str = "holm",
+             least: Sequence[float] | None = None) -> list[float]:
+    """p-values adjusted for the correction, each rejected exactly when at most alpha: Holm's step-down
+    max over j <= rank of (m - j + 1)·p_(j), Bonferroni's m·p, within Tarone's family."""
+    m = len(p_values)
+    if correction == "none":
+        return list(p_values)
+    members = list(range(m)) if least is None else tarone_family(least, alpha)
+    # outside the family: K·p, K Tarone's size, above alpha since their smallest p is above alpha/K
+    k = next((k for k in range(1, m + 1) if sum(1 for p in least or () if p <= alpha / k) <= k), m)
+    out = [min(1.0, k * p) for p in p_values]
+    size = len(members)
+    if correction == "bonferroni":
+        for i in members:
+            out[i] = min(1.0, size * p_values[i])
+        return out
+    running = 0.0
+    for rank, i in enumerate(sorted(members, key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (size - rank) * p_values[i]))
+        out[i] = running
+    return out
 
 
 def tarone_family(least: Sequence[float], alpha: float) -> list[int]:

@@ -350,6 +350,17 @@ def test_entries_that_cannot_move_leave_holms_family() -> None:
     assert stats.bonferroni(p, 0.025, least) == [True, False, False, False]
 
 
+@pytest.mark.parametrize("correction", ["holm", "bonferroni"])
+def test_adjusted_p_values_reject_exactly_what_the_correction_rejects(correction: str) -> None:
+    rng = np.random.default_rng(31)
+    decide = stats.holm if correction == "holm" else stats.bonferroni
+    for _ in range(300):
+        p = (rng.random(6) ** 3).tolist()
+        least = [v * float(rng.random()) ** 2 for v in p]  # the smallest attainable p is at most the p
+        adjusted = stats.adjusted(p, 0.025, correction, least)
+        assert [a <= 0.025 for a in adjusted] == decide(p, 0.025, least)
+
+
 def test_tangos_score_statistic_matches_its_definition() -> None:
     """The restricted maximum-likelihood rate in the variance, found here by maximising the likelihood."""
     n, b, c, bound = 30, 7, 2, -0.1

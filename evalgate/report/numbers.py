@@ -96,8 +96,8 @@ def significance(entry: dict[str, Any]) -> str:
     # the p the status came from (one-sided, against -max_drop) and the level it met or missed; an older
     # results file has only the two-sided p of no change
     p, alpha = entry.get("p_decision"), entry.get("alpha")
-    if not isinstance(p, int | float):
-        p, alpha = (entry.get("p_value"), None) if "p_decision" not in entry and "alpha" not in entry else (None, None)
+    if "p_within" not in entry:  # written before p_decision: the two-sided p is all there is
+        p, alpha = entry.get("p_value"), None
     parts = [words]
     if isinstance(p, int | float):
         text = f"p = {p:.3g}" if p >= 0.001 else "p < 0.001"
