@@ -1,11 +1,13 @@
 """Base vs head: paired comparison of two runs' results, entry by entry. Pure: results in, a Comparison out.
 
 Items are matched by id (and, for per-turn entries, turn). An item whose data changed (same id, another
-`data_hash`) is not matched. For each entry both runs have: head - base on the matched items, paired (exact
-McNemar + Newcombe for 0/1 entries with one trial per item; paired t on item means otherwise), a status, and
-multiplicity control across the entries that can fail the verdict (Holm-Bonferroni by default). Gates and
-thresholds regress the verdict; tracked scorers are compared and reported, never failing. docs/statistics.md
-explains the methods and what simulations showed.
+`data_hash`) is not matched; an item or trial that errored counts as a failure (`errors: fail`, the default).
+For each entry both runs have: head - base on the matched items, paired (exact and score tests with
+Newcombe's interval for 0/1 entries with one trial per item; paired t on item means otherwise), a status,
+multiplicity control across the entries that can fail the verdict (Holm-Bonferroni within Tarone's family by
+default), and the drop it could detect. Gates and thresholds regress the verdict; tracked scorers are
+compared and reported, never failing. docs/statistics.md explains the methods and what the enumeration and
+simulations showed.
 """
 
 from __future__ import annotations

@@ -8,11 +8,14 @@ The methods (docs/statistics.md says why each was chosen, and what the simulatio
   item (the cluster-robust form; with equal K it is sd(item means)/√items) and the t interval has items-1
   degrees of freedom; for 0/1 scores a Wilson interval on Kish's effective sample size
   n_eff = p(1-p)/SE², kept within [items, n].
-- two runs on the same items: paired. 0/1 scores with one trial each: exact McNemar p on the discordant pairs
-  and Newcombe's hybrid score interval (his method 10) for the difference; otherwise the paired t interval on
-  the differences of item means.
-- many entries: Holm-Bonferroni on one-sided p-values, so an unchanged agent is called regressed on any
-  entry with a nominal probability of (1 - confidence) / 2 (about 3% measured at 95%, see the tests).
+- two runs on the same items: paired. 0/1 scores with one trial each: the regression test exact on the
+  discordant pairs (one-sided McNemar) against no change, Tango's score test against a tolerated drop, and
+  Newcombe's hybrid score interval (his method 10) shown for the difference; otherwise the paired t
+  interval and tests on the differences of item means.
+- many entries: Holm-Bonferroni on one-sided p-values within Tarone's family (tests that can reach the
+  level), so an unchanged agent is called regressed on any entry with probability at most
+  (1 - confidence) / 2 (enumerated exactly in the tests).
+- power: the drop a comparison detects (`detectable_drop`) and the items it needs (`items_needed`).
 """
 
 from __future__ import annotations
