@@ -294,14 +294,19 @@ def validate(spec: Path) -> None:
 @click.option("--max-drop", type=FiniteFloat(0.0, 1.0), help="The drop tolerated (default 0).")
 @click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
               help="Across entries (default holm).")
+@click.option("--errors", type=click.Choice(["fail", "skip"]),
+              help="An item that errored on one side: a failure there (default), or left out.")
+@click.option("--when-uncertain", type=click.Choice(["pass", "fail"]),
+              help="fail: a gate or threshold must show its drop is within max_drop (default pass).")
 @click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default="failed", show_default=True,
               help="Verdicts (after the comparison) that exit 1.")
 def compare_command(base: Path, head: Path, output: Path | None, confidence: float | None, max_drop: float | None,
-                    correction: str | None, fail_on: str) -> None:
+                    correction: str | None, errors: str | None, when_uncertain: str | None, fail_on: str) -> None:
     """Compare HEAD.json with BASE.json (the base branch's results): paired, entry by entry."""
     _safe_streams()
     verdict, reason = _writing(output, lambda: _compare(base, head, output, confidence=confidence, max_drop=max_drop,
-                                                        correction=correction))
+                                                        correction=correction, errors=errors,
+                                                        when_uncertain=when_uncertain))
     sys.exit(exit_code(verdict, fail_on, reason))
 
 
@@ -362,7 +367,8 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     """Compare HEAD's results file with BASE's, print the comparison, write HEAD with it to `output`.
 
     Returns the verdict after the comparison and its failure reason; exits 2 when a file is not results.
-    overrides: confidence, max_drop, correction (None: HEAD's spec `compare:`, else the defaults)."""
+    overrides: confidence, max_drop, correction, errors, when_uncertain (None: HEAD's spec `compare:`, else the
+    defaults)."""
     import json  # in the commands that use it: `evalgate --help` need not load it
 
     from pydantic import ValidationError

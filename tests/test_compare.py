@@ -332,6 +332,21 @@ def test_when_uncertain_fail_needs_the_drop_shown_within_max_drop() -> None:
     assert sure.status == "unchanged" and not sure.fails
 
 
+def test_compare_cli_takes_the_error_policy_and_when_uncertain(tmp_path: Path) -> None:
+    base = _binary_results({"g": np.array([1.0] * 5 + [0.0] * 15)})
+    head = _binary_results({"g": np.array([1.0] + [0.0] * 19)})
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    lenient = run_cli("compare", tmp_path / "base.json", tmp_path / "head.json")
+    assert lenient.code == 0 and "p = 0.0625 (level 0.025)" in lenient.stdout
+    strict = run_cli("compare", tmp_path / "base.json", tmp_path / "head.json", "--when-uncertain", "fail",
+                     "--errors", "skip", "-o", tmp_path / "out.json")
+    assert strict.code == 1 and "uncertain under when_uncertain: fail" in strict.stdout
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert written["comparison"]["settings"]["errors"] == "skip"
+    assert written["comparison"]["failures"] == 1 and written["summary"]["failure_reason"] == "regression"
+
+
 def test_a_different_number_of_repeats_is_warned() -> None:
     base = _binary_results({"g": np.ones(10)})
     head = _binary_results({"g": np.ones(10)})
