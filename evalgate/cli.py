@@ -304,15 +304,55 @@ def validate(spec: Path) -> None:
 @click.option("--max-drop", type=FiniteFloat(0.0, 1.0), help="The drop tolerated (default 0).")
 @click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
               help="Across entries (default holm).")
+@click.option("--errors", type=click.Choice(["fail", "skip"]),
+              help="An item that errored on one side: a failure there (default), or left out.")
+@click.option("--when-uncertain", type=click.Choice(["pass", "fail"]),
+              help="fail: a gate or threshold must show its drop is within max_drop (default pass).")
 @click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default="failed", show_default=True,
               help="Verdicts (after the comparison) that exit 1.")
 def compare_command(base: Path, head: Path, output: Path | None, confidence: float | None, max_drop: float | None,
-                    correction: str | None, fail_on: str) -> None:
+                    correction: str | None, errors: str | None, when_uncertain: str | None, fail_on: str) -> None:
     """Compare HEAD.json with BASE.json (the base branch's results): paired, entry by entry."""
     _safe_streams()
     verdict, reason = _writing(output, lambda: _compare(base, head, output, confidence=confidence, max_drop=max_drop,
-                                                        correction=correction))
+                                                        correction=correction, errors=errors,
+                                                        when_uncertain=when_uncertain))
     sys.exit(exit_code(verdict, fail_on, reason))
+
+
+@main.command(name="plan")
+@click.argument("results", metavar="RESULTS.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--max-drop", "drop", type=FiniteFloat(0.0, 1.0, min_open=True), required=True,
+              help="The drop to find: a regression of this size must fail the comparison.")
+@click.option("--power", type=FiniteFloat(0.5, 1.0, max_open=True), default=0.8, show_default=True,
+              help="The chance a drop of that size is found.")
+@click.option("--entries", type=click.IntRange(min=1),
+              help="Entries compared together (default: the gates and thresholds of RESULTS.json).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+def plan_command(results: Path, drop: float, power: float, entries: int | None, as_json: bool) -> None:
+    """How many items, or repeats, the suite of RESULTS.json needs to find a drop (docs/statistics.md)."""
+    import json
+
+    from evalgate.planning import plan_lines, plan_results
+
+    _safe_streams()
+    try:
+        raw = json.loads(results.read_bytes())
+        if not isinstance(raw, dict) or not isinstance(raw.get("items"), list):
+            raise ValueError("it holds no item records")
+        plan = plan_results(raw, drop, power, entries)
+    except OSError as exc:
+        click.echo(f"error: {exc.strerror or exc}: {exc.filename or results}", err=True)
+        sys.exit(2)
+    except (ValueError, TypeError, AttributeError) as exc:
+        click.echo(f"error: {results}: cannot plan from it ({str(exc).splitlines()[0][:200]})", err=True)
+        sys.exit(2)
+    too_small = [e.id for e in plan.entries if e.max_drop >= drop]
+    if too_small:
+        click.echo(f"error: --max-drop {drop:g} is not above the drop the comparison tolerates for "
+                   f"{', '.join(too_small[:5])} (compare: max_drop); ask for a larger drop", err=True)
+        sys.exit(2)
+    click.echo(json.dumps(plan.to_dict(), indent=2) if as_json else "\n".join(plan_lines(plan)))
 
 
 def _writing(output: Path | None, work: Any) -> Any:
@@ -337,7 +377,8 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     """Compare HEAD's results file with BASE's, print the comparison, write HEAD with it to `output`.
 
     Returns the verdict after the comparison and its failure reason; exits 2 when a file is not results.
-    overrides: confidence, max_drop, correction (None: HEAD's spec `compare:`, else the defaults)."""
+    overrides: confidence, max_drop, correction, errors, when_uncertain (None: HEAD's spec `compare:`, else the
+    defaults)."""
     import json  # in the commands that use it: `evalgate --help` need not load it
 
     from pydantic import ValidationError
@@ -376,7 +417,9 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     click.echo("\n".join([title, *rows]))
     verdict = head_raw.get("verdict")
     click.echo(f"verdict: {verdict.upper() if verdict else 'none'}"
-               + (f" ({len(comparison.regressions)} regressed)" if comparison.regressions else ""))
+               + (f" ({len(comparison.regressions)} regressed)" if comparison.regressions else "")
+               + (f" ({uncertain} uncertain under when_uncertain: fail)"
+                  if (uncertain := len(comparison.failures) - len(comparison.regressions)) else ""))
     if output is not None:
         try:
             write_results_json(output, head_raw)

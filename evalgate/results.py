@@ -187,9 +187,10 @@ class EvalResult:
         return header(self.name, self.outcome, meta)
 
     def apply_comparison(self, comparison: Any) -> None:
-        """Record a comparison; a regressed gate or threshold makes the verdict failed."""
+        """Record a comparison; a regressed gate or threshold (or one left uncertain under `when_uncertain: fail`)
+        makes the verdict failed."""
         self.comparison = comparison.to_dict()
-        if comparison.regressions and self.outcome.verdict != "failed":
+        if comparison.failures and self.outcome.verdict != "failed":
             self.outcome.verdict = "failed"
             self.failure_reason = "regression"
 

@@ -67,10 +67,19 @@ class ComparedEntry(TypedDict, total=False):
     ci95: tuple[float | None, float | None] | None
     p_value: float | None
     p_regression: float | None
+    p_within: float | None  # one-sided: the drop is within max_drop
+    p_decision: float | None  # the p the status came from, held to `alpha`
+    alpha: float | None
+    base_matched: float | None  # the averages on the matched items, the ones delta compares
+    head_matched: float | None
+    mde: float | None  # the drop found with 80% power
     method: str | None
     pairs: int
+    errored_pairs: int
     max_drop: float | None
     higher_is_better: bool
+    when_uncertain: str
+    fails: bool
     reason: str | None
 
 
@@ -113,6 +122,7 @@ class ComparisonRecord(TypedDict, total=False):
     missing_items: int
     changed_items: int
     regressions: int
+    failures: int  # entries failing the verdict: regressions and, under when_uncertain: fail, uncertain ones
     warnings: list[str]
 
 

@@ -259,11 +259,16 @@ def comment_warning(exc: CommentError, comment_file: str) -> str:
 def annotate_step(results: Results, lines: Lines, log: Log) -> None:
     """::error for failed gates, ::warning for missed thresholds, at the entry's line in the spec."""
     outcome = results.outcome
-    for gate in outcome.gate_failures[:MAX_ANNOTATIONS]:
-        log.annotate("error", f"gate `{gate.id}` averaged {gate.score:.3f}; a gate must average 1.0",
+    # when too many items errored, "could not evaluate" says it once: not again per entry left unscored
+    outage = outcome.error_budget_exceeded
+    for gate in [g for g in outcome.gate_failures if not (outage and g.unscored)][:MAX_ANNOTATIONS]:
+        averaged = f"averaged {gate.score:.3f}" if gate.score is not None else (gate.unscored or "has no score")
+        log.annotate("error", f"gate `{gate.id}` {averaged}; a gate must average 1.0",
                      file=lines.spec_file or None, line=lines.gates.get(gate.id), title="evalgate: gate failed")
-    for miss in outcome.threshold_misses[:MAX_ANNOTATIONS]:
-        log.annotate("warning", f"`{miss.id}` averaged {miss.average_score:.3f}, outside its threshold "
+    for miss in [t for t in outcome.threshold_misses if not (outage and t.unscored)][:MAX_ANNOTATIONS]:
+        averaged = (f"averaged {miss.average_score:.3f}" if miss.average_score is not None
+                    else (miss.unscored or "has no score"))
+        log.annotate("warning", f"`{miss.id}` {averaged}, outside its threshold "
                      f"{miss.threshold}", file=lines.spec_file or None, line=lines.scorers.get(miss.id),
                      title="evalgate: threshold missed")
     for entry in regressed_entries(getattr(results, "comparison", None))[:MAX_ANNOTATIONS]:

@@ -229,7 +229,8 @@ def gate_table(results: Results, max_rows: int | None) -> str:
     if not rows:
         return ""
     lines = ["### Gates", "", "| Gate | Score | Pass |", "|---|---:|:---:|"]
-    lines += [f"| {code(label)} | {num_pm(g.score, g)}{reliability(g)} | {mark(g.passed)} |"
+    lines += [f"| {code(label)} | {num_pm(g.score, g)}{reliability(g)} | {mark(g.passed)}"
+              f"{' ' + cell(g.unscored, 200) if getattr(g, 'unscored', None) else ''} |"
               for label, g in _cap(rows, max_rows)]
     return "\n".join(lines + _more(rows, max_rows))
 
@@ -242,6 +243,8 @@ def threshold_table(results: Results, max_rows: int | None) -> str:
     for label, t in _cap(rows, max_rows):
         bound = bound_text(t.threshold)
         passed = mark(t.passed) + (" uncertain" if getattr(t, "uncertain", None) else "")
+        if getattr(t, "unscored", None):
+            passed += " " + cell(t.unscored, 200)
         lines.append(f"| {code(label)} | {num_pm(t.average_score, t)}{reliability(t)} | {bound} | {passed} "
                      f"| {direction(t)} |")
     return "\n".join(lines + _more(rows, max_rows))

@@ -60,9 +60,14 @@ def arrow(entry: dict[str, Any]) -> str:
 
 
 def delta_text(entry: dict[str, Any], digits: int = 2) -> str:
-    """`base 0.90 · Δ -0.08 [-0.13, -0.03] ▼`."""
-    base = entry.get("base_average")
-    text = f"base {base:.{digits}f}" if isinstance(base, int | float) else "base –"
+    """`base 0.90 · Δ -0.08 [-0.13, -0.03] ▼`; with the averages on the matched items (those Δ compares)
+    when they are recorded: `matched: base 0.90 → head 0.82 · Δ -0.08 [-0.13, -0.03] ▼`."""
+    base, head = entry.get("base_matched"), entry.get("head_matched")
+    if isinstance(base, int | float) and isinstance(head, int | float):
+        text = f"matched: base {base:.{digits}f} → head {head:.{digits}f}"
+    else:
+        base = entry.get("base_average")
+        text = f"base {base:.{digits}f}" if isinstance(base, int | float) else "base –"
     if entry.get("delta") is None:
         return text
     text += f" · Δ {signed(entry['delta'], digits)}"
@@ -88,10 +93,18 @@ def significance(entry: dict[str, Any]) -> str:
     words = STATUS_WORDS.get(status, status)
     if status == "incomparable":
         return f"{words}: {entry.get('reason') or 'no data'}"
-    p = entry.get("p_value")
+    # the p the status came from (one-sided, against -max_drop) and the level it met or missed; an older
+    # results file has only the two-sided p of no change
+    p, alpha = entry.get("p_decision"), entry.get("alpha")
+    if "p_within" not in entry:  # written before p_decision: the two-sided p is all there is
+        p, alpha = entry.get("p_value"), None
     parts = [words]
     if isinstance(p, int | float):
-        parts.append(f"p = {p:.3g}" if p >= 0.001 else "p < 0.001")
+        text = f"p = {p:.3g}" if p >= 0.001 else "p < 0.001"
+        parts.append(f"{text} (level {alpha:.3g})" if isinstance(alpha, int | float) else text)
+    mde = entry.get("mde")
+    if isinstance(mde, int | float) and math.isfinite(mde) and status in ("uncertain", "unchanged", "improved"):
+        parts.append(f"this run can detect a drop of {mde:.2f} or more")
     if entry.get("reason"):
         parts.append(str(entry["reason"]))
     return "; ".join(parts)

@@ -115,6 +115,8 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
             row += f"  pass^k {gate.pass_all_k:.2f}  pass@k {gate.pass_at_k:.2f}"
         if not gate.passed and failing.get(gate.id):
             row += "  failing: " + ", ".join(one_line(i, 80) for i in failing[gate.id])
+        if gate.unscored:
+            row += f"  {one_line(gate.unscored, 200)}"
         rows.append(row)
     sections.append(("Gates (must average 1.0)", rows))
     rows = []
@@ -127,6 +129,8 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         row = f"  {mark(th.passed)} {label:<40} {with_margin(th.average_score, th):<15}  {bound:<14} {direction(th)}"
         if th.uncertain:
             row += f"  uncertain (interval {th.interval[0]:.3f}-{th.interval[1]:.3f} overlaps the bound)"
+        if th.unscored:
+            row += f"  {one_line(th.unscored, 200)}"
         rows.append(row)
     sections.append(("Thresholds", rows))
     with_threshold = {t.id for t in outcome.threshold_results}

@@ -405,7 +405,10 @@ _DATA_SCHEMA = {
 
 
 class CompareEntrySpec(_Strict):
-    max_drop: float = Field(ge=0.0, le=1.0, allow_inf_nan=False, description="the drop this entry tolerates")
+    max_drop: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False,
+                                   description="the drop this entry tolerates")
+    when_uncertain: Literal["pass", "fail"] | None = Field(
+        default=None, description="fail: this entry must show its drop is within max_drop")
 
 
 class CompareSpec(_Strict):
@@ -418,7 +421,12 @@ class CompareSpec(_Strict):
     correction: Literal["holm", "bonferroni", "none"] = Field(
         default="holm", description="keeps the chance an unchanged agent fails on any entry to 1 - confidence"
     )
-    entries: dict[str, CompareEntrySpec] = Field(default_factory=dict, description="per entry id: {max_drop}")
+    errors: Literal["fail", "skip"] = Field(
+        default="fail", description="fail: an item or trial that errored counts as a failure; skip: left out")
+    when_uncertain: Literal["pass", "fail"] = Field(
+        default="pass", description="fail: a gate or threshold must show its drop is within max_drop")
+    entries: dict[str, CompareEntrySpec] = Field(default_factory=dict,
+                                                 description="per entry id: {max_drop, when_uncertain}")
 
 
 def _no_bool(value: Any) -> Any:
