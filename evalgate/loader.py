@@ -94,7 +94,7 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     try:
         text = path.read_text(encoding="utf-8-sig")  # a leading BOM is not part of the YAML
     except FileNotFoundError:
-        raise SpecError([Problem(file, None, "no such spec file; pass its path to `evalgate run`")]) from None
+        raise SpecError([Problem(file, None, "no such spec file")]) from None
     except OSError as exc:
         raise SpecError([Problem(file, None, f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError as exc:

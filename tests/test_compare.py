@@ -387,7 +387,8 @@ def test_compare_names_the_file_that_is_no_results(tmp_path: Path) -> None:
     for args in (("junk.json", "good.json"), ("good.json", "junk.json")):
         result = run_cli("compare", *args, cwd=tmp_path)
         assert result.code == 2 and "Traceback" not in result.output
-        assert result.stderr.startswith("error: junk.json: not an evalgate results file"), result.stderr
+        expected = "evalgate compare: error: junk.json: not an evalgate results file"
+        assert result.stderr.startswith(expected), result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
 
 
