@@ -253,7 +253,7 @@ def test_a_drop_from_085_to_065_on_100_items_is_regressed_at_least_80_percent() 
 
 
 def test_the_flaky_demo_passes_on_noise_and_fails_on_a_real_drop(tmp_path: Path) -> None:
-    """examples/flaky, as the README runs it: the base branch, the same agent with new noise, a regression."""
+    """examples/flaky, as docs/statistics.md runs it: the base branch, the same agent with new noise, a regression."""
     folder = REPO / "examples" / "flaky"
 
     def run(rate: str, seed: str, *args: str) -> subprocess.CompletedProcess[str]:
