@@ -71,12 +71,16 @@ def grouped(problems: Sequence[Problem]) -> list[Problem]:
     """Problems with one message in one file as one: at its first line, saying on how many more lines
     and which (`... (and 19 more lines: 2, 3, 4, 5, 6, …)`). A misnamed field on every line of a data
     file is one error to fix, not a screenful; distinct problems keep their order."""
+    import re  # only when there are problems: not on every command's start
+
     groups: dict[tuple[str, str], list[Problem]] = {}
-    for problem in problems:
-        groups.setdefault((problem.file, problem.message), []).append(problem)
+    for problem in problems:  # items inline in the spec are named by index: `data[3].inptu: ...` is `data[0]`'s too
+        key = re.sub(r"^data\[\d+\]", "data[]", problem.message)
+        groups.setdefault((problem.file, key), []).append(problem)
     out: list[Problem] = []
-    for (file, message), same in groups.items():
+    for (file, _), same in groups.items():
         first = same[0]
+        message = first.message
         more = sorted({p.line for p in same[1:] if p.line and p.line != first.line})
         if not more:
             out.append(first)

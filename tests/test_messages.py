@@ -78,3 +78,22 @@ def test_every_commands_description_is_whole_in_the_top_level_help() -> None:
         assert " ".join(first.split()) in text, name
     commands = result.stdout.split("Commands:", 1)[1]
     assert "..." not in commands  # click's cut descriptions end so
+
+
+def test_items_inline_in_the_spec_share_one_error_too(tmp_path: Path) -> None:
+    items = "".join("  - {inptu: hi, output: Paris}\n" for _ in range(8))
+    (tmp_path / "s.yaml").write_text(f"version: 1\ndata:\n{items}gates:\n  - type: includes\n    value: Paris\n")
+    result = run_cli("validate", "s.yaml", cwd=tmp_path)
+    assert result.code == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == ["error: s.yaml:3: data[0].inptu: unknown key `inptu`; did you mean `input`? "
+                      "(and 7 more lines: 4, 5, 6, 7, 8, …)"], result.stderr
+
+
+def test_a_csv_column_misnaming_input_is_named(tmp_path: Path) -> None:
+    (tmp_path / "d.csv").write_text("id,Inptu,output\n1,hi,Paris\n")
+    (tmp_path / "s.yaml").write_text("version: 1\ndata: d.csv\ngates:\n  - type: includes\n    value: Paris\n")
+    result = run_cli("validate", "s.yaml", cwd=tmp_path)
+    assert result.code == 2
+    assert "d.csv:1: a CSV data file needs an `input` column; did you mean `input` for the column `Inptu`?" \
+        in result.stderr, result.stderr
