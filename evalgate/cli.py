@@ -506,12 +506,15 @@ def init(template: str | None, force: bool) -> None:
     starter = _ask_starter(template, folder) if sys.stdin.isatty() else scaffold.Starter(
         template or "python", scaffold.default_name(folder), scaffold.SETTINGS[template or "python"].default)
     planned = scaffold.files(starter)
+    blocked = scaffold.not_folders(folder, list(planned))
     taken = [] if force else scaffold.in_the_way(folder, list(planned))
-    if taken:
-        for path in taken:
-            _error(f"{path} exists already")
-        click.echo(f"{_command()}: nothing was written; move those files away, or overwrite them with "
-                   "`evalgate init --force` (exit 2)", err=True)
+    for path in blocked:
+        _error(f"{path} is a file where a folder is needed; move it away")
+    for path in taken:
+        _error(f"{path} exists already")
+    if blocked or taken:
+        fix = "move those files away" + ("" if blocked else ", or overwrite them with `evalgate init --force`")
+        click.echo(f"{_command()}: nothing was written; {fix} (exit 2)", err=True)
         sys.exit(2)
     try:
         scaffold.write(folder, planned)

@@ -126,6 +126,17 @@ def in_the_way(folder: Path, paths: list[Path]) -> list[Path]:
     return [p for p in paths if (folder / p).exists() or (folder / p).is_symlink()]
 
 
+def not_folders(folder: Path, paths: list[Path]) -> list[Path]:
+    """What stands where a path needs a folder (a file named `.github`): no file of init's, so even
+    --force leaves it, and writing would fail half-way."""
+    found: list[Path] = []
+    for path in paths:
+        for parent in reversed(path.parents[:-1]):
+            if (folder / parent).exists() and not (folder / parent).is_dir() and parent not in found:
+                found.append(parent)
+    return found
+
+
 def write(folder: Path, planned: dict[Path, str]) -> None:
     """Write the files, replacing what is there (the CLI has asked for --force); OSError names the file."""
     for relative, text in planned.items():

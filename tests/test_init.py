@@ -219,3 +219,12 @@ def test_a_terminal_with_a_template_given_is_asked_only_for_the_rest(tmp_path: P
     assert "Template" not in term.screen
     spec = yaml.safe_load((tmp_path / "evalgate.yaml").read_text())
     assert spec["target"]["url"] == "https://agent.example/api/answer"
+
+
+def test_a_file_where_a_folder_is_needed_stops_init_even_with_force(tmp_path: Path) -> None:
+    (tmp_path / ".github").write_text("not a folder\n")
+    for args in (["init"], ["init", "--force"]):
+        made = run_cli(*args, cwd=tmp_path)
+        assert made.code == 2
+        assert "evalgate init: error: .github is a file where a folder is needed" in made.stderr, made.stderr
+        assert written(tmp_path) == {".github"} and (tmp_path / ".github").read_text() == "not a folder\n"
