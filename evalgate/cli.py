@@ -110,20 +110,62 @@ def entry(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
+def _command() -> str:
+    """`evalgate run`, `evalgate validate`, ...: how a message names the command that writes it."""
+    context = click.get_current_context(silent=True)
+    return context.command_path if context is not None else "evalgate"
+
+
 def _print_spec_error(exc: SpecError) -> None:
     for problem in exc.problems:
         click.echo(f"error: {problem}", err=True)
-    click.echo("evalgate: the spec has errors; nothing was run (exit 2)", err=True)
+    click.echo(f"{_command()}: the spec has errors; nothing was run (exit 2)", err=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _error(message: str) -> None:
+    """An error line on stderr that names the command: `evalgate merge: error: ...`."""
+    click.echo(f"{_command()}: error: {message}", err=True)
+
+
+DEFAULT_SPEC = "evalgate.yaml"
+
+
+def _require_spec(spec: Path) -> None:
+    """Exit 2 when SPEC is not there, saying which command looked for what (the default spec or a path)."""
+    if spec.exists() or spec.is_symlink():  # a broken link or a folder: the loader says what it is
+        return
+    command = _command()
+    if str(spec) == DEFAULT_SPEC:
+        click.echo(f"{command}: error: there is no {DEFAULT_SPEC} in this folder ({Path.cwd()}); give the spec's "
+                   f"path (`{command} path/to/spec.yaml`), or start one here with `evalgate init`", err=True)
+    else:
+        click.echo(f"{command}: error: {spec}: no such spec file; check the path (it is relative to this "
+                   "folder)", err=True)
+    sys.exit(2)
+
+
+class Commands(click.Group):
+    """The command list of `evalgate --help` with each command's whole first sentence, wrapped, never cut."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="evalgate")
 def main() -> None:
     """evalgate: gates, thresholds and one verdict for LLM agents, in CI."""
 
 
 @main.command()
-@click.argument("spec", default="evalgate.yaml", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec", default=DEFAULT_SPEC, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--output", "-o", type=FilePath(), help="Write the results JSON here.")
 @click.option(
     "--fail-on",
@@ -156,26 +198,27 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     from evalgate.writelock import WriterBusy
 
     _safe_streams()
+    _require_spec(spec)
     picked = None
     if shard is not None:
         try:
             picked = parse_shard(shard)
         except ValueError as exc:
-            click.echo(f"error: --shard: {exc}", err=True)
+            _error(f"--shard: {exc}")
             sys.exit(2)
         if output is None:
-            click.echo("error: --shard needs --output PATH: `evalgate merge` joins the shards' results files", err=True)
+            _error("--shard needs --output PATH: `evalgate merge` joins the shards' results files")
             sys.exit(2)
         if baseline is not None:  # a shard holds part of the items: only the merged run is comparable
-            click.echo("error: --baseline compares a whole run, not a shard: `evalgate merge` the shards, then "
-                       "`evalgate compare BASE.json MERGED.json`", err=True)
+            _error("--baseline compares a whole run, not a shard: `evalgate merge` the shards, then "
+                       "`evalgate compare BASE.json MERGED.json`")
             sys.exit(2)
     isolation.scrub_process_env()  # before any user code is imported; `pass_env:` puts names back
     if resume and output is None:
-        click.echo("error: --resume needs --output PATH (the run to resume)", err=True)
+        _error("--resume needs --output PATH (the run to resume)")
         sys.exit(2)
     if junit is not None and output is not None and real_path(junit) == real_path(output):
-        click.echo("error: --junit and --output are the same file; give each its own path", err=True)
+        _error("--junit and --output are the same file; give each its own path")
         sys.exit(2)
     if junit is not None:  # said before the run: a FIFO there would wait for a reader after every item ran
         from evalgate.files import check_writable
@@ -233,17 +276,17 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         _print_spec_error(exc)
         sys.exit(2)
     except (BaselineError, WriterBusy) as exc:  # a baseline that cannot be read, --output being written: nothing ran
-        click.echo(f"error: {exc}", err=True)
+        _error(f"{exc}")
         sys.exit(2)
     except OSError as exc:  # e.g. --output in a folder that cannot be created
-        click.echo(f"evalgate: {exc.strerror or exc}: {exc.filename or output}", err=True)
+        click.echo(f"{_command()}: {exc.strerror or exc}: {exc.filename or output}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         if progress is not None:
             progress.close()
         # before the first item (a slow import, the spec's validation) no results file was written
         where = f"; finished items are in {output}" if output and Path(output).is_file() else ""
-        click.echo(f"evalgate: interrupted{where}", err=True)
+        click.echo(f"{_command()}: interrupted{where}", err=True)
         sys.exit(isolation.interrupt_exit_code())
     finally:
         if progress is not None:
@@ -264,13 +307,13 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         try:
             _write_junit(result, junit)
         except OSError as exc:
-            click.echo(f"evalgate: cannot write the JUnit XML: {exc.strerror or exc}: {junit}", err=True)
+            click.echo(f"{_command()}: cannot write the JUnit XML: {exc.strerror or exc}: {junit}", err=True)
             sys.exit(2)
     sys.exit(exit_code(result.verdict, fail_on, result.outcome.failure_reason))
 
 
 @main.command()
-@click.argument("spec", default="evalgate.yaml", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec", default=DEFAULT_SPEC, type=click.Path(dir_okay=False, path_type=Path))
 def validate(spec: Path) -> None:
     """Check SPEC and its data without running anything."""
     from evalgate import isolation
@@ -278,6 +321,7 @@ def validate(spec: Path) -> None:
     from evalgate.loader import load_spec
 
     _safe_streams()
+    _require_spec(spec)
     isolation.scrub_process_env()
     try:
         loaded = load_spec(spec)
@@ -364,10 +408,10 @@ def _writing(output: Path | None, work: Any) -> Any:
         if output is not None:
             held.enter_context(writing(output))
     except WriterBusy as exc:
-        click.echo(f"error: {exc}", err=True)
+        _error(f"{exc}")
         sys.exit(2)
     except OSError as exc:  # the lock file's folder cannot be written (nor could the results), or it is in the way
-        click.echo(f"error: {exc.strerror or exc}: {exc.filename or output}", err=True)
+        _error(f"{exc.strerror or exc}: {exc.filename or output}")
         sys.exit(2)
     with held:
         return work()
@@ -401,15 +445,15 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     except (ValidationError, ValueError) as exc:
-        click.echo(f"error: {reading}: not an evalgate results file ({str(exc).splitlines()[0][:200]})", err=True)
+        _error(f"{reading}: not an evalgate results file ({str(exc).splitlines()[0][:200]})")
         sys.exit(2)
     except OSError as exc:
-        click.echo(f"error: {exc.strerror or exc}: {exc.filename or base}", err=True)
+        _error(f"{exc.strerror or exc}: {exc.filename or base}")
         sys.exit(2)
     try:
         options = CompareOptions.from_settings(head_raw.get("compare_settings"), **overrides)
     except ValueError as exc:
-        click.echo(f"error: {head}: its compare_settings cannot be used ({exc}); fix or remove them", err=True)
+        _error(f"{head}: its compare_settings cannot be used ({exc}); fix or remove them")
         sys.exit(2)
     comparison = compare_results(base_results, head_results, options)
     add_to_results(head_raw, comparison)
@@ -424,7 +468,7 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
         try:
             write_results_json(output, head_raw)
         except OSError as exc:
-            click.echo(f"error: cannot write the results: {exc.strerror or exc}: {exc.filename or output}", err=True)
+            _error(f"cannot write the results: {exc.strerror or exc}: {exc.filename or output}")
             sys.exit(2)
         click.echo(f"results: {output}")
     return verdict, (head_raw.get("summary") or {}).get("failure_reason")
@@ -448,16 +492,16 @@ def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str, ba
 
     _safe_streams()
     if baseline is not None and output is None:
-        click.echo("error: --baseline needs --output PATH: the merged results the comparison is added to", err=True)
+        _error("--baseline needs --output PATH: the merged results the comparison is added to")
         sys.exit(2)
     try:
         result = merge_files(results_files, output)
     except (MergeError, WriterBusy) as exc:
-        click.echo(f"error: {exc}", err=True)
-        click.echo("evalgate: nothing was merged (exit 2)", err=True)
+        _error(f"{exc}")
+        click.echo(f"{_command()}: nothing was merged (exit 2)", err=True)
         sys.exit(2)
     except OSError as exc:
-        click.echo(f"evalgate: {exc.strerror or exc}: {exc.filename or output}", err=True)
+        click.echo(f"{_command()}: {exc.strerror or exc}: {exc.filename or output}", err=True)
         sys.exit(2)
     color = sys.stdout.isatty()
     click.echo(render_table(result, {}, color=color), color=color)
@@ -470,7 +514,7 @@ def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str, ba
 
 
 @main.command()
-@click.argument("spec", default="evalgate.yaml", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec", default=DEFAULT_SPEC, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the estimate as JSON.")
 def estimate(spec: Path, as_json: bool) -> None:
     """Estimate SPEC's calls, tokens and cost from its data and price tables, without running anything."""
@@ -481,6 +525,7 @@ def estimate(spec: Path, as_json: bool) -> None:
     from evalgate.loader import load_spec
 
     _safe_streams()
+    _require_spec(spec)
     try:
         result = estimate_spec(load_spec(spec))
     except SpecError as exc:
@@ -499,6 +544,78 @@ def schema() -> None:
 
     click.echo(json.dumps(json_schema(), indent=2))
 
+
+
+@main.command()
+@click.option("--template", "-t", type=click.Choice(["python", "http", "openai", "mastra", "command"]),
+              help="The kind of agent: a python function (default; runs offline as written), a service over "
+                   "HTTP, an OpenAI-compatible model, an agent on a Mastra server, or any command.")
+@click.option("--force", is_flag=True, help="Overwrite the files that exist already.")
+def init(template: str | None, force: bool) -> None:
+    """Start an eval in this folder: evalgate.yaml, data.jsonl, an agent stub and a GitHub workflow.
+
+    Asks for the template, the eval's name and the agent when standard input is a terminal; takes the
+    defaults otherwise. Never overwrites a file without --force."""
+    from evalgate import scaffold
+
+    _safe_streams()
+    folder = Path.cwd()
+    starter = _ask_starter(template, folder) if sys.stdin.isatty() else scaffold.Starter(
+        template or "python", scaffold.default_name(folder), scaffold.SETTINGS[template or "python"].default)
+    planned = scaffold.files(starter)
+    blocked = scaffold.not_folders(folder, list(planned))
+    taken = [] if force else scaffold.in_the_way(folder, list(planned))
+    for path in blocked:
+        _error(f"{path} is a file where a folder is needed; move it away")
+    for path in taken:
+        _error(f"{path} exists already")
+    if blocked or taken:
+        fix = "move those files away" + ("" if blocked else ", or overwrite them with `evalgate init --force`")
+        click.echo(f"{_command()}: nothing was written; {fix} (exit 2)", err=True)
+        sys.exit(2)
+    try:
+        scaffold.write(folder, planned)
+    except OSError as exc:
+        _error(f"cannot write {exc.filename or folder}: {exc.strerror or exc}")
+        sys.exit(2)
+    _print_started(starter, planned)
+
+
+def _ask_starter(template: str | None, folder: Path) -> Any:
+    """The template, the name and the template's setting, asked at the terminal (defaults offered)."""
+    from evalgate import scaffold
+
+    def checked(check: Any) -> Any:
+        def convert(value: str) -> str:
+            try:
+                return str(check(value))
+            except ValueError as exc:
+                raise click.BadParameter(str(exc)) from None
+
+        return convert
+
+    if template is None:
+        template = click.prompt("Template", type=click.Choice(scaffold.TEMPLATES), default="python")
+    assert template is not None
+    name = click.prompt("Name of the eval", default=scaffold.default_name(folder),
+                        value_proc=checked(scaffold.check_name))
+    setting = scaffold.SETTINGS[template]
+    value = click.prompt(setting.question, default=setting.default,
+                         value_proc=checked(lambda v: scaffold.check_setting(template, v)))
+    return scaffold.Starter(template, name, value)
+
+
+def _print_started(starter: Any, planned: dict[Path, str]) -> None:
+    from evalgate import scaffold
+
+    click.echo(f"evalgate init: a {starter.template} eval, {starter.name}:")
+    width = max(len(str(path)) for path in planned) + 3
+    for path in planned:
+        what = scaffold.DESCRIPTIONS.get(path) or scaffold.stub_description(starter.template)
+        click.echo(f"  {path!s:<{width}}{what}")
+    click.echo("next:")
+    for step in [*scaffold.FIRST_STEPS[starter.template], "evalgate run                 # runs evalgate.yaml"]:
+        click.echo(f"  {step}")
 
 
 # ---- the Action's commands: report and comment (evalgate/report, evalgate/github) ----
@@ -533,12 +650,12 @@ def report(results_file: Path, fmt: str, run_url: str) -> None:
 
     unusable = not_a_file(results_file, what="results file")
     if unusable is not None:
-        click.echo(f"error: {results_file}: {unusable}", err=True)
+        _error(f"{results_file}: {unusable}")
         sys.exit(2)
     try:
         results = load_results(results_file)
     except (ValidationError, ValueError) as exc:
-        click.echo(f"error: {results_file} is not an evalgate results file: {str(exc).splitlines()[0]}", err=True)
+        _error(f"{results_file} is not an evalgate results file: {str(exc).splitlines()[0]}")
         sys.exit(2)
     text = render_junit(results) if fmt == "junit" else render(results, ReportContext(run_url=run_url))
     click.echo(text, nl=False)
@@ -574,16 +691,16 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
     from evalgate.textsafe import visible
 
     if (results_file is None) == (body_file is None):
-        click.echo("error: give one of --results (a fork's results file) or --body-file", err=True)
+        _error("give one of --results (a fork's results file) or --body-file")
         sys.exit(2)
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
-        click.echo(f"error: --repo must be owner/name, got {repo!r}", err=True)
+        _error(f"--repo must be owner/name, got {repo!r}")
         sys.exit(2)
     from evalgate.isolation import getenv
 
     token = getenv(token_env) or ""  # the CLI started again without it in its environment
     if not token:
-        click.echo(f"error: ${token_env} is empty: a token with pull-requests: write is needed", err=True)
+        _error(f"${token_env} is empty: a token with pull-requests: write is needed")
         sys.exit(2)
     problem = header_problem("Authorization", token.strip(), token_env)
     if problem is not None:
@@ -608,18 +725,18 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
     try:  # proxies and the CA bundle come from the environment, as for every other request
         http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=30.0)
     except ValueError as exc:
-        click.echo(f"error: {exc}", err=True)
+        _error(f"{exc}")
         sys.exit(2)
     client = GitHub(os.environ.get("GITHUB_API_URL") or "https://api.github.com", token, http, author=author,
                     graphql=os.environ.get("GITHUB_GRAPHQL_URL") or None, deadline_s=github_timeout)
     try:
         if head_sha and client.pull_head_sha(repo, pr_number) != head_sha:
-            click.echo(f"error: pull request #{pr_number}'s head is not {head_sha}; not commenting", err=True)
+            _error(f"pull request #{pr_number}'s head is not {head_sha}; not commenting")
             sys.exit(1)
         done = client.upsert(repo, pr_number, body, key)
     except (CommentError, ValueError) as exc:  # ValueError: an answer that is not JSON
         reason = exc if isinstance(exc, CommentError) else f"an unexpected answer ({type(exc).__name__})"
-        click.echo(f"error: the comment was not posted: {reason}", err=True)
+        _error(f"the comment was not posted: {reason}")
         sys.exit(1)
     finally:
         http.close()
@@ -649,7 +766,7 @@ def _comment_from_results(path: Path, key: str) -> tuple[str, str]:
     try:
         results = load_results(path)
     except (ValidationError, ValueError, OSError) as exc:
-        click.echo(f"error: {path}: not an evalgate results file: {str(exc).splitlines()[0][:200]}", err=True)
+        _error(f"{path}: not an evalgate results file: {str(exc).splitlines()[0][:200]}")
         sys.exit(2)
     key = comment_key(key)
     return render(results, ReportContext(marker=marker(key), comment=True), limit=COMMENT_LIMIT), key

@@ -720,8 +720,8 @@ def test_a_full_disk_under_the_job_summary_is_named(tmp_path: Path, github: Fake
 
 
 def test_a_spec_input_naming_no_file_says_to_set_the_input(action: scenarios.Action) -> None:
-    # The loader's "no such spec file; pass its path to `evalgate run`" is CLI advice: in the Action
-    # there is no command line, there is the `spec` input.
+    # The CLI's advice ("give the spec's path to `evalgate run`") is no use in the Action: there is no
+    # command line, there is the `spec` input.
     scenarios.write_project(action.root / "ws", "passed")
     run = action.run({"spec": "evals/missing.yaml"})
     assert run.code == 2, run.log

@@ -31,7 +31,9 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+# evalgate/starters/ is package data: the agent stubs `evalgate init` copies into a user's folder, no modules
+STARTERS = PACKAGE / "starters"
+MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if STARTERS not in p.parents}
 PACKAGES = {name for name, path in MODULES.items() if path.name == "__init__.py"}
 
 

@@ -379,7 +379,7 @@ def test_a_drop_from_085_to_065_on_100_items_is_regressed_at_least_80_percent() 
 
 
 def test_the_flaky_demo_passes_on_noise_and_fails_on_a_real_drop(tmp_path: Path) -> None:
-    """examples/flaky, as the README runs it: the base branch, the same agent with new noise, a regression."""
+    """examples/flaky, as docs/statistics.md runs it: the base branch, the same agent with new noise, a regression."""
     folder = REPO / "examples" / "flaky"
 
     def run(rate: str, seed: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -513,7 +513,8 @@ def test_compare_names_the_file_that_is_no_results(tmp_path: Path) -> None:
     for args in (("junk.json", "good.json"), ("good.json", "junk.json")):
         result = run_cli("compare", *args, cwd=tmp_path)
         assert result.code == 2 and "Traceback" not in result.output
-        assert result.stderr.startswith("error: junk.json: not an evalgate results file"), result.stderr
+        expected = "evalgate compare: error: junk.json: not an evalgate results file"
+        assert result.stderr.startswith(expected), result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
 
 

@@ -418,7 +418,7 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
         if settings.spec_path.is_file():
             spec_lines(settings, lines)
     elif not os.path.exists(settings.spec_path):
-        # the loader's advice, "pass its path to `evalgate run`", is the CLI's: here it is an input
+        # no command line here to give a path on: the spec is the `spec` input
         where = excerpt(settings.relative(settings.spec_path))
         log.annotate("error", f"input `spec`: there is no file {where}; set `spec` to the spec's path, relative to "
                      f"working-directory ({excerpt(settings.working_directory)})", title="evalgate: bad input")

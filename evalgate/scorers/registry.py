@@ -190,6 +190,8 @@ def default_id(entry: ScorerType, params: dict[str, Any]) -> str:
     if not names:
         return entry.name
     value = params.get(names[0])
+    if value is None and params.get("reference") == "ground_truth":  # a check given the items' ground truth
+        return f"{entry.name}:ground_truth"
     default = entry.params[names[0]].default
     if default is not inspect.Parameter.empty and value == default:
         return entry.name  # an option left at its default does not name the entry
