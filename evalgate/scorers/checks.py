@@ -233,7 +233,8 @@ def similarity(
 
     With `cutoff`: 1 if the coefficient >= cutoff, else 0.
     """
-    expected_of = _expected(value, reference, lambda text: _Expected(without_whitespace(text.lower() if ignore_case else text)))
+    expected_of = _expected(
+        value, reference, lambda text: _Expected(without_whitespace(text.lower() if ignore_case else text)))
 
     def score(item: Item, run: Run) -> float:
         expected = expected_of(item)
