@@ -146,7 +146,9 @@ def test_python_function_returning_a_non_run_errors_the_item(tmp_path: Path) -> 
     spec = _python_spec(tmp_path, "def answer(question):\n    return 42\n", extra="max_errors: 5\n")
     result = run_spec(spec, keep_items=True)
     assert all("not a run" in (i.error or "") for i in result.items)
-    assert result.verdict is None  # every item errored: nothing scored, but within max_errors
+    # every item errored (within max_errors): nothing scored, so the configured entries are not met, and say why
+    assert result.verdict == "failed"
+    assert all(g.score is None and g.unscored and "errored" in g.unscored for g in result.gate_results)
 
 
 def test_python_async_timeout_errors_the_item(tmp_path: Path) -> None:
