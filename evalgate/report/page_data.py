@@ -11,6 +11,8 @@ import json
 import math
 from typing import Any
 
+import orjson
+
 from evalgate.redaction import redact
 from evalgate.report.labels import bound_text, could_not_evaluate, num, result_rows, turn_label
 from evalgate.results_model import ItemRecord, Results
@@ -36,13 +38,23 @@ def text(value: Any, limit: int) -> str:
     """Untrusted text, redacted, made visible and cut to `limit` characters (saying how much was cut)."""
     if value is None:
         return ""
-    raw = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    raw = value if isinstance(value, str) else dumps(value)
     if len(raw) > limit:
         raw = raw[:limit] + f" … ({len(raw) - limit} more characters in the results file)"
     return visible(redact(raw))
 
 
+def dumps(value: Any) -> str:
+    """JSON text of a value (orjson: the page dumps every item's tool calls); what it refuses, by json."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode("utf-8")
+    except TypeError:  # a lone surrogate, an integer past 64 bits, a NaN's kin
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+
 def finite(value: Any) -> float | None:
+    if type(value) is float:  # the common case first: 100,000 items of several scores
+        return value if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     number = float(value)
@@ -63,9 +75,8 @@ def output_text(output: Any) -> str | None:
         texts = output.get("texts")
         if isinstance(texts, list) and all(isinstance(t, str) for t in texts):
             return "\n".join(texts)
-        return json.dumps({k: v for k, v in output.items() if k not in ("tool_calls", "latency_ms", "usage")},
-                          ensure_ascii=False, default=str)
-    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
+        return dumps({k: v for k, v in output.items() if k not in ("tool_calls", "latency_ms", "usage")})
+    return output if isinstance(output, str) else dumps(output)
 
 
 def tool_calls(output: Any) -> Any:
@@ -191,7 +202,7 @@ def trial_rows(item: ItemRecord, shown: list[dict[str, Any]], cols: list[int], l
         trial = mapping(trial)
         run = trial.get("run")
         rows.append([trial.get("trial"), text(output_text(run), limit), text(trial.get("error"), limit),
-                     scores_of(trial, shown, cols), finite(trial.get("duration_ms"))])
+                     rounded(scores_of(trial, shown, cols)), finite(trial.get("duration_ms"))])
     return rows
 
 
@@ -207,10 +218,18 @@ def flags(item: ItemRecord, scores: list[float | None], trials: list[Any] | None
     return found
 
 
+MASKED = 30  # columns whose failing is a bit of the row's mask (the page's bitwise operations are 32-bit)
+
+
+def fail_mask(scores: list[float | None], shown: list[dict[str, Any]], cols: list[int]) -> int:
+    """Bit k set when the item fails column k, decided here on the exact score (the page shows it rounded)."""
+    return sum(1 << k for k, (s, c) in enumerate(zip(scores[:MASKED], cols, strict=False)) if fails(s, shown[c]))
+
+
 def item_row(item: ItemRecord, shown: list[dict[str, Any]], cols: list[int], limit: int) -> list[Any]:
-    """[id, input, output, tool calls, error, scores, reasons, flags, trials, duration_ms, cost, turns]."""
-    record = item.model_dump(include={"gates", "scores"})
-    scores = scores_of(record, shown, cols)
+    """[id, input, output, tool calls, error, scores (6 decimals), reasons, flags, trials, duration_ms, cost,
+    turns, fail mask]."""
+    scores = scores_of({"gates": item.gates, "scores": item.scores}, shown, cols)
     reasons = {str(k): text(r, limit) for k, c in enumerate(cols) if (r := reason_for(item, shown[c])) is not None}
     trials = trial_rows(item, shown, cols, max(MIN_FIELD, limit // 4))
     extra = item.model_extra or {}
@@ -218,9 +237,14 @@ def item_row(item: ItemRecord, shown: list[dict[str, Any]], cols: list[int], lim
              for t in item.turns] if item.turns else None
     calls = tool_calls(item.output)
     return [text(item.id, 500), text(item.input, limit), text(output_text(item.output), limit),
-            text(calls, limit) if calls else "", text(item.error, limit), scores, reasons,
+            text(calls, limit) if calls else "", text(item.error, limit), rounded(scores), reasons,
             flags(item, scores, trials, shown, cols), trials, finite(extra.get("duration_ms")),
-            finite(extra.get("cost_usd")), turns]
+            finite(extra.get("cost_usd")), turns, fail_mask(scores, shown, cols)]
+
+
+def rounded(scores: list[float | None]) -> list[float | None]:
+    """Six decimals: what the page shows is three; the full number is in the results file."""
+    return [None if s is None else round(s, 6) for s in scores]
 
 
 def base_items(results: Results, shown: list[dict[str, Any]], cols: list[int], limit: int) -> dict[str, Any]:
