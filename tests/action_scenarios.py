@@ -19,7 +19,7 @@ REPO = "octo/agent"
 PR = 7
 TOKEN = "ghs_fake_installation_token_0123456789"
 OUTPUT_NAMES = {"verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
-                "scores", "results-path", "comment-url", "comment-file", "regressions"}
+                "scores", "results-path", "html-file", "comment-url", "comment-file", "regressions"}
 
 # Model output that tries every trick: new outputs, workflow commands, heredoc ends, pings, HTML.
 INJECTION = (

@@ -29,6 +29,7 @@ DEFAULTS = {
     "comment": "true",
     "summary": "true",
     "results-path": "evalgate-results.json",
+    "html-path": "evalgate-report.html",
     "working-directory": ".",
     "baseline-artifact": "evalgate-results",
     "mode": "run",
@@ -187,6 +188,7 @@ class Settings:
     shard: Any = None  # evalgate.shards.Shard: this job runs one shard of a matrix
     results: tuple[str, ...] = ()  # merge mode: the shards' results files (glob patterns)
     max_cost: float | None = None  # USD cap, instead of the spec's budget.max_usd
+    html_path: str = "evalgate-report.html"  # `none`: no HTML report
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -208,6 +210,9 @@ class Settings:
             # Every shard job would write the same name, and download-artifact's `merge-multiple`
             # keeps one file per name: each shard's own default name survives the download.
             results_path = f"evalgate-results-shard-{shard.index}-of-{shard.count}.json"
+        html_path = read_input(env, "html-path")
+        if shard is not None and html_path == DEFAULTS["html-path"]:
+            html_path = "none"  # a shard's items only: the merge job writes the run's page
         event, event_problem = load_event(runner_path(env, "GITHUB_EVENT_PATH"))
         settings = cls(
             spec=read_input(env, "spec"),
@@ -238,6 +243,7 @@ class Settings:
             shard=shard,
             results=results,
             max_cost=parse_max_cost(read_input(env, "max-cost")),
+            html_path=html_path,
         )
         # action.yml promises paths within the workspace: `..`, an absolute path or a symlink out of it
         # would run whatever spec is there and write results the workflow neither sees nor uploads
@@ -259,6 +265,11 @@ class Settings:
     @property
     def results_file(self) -> Path:
         return (self.base_dir / self.results_path).resolve()
+
+    @property
+    def html_file(self) -> Path | None:
+        """The HTML report's path; None for `html-path: none`."""
+        return None if self.html_path.lower() == "none" else (self.base_dir / self.html_path).resolve()
 
     @property
     def journal_file(self) -> Path | None:

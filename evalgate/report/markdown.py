@@ -153,6 +153,7 @@ class ReportContext:
     run_url: str = ""
     marker: str = ""
     comment: bool = False
+    html: str = ""  # the HTML report's file name, uploaded with the results: the footer says where it is
 
 
 def headline(results: Results) -> str:
@@ -628,6 +629,8 @@ def footer(results: Results, ctx: ReportContext, truncated: bool) -> str:
     cost = cost_note(getattr(results.summary, "cost", None), priciest(results))
     if cost:
         parts.append(cost)
+    if ctx.html:
+        parts.append(f"every item in the HTML report: {code(ctx.html, 80, table=False)} in the run's artifacts")
     text = f"<sub>{' · '.join(parts)}</sub>" if parts else ""
     if truncated:
         where = f"the [job summary]({run_url})" if run_url else "the job summary"
