@@ -6,31 +6,17 @@ Filters and search work, no console error, no request leaves the page, hostile o
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import run_cli
 from playwright.sync_api import expect
-from report_runs import HOSTILE, compared_runs, record, write_run
+from report_runs import CHROMIUM, HOSTILE, browser, compared_runs, record, write_run
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
+__all__ = ["browser"]  # the fixture, used by name
 pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="Debian's chromium is not installed "
                                 "(.ci/run installs it)")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield launched
-        launched.close()
 
 
 class Opened:

@@ -23,6 +23,7 @@ from evalgate.budget import dollars, saturated
 from evalgate.redaction import redact
 from evalgate.report.labels import Row, bound_text, could_not_evaluate, num, result_rows
 from evalgate.report.numbers import delta_text, direction, margin, repeats_note, significance
+from evalgate.report.trend import trend_section
 from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
 from evalgate.verdict import bounds_of
@@ -649,7 +650,7 @@ def assemble(results: Results, ctx: ReportContext, *, blocks: Iterable[Block], m
              truncated: bool) -> str:
     tables = [t for t in (gate_table(results, max_rows), threshold_table(results, max_rows),
                           tracked_table(results, max_rows), comparison_table(results, max_rows),
-                          flaky_table(results, max_rows)) if t]
+                          trend_section(results) if max_rows != 0 else "", flaky_table(results, max_rows)) if t]
     details = ""
     block_list = list(blocks)
     for section in (REGRESSIONS, FAILURES):
