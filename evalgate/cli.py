@@ -205,6 +205,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             refuse_clobber(loaded, junit, "--junit")
         for warning in loaded.warnings:
             click.echo(f"warning: {warning}", err=True)
+        failing.watch(loaded.scorers)
         total = loaded.item_count
         if picked is not None:
             from evalgate.shards import missing_ids

@@ -67,12 +67,23 @@ def test_error_bars_direction_and_uncertain_in_the_tables() -> None:
 def test_the_comparison_reads_base_delta_interval_arrow_and_significance() -> None:
     text = render(_results())
     assert "Baseline demo @ <code>abcdef1</code> (passed): 50 items matched" in text
-    assert ("| <code>includes:sunny</code> | 0.820 ± 0.040 | base 0.90 · Δ -0.08 [-0.13, -0.03] ▼ | ❌ regressed: "
-            "worse than the baseline beyond max\\_drop, significant; p = 0.0021 |") in text
+    assert ("| <code>includes:sunny</code> | 0.820 ± 0.040 | base 0.90 · Δ -0.08 [-0.13, -0.03] ▼ worse "
+            "| ❌ regressed: worse than the baseline beyond max\\_drop, significant; p = 0.0021 |") in text
     assert "base 1.00 · Δ 0.00 [-0.07, +0.07] ≈ | ➖ unchanged" in text
     assert "⚪ not compared: judged by another model" in text
     assert "**Failed because it regressed against the baseline**" in text
     assert "1 regressed against the baseline" in text
+
+
+def test_arrows_follow_the_direction_of_better_not_the_sign_of_the_number() -> None:
+    from evalgate.report.numbers import delta_text
+
+    rose = {"base_average": 0.1, "delta": 0.27, "ci95": [0.21, 0.33]}
+    assert delta_text({**rose, "higher_is_better": False}) == "base 0.10 · Δ +0.27 [+0.21, +0.33] ▼ worse"
+    assert delta_text({**rose, "higher_is_better": True}) == "base 0.10 · Δ +0.27 [+0.21, +0.33] ▲ better"
+    fell = {"base_average": 0.4, "delta": -0.2, "ci95": [-0.3, -0.1], "higher_is_better": False}
+    assert delta_text(fell).endswith("▲ better")  # fewer apologies
+    assert delta_text({**fell, "ci95": [-0.3, 0.1]}).endswith("≈")
 
 
 def test_regressions_list_pass_to_fail_items_with_escaped_excerpts() -> None:

@@ -108,6 +108,7 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines, baseline: Path | N
         lines.spec_file = settings.relative(loaded.path)
         lines.gates = {c.entry.id: c.line for c in loaded.gates}
         lines.scorers = {c.entry.id: c.line for c in loaded.scorers}
+        failing.watch(loaded.scorers)
         for warning in loaded.warnings:
             print(f"warning: {warning}")
 

@@ -48,14 +48,17 @@ def signed(value: float | None, digits: int = 2) -> str:
 
 
 def arrow(entry: dict[str, Any]) -> str:
-    """▲ or ▼ when the interval of head - base excludes 0 (a change the data shows), ≈ otherwise."""
+    """▲ better or ▼ worse when the interval of head - base excludes 0 (a change the data shows), by the
+    entry's direction of better, not the number's: a lower-is-better score that rose is ▼ worse; ≈ otherwise."""
     ci = entry.get("ci95")
     if not ci or ci[0] is None or ci[1] is None:  # an interval written as nulls (NaN) shows no direction
         return ""
-    if ci[0] > 0:
-        return "▲"
-    if ci[1] < 0:
-        return "▼"
+    better_high = entry.get("higher_is_better") is not False
+    low, high = (ci[0], ci[1]) if better_high else (-ci[1], -ci[0])
+    if low > 0:
+        return "▲ better"
+    if high < 0:
+        return "▼ worse"
     return "≈"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -13,28 +14,59 @@ from evalgate.redaction import redact
 from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, turn_label
 from evalgate.report.numbers import delta_text, direction, repeats_note, significance, with_margin
 from evalgate.textsafe import visible
+from evalgate.verdict import Range, bounds_of
 
 PROGRESS_MIN_ITEMS = 5
 CI_PROGRESS_EVERY_S = 5.0
 
 
 class FailingIds:
-    """The first few item ids that failed each gate, collected as items finish (for the log)."""
+    """Per gate and threshold, the failing items: the first few in data order (the same list on every
+    run, whatever order items finish in) and how many there are, collected as items finish (for the log)."""
 
     def __init__(self) -> None:
-        self.ids: dict[str, list[str]] = {}
+        self.first: dict[str, list[tuple[int, str]]] = {}
+        self.counts: dict[str, int] = {}
+        self.bounds: dict[str, Range] = {}
+
+    def watch(self, checks: Any) -> None:
+        """The top-level thresholds to watch besides the gates (the loaded spec's scorers)."""
+        for check in checks:
+            entry = check.entry
+            if entry.threshold is not None and entry.turn is None:
+                self.bounds[entry.id] = bounds_of(entry.threshold)
+
+    def note(self, entry_id: str, index: int, item_id: str) -> None:
+        self.counts[entry_id] = self.counts.get(entry_id, 0) + 1
+        first = self.first.setdefault(entry_id, [])
+        if len(first) < FAILING_IDS_SHOWN or index < first[-1][0]:
+            bisect.insort(first, (index, item_id))
+            del first[FAILING_IDS_SHOWN:]
 
     def add(self, item: Any) -> list[str]:
-        """Note the item's failed gates; returns them."""
+        """Note the item's failed gates and missed thresholds; returns the gates."""
         bad: list[str] = []
+        index = getattr(item, "index", 0)
         for gate_id, score in item.gates.items():
             # rare: most items pass their gates. A NaN (None, as a results file reads it back) fails too
             if score is None or not score >= 1.0:
                 bad.append(gate_id)
-                ids = self.ids.setdefault(gate_id, [])
-                if len(ids) < FAILING_IDS_SHOWN:
-                    ids.append(item.id)
+                self.note(gate_id, index, item.id)
+        for entry_id, bound in self.bounds.items():
+            score = item.scores.get(entry_id)
+            if isinstance(score, int | float) and ((bound.min is not None and score < bound.min)
+                                                   or (bound.max is not None and score > bound.max)):
+                self.note(entry_id, index, item.id)
         return bad
+
+    @property
+    def ids(self) -> dict[str, list[str]]:
+        """Each entry's first failing ids in data order, then `… and N more` when there are more."""
+        out = {}
+        for entry_id, first in self.first.items():
+            more = self.counts[entry_id] - len(first)
+            out[entry_id] = [i for _, i in first] + ([f"… and {more} more"] if more > 0 else [])
+        return out
 
 
 class Progress:
@@ -114,7 +146,7 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         if gate.pass_all_k is not None:
             row += f"  pass^k {gate.pass_all_k:.2f}  pass@k {gate.pass_at_k:.2f}"
         if not gate.passed and failing.get(gate.id):
-            row += "  failing: " + ", ".join(one_line(i, 80) for i in failing[gate.id])
+            row += "  failing: " + failing_text(failing[gate.id])
         rows.append(row)
     sections.append(("Gates (must average 1.0)", rows))
     rows = []
@@ -126,7 +158,9 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         bound = bound_text(th.threshold)
         row = f"  {mark(th.passed)} {label:<40} {with_margin(th.average_score, th):<15}  {bound:<14} {direction(th)}"
         if th.uncertain:
-            row += f"  uncertain (interval {th.interval[0]:.3f}-{th.interval[1]:.3f} overlaps the bound)"
+            row += f"  uncertain (interval [{th.interval[0]:.3f}, {th.interval[1]:.3f}] overlaps the bound)"
+        if not th.passed and turn is None and failing.get(th.id):
+            row += "  failing: " + failing_text(failing[th.id])
         rows.append(row)
     sections.append(("Thresholds", rows))
     with_threshold = {t.id for t in outcome.threshold_results}
@@ -165,6 +199,13 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         lines.append(could_not_evaluate(outcome.errored_items, outcome.total_items,
                                         one_line(str(top.get("message") or ""), 200)))
     return "\n".join(lines)
+
+
+def failing_text(ids: list[str]) -> str:
+    """`a, b, c … and 5 more`: the ids (each on one line, bounded), the count of the others after them."""
+    more = ids[-1] if ids and ids[-1].startswith("… and ") else ""
+    shown = ", ".join(one_line(i, 80) for i in (ids[:-1] if more else ids))
+    return f"{shown} {more}" if more else shown
 
 
 def comparison_section(comparison: dict[str, Any]) -> tuple[str, list[str]]:
