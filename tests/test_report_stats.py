@@ -124,3 +124,18 @@ def test_a_huge_comparison_still_fits_a_comment() -> None:
     text = render(big, ReportContext(comment=True, marker="<!-- evalgate:x -->"), limit=COMMENT_LIMIT)
     assert utf8_size(text) <= COMMENT_LIMIT
     assert "### Compared with the baseline" in text and "Shortened to fit" in text
+
+
+def test_junit_fails_a_regressed_entry_that_met_its_bound_saying_so() -> None:
+    import xml.etree.ElementTree as ET
+
+    from evalgate.report.junit import render_junit
+
+    root = ET.fromstring(render_junit(_results()))
+    case = next(c for c in root.iter("testcase") if c.get("name") == "includes:sunny")
+    failure = case.find("failure")
+    assert failure is not None and failure.get("type") == "regression"
+    assert failure.get("message") == ("regressed against the baseline: base 0.90 · Δ -0.08 [-0.13, -0.03] ▼ worse; "
+                                      "max_drop 0")
+    unchanged = next(c for c in root.iter("testcase") if c.get("name") == "called_tool:t")
+    assert unchanged.find("failure") is None
