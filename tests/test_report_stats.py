@@ -58,8 +58,11 @@ def _results(**extra: Any) -> Results:
 
 def test_error_bars_direction_and_uncertain_in_the_tables() -> None:
     text = render(_results())
-    assert "| <code>called_tool:t</code> | 1.000 ± 0.035 | ✅ |" in text
-    assert "| <code>includes:sunny</code> | 0.820 ± 0.040 | ≥ 0.7 | ✅ | higher is better |" in text
+    # the first row of each entry carries its comparison with the base
+    assert ("| <code>called_tool:t</code> | 1.000 ± 0.035 (base 1.000, 0.000 \\[−0.07, +0.07\\]) ➖ unchanged "
+            "| ✅ |") in text
+    assert ("| <code>includes:sunny</code> | 0.820 ± 0.040 (base 0.900, −0.080 \\[−0.13, −0.03\\]) ❌ regressed "
+            "| ≥ 0.7 | ✅ | higher is better |") in text
     # the user's `max` bound says lower is better, whatever the scorer's default
     assert "| <code>includes:sorry</code> | 0.100 ± 0.085 | ≤ 0.2 | ✅ uncertain | lower is better |" in text
 

@@ -22,7 +22,7 @@ from typing import Any
 from evalgate.budget import dollars, saturated
 from evalgate.redaction import redact
 from evalgate.report.labels import Row, bound_text, could_not_evaluate, num, result_rows
-from evalgate.report.numbers import delta_text, direction, margin, repeats_note, significance
+from evalgate.report.numbers import against_base, delta_text, direction, margin, repeats_note, significance
 from evalgate.report.trend import trend_section
 from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
@@ -226,26 +226,38 @@ def mark(passed: bool) -> str:
     return "✅" if passed else "❌"
 
 
+def _versus(results: Results, row: Row) -> str:
+    """` (base 0.900, −0.350 [−0.47, −0.22]) ❌ regressed` after an entry's score, with a baseline."""
+    comparison = _comparison(results) or {}
+    found = next((e for e in comparison.get("entries") or [] if e.get("id") == row.id and e.get("turn") == row.turn),
+                 None)
+    text = against_base(found)
+    if not text or found is None:
+        return ""
+    return f" {cell(text, 200)}".replace(") ", f") {STATUS_ICON.get(str(found.get('status')), '')} ", 1)
+
+
 def gate_table(results: Results, max_rows: int | None) -> str:
-    rows = [(e.label, e.result) for e in result_rows(results) if e.kind == "gate"]
+    rows = [e for e in result_rows(results) if e.kind == "gate"]
     if not rows:
         return ""
     lines = ["### Gates", "", "| Gate | Score | Pass |", "|---|---:|:---:|"]
-    lines += [f"| {code(label)} | {num_pm(g.score, g)}{reliability(g)} | {mark(g.passed)} |"
-              for label, g in _cap(rows, max_rows)]
+    lines += [f"| {code(e.label)} | {num_pm(e.result.score, e.result)}{reliability(e.result)}{_versus(results, e)} "
+              f"| {mark(e.result.passed)} |" for e in _cap(rows, max_rows)]
     return "\n".join(lines + _more(rows, max_rows))
 
 
 def threshold_table(results: Results, max_rows: int | None) -> str:
-    rows = [(e.label, e.result) for e in result_rows(results) if e.kind == "threshold"]
+    rows = [e for e in result_rows(results) if e.kind == "threshold"]
     if not rows:
         return ""
     lines = ["### Thresholds", "", "| Scorer | Average | Bound | Pass | Direction |", "|---|---:|---|:---:|---|"]
-    for label, t in _cap(rows, max_rows):
+    for e in _cap(rows, max_rows):
+        t = e.result
         bound = bound_text(t.threshold)
         passed = mark(t.passed) + (" uncertain" if getattr(t, "uncertain", None) else "")
-        lines.append(f"| {code(label)} | {num_pm(t.average_score, t)}{reliability(t)} | {bound} | {passed} "
-                     f"| {direction(t)} |")
+        lines.append(f"| {code(e.label)} | {num_pm(t.average_score, t)}{reliability(t)}{_versus(results, e)} "
+                     f"| {bound} | {passed} | {direction(t)} |")
     return "\n".join(lines + _more(rows, max_rows))
 
 

@@ -76,6 +76,20 @@ def delta_text(entry: dict[str, Any], digits: int = 2) -> str:
     return f"{text} {mark}" if mark else text
 
 
+def against_base(entry: dict[str, Any] | None, digits: int = 3) -> str:
+    """`(base 0.900, −0.350 [−0.47, −0.22]) regressed`: an entry's first row carries its comparison; "" without."""
+    if not entry or not isinstance(entry.get("base_average"), int | float):
+        return ""
+    text = f"base {entry['base_average']:.{digits}f}"
+    if isinstance(entry.get("delta"), int | float):
+        text += f", {signed(entry['delta'], digits).replace('-', '−')}"
+        ci = entry.get("ci95")
+        if ci and ci[0] is not None and ci[1] is not None:
+            text += f" [{signed(ci[0]).replace('-', '−')}, {signed(ci[1]).replace('-', '−')}]"
+    status = str(entry.get("status") or "")
+    return f"({text}) {'not compared' if status == 'incomparable' else status}".rstrip()
+
+
 STATUS_WORDS = {
     "regressed": "regressed: worse than the baseline beyond max_drop, significant",
     "improved": "improved: better than the baseline, significant",

@@ -12,7 +12,7 @@ import click
 from evalgate.budget import dollars
 from evalgate.redaction import redact
 from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, turn_label
-from evalgate.report.numbers import delta_text, direction, repeats_note, significance, with_margin
+from evalgate.report.numbers import against_base, delta_text, direction, repeats_note, significance, with_margin
 from evalgate.textsafe import visible
 from evalgate.verdict import Range, bounds_of
 
@@ -136,13 +136,20 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     if network:
         lines.append(network_line(network))
     sections: list[tuple[str, list[str]]] = []
+    compared = {(e.get("turn"), e.get("id")): e for e in (getattr(result, "comparison", None) or {}).get("entries")
+                or []}
+
+    def versus(entry_id: str, turn: int | None) -> str:
+        text = against_base(compared.get((turn, entry_id)))
+        return f"  {one_line(text, 200)}" if text else ""
+
     all_gates = [(None, g) for g in outcome.gate_results] + [
         (t.index, g) for t in outcome.turn_results or [] for g in t.gate_results
     ]
     rows = []
     for turn, gate in all_gates:
         label = one_line(turn_label(gate.id, turn))
-        row = f"  {mark(gate.passed)} {label:<40} {with_margin(gate.score, gate):<15}"
+        row = f"  {mark(gate.passed)} {label:<40} {with_margin(gate.score, gate):<15}{versus(gate.id, turn)}"
         if gate.pass_all_k is not None:
             row += f"  pass^k {gate.pass_all_k:.2f}  pass@k {gate.pass_at_k:.2f}"
         if not gate.passed and failing.get(gate.id):
@@ -156,7 +163,8 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     for turn, th in all_thresholds:
         label = one_line(turn_label(th.id, turn))
         bound = bound_text(th.threshold)
-        row = f"  {mark(th.passed)} {label:<40} {with_margin(th.average_score, th):<15}  {bound:<14} {direction(th)}"
+        row = (f"  {mark(th.passed)} {label:<40} {with_margin(th.average_score, th):<15}  {bound:<14} {direction(th)}"
+               + versus(th.id, turn))
         if th.uncertain:
             row += f"  uncertain (interval [{th.interval[0]:.3f}, {th.interval[1]:.3f}] overlaps the bound)"
         if not th.passed and turn is None and failing.get(th.id):

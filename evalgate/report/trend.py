@@ -51,7 +51,7 @@ def chart(title: str, points: list[tuple[str, str]], bound: float | None) -> str
 def trend_section(results: Results) -> str:
     """`### Trend` with a chart per gate and threshold (at most CHARTS), or "" without history."""
     history = (results.comparison or {}).get("history") or []
-    runs = [run for run in history if isinstance(run, dict)]
+    runs = [dict(run) for run in history if isinstance(run, dict)]
     if not runs:
         return ""
     charts = []
