@@ -147,3 +147,14 @@ def test_long_texts_are_cut_until_the_page_fits_its_cap(tmp_path: Path) -> None:
     first = data["items"][0][2]
     assert first.startswith("0 long answer") and "more characters in the results file" in first
     assert len(data["items"]) == 100  # every item is still there
+
+
+def test_the_markdown_regressions_show_the_base_output_beside_the_head_output(tmp_path: Path) -> None:
+    write_run(tmp_path, [record(i, calls_tool=True) for i in range(12)], "base")
+    head = write_run(tmp_path, [record(i, calls_tool=False) for i in range(12)], "head")
+    markdown = run_cli("report", head).stdout
+    section = markdown.split("### Regressions", 1)[1]
+    first = section.split("**<code>q00001</code>**", 1)[1].split("**<code>", 1)[0]
+    assert "base 1.000 → head 0.000" in first
+    base_output, head_output = first.split("Base output:", 1)[1].split("Head output:", 1)
+    assert "[tool calls: get_weather]" in base_output and "[tool calls" not in head_output

@@ -513,6 +513,7 @@ def regression_blocks(results: Results, max_items: int) -> list[str]:
     if not regressed:
         return []
     items = _item_by_id(results)
+    bases = {str(b.get("id")): dict(b) for b in comparison.get("base_items") or [] if isinstance(b, dict)}
     flipped = comparison.get("flipped") or []
     blocks = []
     for entry in sorted(regressed, key=lambda e: e.get("kind") == "tracked"):
@@ -524,17 +525,7 @@ def regression_blocks(results: Results, max_items: int) -> list[str]:
             title += " (tracked: reported, never failing)"
         parts = [f"<details><summary>{title}</summary>"]
         for flip in worse[:max_items]:
-            record = items.get(str(flip.get("item")))
-            head = (f"**{code(flip.get('item'), table=False)}** · base {num(flip.get('base_score'))} → "
-                    f"head {num(flip.get('head_score'))}")
-            if record is None:
-                parts.append(head)
-                continue
-            given, output = record.input, record.output
-            if entry.get("turn") is not None:
-                turn = next((t for t in record.turns or [] if t.get("index") == entry.get("turn")), {})
-                given, output = turn.get("input"), turn.get("output")
-            parts.append("\n\n".join([head, "Input:", excerpt(given), "Output:", excerpt(output_text(output))]))
+            parts.append(flipped_item(flip, items.get(str(flip.get("item"))), entry, bases.get(str(flip.get("item")))))
         if len(worse) > max_items:
             parts.append(f"*… and {len(worse) - max_items} more items.*")
         if not worse:
@@ -542,6 +533,29 @@ def regression_blocks(results: Results, max_items: int) -> list[str]:
         parts.append("</details>")
         blocks.append("\n\n".join(parts))
     return blocks
+
+
+def flipped_item(flip: dict[str, Any], record: ItemRecord | None, entry: dict[str, Any],
+                 base: dict[str, Any] | None) -> str:
+    """An item that went from pass to fail: its scores base → head, each side's reason, its input, and the
+    base's output beside this run's when the results carry it (`comparison.base_items`)."""
+    head = (f"**{code(flip.get('item'), table=False)}** · base {num(flip.get('base_score'))} → "
+            f"head {num(flip.get('head_score'))}")
+    if record is None:
+        return head
+    row = Row("gate" if entry.get("kind") == "gate" else "threshold", str(entry.get("id")), entry.get("turn"), None)
+    _, reasons, given, output = _scores_of(record, row)
+    base_reason = _mapping((base or {}).get("reasons")).get(row.id) if row.turn is None else None
+    lines = [head]
+    if base_reason:
+        lines.append(f"Base's reason: {cell(str(base_reason), 300)}")
+    if reasons.get(row.id):
+        lines.append(f"Head's reason: {cell(reasons[row.id], 300)}")
+    lines += ["Input:", excerpt(given)]
+    if base is not None and row.turn is None and base.get("output") is not None:
+        lines += ["Base output:", excerpt(output_text(base.get("output")))]
+    lines += ["Head output:" if base is not None and row.turn is None else "Output:", excerpt(output_text(output))]
+    return "\n\n".join(lines)
 
 
 def flaky_table(results: Results, max_rows: int | None) -> str:
