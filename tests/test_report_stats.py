@@ -142,3 +142,17 @@ def test_junit_fails_a_regressed_entry_that_met_its_bound_saying_so() -> None:
                                       "max_drop 0")
     unchanged = next(c for c in root.iter("testcase") if c.get("name") == "called_tool:t")
     assert unchanged.find("failure") is None
+
+
+def test_errors_of_trials_and_of_single_scorers_read_like_item_errors() -> None:
+    from evalgate.report.labels import item_error
+
+    judged = {"id": "q01", "error": None, "scorer_errors": {}, "trials": [
+        {"trial": 0, "error": None, "scorer_errors": {}},
+        {"trial": 1, "error": None, "scorer_errors": {"faithfulness": "the judge's reply is no JSON"}},
+        {"trial": 2, "error": "timeout after 30s"}]}
+    assert item_error(judged) == ("trial 2 of 3: faithfulness: the judge's reply is no JSON "
+                                  "(2 of 3 trials errored)")
+    assert item_error({"id": "q02", "scorer_errors": {"tone": "boom"}}) == "tone: boom"
+    assert item_error({"id": "q03", "error": "exited with code 1: KeyError: 'x'"}).startswith("exited with code 1")
+    assert item_error({"id": "q04", "trials": [{"trial": 0}]}) == ""

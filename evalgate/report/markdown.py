@@ -21,7 +21,7 @@ from typing import Any
 
 from evalgate.budget import dollars, saturated
 from evalgate.redaction import redact
-from evalgate.report.labels import Row, bound_text, could_not_evaluate, num, result_rows
+from evalgate.report.labels import Row, bound_text, could_not_evaluate, item_error, num, result_rows
 from evalgate.report.numbers import against_base, delta_text, direction, margin, repeats_note, significance
 from evalgate.report.trend import trend_section
 from evalgate.results_model import ItemRecord, Results
@@ -409,13 +409,12 @@ def detail_block(results: Results, entry: Row, max_items: int, found: Found | No
 
 
 def errored_block(results: Results, max_items: int) -> str:
-    errored = [i for i in results.items if i.error or i.scorer_errors]
+    errored = [(i, why) for i in results.items if (why := item_error(i))]
     count = results.summary.errored_items
     if not count:
         return ""
     parts = [f"<details><summary>Errored items: {count} (left out of every average)</summary>"]
-    for item in errored[:max_items]:
-        message = item.error or "; ".join(f"{k}: {v}" for k, v in item.scorer_errors.items())
+    for item, message in errored[:max_items]:
         parts.append(f"**{code(item.id, table=False)}**\n\n{excerpt(message)}")
     if count > min(len(errored), max_items):
         parts.append(f"*… and {count - min(len(errored), max_items)} more.*")

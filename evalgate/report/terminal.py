@@ -11,7 +11,7 @@ import click
 
 from evalgate.budget import dollars
 from evalgate.redaction import redact
-from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, turn_label
+from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, item_error, turn_label
 from evalgate.report.numbers import against_base, delta_text, direction, repeats_note, significance, with_margin
 from evalgate.textsafe import visible
 from evalgate.verdict import Range, bounds_of
@@ -176,10 +176,8 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
             for sid, score in outcome.scores.items() if sid not in with_threshold]
     sections.append(("Tracked scores", rows))
     sections.append(("Flaky items (trials disagree)", flaky_rows(outcome)))
-    rows = [
-        f"  {one_line(item.id, 80)}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}"
-        for item in result.errored
-    ]
+    rows = [f"  {one_line(item.id, 80)}: {one_line(item_error(item) or 'no reason recorded')}"
+            for item in result.errored]
     budget = getattr(result, "extra_summary", {}).get("budget")
     if budget and budget.get("items_not_run"):
         rows.insert(0, f"  {budget['items_not_run']} items not run: budget exceeded "
