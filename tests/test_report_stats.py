@@ -71,8 +71,12 @@ def test_the_comparison_reads_base_delta_interval_arrow_and_significance() -> No
     text = render(_results())
     assert "Baseline demo @ <code>abcdef1</code> (passed): 50 items matched" in text
     assert ("| <code>includes:sunny</code> | 0.820 ± 0.040 | base 0.90 · Δ -0.08 [-0.13, -0.03] ▼ worse "
-            "| ❌ regressed: worse than the baseline beyond max\\_drop, significant; p = 0.0021 |") in text
-    assert "base 1.00 · Δ 0.00 [-0.07, +0.07] ≈ | ➖ unchanged" in text
+            "| ❌ **regressed**: dropped 0.90 → 0.82: 1 of 50 items went from pass to fail; worse beyond "
+            "max\\_drop, more than noise explains at 95% |") in text
+    assert "base 1.00 · Δ 0.00 [-0.07, +0.07] ≈ | ➖ **unchanged**: unchanged at 1.00; no drop beyond max" in text
+    details = text.split("<details><summary>p-values, methods and the correction (holm across entries)</summary>")[1]
+    assert "| <code>includes:sunny</code> | " in details.split("</details>")[0]
+    assert "| 0.0021 |" in details.split("</details>")[0]  # the p-value, folded away from the status
     assert "⚪ not compared: judged by another model" in text
     assert "**Failed because it regressed against the baseline**" in text
     assert "1 regressed against the baseline" in text
@@ -156,3 +160,16 @@ def test_errors_of_trials_and_of_single_scorers_read_like_item_errors() -> None:
     assert item_error({"id": "q02", "scorer_errors": {"tone": "boom"}}) == "tone: boom"
     assert item_error({"id": "q03", "error": "exited with code 1: KeyError: 'x'"}).startswith("exited with code 1")
     assert item_error({"id": "q04", "trials": [{"trial": 0}]}) == ""
+
+
+def test_the_status_is_said_in_words_with_the_items_that_moved() -> None:
+    from evalgate.report.numbers import status_words
+
+    gate = {"status": "uncertain", "base_average": 1.0, "head_average": 0.75, "pairs": 20, "higher_is_better": True}
+    assert status_words(gate, {"pass->fail": 5}) == ("dropped 1.00 → 0.75: 5 of 20 items went from pass to fail; "
+                                                     "too few items to call it at 95%")
+    fewer = {"status": "improved", "base_average": 0.4, "head_average": 0.1, "pairs": 30, "higher_is_better": False}
+    assert status_words(fewer, {"fail->pass": 9}, 0.9) == ("fell 0.40 → 0.10: 9 of 30 items went from fail to pass; "
+                                                            "better, more than noise explains at 90%")
+    assert status_words({"status": "incomparable", "reason": "its parameters changed"}) == (
+        "not compared: its parameters changed")

@@ -22,7 +22,7 @@ from typing import Any
 from evalgate.budget import dollars, saturated
 from evalgate.redaction import redact
 from evalgate.report.labels import Row, bound_text, could_not_evaluate, item_error, num, result_rows
-from evalgate.report.numbers import against_base, delta_text, direction, margin, repeats_note, significance
+from evalgate.report.numbers import against_base, delta_text, direction, margin, repeats_note, status_words
 from evalgate.report.trend import trend_section
 from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
@@ -481,19 +481,64 @@ def comparison_table(results: Results, max_rows: int | None) -> str:
               f"lies below −max_drop ({correction} correction across entries).")
     head = _head_results(results)
     rows = comparison.get("entries") or []
+    flips = flip_counts(comparison)
+    confidence = settings.get("confidence") if isinstance(settings.get("confidence"), float) else 0.95
     lines = ["### Compared with the baseline", "", intro, "",
              "| Entry | Head | Baseline · Δ [95% interval] | Status |", "|---|---:|---|---|"]
     for entry in _cap(rows, max_rows):
         result = head.get((entry.get("turn"), entry.get("id")))
         value = num_pm(entry.get("head_average"), result)
-        icon = STATUS_ICON.get(entry.get("status", ""), "")
-        tracked = entry.get("kind") == "tracked" and entry.get("status") == "regressed"
-        words = cell(significance(entry), 300) + (" (tracked: never fails)" if tracked else "")
-        lines.append(f"| {code(_label(entry))} | {value} | {delta_text(entry)} | {icon} {words} |")
+        status = str(entry.get("status", ""))
+        icon = STATUS_ICON.get(status, "")
+        tracked = entry.get("kind") == "tracked" and status == "regressed"
+        said = status_words(entry, flips.get((entry.get("turn"), str(entry.get("id")))), confidence)
+        words = cell(said, 300) + (" (tracked: never fails)" if tracked else "")
+        label = "" if status == "incomparable" else f"**{status}**: "
+        lines.append(f"| {code(_label(entry))} | {value} | {delta_text(entry)} | {icon} {label}{words} |")
     lines += _more(rows, max_rows)
+    lines += ["", p_value_details(_cap(rows, max_rows), correction)]
     for warning in (comparison.get("warnings") or [])[:5]:
         lines += ["", f"> {cell(warning, 300)}"]
     return "\n".join(lines)
+
+
+def flip_counts(comparison: dict[str, Any]) -> dict[tuple[Any, str], dict[str, int]]:
+    """Per entry (turn, id), how many of the items kept in `flipped` went each way."""
+    counts: dict[tuple[Any, str], dict[str, int]] = {}
+    for flip in comparison.get("flipped") or []:
+        if isinstance(flip, dict):
+            per = counts.setdefault((flip.get("turn"), str(flip.get("entry"))), {})
+            per[str(flip.get("direction"))] = per.get(str(flip.get("direction")), 0) + 1
+    return counts
+
+
+SHOWN_STATS = ("method", "pairs", "p_value", "p_regression")
+
+
+def p_value_details(rows: list[dict[str, Any]], correction: str) -> str:
+    """The statistics behind each status, folded: method, pairs, p-values and whatever else each entry carries."""
+    extra = sorted({k for e in rows for k, v in e.items() if k not in COMPARED_KEYS and amount(v) is not None})
+    lines = [f"<details><summary>p-values, methods and the correction ({correction} across entries)</summary>", "",
+             "| Entry | Method | Pairs | p | p (a drop beyond max_drop) |"
+             + "".join(f" {cell(k, 40)} |" for k in extra),
+             "|---|---|---:|---:|---:|" + "---:|" * len(extra)]
+    for entry in rows:
+        values = [cell(str(entry.get("method") or "–"), 40), str(entry.get("pairs") or 0),
+                  p_text(entry.get("p_value")), p_text(entry.get("p_regression")),
+                  *(p_text(entry.get(k)) for k in extra)]
+        lines.append(f"| {code(_label(entry))} | " + " | ".join(values) + " |")
+    return "\n".join([*lines, "", "</details>"])
+
+
+COMPARED_KEYS = frozenset({"id", "turn", "kind", "status", "base_average", "head_average", "delta", "ci95", "p_value",
+                           "p_regression", "method", "pairs", "max_drop", "higher_is_better", "reason"})
+
+
+def p_text(value: Any) -> str:
+    number = amount(value)
+    if number is None:
+        return "–"
+    return "< 0.001" if 0 <= number < 0.001 else f"{number:.3g}"
 
 
 def _item_by_id(results: Results) -> dict[str, ItemRecord]:

@@ -99,6 +99,35 @@ STATUS_WORDS = {
 }
 
 
+def status_words(entry: dict[str, Any], flips: dict[str, int] | None = None, confidence: float = 0.95) -> str:
+    """The comparison said plainly: `dropped 1.00 → 0.75: 5 of 20 items went from pass to fail; too few
+    items to call it at 95%`. flips: how many items went `pass->fail` and `fail->pass` on this entry."""
+    status = str(entry.get("status") or "")
+    if status == "incomparable":
+        return f"not compared: {entry.get('reason') or 'no data'}"
+    base, head = entry.get("base_average"), entry.get("head_average")
+    if not isinstance(base, int | float) or not isinstance(head, int | float):
+        return STATUS_WORDS.get(status, status)
+    better_high = entry.get("higher_is_better") is not False
+    worse = head < base if better_high else head > base
+    moved = "unchanged at" if head == base else ("dropped" if worse else "improved") if better_high \
+        else ("rose" if worse else "fell")
+    text = f"{moved} {base:.2f}" if head == base else f"{moved} {base:.2f} → {head:.2f}"
+    flips = flips or {}
+    pairs = entry.get("pairs")
+    went = flips.get("pass->fail" if worse else "fail->pass", 0)
+    if went and isinstance(pairs, int):
+        text += f": {went} of {pairs} items went from {'pass to fail' if worse else 'fail to pass'}"
+    level = f"{confidence:.0%}"
+    verdicts = {
+        "regressed": f"worse beyond max_drop, more than noise explains at {level}",
+        "improved": f"better, more than noise explains at {level}",
+        "uncertain": f"too few items to call it at {level}",
+        "unchanged": "no drop beyond max_drop",
+    }
+    return f"{text}; {verdicts.get(status, status)}"
+
+
 def significance(entry: dict[str, Any]) -> str:
     """The status in words, with the p-value and the method, or why the entry was not compared."""
     status = entry.get("status", "")

@@ -12,7 +12,7 @@ import click
 from evalgate.budget import dollars
 from evalgate.redaction import redact
 from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, item_error, turn_label
-from evalgate.report.numbers import against_base, delta_text, direction, repeats_note, significance, with_margin
+from evalgate.report.numbers import against_base, delta_text, direction, repeats_note, status_words, with_margin
 from evalgate.textsafe import visible
 from evalgate.verdict import Range, bounds_of
 
@@ -222,9 +222,18 @@ def comparison_section(comparison: dict[str, Any]) -> tuple[str, list[str]]:
              f"{comparison.get('matched_items', 0)} items matched, "
              f"{comparison.get('new_items', 0)} new, {comparison.get('missing_items', 0)} missing")
     rows = []
+    flips: dict[tuple[Any, str], dict[str, int]] = {}
+    for flip in comparison.get("flipped") or []:
+        per = flips.setdefault((flip.get("turn"), str(flip.get("entry"))), {})
+        per[str(flip.get("direction"))] = per.get(str(flip.get("direction")), 0) + 1
+    confidence = (comparison.get("settings") or {}).get("confidence") or 0.95
     for entry in comparison.get("entries") or []:
         label = one_line(turn_label(str(entry["id"]), entry.get("turn")))
-        rows.append(f"  {label:<40} {delta_text(entry):<38} {one_line(significance(entry), 300)}")
+        said = status_words(entry, flips.get((entry.get("turn"), str(entry["id"]))), confidence)
+        status = "" if entry.get("status") == "incomparable" else f"{entry.get('status')}: "
+        p = entry.get("p_value")
+        stats = f" (p {'< 0.001' if p < 0.001 else f'= {p:.3g}'})" if isinstance(p, int | float) else ""
+        rows.append(f"  {label:<40} {delta_text(entry):<44} {one_line(status + said, 300)}{stats}")
     flipped = comparison.get("flipped") or []
     worse = [f for f in flipped if f.get("direction") == "pass->fail"]
     if worse:
