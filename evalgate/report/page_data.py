@@ -93,7 +93,7 @@ def entries(results: Results) -> list[dict[str, Any]]:
     for row in result_rows(results):
         result = row.result
         ci = getattr(result, "ci95", None) or (None, None)
-        entry = {"id": row.id, "label": turn_label(row.id, row.turn), "kind": row.kind, "turn": row.turn,
+        entry = {"id": row.id, "label": text(turn_label(row.id, row.turn), 300), "kind": row.kind, "turn": row.turn,
                  "avg": finite(result.score if row.kind == "gate" else result.average_score),
                  "lo": finite(ci[0]), "hi": finite(ci[1]), "passed": bool(result.passed),
                  "uncertain": bool(getattr(result, "uncertain", False)), "flaky": getattr(result, "flaky", None)}
@@ -106,7 +106,7 @@ def entries(results: Results) -> list[dict[str, Any]]:
         out.append(entry)
     for entry_id, stats in results.score_stats.items():
         ci = stats.ci95 or (None, None)
-        out.append({"id": entry_id, "label": entry_id, "kind": "tracked", "turn": None,
+        out.append({"id": entry_id, "label": text(entry_id, 300), "kind": "tracked", "turn": None,
                     "avg": finite(results.scores.get(entry_id)), "lo": finite(ci[0]), "hi": finite(ci[1]),
                     "passed": None, "uncertain": False, "flaky": stats.flaky, "bound": "", "min": None,
                     "max": None, "hib": True})
