@@ -187,10 +187,16 @@ def main() -> None:
 @click.option("--shard", metavar="I/N", help="Run only shard I of N (1-based), e.g. 2/4; join them with `merge`.")
 @click.option("--max-cost", type=FiniteFloat(min=0, min_open=True), metavar="USD",
               help="Stop starting items once the spend reaches this (instead of the spec's budget.max_usd).")
+@click.option("--html", "html_path", type=FilePath(), help="Also write the HTML report here.")
+@click.option("--no-save", is_flag=True,
+              help="Without --output, keep no results (by default: .evalgate/runs/ and .evalgate/last.json).")
 def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, resume: bool, no_cache: bool,
         junit: Path | None = None, repeats: int | None = None, baseline: Path | None = None,
-        shard: str | None = None, max_cost: float | None = None) -> None:
-    """Run SPEC (default evalgate.yaml) and print the verdict."""
+        shard: str | None = None, max_cost: float | None = None, html_path: Path | None = None,
+        no_save: bool = False) -> None:
+    """Run SPEC (default evalgate.yaml) and print the verdict.
+
+    Without --output the results are kept in .evalgate/runs/ and .evalgate/last.json (--no-save: not)."""
     from evalgate import isolation
     from evalgate.api import BaselineError, network_retries, real_path, run_spec
     from evalgate.report.terminal import FailingIds, Progress, render_table
@@ -217,9 +223,10 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     if resume and output is None:
         _error("--resume needs --output PATH (the run to resume)")
         sys.exit(2)
-    if junit is not None and output is not None and real_path(junit) == real_path(output):
-        _error("--junit and --output are the same file; give each its own path")
-        sys.exit(2)
+    for flag, path in (("--junit", junit), ("--html", html_path)):
+        if path is not None and output is not None and real_path(path) == real_path(output):
+            _error(f"{flag} and --output are the same file; give each its own path")
+            sys.exit(2)
     if junit is not None:  # said before the run: a FIFO there would wait for a reader after every item ran
         from evalgate.files import check_writable
 
@@ -228,6 +235,15 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         except OSError as exc:
             click.echo(f"error: --junit: {exc.filename}: {exc.strerror or exc}", err=True)
             sys.exit(2)
+    kept_at = None
+    if output is None and not no_save:
+        from evalgate import kept_runs
+
+        try:
+            output = kept_at = kept_runs.new_run_path(Path.cwd()).absolute()
+        except OSError as exc:  # a read-only checkout: the run goes on, keeping nothing
+            click.echo(f"warning: the results are not kept ({exc.strerror or exc}: {exc.filename}); "
+                       "give --output or --no-save", err=True)
 
     tty = sys.stderr.isatty()
     failing = FailingIds()
@@ -242,6 +258,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             refuse_clobber(loaded, junit, "--junit")
         for warning in loaded.warnings:
             click.echo(f"warning: {warning}", err=True)
+        failing.watch(loaded.scorers)
         total = loaded.item_count
         if picked is not None:
             from evalgate.shards import missing_ids
@@ -266,7 +283,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
             on_result=on_result,
             resume=resume,
             use_cache=not no_cache,  # the target's cache and the judge's
-            keep_items=junit is not None and output is None,  # JUnit needs the items
+            keep_items=(junit is not None or html_path is not None) and output is None,  # they need the items
             repeats=repeats,
             baseline=baseline,
             shard=picked,
@@ -301,8 +318,21 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         click.echo(f"warning: {warning}", err=True)
     if picked is not None:
         click.echo(f"shard {picked}: this verdict is the shard's own; `evalgate merge` gives the run's")
+    if kept_at is not None and result.results_path is not None and Path(result.results_path).is_file():
+        from evalgate import kept_runs
+
+        try:
+            output = result.results_path = kept_runs.keep(Path(started_in), Path(result.results_path), result.name)
+        except OSError as exc:
+            click.echo(f"warning: the run's results stay in {output}: {exc.strerror or exc}", err=True)
     if output is not None:
         click.echo(f"results: {output}")
+    if html_path is not None:
+        try:
+            _write_html(result, html_path)
+        except OSError as exc:
+            click.echo(f"evalgate: cannot write the HTML report: {exc.strerror or exc}: {html_path}", err=True)
+            sys.exit(2)
     if junit is not None:
         try:
             _write_junit(result, junit)
@@ -635,30 +665,85 @@ def _write_junit(result: Any, path: Path) -> None:
     click.echo(f"junit: {path}")
 
 
+def _write_html(result: Any, path: Path) -> None:
+    """The HTML report of the run just finished (from its results file, else from the items kept)."""
+    from evalgate.report.html import render_html, write_html
+    from evalgate.results_model import Results, load_results
+
+    if result.results_path is not None:
+        results = load_results(Path(result.results_path))
+    else:
+        results = Results.model_validate(result.to_dict())
+    write_html(path, render_html(results))
+    click.echo(f"html: {path}")
+
+
 @main.command()
-@click.argument("results_file", metavar="RESULTS.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["markdown", "junit"]), default="markdown", show_default=True)
+@click.argument("results_file", metavar="[RESULTS.json]", required=False,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["markdown", "junit", "html"]), default="markdown",
+              show_default=True)
 @click.option("--run-url", default="", help="A workflow run to link from the footer.")
-def report(results_file: Path, fmt: str, run_url: str) -> None:
-    """Render a results file as the Markdown report (job summary, PR comment) or JUnit XML."""
+def report(results_file: Path | None, fmt: str, run_url: str) -> None:
+    """Render a results file (default: the last run's) as the Markdown report (job summary, PR comment),
+    JUnit XML or the HTML report."""
+    from evalgate.report.junit import render_junit
+    from evalgate.report.markdown import ReportContext, render
+
+    results = _read_results(results_file)
+    if fmt == "html":
+        from evalgate.report.html import render_html
+
+        stdout = click.get_binary_stream("stdout")
+        stdout.write(render_html(results).encode("utf-8", "backslashreplace"))
+        stdout.flush()
+        return
+    text = render_junit(results) if fmt == "junit" else render(results, ReportContext(run_url=run_url))
+    click.echo(text, nl=False)
+
+
+@main.command()
+@click.argument("results_file", metavar="[RESULTS.json]", required=False,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def view(results_file: Path | None) -> None:
+    """Open the HTML report of a results file (default: the last run's) in the browser."""
+    import tempfile
+    import webbrowser
+
+    from evalgate.report.html import render_html, write_html
+
+    results = _read_results(results_file)
+    folder = Path(tempfile.mkdtemp(prefix="evalgate-report-"))
+    page = folder / "report.html"
+    write_html(page, render_html(results))
+    click.echo(f"report: {page}")
+    if not webbrowser.open(page.as_uri()):
+        click.echo("no browser could be started: open the file above", err=True)
+
+
+def _read_results(results_file: Path | None) -> Any:
+    """The results to report: the file given, else the last run's (.evalgate/last.json); exit 2 if unusable."""
     from pydantic import ValidationError
 
     from evalgate.errors import not_a_file
-    from evalgate.report.junit import render_junit
-    from evalgate.report.markdown import ReportContext, render
+    from evalgate.kept_runs import last_run
     from evalgate.results_model import load_results
 
+    if results_file is None:
+        results_file = last_run(Path.cwd())
+        if results_file is None:
+            click.echo("error: no results file given and no run kept here (.evalgate/last.json): run "
+                       "`evalgate run` first, or give RESULTS.json", err=True)
+            sys.exit(2)
     unusable = not_a_file(results_file, what="results file")
     if unusable is not None:
         _error(f"{results_file}: {unusable}")
         sys.exit(2)
     try:
-        results = load_results(results_file)
+        return load_results(results_file)
     except (ValidationError, ValueError) as exc:
         _error(f"{results_file} is not an evalgate results file: {str(exc).splitlines()[0]}")
         sys.exit(2)
-    text = render_junit(results) if fmt == "junit" else render(results, ReportContext(run_url=run_url))
-    click.echo(text, nl=False)
 
 
 @main.command()

@@ -25,6 +25,10 @@ ErrorPolicy = Literal["fail", "skip"]
 Uncertain = Literal["pass", "fail"]
 Key = tuple[int | None, str, str]  # (turn, kind "gate" | "scorer", id)
 FLIPPED_KEPT = 200
+BASE_ITEMS_KEPT = 1000  # items whose status changed that carry the base's record (for the HTML report)
+HISTORY_KEPT = 100  # the base branch's runs whose summaries travel with the results (the trend)
+BASE_FIELDS = ("id", "output", "error", "gates", "scores", "reasons", "scorer_errors", "not_scorable",
+               "reasons_by_kind")
 
 
 @dataclass(frozen=True)
@@ -331,6 +335,9 @@ class Comparison:
     missing_items: int = 0
     changed_items: int = 0
     warnings: list[str] = field(default_factory=list)
+    changes: dict[str, dict[str, str]] = field(default_factory=dict)  # item id → {entry label: direction}
+    base_items: list[dict[str, Any]] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def regressions(self) -> list[EntryComparison]:
@@ -357,6 +364,8 @@ class Comparison:
             "regressions": len(self.regressions),
             "failures": len(self.failures),
             "warnings": self.warnings,
+            **({"base_items": self.base_items} if self.base_items else {}),
+            **({"history": self.history} if self.history else {}),
         }
 
 
@@ -497,6 +506,8 @@ def compare_results(base: Any, head: Any, options: CompareOptions | None = None,
         names = ", ".join(k[2] if k[0] is None else f"turn {k[0]}: {k[2]}" for k in gone[:10])
         comparison.warnings.append(f"{len(gone)} entries of the baseline are not in this run: {names}")
     _decide(tested, options)
+    comparison.base_items = base_records(base_d.get("items") or [], comparison.changes)
+    comparison.history = run_history(base_d)
     comparison.flipped.sort(key=lambda f: (f["direction"] != "pass->fail", f["entry"], f["item"]))
     comparison.flipped = comparison.flipped[:FLIPPED_KEPT]
     return comparison
@@ -558,10 +569,40 @@ def _flips(comparison: Comparison, key: Key, kind: str, paired: list[tuple[str, 
         if base_pass == head_pass:
             continue
         comparison.flipped_count += 1
+        if item_id in comparison.changes or len(comparison.changes) < BASE_ITEMS_KEPT:
+            label = entry_id if turn is None else f"turn {turn + 1}: {entry_id}"
+            comparison.changes.setdefault(item_id, {})[label] = "pass->fail" if base_pass else "fail->pass"
         if len(comparison.flipped) < FLIPPED_KEPT * 4:
             comparison.flipped.append({"item": item_id, "entry": entry_id, "turn": turn, "kind": kind,
                                        "base_score": _mean(base), "head_score": _mean(head),
                                        "direction": "pass->fail" if base_pass else "fail->pass"})
+
+
+def base_records(records: Iterable[Any], changes: Mapping[str, Mapping[str, str]]) -> list[dict[str, Any]]:
+    """The base's record of each item whose pass or fail changed, with its `flips` ({entry: direction}):
+    the HTML report shows the base's output and reasons beside the head's without the baseline file."""
+    out = []
+    seen: set[str] = set()
+    for record in records:
+        record = record if isinstance(record, Mapping) else _as_dict(record)
+        item_id = str(record.get("id"))
+        if item_id in changes and item_id not in seen:
+            seen.add(item_id)
+            out.append({**{k: record[k] for k in BASE_FIELDS if record.get(k) not in (None, {}, [])},
+                        "id": item_id, "flips": dict(changes[item_id])})
+    return out
+
+
+def run_history(base: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The base branch's recent runs, oldest first: the base's own history, then the base itself."""
+    earlier = (base.get("comparison") or {}).get("history")
+    earlier = [r for r in earlier if isinstance(r, Mapping)] if isinstance(earlier, list) else []
+    summary = base.get("summary") or {}
+    gates = {str(g.get("id")): g.get("score") for g in base.get("gate_results") or [] if isinstance(g, Mapping)}
+    this = {"name": base.get("name"), "created_at": base.get("created_at"), "git_sha": base.get("git_sha"),
+            "verdict": base.get("verdict"), "items": summary.get("total_items"),
+            "scores": {**dict(base.get("scores") or {}), **gates}}
+    return [*earlier, this][-HISTORY_KEPT:]
 
 
 def _decide(tested: list[Tested], options: CompareOptions) -> None:

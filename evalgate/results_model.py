@@ -107,6 +107,33 @@ class BaselineInfo(TypedDict, total=False):
     items: int | None
 
 
+class BaseItem(TypedDict, total=False):
+    """One item of `comparison.base_items`: the base's record of an item whose pass or fail changed."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    id: str
+    output: Any
+    error: str | None
+    gates: dict[str, float | None]
+    scores: dict[str, float | None]
+    reasons: dict[str, str]
+    flips: dict[str, str]  # entry label → "pass->fail" | "fail->pass"
+
+
+class HistoryRun(TypedDict, total=False):
+    """One run of `comparison.history`: the base branch's recent runs, oldest first (the trend)."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    name: str | None
+    created_at: str | None
+    git_sha: str | None
+    verdict: str | None
+    items: int | None
+    scores: dict[str, float | None]
+
+
 class ComparisonRecord(TypedDict, total=False):
     """`comparison`, added by `--baseline` or `compare -o`: read as a mapping, each of its fields typed."""
 
@@ -124,6 +151,8 @@ class ComparisonRecord(TypedDict, total=False):
     regressions: int
     failures: int  # entries failing the verdict: regressions and, under when_uncertain: fail, uncertain ones
     warnings: list[str]
+    base_items: list[BaseItem]  # additive: absent when no item's status changed
+    history: list[HistoryRun]  # additive: the base's history, then the base (at most 100)
 
 
 class Results(BaseModel):

@@ -276,6 +276,23 @@ def test_command_crash_errors_the_item_with_the_stderr_tail(tmp_path: Path) -> N
     assert result.verdict == "failed"  # 1 errored item > max_errors 0
 
 
+def test_a_crashed_command_agent_names_its_exception_first(tmp_path: Path) -> None:
+    spec = _command_spec(
+        tmp_path,
+        """
+        import json, sys
+        item = json.load(sys.stdin)
+        def answer(city):
+            return {"paris": 1}[city + "!"]
+        answer(item["id"])
+        """,
+    )
+    result = run_spec(spec, keep_items=True)
+    error = result.items[0].error or ""
+    assert error.startswith("exited with code 1: KeyError: 'brooklyn!'; stderr: ")  # a cut report keeps it
+    assert "Traceback (most recent call last)" in error and error.rstrip().endswith("KeyError: 'brooklyn!'")
+
+
 def test_command_hanging_is_killed_by_timeout(tmp_path: Path) -> None:
     spec = _command_spec(
         tmp_path,

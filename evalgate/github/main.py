@@ -33,7 +33,7 @@ from evalgate.results_model import Results, load_results
 from evalgate.textsafe import visible
 
 OUTPUT_NAMES = ("verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
-                "scores", "results-path", "comment-url", "comment-file", "regressions")
+                "scores", "results-path", "html-file", "comment-url", "comment-file", "regressions")
 TOKEN_INPUTS = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN")
 MAX_ANNOTATIONS = 10  # of each level: the runner shows only a few per step anyway
 RETRY_COMMENT_LIMIT = 30_000
@@ -109,6 +109,7 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines, baseline: Path | N
         lines.spec_file = settings.relative(loaded.path)
         lines.gates = {c.entry.id: c.line for c in loaded.gates}
         lines.scorers = {c.entry.id: c.line for c in loaded.scorers}
+        failing.watch(loaded.scorers)
         for warning in loaded.warnings:
             print(f"warning: {warning}")
 
@@ -168,6 +169,29 @@ def set_result_outputs(settings: Settings, results: Results, outputs: dict[str, 
     outputs["regressions"] = str(comparison.get("regressions", 0)) if isinstance(comparison, dict) else ""
 
 
+def html_step(settings: Settings, results: Results, outputs: dict[str, str], log: Log) -> None:
+    """The HTML report beside the results (input `html-path`), for the workflow to upload with them.
+    A page that cannot be written is a warning: the verdict, the results and the comment stand."""
+    from evalgate.report.html import render_html, write_html
+
+    path = settings.html_file
+    if path is None:
+        return
+    try:
+        write_html(path, render_html(results))
+    except OSError as exc:
+        log.annotate("warning", f"the HTML report was not written: {exc.strerror or exc}: "
+                     f"{excerpt(settings.relative(path))}", title="evalgate: no HTML report")
+        return
+    outputs["html-file"] = settings.relative(path)
+
+
+def report_context(settings: Settings, **fields: Any) -> ReportContext:
+    """Where the report goes, and where its HTML page is (named in the footer)."""
+    html = settings.html_file
+    return ReportContext(run_url=settings.run_url, html=html.name if html is not None else "", **fields)
+
+
 def summary_step(settings: Settings, results: Results) -> None:
     if not (settings.summary and settings.summary_file):
         return
@@ -175,11 +199,11 @@ def summary_step(settings: Settings, results: Results) -> None:
         append_summary(settings.summary_file, f"> **evalgate shard {settings.shard}**: this job's items only; "
                        "the merge job gives the run's verdict and the PR comment.\n")
     room = summary_room(settings.summary_file)
-    append_summary(settings.summary_file, render(results, ReportContext(run_url=settings.run_url), limit=room))
+    append_summary(settings.summary_file, render(results, report_context(settings), limit=room))
 
 
 def comment_body(settings: Settings, results: Results, key: str, limit: int = COMMENT_LIMIT) -> str:
-    ctx = ReportContext(run_url=settings.run_url, marker=marker(key), comment=True)
+    ctx = report_context(settings, marker=marker(key), comment=True)
     return render(results, ctx, limit=limit)
 
 
@@ -440,7 +464,8 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
             failure = exc
     results = finished_results(settings, started)
     if results is not None:
-        steps = (lambda: set_result_outputs(settings, results, outputs), lambda: summary_step(settings, results),
+        steps = (lambda: set_result_outputs(settings, results, outputs),
+                 lambda: html_step(settings, results, outputs, log), lambda: summary_step(settings, results),
                  lambda: comment_step(settings, results, log, outputs, http, sleep))
         for step in steps:
             try:

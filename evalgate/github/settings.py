@@ -29,6 +29,7 @@ DEFAULTS = {
     "comment": "true",
     "summary": "true",
     "results-path": "evalgate-results.json",
+    "html-path": "evalgate-report.html",
     "working-directory": ".",
     "baseline-artifact": "evalgate-results",
     "mode": "run",
@@ -204,6 +205,7 @@ class Settings:
     results: tuple[str, ...] = ()  # merge mode: the shards' results files (glob patterns)
     max_cost: float | None = None  # USD cap, instead of the spec's budget.max_usd
     github_timeout_s: float = 120.0  # every GitHub call of one step, in all (`github-timeout`)
+    html_path: str = "evalgate-report.html"  # `none`: no HTML report
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -225,6 +227,9 @@ class Settings:
             # Every shard job would write the same name, and download-artifact's `merge-multiple`
             # keeps one file per name: each shard's own default name survives the download.
             results_path = f"evalgate-results-shard-{shard.index}-of-{shard.count}.json"
+        html_path = read_input(env, "html-path")
+        if shard is not None and html_path == DEFAULTS["html-path"]:
+            html_path = "none"  # a shard's items only: the merge job writes the run's page
         event, event_problem = load_event(runner_path(env, "GITHUB_EVENT_PATH"))
         settings = cls(
             spec=read_input(env, "spec"),
@@ -256,6 +261,7 @@ class Settings:
             results=results,
             max_cost=parse_max_cost(read_input(env, "max-cost")),
             github_timeout_s=parse_github_timeout(read_input(env, "github-timeout")),
+            html_path=html_path,
         )
         # action.yml promises paths within the workspace: `..`, an absolute path or a symlink out of it
         # would run whatever spec is there and write results the workflow neither sees nor uploads
@@ -285,6 +291,11 @@ class Settings:
         """Absolute, `..` taken lexically; the file itself is never followed if it is a symlink (the writers
         refuse one: a committed `evalgate-results.json` pointing elsewhere is not written through)."""
         return Path(os.path.normpath(self.base_dir / self.results_path))
+
+    @property
+    def html_file(self) -> Path | None:
+        """The HTML report's path; None for `html-path: none`."""
+        return None if self.html_path.lower() == "none" else Path(os.path.normpath(self.base_dir / self.html_path))
 
     @property
     def journal_file(self) -> Path | None:

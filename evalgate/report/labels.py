@@ -76,6 +76,35 @@ def result_rows(outcome: Any) -> list[Row]:
     return out
 
 
+def _field(record: Any, name: str) -> Any:
+    return record.get(name) if isinstance(record, dict) else getattr(record, name, None)
+
+
+def _own_error(record: Any) -> str:
+    """A run's error, else its scorers' errors (`id: reason`), else ""."""
+    error = _field(record, "error")
+    if error:
+        return str(error)
+    scorer_errors = _field(record, "scorer_errors")
+    if isinstance(scorer_errors, dict) and scorer_errors:
+        return "; ".join(f"{k}: {v}" for k, v in scorer_errors.items())
+    return ""
+
+
+def item_error(item: Any) -> str:
+    """Why an item errored, shown alike for items, trials and single scorers: its own error, else its first
+    errored trial's with how many trials errored (`trial 2 of 5: timeout (3 of 5 trials errored)`), else ""."""
+    own = _own_error(item)
+    if own:
+        return own
+    trials = _field(item, "trials") or []
+    errored = [(n, error) for n, trial in enumerate(trials) if (error := _own_error(trial))]
+    if not errored:
+        return ""
+    first, error = errored[0]
+    return f"trial {first + 1} of {len(trials)}: {error} ({len(errored)} of {len(trials)} trials errored)"
+
+
 def could_not_evaluate(errored_items: int, total_items: int, message: str = "") -> str:
     """The headline of a run that measured nothing: `could not evaluate: 12 of 12 items errored: <the
     most common error>`; `message` comes escaped for where it goes."""

@@ -48,14 +48,17 @@ def signed(value: float | None, digits: int = 2) -> str:
 
 
 def arrow(entry: dict[str, Any]) -> str:
-    """▲ or ▼ when the interval of head - base excludes 0 (a change the data shows), ≈ otherwise."""
+    """▲ better or ▼ worse when the interval of head - base excludes 0 (a change the data shows), by the
+    entry's direction of better, not the number's: a lower-is-better score that rose is ▼ worse; ≈ otherwise."""
     ci = entry.get("ci95")
     if not ci or ci[0] is None or ci[1] is None:  # an interval written as nulls (NaN) shows no direction
         return ""
-    if ci[0] > 0:
-        return "▲"
-    if ci[1] < 0:
-        return "▼"
+    better_high = entry.get("higher_is_better") is not False
+    low, high = (ci[0], ci[1]) if better_high else (-ci[1], -ci[0])
+    if low > 0:
+        return "▲ better"
+    if high < 0:
+        return "▼ worse"
     return "≈"
 
 
@@ -78,6 +81,20 @@ def delta_text(entry: dict[str, Any], digits: int = 2) -> str:
     return f"{text} {mark}" if mark else text
 
 
+def against_base(entry: dict[str, Any] | None, digits: int = 3) -> str:
+    """`(base 0.900, −0.350 [−0.47, −0.22]) regressed`: an entry's first row carries its comparison; "" without."""
+    if not entry or not isinstance(entry.get("base_average"), int | float):
+        return ""
+    text = f"base {entry['base_average']:.{digits}f}"
+    if isinstance(entry.get("delta"), int | float):
+        text += f", {signed(entry['delta'], digits).replace('-', '−')}"
+        ci = entry.get("ci95")
+        if ci and ci[0] is not None and ci[1] is not None:
+            text += f" [{signed(ci[0]).replace('-', '−')}, {signed(ci[1]).replace('-', '−')}]"
+    status = str(entry.get("status") or "")
+    return f"({text}) {'not compared' if status == 'incomparable' else status}".rstrip()
+
+
 STATUS_WORDS = {
     "regressed": "regressed: worse than the baseline beyond max_drop, significant",
     "improved": "improved: better than the baseline, significant",
@@ -85,6 +102,35 @@ STATUS_WORDS = {
     "uncertain": "uncertain: a drop beyond max_drop can be neither ruled out nor shown",
     "incomparable": "not compared",
 }
+
+
+def status_words(entry: dict[str, Any], flips: dict[str, int] | None = None, confidence: float = 0.95) -> str:
+    """The comparison said plainly: `dropped 1.00 → 0.75: 5 of 20 items went from pass to fail; too few
+    items to call it at 95%`. flips: how many items went `pass->fail` and `fail->pass` on this entry."""
+    status = str(entry.get("status") or "")
+    if status == "incomparable":
+        return f"not compared: {entry.get('reason') or 'no data'}"
+    base, head = entry.get("base_average"), entry.get("head_average")
+    if not isinstance(base, int | float) or not isinstance(head, int | float):
+        return STATUS_WORDS.get(status, status)
+    better_high = entry.get("higher_is_better") is not False
+    worse = head < base if better_high else head > base
+    moved = "unchanged at" if head == base else ("dropped" if worse else "improved") if better_high \
+        else ("rose" if worse else "fell")
+    text = f"{moved} {base:.2f}" if head == base else f"{moved} {base:.2f} → {head:.2f}"
+    flips = flips or {}
+    pairs = entry.get("pairs")
+    went = flips.get("pass->fail" if worse else "fail->pass", 0)
+    if went and isinstance(pairs, int):
+        text += f": {went} of {pairs} items went from {'pass to fail' if worse else 'fail to pass'}"
+    level = f"{confidence:.0%}"
+    verdicts = {
+        "regressed": f"worse beyond max_drop, more than noise explains at {level}",
+        "improved": f"better, more than noise explains at {level}",
+        "uncertain": f"too few items to call it at {level}",
+        "unchanged": "no drop beyond max_drop",
+    }
+    return f"{text}; {verdicts.get(status, status)}"
 
 
 def significance(entry: dict[str, Any]) -> str:

@@ -194,8 +194,17 @@ def _json_int(text: str) -> int | str:
         return f"…(an integer of {len(text.lstrip('-')):,} digits)"
 
 
+EXCEPTION_LINE = re.compile(r"^\s*[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b.*")
+
+
 def _tail(err: bytes | None) -> str:
+    """`: ValueError: boom; stderr: …the last lines`: the exception first (a report that cuts the text keeps it),
+    then the end of stderr. The exception is the last line that names one (Python's last line, Node's first)."""
     text = (err or b"").decode("utf-8", errors="replace").strip()
     if not text:
         return ""
-    return f": {redact_cut(text, STDERR_TAIL, tail=True)}"  # redacted before it is cut
+    lines = [line for line in text.splitlines() if line.strip()]
+    named = [line.strip() for line in lines if EXCEPTION_LINE.match(line)]
+    if len(lines) == 1 or not named:
+        return f": {redact_cut(text, STDERR_TAIL, tail=True)}"  # redacted before it is cut
+    return f": {redact_cut(named[-1], 300)}; stderr: {redact_cut(text, STDERR_TAIL, tail=True)}"
