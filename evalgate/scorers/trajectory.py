@@ -481,12 +481,12 @@ def trajectory_accuracy(
 
     The parameters are defaults that an item's `expected_trajectory` overrides key by key.
     An item with no `expected_trajectory` is scored by these parameters alone, as Mastra scores it
-    (nothing expected and no failed call: 1); with `empty: not_scorable` (evalgate's option) it is not
-    scorable unless these parameters set steps, a budget or a blacklist. A parameter set to null
-    stays null under the item's (as in Mastra's `{...defaults, ...item}`): a null budget is every such item's error, a null no_redundant_calls
-    checks redundancy, a null weight is its default. Mastra rounds to 2 decimals (`round: false`
-    keeps the exact value) and compares step data as JSON strings (`compare_data: value` ignores
-    key order).
+    (nothing expected and no failed call: 1); with `empty: not_scorable` (evalgate's option) it is
+    not scorable unless these parameters set steps, a budget or a blacklist. A parameter set to
+    null stays null under the item's (as in Mastra's `{...defaults, ...item}`): a null budget is
+    every such item's error, a null no_redundant_calls checks redundancy, a null weight is its
+    default. Mastra rounds to 2 decimals (`round: false` keeps the exact value) and compares step
+    data as JSON strings (`compare_data: value` ignores key order).
     """
     given = {
         "steps": steps,
