@@ -335,6 +335,11 @@ class MastraTarget(_Strict):
     memory: MastraMemory | None = Field(
         default=None, description="conversations on Mastra memory threads instead of sending the history"
     )
+    text: str | None = Field(
+        default=None,
+        description="workflows: JMESPath to the run's text in the workflow's result (e.g. `summary`); without it "
+        "a structured result has no text, and the text checks are its error",
+    )
     options: dict[str, Any] = Field(
         default_factory=dict,
         description="extra generate() options sent with each request, e.g. {maxSteps: 5}",
@@ -351,6 +356,10 @@ class MastraTarget(_Strict):
             raise ValueError("give exactly one of `agent: <agent id>` or `workflow: <workflow id>`")
         if self.workflow is not None and (self.memory is not None or self.options):
             raise ValueError("`memory` and `options` are for agents; a workflow takes only its input")
+        if self.workflow is None and self.text is not None:
+            raise ValueError("`text` is for workflows (where in the result the text is); an agent's reply is its text")
+        if self.text is not None:
+            _jmespath(self.text)
         reserved = {"messages", "memory"} & set(self.options)
         if reserved:
             raise ValueError(f"options: {sorted(reserved)} are set by evalgate; use `memory:` for threads")
