@@ -10,8 +10,7 @@ import re
 import time
 from pathlib import Path
 
-from evalgate.files import write_file
-from evalgate.results import replaceable_file
+from evalgate.files import check_writable, write_file
 
 FOLDER = ".evalgate"
 KEPT = 50  # the newest runs kept in .evalgate/runs; older ones are removed when a run is saved
@@ -59,5 +58,5 @@ def last_run(root: Path) -> Path | None:
 
 def write_atomically(path: Path, data: bytes) -> None:
     """Written beside `path` and renamed over it by the one writer (evalgate.files)."""
-    replaceable_file(path, what=path.name)
+    check_writable(path)
     write_file(path, data)

@@ -196,7 +196,7 @@ def _kind(value: Any) -> str:
         return "a JSON object"
     if isinstance(value, list):
         return "a JSON list"
-    return f"the JSON value {_snippet(json.dumps(value))}"
+    return f"the JSON value {snippet(json.dumps(value))}"
 
 
 def _step(raw: Mapping[str, Any]) -> dict[str, Any]:
