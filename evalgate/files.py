@@ -158,10 +158,10 @@ def _open_folder(path: Path, root: Path | None, create: bool) -> int:
             try:
                 child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
             except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise UnsafeWrite(path, f"its folder `{visible(name)[:100]}` is a symbolic link or no "
-                                      "folder; evalgate never writes through one: give the real path") from None
-                raise
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(name, fd):
+                    raise UnsafeWrite(path, f"its folder `{visible(name)[:100]}` is a symbolic link; evalgate "
+                                      "never writes through one: give the real path") from None
+                raise  # e.g. a file where the folder should be: NotADirectoryError
             os.close(fd)
             fd = child
     except BaseException:
@@ -185,6 +185,13 @@ def check_writable(path: Path | str, *, root: Path | None = None) -> None:
         _check_target(folder, path.name, path)
     finally:
         os.close(folder)
+
+
+def _is_link(name: str, folder: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _check_target(folder: int, name: str, path: Path) -> None:
