@@ -155,8 +155,11 @@ def test_errors_of_trials_and_of_single_scorers_read_like_item_errors() -> None:
         {"trial": 0, "error": None, "scorer_errors": {}},
         {"trial": 1, "error": None, "scorer_errors": {"faithfulness": "the judge's reply is no JSON"}},
         {"trial": 2, "error": "timeout after 30s"}]}
-    assert item_error(judged) == ("trial 2 of 3: faithfulness: the judge's reply is no JSON "
-                                  "(2 of 3 trials errored)")
+    assert item_error(judged) == ("2 of 3 trials errored: trial 2: faithfulness: the judge's reply is no JSON; "
+                                  "trial 3: timeout after 30s")
+    same = {"id": "q05", "error": "timeout after 30s", "trials": [{"error": "timeout after 30s"}, {"error": None},
+                                                                  {"error": "timeout after 30s"}]}
+    assert item_error(same) == "2 of 3 trials errored: trials 1, 3: timeout after 30s"
     assert item_error({"id": "q02", "scorer_errors": {"tone": "boom"}}) == "tone: boom"
     assert item_error({"id": "q03", "error": "exited with code 1: KeyError: 'x'"}).startswith("exited with code 1")
     assert item_error({"id": "q04", "trials": [{"trial": 0}]}) == ""
