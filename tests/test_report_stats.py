@@ -115,7 +115,7 @@ def test_flaky_items_and_pass_k_from_a_run_with_repeats() -> None:
     text = render(results)
     assert "### Flaky items" in text and "| <code>includes:sunny</code> | 1 | <code>flip</code> |" in text
     assert "0.750 ± " in text and "pass^k 0.50 · pass@k 1.00" in text
-    assert "2 items × 4 trials per item" in text
+    assert "2 items × 4 trials = 8 trials, 0 of 2 items errored (0 of 8 trials)" in text
     table = render_table(result, {}, color=False)
     assert "Flaky items (trials disagree)" in table and "flip" in table and "pass^k 0.50" in table
 
