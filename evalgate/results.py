@@ -216,11 +216,9 @@ class ErrorTally:
         its trials counts the item once: a judge failing on every trial is the top error, not the one trial
         whose run failed and whose error the item carries."""
         trials = getattr(item, "trials", None) or []
-        messages = {m: None for t in trials if (m := _first_error(t)) is not None} or {_first_error(item): None}
-        for message in messages:
-            if message is None:
-                continue
-            message = message[:ERROR_CHARS]
+        messages = [m for t in trials if (m := _first_error(t)) is not None]
+        own = _first_error(item)
+        for message in dict.fromkeys(m[:ERROR_CHARS] for m in (messages or ([own] if own else []))):
             if message in self.counts or len(self.counts) < ERROR_KINDS:
                 self.counts[message] = self.counts.get(message, 0) + 1
 

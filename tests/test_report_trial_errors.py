@@ -97,3 +97,19 @@ def test_without_repeats_items_are_counted_as_before(tmp_path: Path) -> None:
     assert "  q04: RuntimeError: the model timed out on call 1" in shown.stdout
     assert "could not evaluate: 4 of 4 items errored: JudgeError" in shown.stdout
     assert "trials" not in shown.stdout.split("\n", 1)[1]
+
+
+def test_a_merge_of_shards_says_what_one_run_says(tmp_path: Path) -> None:
+    spec = write_run(tmp_path)
+    whole = run_cli("run", spec, "--output", tmp_path / "whole.json", cwd=tmp_path)
+    for index in (1, 2):
+        shard = run_cli("run", spec, "--shard", f"{index}/2", "-o", f"s{index}.json", cwd=tmp_path)
+        assert shard.code in (0, 1, 4), shard.stderr
+    merged = run_cli("merge", "s1.json", "s2.json", "-o", "merged.json", cwd=tmp_path)
+    assert merged.code == 4, merged.stderr
+
+    def said(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.startswith(("  q0", "could not evaluate"))]
+
+    assert said(merged.stdout) == said(whole.stdout) and len(said(whole.stdout)) == 5
+    assert "could not evaluate: 4 of 4 items errored (8 of 8 trials): JudgeError" in merged.stdout
