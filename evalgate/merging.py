@@ -74,6 +74,15 @@ class ErroredItem:
     input: Any
     error: str | None
     scorer_errors: dict[str, str]
+    trials: list[dict[str, Any]] | None = None  # each trial's errors only: which trials errored and why
+
+
+def trial_errors(trials: Any) -> list[dict[str, Any]] | None:
+    """A record's trials as their errors alone (no runs kept in memory), for the reports and summary.top_error."""
+    if not isinstance(trials, list):
+        return None
+    return [{"error": t.get("error"), "scorer_errors": t.get("scorer_errors") or {}} if isinstance(t, dict) else {}
+            for t in trials]
 
 
 def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
@@ -599,7 +608,7 @@ class _Spend:
         if errored:
             self.errored += 1
             shown = ErroredItem(index, item_id, record.get("input"), record.get("error"),
-                                dict(record.get("scorer_errors") or {}))
+                                dict(record.get("scorer_errors") or {}), trial_errors(record.get("trials")))
             self.errors.add(shown)
             if len(self.result.errored) < KEEP_ERRORED:
                 self.result.errored.append(shown)

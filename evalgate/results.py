@@ -212,19 +212,31 @@ class ErrorTally:
         self.counts: dict[str, int] = {}
 
     def add(self, item: Any) -> None:
-        """An errored item (an ItemResult, or the merge's record of one)."""
-        message = item.error or next(iter(item.scorer_errors.values()), None)
-        if message is None:
-            return
-        message = message[:ERROR_CHARS]
-        if message in self.counts or len(self.counts) < ERROR_KINDS:
-            self.counts[message] = self.counts.get(message, 0) + 1
+        """An errored item (an ItemResult, or the merge's record of one). With repeats each distinct reason of
+        its trials counts the item once: a judge failing on every trial is the top error, not the one trial
+        whose run failed and whose error the item carries."""
+        trials = getattr(item, "trials", None) or []
+        messages = [m for t in trials if (m := _first_error(t)) is not None]
+        own = _first_error(item)
+        for message in dict.fromkeys(m[:ERROR_CHARS] for m in (messages or ([own] if own else []))):
+            if message in self.counts or len(self.counts) < ERROR_KINDS:
+                self.counts[message] = self.counts.get(message, 0) + 1
 
     def top(self) -> dict[str, Any] | None:
         if not self.counts:
             return None
         message = max(self.counts, key=lambda m: self.counts[m])  # the first seen wins a tie
         return {"message": message, "items": self.counts[message]}
+
+
+def _first_error(record: Any) -> str | None:
+    """A run's error, else its first scorer's; a trial may be an ItemResult or a results file's mapping."""
+    def field(name: str) -> Any:
+        return record.get(name) if isinstance(record, dict) else getattr(record, name, None)
+    scorer_errors = field("scorer_errors")
+    first = next(iter(scorer_errors.values()), None) if isinstance(scorer_errors, dict) else None
+    error = field("error") or first
+    return str(error) if error else None
 
 
 def replaceable_file(path: Path) -> None:

@@ -222,7 +222,7 @@ def test_no_verdict_and_error_budget_are_explained() -> None:
     errored = item(1, 1.0, 1.0, error="timeout talking to the model")
     over = render(results([errored], summary={"total_items": 1, "errored_items": 1, "max_errors": 0,
                                                "error_budget_exceeded": True}))
-    assert "Failed because 1 items errored" in over and "timeout talking to the model" in over
+    assert "Failed because 1 of 1 items errored" in over and "timeout talking to the model" in over
 
 
 def test_junit_has_a_case_per_entry_and_per_item() -> None:

@@ -115,7 +115,7 @@ def test_flaky_items_and_pass_k_from_a_run_with_repeats() -> None:
     text = render(results)
     assert "### Flaky items" in text and "| <code>includes:sunny</code> | 1 | <code>flip</code> |" in text
     assert "0.750 ± " in text and "pass^k 0.50 · pass@k 1.00" in text
-    assert "2 items × 4 trials per item" in text
+    assert "2 items × 4 trials = 8 trials, 0 of 2 items errored (0 of 8 trials)" in text
     table = render_table(result, {}, color=False)
     assert "Flaky items (trials disagree)" in table and "flip" in table and "pass^k 0.50" in table
 
@@ -155,8 +155,11 @@ def test_errors_of_trials_and_of_single_scorers_read_like_item_errors() -> None:
         {"trial": 0, "error": None, "scorer_errors": {}},
         {"trial": 1, "error": None, "scorer_errors": {"faithfulness": "the judge's reply is no JSON"}},
         {"trial": 2, "error": "timeout after 30s"}]}
-    assert item_error(judged) == ("trial 2 of 3: faithfulness: the judge's reply is no JSON "
-                                  "(2 of 3 trials errored)")
+    assert item_error(judged) == ("2 of 3 trials errored: trial 2: faithfulness: the judge's reply is no JSON; "
+                                  "trial 3: timeout after 30s")
+    same = {"id": "q05", "error": "timeout after 30s", "trials": [{"error": "timeout after 30s"}, {"error": None},
+                                                                  {"error": "timeout after 30s"}]}
+    assert item_error(same) == "2 of 3 trials errored: trials 1, 3: timeout after 30s"
     assert item_error({"id": "q02", "scorer_errors": {"tone": "boom"}}) == "tone: boom"
     assert item_error({"id": "q03", "error": "exited with code 1: KeyError: 'x'"}).startswith("exited with code 1")
     assert item_error({"id": "q04", "trials": [{"trial": 0}]}) == ""

@@ -25,7 +25,7 @@ from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError, ex
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
 from evalgate.net import HttpClient, RetryPolicy
 from evalgate.redaction import redact_cut
-from evalgate.report.labels import num, turn_label
+from evalgate.report.labels import errored_count, num, turn_label
 from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, cell, render
 from evalgate.report.numbers import delta_text
 from evalgate.results import write_results_json
@@ -307,7 +307,7 @@ def annotate_step(results: Results, lines: Lines, log: Log) -> None:
         summary = results.summary
         top = summary.top_error or {}
         why = f": {redact_cut(str(top['message']), 300)}" if top.get("message") else ""
-        log.annotate("error", f"could not evaluate: {summary.errored_items} of {summary.total_items} items errored"
+        log.annotate("error", f"could not evaluate: {errored_count(summary)}"
                      f"{why} (max_errors: {summary.max_errors}; an outage, not a regression: exit code 4)",
                      file=lines.spec_file or None, title="evalgate: could not evaluate")
 

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from evalgate.redaction import redact
-from evalgate.report.labels import bound_text, num, result_rows
+from evalgate.report.labels import bound_text, item_error, num, result_rows
 from evalgate.report.numbers import delta_text, with_margin
 from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
@@ -85,8 +85,8 @@ def _item_case(item: ItemRecord, suite: ET.Element, duration_ms: Any) -> None:
     seconds = _seconds(duration_ms, 1000)
     if seconds is not None:
         case.set("time", seconds)
-    if item.error or item.scorer_errors:
-        message = item.error or "; ".join(f"{k}: {v}" for k, v in item.scorer_errors.items())
+    message = item_error(item)  # its run's, its scorers' or its trials' (which trials, why)
+    if message:
         error = ET.SubElement(case, "error", message=clean(message, 500), type="errored")
         error.text = clean(message)
         return

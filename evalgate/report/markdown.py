@@ -21,7 +21,7 @@ from typing import Any
 
 from evalgate.budget import dollars, saturated
 from evalgate.redaction import redact
-from evalgate.report.labels import Row, bound_text, could_not_evaluate, item_error, num, result_rows
+from evalgate.report.labels import Row, bound_text, could_not_evaluate, errored_count, item_error, num, result_rows
 from evalgate.report.numbers import against_base, delta_text, direction, margin, repeats_note, status_words
 from evalgate.report.trend import trend_section
 from evalgate.results_model import ItemRecord, Results
@@ -170,7 +170,7 @@ def outage(results: Results) -> str:
     summary = results.summary
     top = summary.top_error if isinstance(summary.top_error, dict) else {}
     message = cell(str(top["message"]), 200) if top.get("message") else ""
-    return could_not_evaluate(summary.errored_items, summary.total_items, message)
+    return could_not_evaluate(summary, message)
 
 
 def status(results: Results) -> str:
@@ -189,7 +189,13 @@ def status(results: Results) -> str:
                         and e.get("kind") != "tracked")
         parts.append(f"{regressed} regressed against the baseline")
     repeats = repeats_note(summary.model_extra or {})
-    parts.append(f"{summary.total_items} items{' × ' + repeats if repeats else ''}, {summary.errored_items} errored")
+    if repeats:
+        trials = getattr(summary, "trials", None)
+        total = f" = {trials} trials" if isinstance(trials, int) else ""
+        parts.append(f"{summary.total_items} items × {repeats.removesuffix(' per item')}{total}, "
+                     f"{errored_count(summary)}")
+    else:
+        parts.append(f"{summary.total_items} items, {summary.errored_items} errored")
     text = " · ".join(parts)
     if getattr(summary, "failure_reason", None) == "regression":
         text += ("\n\n> **Failed because it regressed against the baseline**: the interval of head − base lies "
@@ -198,7 +204,7 @@ def status(results: Results) -> str:
         text += "\n\nNo gates or thresholds produced a score: this run only reports scores."
     if summary.error_budget_exceeded:
         text += (
-            f"\n\n> **Failed because {summary.errored_items} items errored**, more than `max_errors: "
+            f"\n\n> **Failed because {errored_count(summary)}**, more than `max_errors: "
             f"{summary.max_errors}` allows. Errors are not scores: see *Errored items* below."
         )
     if getattr(summary, "interrupted", False):
@@ -417,7 +423,8 @@ def errored_block(results: Results, max_items: int) -> str:
     count = results.summary.errored_items
     if not count:
         return ""
-    parts = [f"<details><summary>Errored items: {count} (left out of every average)</summary>"]
+    parts = [f"<details><summary>Errored items: {errored_count(results.summary)}; what errored is left out "
+             "of the averages, their other scores count</summary>"]
     for item, message in errored[:max_items]:
         parts.append(f"**{code(item.id, table=False)}**\n\n{excerpt(message)}")
     if count > min(len(errored), max_items):

@@ -143,7 +143,7 @@ def why(results: Results, shown: list[dict[str, Any]]) -> list[str]:
     lines = []
     if summary.failure_reason == "errors":
         top = summary.top_error if isinstance(summary.top_error, dict) else {}
-        lines.append(could_not_evaluate(summary.errored_items, summary.total_items, text(top.get("message"), 300)))
+        lines.append(could_not_evaluate(summary, text(top.get("message"), 300)))
     for entry in shown:
         if entry["kind"] == "tracked" or entry["passed"]:
             continue

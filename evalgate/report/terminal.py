@@ -11,7 +11,14 @@ import click
 
 from evalgate.budget import dollars
 from evalgate.redaction import redact
-from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, item_error, turn_label
+from evalgate.report.labels import (
+    FAILING_IDS_SHOWN,
+    bound_text,
+    could_not_evaluate,
+    errored_count,
+    item_error,
+    turn_label,
+)
 from evalgate.report.numbers import against_base, delta_text, direction, repeats_note, status_words, with_margin
 from evalgate.textsafe import visible
 from evalgate.verdict import Range, bounds_of
@@ -127,11 +134,9 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
             return "PASS" if passed else "FAIL"
         return click.style("✔", fg="green") if passed else click.style("✘", fg="red", bold=True)
 
-    repeats = repeats_note(getattr(result, "extra_summary", {}))
-    lines = [
-        f"{one_line(result.name)}: {outcome.total_items} items{', ' + repeats if repeats else ''}, "
-        f"{outcome.errored_items} errored, {result.duration_s:.1f}s"
-    ]
+    counts = {**getattr(result, "extra_summary", {}), "errored_items": outcome.errored_items,
+              "total_items": outcome.total_items}
+    lines = [f"{one_line(result.name)}: {run_counts(counts)}, {result.duration_s:.1f}s"]
     network = getattr(result, "extra_summary", {}).get("network")
     if network:
         lines.append(network_line(network))
@@ -180,7 +185,7 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
             for sid, score in outcome.scores.items() if sid not in with_threshold]
     sections.append(("Tracked scores", rows))
     sections.append(("Flaky items (trials disagree)", flaky_rows(outcome)))
-    rows = [f"  {one_line(item.id, 80)}: {one_line(item_error(item) or 'no reason recorded')}"
+    rows = [f"  {one_line(item.id, 80)}: {one_line(item_error(item) or 'no reason recorded', 400)}"
             for item in result.errored]
     budget = getattr(result, "extra_summary", {}).get("budget")
     if budget and budget.get("items_not_run"):
@@ -206,9 +211,18 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         lines[-1] += " (regressed against the baseline)"
     if outcome.failure_reason == "errors":
         top = getattr(result, "extra_summary", {}).get("top_error") or {}
-        lines.append(could_not_evaluate(outcome.errored_items, outcome.total_items,
-                                        one_line(str(top.get("message") or ""), 200)))
+        lines.append(could_not_evaluate(counts, one_line(str(top.get("message") or ""), 200)))
     return "\n".join(lines)
+
+
+def run_counts(summary: dict[str, Any]) -> str:
+    """`4 items, 0 errored`; with repeats `4 items × 2 trials = 8 trials, 3 of 4 items errored (5 of 8 trials)`."""
+    repeats = repeats_note(summary)
+    if not repeats:
+        return f"{summary['total_items']} items, {summary['errored_items']} errored"
+    trials = summary.get("trials")
+    total = f" = {trials} trials" if isinstance(trials, int) else ""
+    return f"{summary['total_items']} items × {repeats.removesuffix(' per item')}{total}, {errored_count(summary)}"
 
 
 def failing_text(ids: list[str]) -> str:
