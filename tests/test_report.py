@@ -365,7 +365,8 @@ def test_a_comparison_of_fields_no_run_writes_is_no_results_not_a_crash(tmp_path
         for args in ((path,), (path, "--format", "junit")):
             result = run_cli("report", *args)
             assert result.code == 2 and "Traceback" not in result.output, result.output
-            assert result.stderr.startswith(f"error: {path} is not an evalgate results file"), result.stderr
+            assert result.stderr.startswith(f"evalgate report: error: {path} is not an evalgate results file"), \
+                result.stderr
 
 
 def test_a_threshold_bound_that_is_no_number_is_no_results(tmp_path: Path) -> None:
@@ -377,7 +378,8 @@ def test_a_threshold_bound_that_is_no_number_is_no_results(tmp_path: Path) -> No
         for args in ((path,), (path, "--format", "junit")):
             result = run_cli("report", *args)
             assert result.code == 2 and "Traceback" not in result.output, result.output
-            assert result.stderr.startswith(f"error: {path} is not an evalgate results file"), result.stderr
+            assert result.stderr.startswith(f"evalgate report: error: {path} is not an evalgate results file"), \
+                result.stderr
     data["threshold_results"][0]["threshold"] = {"min": 0.5, "confidence": 0.9, "when_uncertain": "fail"}
     path.write_text(json.dumps(data))
     assert run_cli("report", path).code == 0
