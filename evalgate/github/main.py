@@ -298,8 +298,10 @@ def annotate_step(results: Results, lines: Lines, log: Log) -> None:
     for entry in regressed_entries(getattr(results, "comparison", None))[:MAX_ANNOTATIONS]:
         entry_id, turn = str(entry.get("id")), entry.get("turn")
         line = (lines.gates if entry.get("kind") == "gate" else lines.scorers).get(entry_id) if turn is None else None
+        # delta_text names the matched averages when the results have them (Δ compares those), else the base's
+        head = "" if "head_matched" in entry else f"head {num(_number(entry.get('head_average')))}, "
         log.annotate("error", f"`{turn_label(entry_id, turn if isinstance(turn, int) else None)}` regressed "
-                     f"against the baseline: head {num(_number(entry.get('head_average')))}, "
+                     f"against the baseline: {head}"
                      f"{delta_text(entry, 3)}; a drop beyond max_drop {num(_number(entry.get('max_drop')))} "
                      "that the data shows fails the verdict", file=lines.spec_file or None, line=line,
                      title="evalgate: regression")
