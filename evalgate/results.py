@@ -11,7 +11,6 @@ surrogate, an integer beyond 64 bits, a non-string key) goes through `json` as b
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import json
@@ -26,7 +25,17 @@ from typing import Any, BinaryIO, Final
 import orjson
 
 from evalgate import __version__
-from evalgate.errors import not_a_file
+from evalgate.files import (
+    MAX_RESULTS_BYTES,
+    UnreadableFile,
+    atomic_writer,
+    check_writable,
+    default_root,
+    open_for_append,
+    read_capped,
+    refuse_unreadable,
+    scratch_file,
+)
 from evalgate.redaction import holds_secret, redact_value
 from evalgate.textsafe import plain
 from evalgate.verdict import GateResult, Outcome, ThresholdResult, TurnResult
@@ -102,10 +111,10 @@ def item_bytes(record: dict[str, Any]) -> bytes:
             data = orjson.dumps(redact_value(record), default=str, option=orjson.OPT_APPEND_NEWLINE)
         return data
     except TypeError:  # orjson refuses it (a lone surrogate, a huge integer, a non-string key): json takes it
-        return _utf8(dumps_item(redact_value(record)) + "\n")
+        return json_utf8(dumps_item(redact_value(record)) + "\n")
 
 
-def _utf8(text: str) -> bytes:
+def json_utf8(text: str) -> bytes:
     """UTF-8, a lone surrogate (valid in JSON data, not in UTF-8) kept as its JSON escape `\\udXXX`.
 
     Every string in the results is a JSON string literal, so the backslash escape is valid JSON. JSON text
@@ -180,9 +189,10 @@ class EvalResult:
         return header(self.name, self.outcome, meta)
 
     def apply_comparison(self, comparison: Any) -> None:
-        """Record a comparison; a regressed gate or threshold makes the verdict failed."""
+        """Record a comparison; a regressed gate or threshold (or one left uncertain under `when_uncertain: fail`)
+        makes the verdict failed."""
         self.comparison = comparison.to_dict()
-        if comparison.regressions and self.outcome.verdict != "failed":
+        if comparison.failures and self.outcome.verdict != "failed":
             self.outcome.verdict = "failed"
             self.failure_reason = "regression"
 
@@ -204,13 +214,15 @@ class ErrorTally:
         self.counts: dict[str, int] = {}
 
     def add(self, item: Any) -> None:
-        """An errored item (an ItemResult, or the merge's record of one)."""
-        message = item.error or next(iter(item.scorer_errors.values()), None)
-        if message is None:
-            return
-        message = message[:ERROR_CHARS]
-        if message in self.counts or len(self.counts) < ERROR_KINDS:
-            self.counts[message] = self.counts.get(message, 0) + 1
+        """An errored item (an ItemResult, or the merge's record of one). With repeats each distinct reason of
+        its trials counts the item once: a judge failing on every trial is the top error, not the one trial
+        whose run failed and whose error the item carries."""
+        trials = getattr(item, "trials", None) or []
+        messages = [m for t in trials if (m := _first_error(t)) is not None]
+        own = _first_error(item)
+        for message in dict.fromkeys(m[:ERROR_CHARS] for m in (messages or ([own] if own else []))):
+            if message in self.counts or len(self.counts) < ERROR_KINDS:
+                self.counts[message] = self.counts.get(message, 0) + 1
 
     def top(self) -> dict[str, Any] | None:
         if not self.counts:
@@ -219,12 +231,21 @@ class ErrorTally:
         return {"message": message, "items": self.counts[message]}
 
 
-def replaceable_file(path: Path, what: str = "results file") -> None:
-    """OSError when `path` exists and is no regular file. A results file is written beside its path
-    and renamed over it: that would replace a device or a FIFO (as root, /dev/stdout itself)."""
-    problem = not_a_file(path, what=what)
-    if problem is not None:
-        raise OSError(errno.EINVAL, problem, str(path))
+def _first_error(record: Any) -> str | None:
+    """A run's error, else its first scorer's; a trial may be an ItemResult or a results file's mapping."""
+    def field(name: str) -> Any:
+        return record.get(name) if isinstance(record, dict) else getattr(record, name, None)
+    scorer_errors = field("scorer_errors")
+    first = next(iter(scorer_errors.values()), None) if isinstance(scorer_errors, dict) else None
+    error = field("error") or first
+    return str(error) if error else None
+
+
+def replaceable_file(path: Path) -> None:
+    """OSError (UnsafeWrite) when `path` is no regular file or a symlink, or a folder on its way is one: a
+    results file is written beside its path and renamed over it, which would replace a device or a FIFO
+    (as root, /dev/stdout itself). Said before any work, not after it."""
+    check_writable(path)
 
 
 class ResultsWriter:
@@ -238,8 +259,8 @@ class ResultsWriter:
         replaceable_file(path)
         self.path = path
         self.journal_path = journal or journal_path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.journal_path.parent.mkdir(parents=True, exist_ok=True)
+        # where no folder may be a symlink, fixed now: the code under test may change the working directory
+        self.root, self.journal_root = default_root(path), default_root(self.journal_path)
         # Each journal line's item index and byte offset, in file order (two arrays: no object per line).
         self.indices = array("q")
         self.starts = array("q")
@@ -258,10 +279,11 @@ class ResultsWriter:
                                   "another --output", str(self.journal_path))
         leaked: list[dict[str, Any]] = []
         if not self.created:
+            refuse_unreadable(self.journal_path, limit=MAX_RESULTS_BYTES, what="journal")
             leaked = self._index_journal()
-            self.handle = self.journal_path.open("ab")
+            self.handle = open_for_append(self.journal_path, root=self.journal_root)
         else:
-            self.handle = self.journal_path.open("wb")
+            self.handle = open_for_append(self.journal_path, root=self.journal_root, truncate=True)
             if checks is not None:
                 self.handle.write(_journal_head(checks))
                 self.data_start = self.handle.tell()
@@ -275,20 +297,24 @@ class ResultsWriter:
         self.handle.flush()  # on disk before the resume reads the records back
 
     def _journal_from_results(self) -> None:
+        """The journal made again from a finished run's results (UnreadableFile: no regular file, or one
+        too big to be evalgate's)."""
         try:
-            raw = json.loads(self.path.read_bytes())
+            raw = json.loads(read_capped(self.path, limit=MAX_RESULTS_BYTES, what="results file"))
             items = raw.get("items")
-        except (OSError, ValueError, AttributeError, RecursionError):  # a results file nested too deep: no items
+        except UnreadableFile:
+            raise  # a FIFO, a device, gigabytes: said, not taken for a run that finished nothing
+        except (OSError, ValueError, AttributeError, RecursionError):  # absent, or no results (nested too deep)
             return
         if not isinstance(items, list):
             return
-        with self.journal_path.open("wb") as handle:
+        with atomic_writer(self.journal_path, root=self.journal_root) as handle:
             checks = _checks_of_results(raw)
             if checks["gates"] or checks["scorers"]:
                 handle.write(_journal_head(checks))
             for item in items:
                 if isinstance(item, dict) and isinstance(item.get("index"), int):
-                    handle.write(_utf8(dumps_item(redact_value(item)) + "\n"))
+                    handle.write(json_utf8(dumps_item(redact_value(item)) + "\n"))
 
     def _index_journal(self) -> list[dict[str, Any]]:
         """Index the journal's lines, cut a torn last one; the records of lines holding a known secret
@@ -374,10 +400,9 @@ class ResultsWriter:
         it for `--resume`). `keep`: only these items (a resumed journal may hold others).
         `items_digest`: write the items' SHA-256 over the head's last ITEMS_SHA256_PENDING (a shard's)."""
         self.flush()
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        opening = _utf8(json.dumps(redact_value(head), ensure_ascii=False, indent=None)[:-1])
+        opening = json_utf8(json.dumps(redact_value(head), ensure_ascii=False, indent=None)[:-1])
         digest_at = opening.rfind(ITEMS_SHA256_PENDING.encode()) if items_digest else -1
-        with self.journal_path.open("rb") as journal, new_file(tmp) as file:
+        with self.journal_path.open("rb") as journal, atomic_writer(self.path, root=self.root) as file:
             file.write(opening)
             file.write(b', "items": [')
             out = _Hashing(file) if digest_at >= 0 else file
@@ -395,10 +420,6 @@ class ResultsWriter:
             if isinstance(out, _Hashing):  # the placeholder has the digest's length: written over in place
                 file.seek(digest_at)
                 file.write(out.digest.hexdigest().encode())
-            out = file
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.path)
         if complete:
             self.handle.close()
             self.journal_path.unlink(missing_ok=True)
@@ -591,9 +612,17 @@ def _load_line(line: bytes) -> Any:
     bytes), strict, no NaN or Infinity. Its bytes are copied into the results as they are, and those must
     parse as strict JSON everywhere."""
     try:
-        return json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+        return json.loads(line.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite_float)
     except RecursionError:  # nested too deep to parse: a run cuts what it writes at 64 levels
         raise ValueError("nested too deeply") from None
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float, refused when it is out of a float's range (`1e999` reads as infinity)."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text[:40]} is out of range")
+    return number
 
 
 def _no_constant(name: str) -> Any:
@@ -605,17 +634,10 @@ def write_results_json(path: Path, raw: dict[str, Any]) -> None:
     Written as the run writes it: secrets redacted, a lone surrogate kept as its JSON escape, NaN and
     infinities (which a results file read back may hold) as null."""
     replaceable_file(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with new_file(tmp) as file:
-        file.write(_utf8(json.dumps(_finite(redact_value(raw)), ensure_ascii=False, allow_nan=False) + "\n"))
-    os.replace(tmp, path)
+    with atomic_writer(path) as file:
+        file.write(json_utf8(json.dumps(_finite(redact_value(raw)), ensure_ascii=False, allow_nan=False) + "\n"))
 
 
 def new_file(tmp: Path) -> BinaryIO:
-    """A file of our own at `tmp` (the results' temporary file, renamed over them once written). Whatever
-    is there is removed first: writing through a symlink would overwrite the file it points at (and the
-    rename then put the symlink in the results' place), and opening a FIFO waits for a reader for ever."""
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    return tmp.open("xb")
+    """A scratch file of our own at `tmp` (evalgate.files.scratch_file): whatever is there is removed first."""
+    return scratch_file(tmp)

@@ -31,7 +31,9 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+# evalgate/starters/ is package data: the agent stubs `evalgate init` copies into a user's folder, no modules
+STARTERS = PACKAGE / "starters"
+MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if STARTERS not in p.parents}
 PACKAGES = {name for name, path in MODULES.items() if path.name == "__init__.py"}
 
 
@@ -335,3 +337,25 @@ def test_no_function_is_longer_than_60_lines() -> None:
     assert not too_long, "functions over 60 lines (split them):\n" + "\n".join(too_long)
     done = sorted(name for name in LONG_FUNCTIONS if lengths.get(name, 0) <= MAX_FUNCTION_LINES)
     assert not done, f"now 60 lines or fewer (or gone): take them off LONG_FUNCTIONS: {done}"
+def private_reaches(paths: list[Path]) -> list[str]:
+    """`from evalgate.x import _name` in these files: one module reaching into another's private names
+    (a dunder such as `__version__` is fine)."""
+    found = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evalgate"):
+                found += [f"{path.name}:{node.lineno}: from {node.module} import {a.name}"
+                          for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    files = [*PACKAGE.rglob("*.py"), *(ROOT / "tests").glob("*.py"), *(ROOT / "bench").glob("*.py")]
+    assert private_reaches(sorted(files)) == []
+
+
+def test_the_private_reach_finder_finds_one(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text("from evalgate.results import _x, y\nfrom evalgate import __version__\n")
+    assert private_reaches([planted]) == ["planted.py:1: from evalgate.results import _x"]
