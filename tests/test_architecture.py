@@ -292,11 +292,9 @@ MAX_FUNCTION_LINES = 60
 # is 60 lines or fewer; nothing may join it.
 LONG_FUNCTIONS = {
     "evalgate/judge/repair.py:fix_json": 143,
-    "evalgate/comparison.py:compare_results": 89,
-    "evalgate/report/terminal.py:render_table": 78,
     "evalgate/estimate.py:estimate": 73,
     "evalgate/resume.py:skip_finished": 71,
-    "evalgate/net.py:HttpClient._send_with_retries": 68,
+    "evalgate/net/client.py:HttpClient._send_with_retries": 68,
 }
 
 

@@ -459,8 +459,7 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
             failure = exc
     results = finished_results(settings, started)
     if results is not None:
-        steps: tuple[Callable[[], None], ...] = (
-            lambda: set_result_outputs(settings, results, outputs),
+        steps: tuple[Callable[[], None], ...] = (lambda: set_result_outputs(settings, results, outputs),
             lambda: html_step(settings, results, outputs, log), lambda: summary_step(settings, results),
             lambda: comment_step(settings, results, log, outputs, http, sleep))
         for step in steps:

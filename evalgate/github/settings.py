@@ -263,19 +263,23 @@ class Settings:
             github_timeout_s=parse_github_timeout(read_input(env, "github-timeout")),
             html_path=html_path,
         )
+        settings.check_inside_workspace()
+        return settings
+
+    def check_inside_workspace(self) -> None:
+        """SettingsError when the working directory or the results file leads outside the workspace."""
         # action.yml promises paths within the workspace: `..`, an absolute path or a symlink out of it
         # would run whatever spec is there and write results the workflow neither sees nor uploads
-        if not settings.base_dir.is_relative_to(settings.workspace):
+        if not self.base_dir.is_relative_to(self.workspace):
             raise SettingsError("input `working-directory` leads outside the workspace (symlinks followed): give a "
                                 "folder inside GITHUB_WORKSPACE, relative to it, e.g. `evals` or `.`",
-                                settings.working_directory)
-        results_folder = Path(os.path.realpath(settings.results_file.parent))
-        if not (settings.results_file.is_relative_to(settings.workspace)
-                and results_folder.is_relative_to(settings.workspace)):
+                                self.working_directory)
+        results_folder = Path(os.path.realpath(self.results_file.parent))
+        if not (self.results_file.is_relative_to(self.workspace)
+                and results_folder.is_relative_to(self.workspace)):
             raise SettingsError("input `results-path` leads outside the workspace (symlinks followed): give a file "
                                 "inside GITHUB_WORKSPACE, relative to working-directory, e.g. evalgate-results.json",
-                                settings.results_path)
-        return settings
+                                self.results_path)
 
     @property
     def base_dir(self) -> Path:

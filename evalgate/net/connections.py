@@ -14,7 +14,10 @@ import socket
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import http.client
 
 
 class _Watchdog:
@@ -216,12 +219,9 @@ def _connect_within(conn: Any, deadline: float) -> socket.socket:
 
 
 @functools.cache
-def pool_classes() -> dict[str, Any]:
-    """urllib3's pools, their connections reporting each exchange's socket to the watchdog."""
+def final_response_class() -> type[http.client.HTTPResponse]:
+    """http.client's response, reading past interim replies to the final one."""
     import http.client
-
-    import urllib3
-    from urllib3.connection import HTTPConnection, HTTPSConnection
 
     class FinalResponse(http.client.HTTPResponse):
         # http.client skips only a `100 Continue`: a `103 Early Hints` (or `102 Processing`) was taken for
@@ -233,8 +233,16 @@ def pool_classes() -> dict[str, Any]:
                     return version, status, reason
                 http.client.parse_headers(self.fp)  # an interim reply's headers: read past, none kept
 
+    return FinalResponse
+
+
+def pool_classes() -> dict[str, Any]:
+    """urllib3's pools, their connections reporting each exchange's socket to the watchdog."""
+    import urllib3
+    from urllib3.connection import HTTPConnection, HTTPSConnection
+
     class Watched:
-        response_class = FinalResponse
+        response_class = final_response_class()
 
         # A dup of the TCP socket, kept for the connection's life: one handle under whatever wraps it
         # (TLS detaches the socket it wraps; SSLSocket.shutdown would drop its state mid-read).

@@ -34,9 +34,9 @@ class RetryPolicy:
         The jittered backoff, or the server's Retry-After when that is longer (not capped by
         max_backoff_s: the server knows when it will answer; `too_long` says when to give up).
         """
-        rng = rng or random
-        base = min(self.max_backoff_s, self.backoff_s * (2 ** (retry - 1)))
-        wait = base / 2 + rng.uniform(0, base / 2)  # "equal jitter": spreads retries, keeps a floor
+        uniform = rng.uniform if rng is not None else random.uniform
+        base = min(self.max_backoff_s, self.backoff_s * (2.0 ** (retry - 1)))
+        wait = base / 2 + uniform(0, base / 2)  # "equal jitter": spreads retries, keeps a floor
         if retry_after is not None:
             wait = max(wait, retry_after)
         return wait

@@ -44,7 +44,8 @@ def bypasses_proxy(host: str, port: int, no_proxy: str) -> bool:
 
     if not no_proxy.strip():
         return False
-    if urllib.request.proxy_bypass_environment(f"{host}:{port}", {"no": no_proxy}):
+    # typeshed leaves out this undocumented (and long stable) function
+    if urllib.request.proxy_bypass_environment(f"{host}:{port}", {"no": no_proxy}):  # type: ignore[attr-defined]
         return True
     try:
         address = ipaddress.ip_address(host.strip("[]"))

@@ -494,7 +494,8 @@ def comparison_table(results: Results, max_rows: int | None) -> str:
     head = _head_results(results)
     rows = comparison.get("entries") or []
     flips = flip_counts(comparison)
-    confidence = settings.get("confidence") if isinstance(settings.get("confidence"), float) else 0.95
+    given = settings.get("confidence")
+    confidence = given if isinstance(given, float) else 0.95
     lines = ["### Compared with the baseline", "", intro, "",
              "| Entry | Head | Baseline · Δ [95% interval] | Status |", "|---|---:|---|---|"]
     for entry in _cap(rows, max_rows):

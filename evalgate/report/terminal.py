@@ -148,51 +148,16 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         text = against_base(compared.get((turn, entry_id)))
         return f"  {one_line(text, 200)}" if text else ""
 
-    all_gates = [(None, g) for g in outcome.gate_results] + [
-        (t.index, g) for t in outcome.turn_results or [] for g in t.gate_results
-    ]
-    rows = []
-    for turn, gate in all_gates:
-        label = one_line(turn_label(gate.id, turn))
-        row = f"  {mark(gate.passed)} {label:<40} {with_margin(gate.score, gate):<15}{versus(gate.id, turn)}"
-        if gate.pass_all_k is not None:
-            row += f"  pass^k {gate.pass_all_k:.2f}  pass@k {gate.pass_at_k:.2f}"
-        if not gate.passed and failing.get(gate.id):
-            row += "  failing: " + failing_text(failing[gate.id])
-        if gate.unscored:
-            row += f"  {one_line(gate.unscored, 200)}"
-        rows.append(row)
+    rows = _gate_rows(outcome, failing, mark, versus)
     sections.append(("Gates (must average 1.0)", rows))
-    rows = []
-    all_thresholds = [(None, t) for t in outcome.threshold_results] + [
-        (r.index, t) for r in outcome.turn_results or [] for t in r.threshold_results
-    ]
-    for turn, th in all_thresholds:
-        label = one_line(turn_label(th.id, turn))
-        bound = bound_text(th.threshold)
-        row = (f"  {mark(th.passed)} {label:<40} {with_margin(th.average_score, th):<15}  {bound:<14} {direction(th)}"
-               + versus(th.id, turn))
-        if th.uncertain:
-            row += f"  uncertain (interval [{th.interval[0]:.3f}, {th.interval[1]:.3f}] overlaps the bound)"
-        if th.unscored:
-            row += f"  {one_line(th.unscored, 200)}"
-        if not th.passed and turn is None and failing.get(th.id):
-            row += "  failing: " + failing_text(failing[th.id])
-        rows.append(row)
+    rows = _threshold_rows(outcome, failing, mark, versus)
     sections.append(("Thresholds", rows))
     with_threshold = {t.id for t in outcome.threshold_results}
     rows = [f"       {one_line(sid):<40} {with_margin(score, outcome.score_stats.get(sid))}"
             for sid, score in outcome.scores.items() if sid not in with_threshold]
     sections.append(("Tracked scores", rows))
     sections.append(("Flaky items (trials disagree)", flaky_rows(outcome)))
-    rows = [f"  {one_line(item.id, 80)}: {one_line(item_error(item) or 'no reason recorded', 400)}"
-            for item in result.errored]
-    budget = getattr(result, "extra_summary", {}).get("budget")
-    if budget and budget.get("items_not_run"):
-        rows.insert(0, f"  {budget['items_not_run']} items not run: budget exceeded "
-                       f"(spent {dollars(budget['spent_usd'])}, {budget['spent_tokens']} tokens)")
-    if outcome.errored_items > len(result.errored):
-        rows.append(f"  … and {outcome.errored_items - len(result.errored)} more")
+    rows = _errored_rows(result, outcome)
     sections.append(("Errored items", rows))
     if outcome.not_scorable:
         sections.append(("Not scorable", [f"       {one_line(k):<40} {v} items"
@@ -213,6 +178,63 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         top = getattr(result, "extra_summary", {}).get("top_error") or {}
         lines.append(could_not_evaluate(counts, one_line(str(top.get("message") or ""), 200)))
     return "\n".join(lines)
+
+
+Mark = Callable[[bool], str]
+Versus = Callable[[str, int | None], str]
+
+
+def _gate_rows(outcome: Any, failing: dict[str, list[str]], mark: Mark, versus: Versus) -> list[str]:
+    """Every gate's row, the run's then each turn's."""
+    all_gates = [(None, g) for g in outcome.gate_results] + [
+        (t.index, g) for t in outcome.turn_results or [] for g in t.gate_results
+    ]
+    rows: list[str] = []
+    for turn, gate in all_gates:
+        label = one_line(turn_label(gate.id, turn))
+        row = f"  {mark(gate.passed)} {label:<40} {with_margin(gate.score, gate):<15}{versus(gate.id, turn)}"
+        if gate.pass_all_k is not None:
+            row += f"  pass^k {gate.pass_all_k:.2f}  pass@k {gate.pass_at_k:.2f}"
+        if not gate.passed and failing.get(gate.id):
+            row += "  failing: " + failing_text(failing[gate.id])
+        if gate.unscored:
+            row += f"  {one_line(gate.unscored, 200)}"
+        rows.append(row)
+    return rows
+
+
+def _threshold_rows(outcome: Any, failing: dict[str, list[str]], mark: Mark, versus: Versus) -> list[str]:
+    """Every threshold's row, the run's then each turn's; uncertain ones say why."""
+    rows: list[str] = []
+    all_thresholds = [(None, t) for t in outcome.threshold_results] + [
+        (r.index, t) for r in outcome.turn_results or [] for t in r.threshold_results
+    ]
+    for turn, th in all_thresholds:
+        label = one_line(turn_label(th.id, turn))
+        bound = bound_text(th.threshold)
+        row = (f"  {mark(th.passed)} {label:<40} {with_margin(th.average_score, th):<15}  {bound:<14} {direction(th)}"
+               + versus(th.id, turn))
+        if th.uncertain:
+            row += f"  uncertain (interval [{th.interval[0]:.3f}, {th.interval[1]:.3f}] overlaps the bound)"
+        if th.unscored:
+            row += f"  {one_line(th.unscored, 200)}"
+        if not th.passed and turn is None and failing.get(th.id):
+            row += "  failing: " + failing_text(failing[th.id])
+        rows.append(row)
+    return rows
+
+
+def _errored_rows(result: Any, outcome: Any) -> list[str]:
+    """The errored items with their errors, the items a budget kept from running first."""
+    rows = [f"  {one_line(item.id, 80)}: {one_line(item_error(item) or 'no reason recorded', 400)}"
+            for item in result.errored]
+    budget = getattr(result, "extra_summary", {}).get("budget")
+    if budget and budget.get("items_not_run"):
+        rows.insert(0, f"  {budget['items_not_run']} items not run: budget exceeded "
+                       f"(spent {dollars(budget['spent_usd'])}, {budget['spent_tokens']} tokens)")
+    if outcome.errored_items > len(result.errored):
+        rows.append(f"  … and {outcome.errored_items - len(result.errored)} more")
+    return rows
 
 
 def run_counts(summary: dict[str, Any]) -> str:
