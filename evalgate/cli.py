@@ -233,7 +233,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         try:
             check_writable(junit)
         except OSError as exc:
-            click.echo(f"error: --junit: {exc.filename}: {exc.strerror or exc}", err=True)
+            _error(f"cannot write the JUnit XML: {exc.strerror or exc}: {exc.filename or junit}")
             sys.exit(2)
     kept_at = None
     if output is None and not no_save:
@@ -296,7 +296,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         _error(f"{exc}")
         sys.exit(2)
     except OSError as exc:  # e.g. --output in a folder that cannot be created
-        click.echo(f"{_command()}: {exc.strerror or exc}: {exc.filename or output}", err=True)
+        _error(f"cannot write the results: {exc.strerror or exc}: {exc.filename or output}")
         sys.exit(2)
     except KeyboardInterrupt:
         if progress is not None:
@@ -331,7 +331,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         try:
             _write_html(result, html_path)
         except OSError as exc:
-            click.echo(f"evalgate: cannot write the HTML report: {exc.strerror or exc}: {html_path}", err=True)
+            click.echo(f"{_command()}: cannot write the HTML report: {exc.strerror or exc}: {html_path}", err=True)
             sys.exit(2)
     if junit is not None:
         try:
