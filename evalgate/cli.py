@@ -235,7 +235,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         _error(f"{exc}")
         sys.exit(2)
     except OSError as exc:  # e.g. --output in a folder that cannot be created
-        click.echo(f"{_command()}: {exc.strerror or exc}: {exc.filename or output}", err=True)
+        _error(f"cannot write the results: {exc.strerror or exc}: {exc.filename or output}")
         sys.exit(2)
     except KeyboardInterrupt:
         display.close()
@@ -285,7 +285,7 @@ def _checked_run_options(output: Path | None, resume: bool, junit: Path | None, 
         try:
             check_writable(junit)
         except OSError as exc:
-            click.echo(f"error: --junit: {exc.filename}: {exc.strerror or exc}", err=True)
+            _error(f"cannot write the JUnit XML: {exc.strerror or exc}: {exc.filename or junit}")
             sys.exit(2)
     return picked
 

@@ -256,10 +256,11 @@ def test_run_junit_option_writes_xml(tmp_path: Path) -> None:
     assert int(root.attrib["tests"]) == 13 and int(root.attrib["failures"]) >= 1
     # Every gate and threshold case carries its error bar, pass or fail, as the terminal shows it.
     entries = [c for c in root.iter("testcase") if c.attrib["classname"] in ("evalgate.gates", "evalgate.thresholds")]
-    assert entries and all(re.search(r"average[d]? \d\.\d{3} ± \d\.\d{3}", c.find("system-out").text)
+    interval = r"(?: ± \d\.\d{3}| \[\d\.\d{3}, \d\.\d{3}\])"  # ± when symmetric, else [lo, hi]
+    assert entries and all(re.search(r"average[d]? \d\.\d{3}" + interval, c.find("system-out").text)
                            for c in entries)
     failed = [c.find("failure") for c in entries if c.find("failure") is not None]
-    assert failed and all(" ± " in f.attrib["message"] for f in failed)
+    assert failed and all(re.search(interval, f.attrib["message"]) for f in failed)
 
 
 def test_no_line_of_the_report_can_start_a_legacy_workflow_command() -> None:

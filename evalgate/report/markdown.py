@@ -22,7 +22,14 @@ from typing import Any
 from evalgate.budget import dollars, saturated
 from evalgate.redaction import redact
 from evalgate.report.labels import Row, bound_text, could_not_evaluate, errored_count, item_error, num, result_rows
-from evalgate.report.numbers import against_base, delta_text, direction, margin, repeats_note, status_words
+from evalgate.report.numbers import (
+    against_base,
+    delta_text,
+    direction,
+    interval_suffix,
+    repeats_note,
+    status_words,
+)
 from evalgate.report.trend import trend_section
 from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
@@ -121,11 +128,11 @@ def excerpt(value: Any, limit: int = EXCERPT_CHARS, lines: int = EXCERPT_LINES) 
 
 
 def num_pm(value: float | None, result: Any) -> str:
-    """`0.820 ± 0.041`: the average and half its 95% interval (the bare number without one)."""
+    """`0.820 ± 0.041` or `0.833 [0.641, 0.967]`: the average and its 95% interval (the bare number without
+    one), as `numbers.interval_suffix` writes it."""
     text = num(value)
-    half = margin(result)
-    if text != "–" and half is not None and math.isfinite(half):
-        text += f" ± {half:.3f}"
+    if text != "–" and value is not None:
+        text += interval_suffix(value, result)
     return text
 
 

@@ -17,15 +17,23 @@ def margin(result: Any) -> float | None:
     return (high - low) / 2.0
 
 
+def interval_suffix(value: float, result: Any, digits: int = 3) -> str:
+    """` ± 0.041` when the 95% interval is symmetric about `value` (as shown), else ` [0.861, 1.000]`:
+    `1.000 ± 0.139` for [0.861, 1] would read as if 1.139 were possible. "" without an interval."""
+    ci = getattr(result, "ci95", None)
+    if not ci or ci[0] is None or ci[1] is None or not all(math.isfinite(x) for x in ci):
+        return ""
+    low, high = ci
+    if abs((low + high) / 2.0 - value) < 0.5 * 10.0 ** -digits:
+        return f" ± {(high - low) / 2.0:.{digits}f}"
+    return f" [{low:.{digits}f}, {high:.{digits}f}]"
+
+
 def with_margin(value: float | None, result: Any, digits: int = 3) -> str:
-    """`0.820 ± 0.041`, or the bare number when there is no interval."""
+    """`0.820 ± 0.041` (or `0.833 [0.641, 0.967]` for a lopsided interval); the bare number without one."""
     if value is None or not math.isfinite(value):
         return "–"
-    text = f"{value:.{digits}f}"
-    half = margin(result)
-    if half is not None and math.isfinite(half):
-        text += f" ± {half:.{digits}f}"
-    return text
+    return f"{value:.{digits}f}" + interval_suffix(value, result, digits)
 
 
 def direction(result: Any) -> str:
