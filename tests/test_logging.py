@@ -42,7 +42,7 @@ def write_spec(folder: Path, url: str, cache: bool = False) -> Path:
         "target": {"type": "http", "url": f"{url}/agent", "response": {"text": "output.text"},
                    "headers": {"Authorization": "Bearer ${AGENT_KEY}", "X-Api-Key": "${AGENT_KEY}"},
                    "retries": {"attempts": 3, "backoff_s": 0.01, "max_backoff_s": 0.05},
-                   **({"cache": {"dir": str(folder / "cache")}} if cache else {})},
+                   **({"cache": {"dir": "cache"}} if cache else {})},  # inside the spec's folder
         "scorers": [{"type": "includes", "value": "72F"}],
     }
     path = folder / "spec.yaml"
@@ -112,7 +112,7 @@ def test_a_record_holding_a_secret_is_masked_whichever_logger_and_argument_holds
         logging.getLogger("evalgate.probe").debug("::error::pwned")
     finally:
         logs.configure(reset=True, environ={})
-        redaction._forget_all()
+        redaction.forget_all()
     err = capsys.readouterr().err
     assert SECRET not in err
     assert err.count("***") >= 3, err
