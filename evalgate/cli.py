@@ -122,6 +122,14 @@ def _print_spec_error(exc: SpecError) -> None:
     click.echo(f"{_command()}: the spec has errors; nothing was run (exit 2)", err=True)
 
 
+def _shown_path(path: Path) -> str:
+    """A path inside the working directory as a relative one (`.evalgate/runs/...json`), others as given."""
+    try:
+        return str(path.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def _error(message: str) -> None:
     """An error line on stderr that names the command: `evalgate merge: error: ...`."""
     click.echo(f"{_command()}: error: {message}", err=True)
@@ -326,7 +334,7 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         except OSError as exc:
             click.echo(f"warning: the run's results stay in {output}: {exc.strerror or exc}", err=True)
     if output is not None:
-        click.echo(f"results: {output}")
+        click.echo(f"results: {_shown_path(Path(output))}")
     if html_path is not None:
         try:
             _write_html(result, html_path)
