@@ -125,6 +125,14 @@ def _print_spec_error(exc: SpecError) -> None:
 VERBOSE_HELP = "Debug log on stderr: requests (redacted), retries, cache hits, timings. Also EVALGATE_LOG=debug."
 
 
+def _shown_path(path: Path) -> str:
+    """A path inside the working directory as a relative one (`.evalgate/runs/...json`), others as given."""
+    try:
+        return str(path.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def _error(message: str) -> None:
     """An error line on stderr that names the command: `evalgate merge: error: ...`."""
     click.echo(f"{_command()}: error: {message}", err=True)
@@ -366,7 +374,7 @@ def _show_run(result: Any, failing_ids: Any, picked: Any, output: Path | None, k
         except OSError as exc:
             click.echo(f"warning: the run's results stay in {output}: {exc.strerror or exc}", err=True)
     if output is not None:
-        click.echo(f"results: {output}")
+        click.echo(f"results: {_shown_path(Path(output))}")
     return output
 
 

@@ -47,7 +47,8 @@ def test_python_runs_offline_right_after_init(tmp_path: Path) -> None:
     assert run_cli("init", cwd=tmp_path).code == 0
     ran = run_cli("run", cwd=tmp_path)  # no argument: evalgate.yaml
     assert ran.code == 0, ran.output
-    assert "5 items, 0 errored" in ran.stdout and ran.stdout.rstrip().endswith("verdict: PASSED")
+    assert "5 items, 0 errored" in ran.stdout, ran.stdout
+    assert "\nverdict: PASSED\nresults: .evalgate/runs/" in ran.stdout, ran.stdout  # kept, shown relative
     assert "PASS includes:ground_truth" in ran.stdout
 
 

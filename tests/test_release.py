@@ -64,8 +64,8 @@ def test_the_sdist_and_wheel_pass_twine_check_and_carry_the_package_data(dist: P
     assert checked.returncode == 0 and checked.stdout.count("PASSED") == 2, checked.stdout + checked.stderr
     in_wheel = set(zipfile.ZipFile(wheel).namelist())
     assert {f"evalgate/starters/{name}" for name in STARTERS} <= in_wheel
-    assert {"evalgate/py.typed", "evalgate/scorers/data/compromise-en.json", "evalgate/report/templates/report.md"} \
-        <= in_wheel
+    assert {"evalgate/py.typed", "evalgate/scorers/data/compromise.js", "evalgate/scorers/data/completeness.js",
+            "evalgate/report/templates/report.md", "evalgate/report/templates/report.html"} <= in_wheel
     assert not any(name.startswith(("tests/", "examples/")) for name in in_wheel)
     with tarfile.open(sdist) as archive:  # a wheel built from the sdist (as pip does) has them too
         in_sdist = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
@@ -88,7 +88,7 @@ def test_the_wheel_installed_outside_the_checkout_inits_and_runs(dist: Path, tmp
     project.mkdir()
     started = run([command, "init"], cwd=project)
     assert started.returncode == 0, started.stdout + started.stderr
-    # a scorer that reads the package's own data (compromise's tagger model) runs too
+    # a scorer that reads the package's own data (compromise's own build, run in V8) runs too
     spec = yaml.safe_load((project / "evalgate.yaml").read_text())
     spec["scorers"].append({"type": "completeness", "reference": "ground_truth"})
     (project / "evalgate.yaml").write_text(yaml.safe_dump(spec))

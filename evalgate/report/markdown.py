@@ -512,6 +512,9 @@ def comparison_table(results: Results, max_rows: int | None) -> str:
         icon = STATUS_ICON.get(status, "")
         tracked = entry.get("kind") == "tracked" and status == "regressed"
         said = status_words(entry, flips.get((entry.get("turn"), str(entry.get("id")))), confidence)
+        mde = entry.get("mde")
+        if isinstance(mde, int | float) and math.isfinite(mde) and status in ("uncertain", "unchanged", "improved"):
+            said += f"; this run can detect a drop of {mde:.2f} or more"
         words = cell(said, 300) + (" (tracked: never fails)" if tracked else "")
         label = "" if status == "incomparable" else f"**{status}**: "
         lines.append(f"| {code(_label(entry))} | {value} | {delta_text(entry)} | {icon} {label}{words} |")

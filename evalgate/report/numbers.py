@@ -142,24 +142,21 @@ def status_words(entry: dict[str, Any], flips: dict[str, int] | None = None, con
     return f"{text}; {verdicts.get(status, status)}"
 
 
-def significance(entry: dict[str, Any]) -> str:
-    """The status in words, with the p-value and the method, or why the entry was not compared."""
+def decision_note(entry: dict[str, Any]) -> str:
+    """`p = 0.0625 (level 0.025); this run can detect a drop of 0.12 or more`: the p the status came from
+    (one-sided, against -max_drop, corrected across entries) and the level it met or missed, then the drop
+    the run could have found. An older results file has only the two-sided p of no change."""
     status = entry.get("status", "")
-    words = STATUS_WORDS.get(status, status)
     if status == "incomparable":
-        return f"{words}: {entry.get('reason') or 'no data'}"
-    # the p the status came from (one-sided, against -max_drop) and the level it met or missed; an older
-    # results file has only the two-sided p of no change
+        return ""
     p, alpha = entry.get("p_decision"), entry.get("alpha")
-    if "p_within" not in entry:  # written before p_decision: the two-sided p is all there is
+    if "p_within" not in entry:
         p, alpha = entry.get("p_value"), None
-    parts = [words]
-    if isinstance(p, int | float):
+    parts = []
+    if isinstance(p, int | float) and math.isfinite(p):
         text = f"p = {p:.3g}" if p >= 0.001 else "p < 0.001"
         parts.append(f"{text} (level {alpha:.3g})" if isinstance(alpha, int | float) else text)
     mde = entry.get("mde")
     if isinstance(mde, int | float) and math.isfinite(mde) and status in ("uncertain", "unchanged", "improved"):
         parts.append(f"this run can detect a drop of {mde:.2f} or more")
-    if entry.get("reason"):
-        parts.append(str(entry["reason"]))
     return "; ".join(parts)

@@ -19,7 +19,15 @@ from evalgate.report.labels import (
     item_error,
     turn_label,
 )
-from evalgate.report.numbers import against_base, delta_text, direction, repeats_note, status_words, with_margin
+from evalgate.report.numbers import (
+    against_base,
+    decision_note,
+    delta_text,
+    direction,
+    repeats_note,
+    status_words,
+    with_margin,
+)
 from evalgate.textsafe import visible
 from evalgate.verdict import Range, bounds_of
 
@@ -271,8 +279,8 @@ def comparison_section(comparison: dict[str, Any]) -> tuple[str, list[str]]:
         label = one_line(turn_label(str(entry["id"]), entry.get("turn")))
         said = status_words(entry, flips.get((entry.get("turn"), str(entry["id"]))), confidence)
         status = "" if entry.get("status") == "incomparable" else f"{entry.get('status')}: "
-        p = entry.get("p_value")
-        stats = f" (p {'< 0.001' if p < 0.001 else f'= {p:.3g}'})" if isinstance(p, int | float) else ""
+        note = decision_note(entry)
+        stats = f" ({note})" if note else ""
         rows.append(f"  {label:<40} {delta_text(entry):<44} {one_line(status + said, 300)}{stats}")
     flipped = comparison.get("flipped") or []
     worse = [f for f in flipped if f.get("direction") == "pass->fail"]
