@@ -328,23 +328,22 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
 
     Returns the verdict after the comparison and its failure reason; exits 2 when a file is not results.
     overrides: confidence, max_drop, correction (None: HEAD's spec `compare:`, else the defaults)."""
-    import json  # in the commands that use it: `evalgate --help` need not load it
 
     from pydantic import ValidationError
 
     from evalgate.comparison import CompareOptions, add_to_results, compare_results
     from evalgate.report.terminal import comparison_section
-    from evalgate.results import replaceable_file, write_results_json
-    from evalgate.results_model import load_results
+    from evalgate.results import replaceable_file, write_results_streamed
+    from evalgate.results_model import ItemError, load_results
 
     try:
         if output is not None:
             replaceable_file(output)  # before any work: HEAD with the comparison is renamed over it
         reading = base
-        base_results = load_results(base)  # each checked to be a file first
-        reading = head
-        head_results = load_results(head)
-        head_raw = json.loads(head.read_bytes())
+        base_results = load_results(base, check_items=False)  # each checked to be a file first; its items
+        reading = head  # are checked as the comparison reads them
+        head_results = load_results(head, check_items=False)
+        head_raw = head_results.file_header
     except (ValidationError, ValueError) as exc:
         click.echo(f"error: {reading}: not an evalgate results file ({str(exc).splitlines()[0][:200]})", err=True)
         sys.exit(2)
@@ -356,7 +355,11 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     except ValueError as exc:
         click.echo(f"error: {head}: its compare_settings cannot be used ({exc}); fix or remove them", err=True)
         sys.exit(2)
-    comparison = compare_results(base_results, head_results, options)
+    try:
+        comparison = compare_results(base_results, head_results, options)
+    except ItemError as exc:
+        click.echo(f"error: {exc.path}: not an evalgate results file ({str(exc).splitlines()[0][:200]})", err=True)
+        sys.exit(2)
     add_to_results(head_raw, comparison)
     title, rows = comparison_section(head_raw["comparison"])
     click.echo("\n".join([title, *rows]))
@@ -365,7 +368,7 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
                + (f" ({len(comparison.regressions)} regressed)" if comparison.regressions else ""))
     if output is not None:
         try:
-            write_results_json(output, head_raw)
+            write_results_streamed(output, head_raw, head_results.each_record())
         except OSError as exc:
             click.echo(f"error: cannot write the results: {exc.strerror or exc}: {exc.filename or output}", err=True)
             sys.exit(2)
@@ -478,12 +481,12 @@ def report(results_file: Path, fmt: str, run_url: str) -> None:
     if unusable is not None:
         click.echo(f"error: {results_file}: {unusable}", err=True)
         sys.exit(2)
-    try:
-        results = load_results(results_file)
+    try:  # the items are checked as the report reads them: one pass over a big file, not two
+        results = load_results(results_file, check_items=False)
+        text = render_junit(results) if fmt == "junit" else render(results, ReportContext(run_url=run_url))
     except (ValidationError, ValueError) as exc:
         click.echo(f"error: {results_file} is not an evalgate results file: {str(exc).splitlines()[0]}", err=True)
         sys.exit(2)
-    text = render_junit(results) if fmt == "junit" else render(results, ReportContext(run_url=run_url))
     click.echo(text, nl=False)
 
 
@@ -575,13 +578,13 @@ def _comment_from_results(path: Path, key: str | None) -> tuple[str, str]:
     from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, render
     from evalgate.results_model import load_results
 
-    try:
-        results = load_results(path)
+    try:  # the items are checked as the comment reads them: one pass over a big file, not two
+        results = load_results(path, check_items=False)
+        key = comment_key(key or results.name or "default")
+        return render(results, ReportContext(marker=marker(key), comment=True), limit=COMMENT_LIMIT), key
     except (ValidationError, ValueError, OSError) as exc:
         click.echo(f"error: {path}: not an evalgate results file: {str(exc).splitlines()[0][:200]}", err=True)
         sys.exit(2)
-    key = comment_key(key or results.name or "default")
-    return render(results, ReportContext(marker=marker(key), comment=True), limit=COMMENT_LIMIT), key
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ explains the methods and what simulations showed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from evalgate.verdict import higher_is_better
 Correction = Literal["holm", "bonferroni", "none"]
 Key = tuple[int | None, str, str]  # (turn, kind "gate" | "scorer", id)
 FLIPPED_KEPT = 200
+NAN = float("nan")
 
 
 @dataclass(frozen=True)
@@ -95,13 +97,15 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def _as_dict(results: Any) -> dict[str, Any]:
+    """Everything but the items of a results file read back (`Results.each_record` streams those)."""
     if isinstance(results, Mapping):
         return dict(results)
     if hasattr(results, "model_dump"):
+        exclude = {"items"} if hasattr(results, "each_record") else None
         try:
-            return results.model_dump(mode="json")
+            return results.model_dump(mode="json", exclude=exclude)
         except UnicodeEncodeError:  # a lone surrogate in a key of an output: pydantic cannot encode it, Python can
-            return plain(results.model_dump(mode="python"))
+            return plain(results.model_dump(mode="python", exclude=exclude))
     if hasattr(results, "to_dict"):
         return results.to_dict()
     raise TypeError(f"not results: {type(results).__name__}")
@@ -282,24 +286,147 @@ def _mean(values: list[float]) -> float:
     return total / len(values)
 
 
-def _difference(pairs: list[tuple[list[float], list[float]]], better_high: bool, confidence: float) -> stats.Difference:
-    """head - base, as `better` orients it (lower-is-better entries flipped so a drop is always bad)."""
-    def orient(value: float) -> float:
-        return value if better_high else 1.0 - value
+class _BaseItems:
+    """The baseline's items, kept compactly for pairing (a million items in a few arrays, not a million
+    objects): the first position of each id, each item's `data_hash`, and per entry one score per item
+    (NaN where it has none) or, where an item has several (repeats), all of them."""
 
-    binary = all(len(b) == 1 and len(h) == 1 and b[0] in (0.0, 1.0) and h[0] in (0.0, 1.0) for b, h in pairs)
-    if binary:
-        counts = [0, 0, 0, 0]  # both, regressed, improved, neither
-        for b, h in pairs:
-            base, head = orient(b[0]) == 1.0, orient(h[0]) == 1.0
-            counts[0 if base and head else 1 if base else 2 if head else 3] += 1
-        return stats.paired_binary(*counts, confidence=confidence)
-    return stats.paired_means([orient(_mean(h)) - orient(_mean(b)) for b, h in pairs], confidence)
+    def __init__(self, views: Iterable[ItemView]) -> None:
+        self.position: dict[str, int] = {}
+        self.hashes: list[str | None] = []
+        self.single: dict[Key, array[float]] = {}
+        self.several: dict[Key, dict[int, list[float]]] = {}
+        self.duplicates = 0
+        for view in views:
+            if view.id in self.position:
+                self.duplicates += 1
+                continue
+            at = self.position[view.id] = len(self.hashes)
+            self.hashes.append(view.data_hash)
+            for key, values in view.values.items():
+                if len(values) == 1:
+                    column = self.single.get(key)
+                    if column is None:
+                        column = self.single[key] = array("d")
+                    if len(column) < at:
+                        column.extend([NAN] * (at - len(column)))
+                    column.append(values[0])
+                elif values:
+                    self.several.setdefault(key, {})[at] = values
+
+    def values(self, at: int, key: Key) -> list[float] | None:
+        column = self.single.get(key)
+        if column is not None and at < len(column):
+            value = column[at]
+            if value == value:  # not NaN: the item's one score
+                return [value]
+        several = self.several.get(key)
+        return several.get(at) if several is not None else None
+
+
+class _Pairs:
+    """One entry's matched pairs, folded as they come: what its difference and flipped items need."""
+
+    __slots__ = ("better_high", "binary", "counts", "differences", "flip_count", "flips", "ones_and_zeros", "same")
+
+    def __init__(self, better_high: bool) -> None:
+        self.better_high = better_high
+        self.binary = True  # one 0/1 score a side, every pair: McNemar
+        self.ones_and_zeros = True  # every score 0 or 1 (repeats too): items can flip
+        self.same = True  # every pair scored alike
+        self.counts = [0, 0, 0, 0]  # both, regressed, improved, neither (oriented: higher is better)
+        self.differences = array("d")  # head - base of item means (oriented)
+        self.flips: list[tuple[str, list[float], list[float]]] = []
+        self.flip_count = 0
+
+    def __len__(self) -> int:
+        return len(self.differences)
+
+    def add(self, item_id: str, base: list[float], head: list[float]) -> None:
+        better_high = self.better_high
+
+        def orient(value: float) -> float:
+            return value if better_high else 1.0 - value
+
+        self.differences.append(orient(_mean(head)) - orient(_mean(base)))
+        if base != head:
+            self.same = False
+        if self.binary and not (len(base) == 1 and len(head) == 1 and base[0] in (0.0, 1.0) and head[0] in (0.0, 1.0)):
+            self.binary = False
+        if self.binary:
+            was, now = orient(base[0]) == 1.0, orient(head[0]) == 1.0
+            self.counts[0 if was and now else 1 if was else 2 if now else 3] += 1
+        if self.ones_and_zeros:
+            if any(v not in (0.0, 1.0) for v in (*base, *head)):
+                self.ones_and_zeros = False
+                self.flips = []
+                return
+            good = 1.0 if better_high else 0.0
+            if all(v == good for v in base) != all(v == good for v in head):
+                self.flip_count += 1
+                if len(self.flips) < FLIPPED_KEPT * 4:
+                    self.flips.append((item_id, base, head))
+
+    def difference(self, confidence: float) -> stats.Difference:
+        """head - base, as `better_high` orients it (lower-is-better entries flipped so a drop is always bad)."""
+        if self.binary:
+            both, regressed, improved, neither = self.counts
+            return stats.paired_binary(both, regressed, improved, neither, confidence)
+        return stats.paired_means(self.differences, confidence)
+
+
+def _records(results: Any, as_dict: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
+    """The item records of results: read one at a time from a results file, else those held."""
+    each_record = getattr(results, "each_record", None)
+    if each_record is not None:
+        return each_record()  # type: ignore[no-any-return]
+    return as_dict.get("items") or []
+
+
+def _views(records: Iterable[Mapping[str, Any]]) -> Iterator[ItemView]:
+    for record in records:
+        yield ItemView(str(record.get("id")), record.get("data_hash"), item_values(record))
+
+
+def _pair_items(comparison: Comparison, base: _BaseItems, head_views: Iterable[ItemView],
+                pairs: dict[Key, _Pairs]) -> int:
+    """Match head's items to the baseline's by id, in head's order, each entry's pairs folded; the
+    number of head's ids seen before."""
+    seen = bytearray(len(base.hashes))  # the baseline's items head has named
+    new_ids: set[str] = set()
+    duplicates = 0
+    for view in head_views:
+        at = base.position.get(view.id)
+        if at is None:
+            if view.id in new_ids:
+                duplicates += 1
+            else:
+                new_ids.add(view.id)
+                comparison.new_items += 1
+            continue
+        if seen[at]:
+            duplicates += 1
+            continue
+        seen[at] = 1
+        old_hash = base.hashes[at]
+        if old_hash and view.data_hash and old_hash != view.data_hash:
+            comparison.changed_items += 1
+            continue
+        comparison.matched_items += 1
+        for key, found in pairs.items():
+            head_values = view.values.get(key)
+            if head_values:
+                base_values = base.values(at, key)
+                if base_values:
+                    found.add(view.id, base_values, head_values)
+    comparison.missing_items = len(seen) - sum(seen)
+    return duplicates
 
 
 def compare_results(base: Any, head: Any, options: CompareOptions | None = None, *,
                     head_items: list[ItemView] | None = None) -> Comparison:
-    """Compare two results (dicts, Results models or EvalResults with items).
+    """Compare two results (dicts, Results models or EvalResults with items). A results file's items are
+    read as a stream: the baseline's kept compactly, head's paired one at a time.
 
     head_items: the head's item views when its items are not in `head` (a run in progress).
     """
@@ -314,33 +441,12 @@ def compare_results(base: Any, head: Any, options: CompareOptions | None = None,
                   "items": summary.get("total_items")},
         options=options,
     )
-    base_items = item_views(base_d.get("items") or [])
-    head_views = head_items if head_items is not None else item_views(head_d.get("items") or [])
-    if not base_items:
+    base_items = _BaseItems(_views(_records(base, base_d)))
+    if not base_items.hashes:
         comparison.warnings.append("the baseline has no item records: nothing can be paired")
-    by_id: dict[str, ItemView] = {}
-    duplicates = 0
-    for view in base_items:
-        if view.id in by_id:
-            duplicates += 1
-            continue
-        by_id[view.id] = view
-    matched: list[tuple[ItemView, ItemView]] = []
-    seen: set[str] = set()
-    for view in head_views:
-        if view.id in seen:
-            duplicates += 1
-            continue
-        seen.add(view.id)
-        old = by_id.get(view.id)
-        if old is None:
-            comparison.new_items += 1
-        elif old.data_hash and view.data_hash and old.data_hash != view.data_hash:
-            comparison.changed_items += 1
-        else:
-            matched.append((old, view))
-    comparison.missing_items = sum(1 for i in by_id if i not in seen)
-    comparison.matched_items = len(matched)
+    pairs = {key: _Pairs(info.higher_is_better) for key, info in head_info.items()}
+    head_views = head_items if head_items is not None else _views(_records(head, head_d))
+    duplicates = base_items.duplicates + _pair_items(comparison, base_items, head_views, pairs)
     if duplicates:
         comparison.warnings.append(f"{duplicates} item ids appear more than once: only the first of each is compared")
     if comparison.changed_items:
@@ -348,8 +454,16 @@ def compare_results(base: Any, head: Any, options: CompareOptions | None = None,
                                    "expected fields): they are not compared")
     if base_d.get("name") and head_d.get("name") and base_d.get("name") != head_d.get("name"):
         comparison.warnings.append(f"the baseline is another spec ({base_d.get('name')!r})")
+    _compare_entries(comparison, base_info, head_info, pairs, (_judge(base_d), _judge(head_d)))
+    comparison.flipped.sort(key=lambda f: (f["direction"] != "pass->fail", f["entry"], f["item"]))
+    comparison.flipped = comparison.flipped[:FLIPPED_KEPT]
+    return comparison
 
-    base_judge, head_judge = _judge(base_d), _judge(head_d)
+
+def _compare_entries(comparison: Comparison, base_info: dict[Key, EntryInfo], head_info: dict[Key, EntryInfo],
+                     pairs: dict[Key, _Pairs], judges: tuple[Mapping[str, Any], Mapping[str, Any]]) -> None:
+    """Each of head's entries against the baseline's: its difference, status and flipped items."""
+    options = comparison.options
     tested: list[tuple[EntryComparison, stats.Difference, bool]] = []
     for key, info in head_info.items():
         turn, kind, entry_id = key
@@ -361,53 +475,47 @@ def compare_results(base: Any, head: Any, options: CompareOptions | None = None,
         if old is None:
             entry.reason = "not in the baseline"
             continue
-        reason = _incomparable(old, info, base_judge, head_judge)
+        reason = _incomparable(old, info, *judges)
         if reason is not None:
             entry.reason = reason
             continue
-        paired = [(h.id, b.values[key], h.values[key]) for b, h in matched if b.values.get(key) and h.values.get(key)]
+        paired = pairs[key]
         entry.pairs = len(paired)
         if not paired:
             entry.reason = "no item was scored on both runs"
             continue
-        sides = [(b, h) for _, b, h in paired]
-        diff = _difference(sides, info.higher_is_better, options.confidence)
+        diff = paired.difference(options.confidence)
         sign = 1.0 if info.higher_is_better else -1.0
         entry.delta = sign * diff.delta
-        shown = diff if options.confidence == 0.95 else _difference(sides, info.higher_is_better, 0.95)
+        shown = diff if options.confidence == 0.95 else paired.difference(0.95)
         low, high = shown.ci
         entry.ci95 = (low, high) if sign > 0 else (-high, -low)
         entry.p_value = diff.p_value
         entry.method = diff.method
         entry.p_regression = diff.below(-entry.max_drop)
-        tested.append((entry, diff, all(b == h for b, h in sides)))
-        _flips(comparison, key, label, paired, info.higher_is_better)
+        tested.append((entry, diff, paired.same))
+        _flips(comparison, key, label, paired)
     gone = [key for key in base_info if key not in head_info]
     if gone:
         names = ", ".join(k[2] if k[0] is None else f"turn {k[0]}: {k[2]}" for k in gone[:10])
         comparison.warnings.append(f"{len(gone)} entries of the baseline are not in this run: {names}")
     _decide(tested, options)
-    comparison.flipped.sort(key=lambda f: (f["direction"] != "pass->fail", f["entry"], f["item"]))
-    comparison.flipped = comparison.flipped[:FLIPPED_KEPT]
-    return comparison
 
 
-def _flips(comparison: Comparison, key: Key, kind: str, paired: list[tuple[str, list[float], list[float]]],
-           better_high: bool) -> None:
+def _flips(comparison: Comparison, key: Key, kind: str, paired: _Pairs) -> None:
     """Items whose 0/1 outcome changed (with repeats: whose pass on every trial changed)."""
-    if any(v not in (0.0, 1.0) for _, base, head in paired for v in (*base, *head)):
+    if not paired.ones_and_zeros:
         return  # a continuous entry: nothing flips
     turn, _, entry_id = key
-    good = 1.0 if better_high else 0.0
-    for item_id, base, head in paired:
-        base_pass, head_pass = all(v == good for v in base), all(v == good for v in head)
-        if base_pass == head_pass:
-            continue
-        comparison.flipped_count += 1
-        if len(comparison.flipped) < FLIPPED_KEPT * 4:
-            comparison.flipped.append({"item": item_id, "entry": entry_id, "turn": turn, "kind": kind,
-                                       "base_score": _mean(base), "head_score": _mean(head),
-                                       "direction": "pass->fail" if base_pass else "fail->pass"})
+    good = 1.0 if paired.better_high else 0.0
+    comparison.flipped_count += paired.flip_count
+    for item_id, base, head in paired.flips:
+        if len(comparison.flipped) >= FLIPPED_KEPT * 4:
+            break
+        base_pass = all(v == good for v in base)
+        comparison.flipped.append({"item": item_id, "entry": entry_id, "turn": turn, "kind": kind,
+                                   "base_score": _mean(base), "head_score": _mean(head),
+                                   "direction": "pass->fail" if base_pass else "fail->pass"})
 
 
 def _decide(tested: list[tuple[EntryComparison, stats.Difference, bool]], options: CompareOptions) -> None:

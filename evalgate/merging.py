@@ -28,6 +28,7 @@ from evalgate.errors import display_path, not_a_file
 from evalgate.redaction import redact_value
 from evalgate.replay import Column, Replay, decode
 from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, new_file, replaceable_file
+from evalgate.results_stream import StreamedResults
 from evalgate.shards import MAX_SHARDS, entry_from_record
 from evalgate.verdict import Aggregator, Entry
 
@@ -77,11 +78,8 @@ class ErroredItem:
 
 def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
     """(index, bytes, record) of every item, streamed: one line each as evalgate writes them."""
-    if lines_from is None:  # not evalgate's layout (e.g. reformatted): parse it whole
-        items = json.loads(path.read_bytes()).get("items")
-        if not isinstance(items, list):
-            raise ValueError("`items` is not a list")
-        for record in items:
+    if lines_from is None:  # not evalgate's layout (e.g. reformatted): read by the incremental reader
+        for record in StreamedResults(path).items():
             index = record.get("index") if isinstance(record, dict) else None
             yield index, _utf8(dumps_item(redact_value(record))), record
         return
@@ -265,9 +263,7 @@ def read_shard(path: Path) -> ShardFile:
             if head is not None and not _one_item(first[lines_from:]):
                 lines_from = None  # items share the line (a file rewritten on one line): read it whole
         if head is None:
-            head = json.loads(path.read_bytes())
-            if isinstance(head, dict):
-                head.pop("items", None)
+            head = StreamedResults(path).header  # every key but `items`, whatever the layout
     except OSError as exc:
         raise MergeError(f"{name}: cannot read it ({exc.strerror or exc})") from None
     except (ValueError, RecursionError) as exc:

@@ -19,6 +19,7 @@ import math
 import os
 import stat
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -28,6 +29,7 @@ import orjson
 from evalgate import __version__
 from evalgate.errors import not_a_file
 from evalgate.redaction import holds_secret, redact_value
+from evalgate.results_stream import StreamedResults
 from evalgate.textsafe import plain
 from evalgate.verdict import GateResult, Outcome, ThresholdResult, TurnResult
 
@@ -273,20 +275,24 @@ class ResultsWriter:
         self.handle.flush()  # on disk before the resume reads the records back
 
     def _journal_from_results(self) -> None:
+        """The finished run's items back into a journal, read from its results one at a time."""
         try:
-            raw = json.loads(self.path.read_bytes())
-            items = raw.get("items")
-        except (OSError, ValueError, AttributeError, RecursionError):  # a results file nested too deep: no items
+            streamed = StreamedResults(self.path)
+        except (OSError, ValueError, RecursionError):  # a results file nested too deep: no items
             return
-        if not isinstance(items, list):
+        if not streamed.has_items_array:
             return
         with self.journal_path.open("wb") as handle:
-            checks = _checks_of_results(raw)
+            checks = _checks_of_results(streamed.header)
             if checks["gates"] or checks["scorers"]:
                 handle.write(_journal_head(checks))
-            for item in items:
-                if isinstance(item, dict) and isinstance(item.get("index"), int):
-                    handle.write(_utf8(dumps_item(redact_value(item)) + "\n"))
+            try:
+                for item in streamed.items():
+                    if isinstance(item, dict) and isinstance(item.get("index"), int):
+                        handle.write(_utf8(dumps_item(redact_value(item)) + "\n"))
+            except (ValueError, RecursionError):  # damaged: no journal, as if the results held no items
+                handle.close()
+                self.journal_path.unlink(missing_ok=True)
 
     def _index_journal(self) -> list[dict[str, Any]]:
         """Index the journal's lines, cut a torn last one; the records of lines holding a known secret
@@ -606,6 +612,27 @@ def write_results_json(path: Path, raw: dict[str, Any]) -> None:
     with new_file(tmp) as file:
         file.write(_utf8(json.dumps(_finite(redact_value(raw)), ensure_ascii=False, allow_nan=False) + "\n"))
     os.replace(tmp, path)
+
+
+def write_results_streamed(path: Path, head: dict[str, Any], items: Iterable[Any]) -> None:
+    """A results file rewritten from its header and its items (read one at a time from the file it
+    replaces), atomically, in a run's layout: the header on the first line, then an item a line. Written
+    as `write_results_json` writes: secrets redacted, NaN and infinities as null."""
+    replaceable_file(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with new_file(tmp) as file:
+            opening = json.dumps(_finite(redact_value({k: v for k, v in head.items() if k != "items"})),
+                                 ensure_ascii=False, allow_nan=False)[:-1]
+            file.write(_utf8(opening + (', "items": [' if opening != "{" else '"items": [')))
+            for n, item in enumerate(items):
+                text = json.dumps(_finite(redact_value(item)), ensure_ascii=False, allow_nan=False)
+                file.write(_utf8((",\n" if n else "") + text))
+            file.write(b"]}\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def new_file(tmp: Path) -> BinaryIO:
