@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from evalgate import stats
 from evalgate.textsafe import plain
-from evalgate.verdict import higher_is_better
+from evalgate.verdict import ThresholdRange, higher_is_better
 
 Correction = Literal["holm", "bonferroni", "none"]
 Key = tuple[int | None, str, str]  # (turn, kind "gate" | "scorer", id)
@@ -124,7 +124,7 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
             default = t.get("higher_is_better", True)
             infos[(turn, "scorer", t["id"])] = EntryInfo(
                 (turn, "scorer", t["id"]), True, t.get("average_score"),
-                higher_is_better(t.get("threshold"), True if default is None else default),
+                higher_is_better(_threshold(t.get("threshold")), True if default is None else default),
                 t.get("params_hash"), bool(t.get("judged")))
         stats_of = holder.get("score_stats") or {}
         for sid, average in (holder.get("scores") or {}).items():
@@ -140,6 +140,14 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
     for turn in results.get("turn_results") or []:
         section(turn.get("index"), turn)
     return infos
+
+
+def _threshold(value: Any) -> ThresholdRange | None:
+    """A threshold as a results file holds it, typed; None when there is none (or none that reads)."""
+    try:
+        return ThresholdRange.of(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _numbers(values: Any) -> dict[str, float]:

@@ -30,7 +30,7 @@ from evalgate.replay import Column, Replay, decode
 from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, new_file, replaceable_file
 from evalgate.results_stream import StreamedResults
 from evalgate.shards import MAX_SHARDS, entry_from_record
-from evalgate.verdict import Aggregator, Entry
+from evalgate.verdict import Aggregator, Entry, ThresholdRange
 
 ITEMS_MARK = b', "items": ['
 ITEMS_END = b"]}\n"
@@ -304,11 +304,14 @@ def _well_formed(shard: dict[str, Any]) -> bool:
 
 
 def _bound(threshold: Any) -> bool:
-    """A threshold as a run records it: none, a number, or a mapping whose `min` and `max` are numbers."""
-    if threshold is None or _finite(threshold):
+    """A threshold as a run records it (none, or what `ThresholdRange` reads), its bounds finite."""
+    if threshold is None:
         return True
-    return isinstance(threshold, dict) and all(threshold.get(k) is None or _finite(threshold[k])
-                                               for k in ("min", "max"))
+    try:
+        typed = ThresholdRange.of(threshold)
+    except ValueError:
+        return False
+    return all(bound is None or _finite(bound) for bound in (typed.min, typed.max))
 
 
 def check_shards(files: list[ShardFile]) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from evalgate.errors import not_a_file
@@ -151,7 +151,7 @@ class ItemsOnDemand(list[ItemRecord]):
         self.load()
         return super().__eq__(other)
 
-    __hash__ = None  # type: ignore[assignment]  # a list: unhashable
+    __hash__ = None  # a list: unhashable
 
     def __repr__(self) -> str:
         self.load()
@@ -202,9 +202,10 @@ class Results(BaseModel):
             for item in self.items:
                 yield item.model_dump(mode="python")
             return
+        path = self._file.path if self._file is not None else None
         for position, raw in enumerate(self._items()):
             if not self._checked:
-                _item_record(raw, position, self._file.path)
+                _item_record(raw, position, path)
             yield raw
 
     def _items(self) -> Iterator[Any]:
@@ -239,18 +240,6 @@ class Results(BaseModel):
     @property
     def has_items(self) -> bool:
         return bool(self.items) if self._file is None else self._file.has_items
-
-    @model_validator(mode="after")
-    def _bounds_are_numbers(self) -> Results:
-        """A threshold's `min` and `max` are numbers (or absent): the report compares scores with them."""
-        results = [*self.threshold_results, *(r for t in self.turn_results or [] for r in t.threshold_results)]
-        for result in results:
-            if isinstance(result.threshold, dict):
-                for key in ("min", "max"):
-                    bound = result.threshold.get(key)
-                    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int | float)):
-                        raise ValueError(f"threshold_results: {result.id}: its `{key}` is no number")
-        return self
 
     @property
     def outcome(self) -> Outcome:

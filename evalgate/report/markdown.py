@@ -26,7 +26,6 @@ from evalgate.report.labels import Row, bound_text, could_not_evaluate, num, res
 from evalgate.report.numbers import delta_text, direction, margin, repeats_note, significance
 from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
-from evalgate.verdict import bounds_of
 
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
 EXCERPT_CHARS = 400
@@ -327,7 +326,7 @@ def _badness(entry: Row) -> tuple[Callable[[float], bool], bool]:
     """Whether a score pulled this entry out of bounds, and whether the lowest scores are the worst."""
     if entry.kind == "gate":
         return (lambda score: score < 1.0), True
-    bounds = bounds_of(entry.result.threshold)
+    bounds = entry.result.threshold.range
     average = entry.result.average_score
     if bounds.max is not None and average is not None and average > bounds.max:
         high = bounds.max
