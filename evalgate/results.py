@@ -11,6 +11,7 @@ surrogate, an integer beyond 64 bits, a non-string key) goes through `json` as b
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import hashlib
@@ -348,6 +349,11 @@ class ResultsWriter:
         return {index: (start, end - start - 1)
                 for index, start, end in zip(self.indices, self.starts, ends, strict=True) if index >= 0}
 
+    def journaled(self) -> JournalRecords:
+        """The journal's finished items by data index, read from it when asked for (a later line wins)."""
+        self.flush()
+        return JournalRecords(self)
+
     def append(self, record: dict[str, Any]) -> None:
         data = item_bytes(record)
         size = len(data)
@@ -418,6 +424,42 @@ class ResultsWriter:
         self.handle.close()
         if self.created:
             self.journal_path.unlink(missing_ok=True)
+
+
+class JournalRecords:
+    """A resumed journal's finished items by data index, each read from the file when asked for: a million
+    journaled items are never held at once. Built from the writer's index of the journal's lines (its
+    arrays, searched in place when the lines ascend, as a run writes them; else a mapping of the indices)."""
+
+    def __init__(self, writer: ResultsWriter) -> None:
+        self.path = writer.journal_path
+        self.starts = array("q", writer.starts)
+        self.ends = array("q", [*writer.starts[1:], writer.size] if writer.starts else [])
+        self.indices = array("q", writer.indices)
+        self.line_of: dict[int, int] | None = None
+        if not writer.ascending:  # a later line of an index wins; lines that are no record (-1) are none
+            self.line_of = {index: n for n, index in enumerate(self.indices) if index >= 0}
+
+    def __len__(self) -> int:
+        return len(self.indices) if self.line_of is None else len(self.line_of)
+
+    def get(self, index: int, default: Any = None) -> Any:
+        """The record journaled for this data index; `default` when there is none (or its line is no record)."""
+        if self.line_of is not None:
+            line = self.line_of.get(index)
+        else:
+            at = bisect.bisect_left(self.indices, index)
+            line = at if at < len(self.indices) and self.indices[at] == index else None
+        if line is None:
+            return default
+        with self.path.open("rb") as handle:
+            handle.seek(self.starts[line])
+            data = handle.read(self.ends[line] - self.starts[line])
+        try:
+            record = _load_line(data)
+        except ValueError:
+            return default
+        return record if isinstance(record, dict) else default
 
 
 def _in_order(order: list[int], offsets: dict[int, tuple[int, int]], size: int, start: int = 0) -> bool:
