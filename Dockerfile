@@ -11,7 +11,7 @@ COPY evalgate ./evalgate
 # Build into a venv (works on plain Debian too, where the system pip is externally managed),
 # then drop pip and setuptools: the runtime needs neither.
 RUN python3 -m venv /opt/evalgate \
-    && /opt/evalgate/bin/pip install . \
+    && /opt/evalgate/bin/pip install ".[mastra-nlp]" \
     && /opt/evalgate/bin/pip uninstall -y pip setuptools \
     && find /opt/evalgate -name '__pycache__' -prune -exec rm -rf {} + \
     && /opt/evalgate/bin/python -m compileall -q /opt/evalgate/lib

@@ -16,7 +16,7 @@ ruff check .
 echo "lint: hadolint"
 hadolint Dockerfile
 echo "lint: actionlint"
-actionlint .github/workflows/*.yml examples/workflows/*.yml
+actionlint .github/workflows/*.yml examples/workflows/*.yml evalgate/starters/workflow.yml
 echo "lint: zizmor"
-zizmor --offline --no-progress .github/workflows examples/workflows/*.yml
+zizmor --offline --no-progress .github/workflows examples/workflows/*.yml evalgate/starters/workflow.yml
 echo "lint: ok"

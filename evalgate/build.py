@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
@@ -182,6 +183,11 @@ def build_checks(
 # ---- items ----
 
 
+def same_looking(item_id: str) -> str:
+    """The id as Unicode's NFC form: `café` composed and decomposed are one id (they are shown the same)."""
+    return item_id if item_id.isascii() else unicodedata.normalize("NFC", item_id)
+
+
 class CaseBuilder:
     """Raw items -> Cases: validated, recorded runs converted, per-turn checks built; problems collected."""
 
@@ -191,7 +197,7 @@ class CaseBuilder:
         self.ctx = ctx
         self.count = 0  # valid cases so far (another shard's included)
         self.problems: list[Problem] = []
-        self.ids: dict[str, int | None] = {}
+        self.ids: dict[str, tuple[int | None, str]] = {}  # id, NFC-normalised -> (its line, the id as written)
         self.seen = 0
         self.turn_thresholds: dict[tuple[int, str], tuple[Any, int | None]] = {}
         self.keep: Callable[[str], bool] | None = None  # a shard's filter on item ids (see loader.CaseStream)
@@ -235,15 +241,21 @@ class CaseBuilder:
             # an item without an id is `item-N` in results and reports: no other item may be named so
             named = item_id if item_id is not None else case.id
             ids = self.ids
-            if named in ids:
+            key = same_looking(named)
+            if key in ids:
+                line, first = ids[key]
                 if item_id is None:
                     message = (f"{self.where(prefix)}: this item has no id, so it is `{named}`, the id of the "
-                               f"item at line {ids[named]}; give every item an id")
+                               f"item at line {line}; give every item an id")
+                elif first != named:
+                    message = (f"{self.where(prefix)}: the id {named!a} is the id {first!a} at line {line} "
+                               "written another way (the same once Unicode-normalised, NFC): the two would look "
+                               "the same in every report; give one another id")
                 else:
-                    message = f"{self.where(prefix)}: the id `{item_id}` is already used at line {ids[named]}"
+                    message = f"{self.where(prefix)}: the id `{item_id}` is already used at line {line}"
                 self.problem(positions, (*prefix, "id") if item_id is not None else prefix, message)
                 return None
-            ids[named] = case.line
+            ids[key] = (case.line, named)
         if self.recorded and not self._recorded_runs(case, positions, prefix):
             return None
         if item.turns is not None and not self._turn_checks(case, positions, prefix):

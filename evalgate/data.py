@@ -381,6 +381,16 @@ def _read_yaml(path: Path) -> Iterator[Located]:
     return ((item, positions, (i,)) for i, item in enumerate(raw))
 
 
+def _misnamed_input(columns: list[str]) -> str:
+    """`; the column `inptu` is probably it (rename it `input`)` for a header that misspells `input`."""
+    import difflib  # only on this error
+
+    for column in columns:
+        if difflib.get_close_matches(str(column).strip().lower(), ["input", "inputs"], n=1, cutoff=0.75):
+            return f"; did you mean `input` for the column `{str(column)[:60]}`?"
+    return ""
+
+
 def _read_csv(path: Path) -> Iterator[Located]:
     """A row per item; `input`, `id`, item fields as columns (JSON where a field is structured);
     any other column goes into `metadata`."""
@@ -392,7 +402,7 @@ def _read_csv(path: Path) -> Iterator[Located]:
         rows = _csv_rows(reader, path)
         fields = next(rows)
         if not fields or not {"input", "inputs", "turns"} & set(fields):
-            raise DataError("a CSV data file needs an `input` column", 1)
+            raise DataError("a CSV data file needs an `input` column" + _misnamed_input(fields or []), 1)
         repeated = sorted({f for f in fields if fields.count(f) > 1})
         if repeated:
             raise DataError(f"the header names {', '.join(f'`{f}`' for f in repeated)} more than once; "

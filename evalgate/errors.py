@@ -54,11 +54,41 @@ def shortened(message: str) -> str:
 
 
 class SpecError(Exception):
-    """One or more problems with a spec or its data; the CLI prints them and exits 2."""
+    """One or more problems with a spec or its data; the CLI prints them and exits 2.
+
+    The same problem on many lines of a file is one problem (`grouped`); at most MAX_PROBLEMS are kept."""
 
     def __init__(self, problems: Sequence[Problem]) -> None:
-        self.problems = list(problems)
+        self.problems = grouped(problems)[:MAX_PROBLEMS]
         super().__init__("\n".join(str(p) for p in self.problems))
+
+
+LINES_SHOWN = 5  # of a problem repeated on many lines, the line numbers listed after its first
+MAX_COLLECTED = 10_000  # problems read from a data set before its reader stops, repeated ones included
+
+
+def grouped(problems: Sequence[Problem]) -> list[Problem]:
+    """Problems with one message in one file as one: at its first line, saying on how many more lines
+    and which (`... (and 19 more lines: 2, 3, 4, 5, 6, …)`). A misnamed field on every line of a data
+    file is one error to fix, not a screenful; distinct problems keep their order."""
+    import re  # only when there are problems: not on every command's start
+
+    groups: dict[tuple[str, str], list[Problem]] = {}
+    for problem in problems:  # items inline in the spec are named by index: `data[3].inptu: ...` is `data[0]`'s too
+        key = re.sub(r"^data\[\d+\]", "data[]", problem.message)
+        groups.setdefault((problem.file, key), []).append(problem)
+    out: list[Problem] = []
+    for (file, _), same in groups.items():
+        first = same[0]
+        message = first.message
+        more = sorted({p.line for p in same[1:] if p.line and p.line != first.line})
+        if not more:
+            out.append(first)
+            continue
+        shown = ", ".join(str(line) for line in more[:LINES_SHOWN]) + (", …" if len(more) > LINES_SHOWN else "")
+        lines = "line" if len(more) == 1 else "lines"
+        out.append(Problem(file, first.line, f"{message} (and {len(more)} more {lines}: {shown})"))
+    return out
 
 
 TOO_DEEP = "nested too deeply to read; flatten the structure"

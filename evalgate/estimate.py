@@ -109,7 +109,7 @@ def estimate(loaded: Any) -> Estimate:
     """The calls, tokens and cost of running a loaded spec, from its data and settings alone."""
     from evalgate.judge import prompts
     from evalgate.judge.accounting import DEFAULT_PRICES
-    from evalgate.judge.client import _repair_request
+    from evalgate.judge.client import repair_request
 
     spec = loaded.spec
     target_spec = spec.target
@@ -170,7 +170,7 @@ def estimate(loaded: Any) -> Estimate:
             per_low = ask + output[0]
             per_high = ask + (output[1] if output[1] is not None else output[0])
             # one call, or two with a repair (which resends the exchange and the bad reply, and asks again)
-            repair = tokens(_repair_request("", prompt)) + REPAIR_PROBLEM_TOKENS
+            repair = tokens(repair_request("", prompt)) + REPAIR_PROBLEM_TOKENS
             for _ in trials:
                 judge.add((1, 2), (per_low, 2 * per_high + (judge_cap or 0) + repair),
                           (0, 2 * judge_cap if judge_cap else None))

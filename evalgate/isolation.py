@@ -163,6 +163,38 @@ def user_interrupt(exc: BaseException) -> bool:
     return threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not _on_sigint
 
 
+TARGET_USER_ENV = "EVALGATE_TARGET_USER"
+
+
+def unprivileged(cwd: str | os.PathLike[str]) -> dict[str, Any]:
+    """Popen's `user`, `group` and `extra_groups` that start the code under test as another user when evalgate
+    runs as root (the Action's container): the owner of its working directory (the runner's user, who owns the
+    checkout), or `EVALGATE_TARGET_USER` (`uid[:gid]`; `root` keeps root). Running as root, such code could
+    read evalgate's memory (`/proc/<parent>/mem`), the token in it; as another user it cannot. Empty when
+    evalgate is not root, or the folder is root's and no user is named (then nothing changes).
+    ValueError for an `EVALGATE_TARGET_USER` that is no `uid[:gid]`."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return {}
+    wanted = (getenv(TARGET_USER_ENV) or "").strip()
+    if wanted == "root":
+        return {}
+    if wanted:
+        uid_text, _, gid_text = wanted.partition(":")
+        if not uid_text.isdigit() or (gid_text and not gid_text.isdigit()):
+            raise ValueError(f"{TARGET_USER_ENV} must be `uid` or `uid:gid` (numbers) or `root`, got {wanted[:40]!r}")
+        uid = int(uid_text)
+        gid = int(gid_text) if gid_text else uid
+    else:
+        try:
+            owner = os.stat(cwd)
+        except OSError:
+            return {}
+        uid, gid = owner.st_uid, owner.st_gid
+    if uid == 0:
+        return {}
+    return {"user": uid, "group": gid, "extra_groups": []}
+
+
 def popen_group(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     """Popen in a new session (its own process group), tracked so Ctrl-C can stop it."""
     import subprocess
@@ -243,6 +275,12 @@ def receive_credentials() -> None:
             withhold({str(k): str(v) for k, v in values.items()})
 
 
+def register_credential_env() -> None:
+    """The values of credential-named variables, in the environment or withheld from it, are secrets."""
+    redaction.register_credential_env(os.environ)
+    redaction.register_credential_env(_withheld)
+
+
 def register_spec_secrets(spec: object) -> None:
     """Every secret a spec's settings point at: `${VAR}` in headers and each `api_key_env` (withheld ones too)."""
     names: list[str | None] = []
@@ -253,3 +291,4 @@ def register_spec_secrets(spec: object) -> None:
         for value in (getattr(section, "headers", None) or {}).values():
             names += redaction.env_refs(value)
     redaction.register(getenv(name) for name in names if name)
+    register_credential_env()

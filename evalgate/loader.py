@@ -21,6 +21,7 @@ from evalgate.build import CaseBuilder, build_checks, validate_entries
 from evalgate.cases import Case, Check
 from evalgate.data import DataError, Located, count_lines, read_file
 from evalgate.errors import (
+    MAX_COLLECTED,
     MAX_PROBLEMS,
     TOO_DEEP,
     Problem,
@@ -67,7 +68,7 @@ class LoadedSpec:
             return
         yield from self.stream.iterate()
         if self.stream.problems:
-            raise SpecError(self.stream.problems[:20])
+            raise SpecError(self.stream.problems)
         if self.stream.keep is None:  # a shard's stream skips the other shards' items: their ids are unseen
             self.late_warnings = _unknown_compare_ids(self.spec, self.file, self.positions,
                                                       self.gates + self.scorers, self.stream.turn_ids)
@@ -94,7 +95,7 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     try:
         text = path.read_text(encoding="utf-8-sig")  # a leading BOM is not part of the YAML
     except FileNotFoundError:
-        raise SpecError([Problem(file, None, "no such spec file; pass its path to `evalgate run`")]) from None
+        raise SpecError([Problem(file, None, "no such spec file")]) from None
     except OSError as exc:
         raise SpecError([Problem(file, None, f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError as exc:
@@ -133,29 +134,37 @@ def parse_spec(path: Path) -> tuple[Spec, Positions, Any]:
     problems += gate_problems + scorer_problems
     if problems or spec is None:
         problems.sort(key=lambda p: p.line or 0)
-        raise SpecError(problems[:20])
+        raise SpecError(problems)
     # entries are now their types' models, not mappings
     return spec.model_copy(update={"gates": gates, "scorers": scorers}), positions, raw
 
 
-def _key_problems(raw: Any, positions: Positions, file: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
-    """Keys YAML read as something other than text (`yes`, `on`, `1`), at their own lines."""
+def _key_problems(raw: Any, positions: Positions, file: str, path: tuple[str | int, ...] = (),
+                  texts_under: dict[tuple[Any, ...], list[Any]] | None = None) -> list[Problem]:
+    """Keys YAML read as something other than text (`yes`, `on`, `1`), at their own lines.
+    texts_under: each mapping's keys as written, indexed once, when the first such key is found (looking
+    them up among all keys for every mapping took time quadratic in the spec's size)."""
     problems: list[Problem] = []
+    if texts_under is None:
+        texts_under = {}
     if isinstance(raw, dict):
-        texts = [k[-1] for k in positions.keys if len(k) == len(path) + 1 and k[:-1] == path]
         for key in raw:
             if not isinstance(key, str):
+                if not texts_under:
+                    for written in positions.keys:
+                        texts_under.setdefault(written[:-1], []).append(written[-1])
                 # its source text: the key under this mapping that is no string key of it
+                texts = texts_under.get(path, [])
                 text = next((t for t in texts if isinstance(t, str) and t not in raw), str(key))
                 where = show_loc(path) + ": " if path else ""
                 problems.append(Problem(file, positions.line((*path, text), key=True),
                                         f"{where}the key `{text}` is read as {json.dumps(key, default=str)}, "
                                         f"not as a name; quote it: '{text}':"))
             elif path or key != "data":  # inline data is the items' own: their fields may be anything
-                problems += _key_problems(raw[key], positions, file, (*path, key))
+                problems += _key_problems(raw[key], positions, file, (*path, key), texts_under)
     elif isinstance(raw, list):
         for index, value in enumerate(raw):
-            problems += _key_problems(value, positions, file, (*path, index))
+            problems += _key_problems(value, positions, file, (*path, index), texts_under)
     return problems
 
 
@@ -252,7 +261,7 @@ def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:
             )
         )
     if problems:
-        raise SpecError(problems[:20])
+        raise SpecError(problems)
     turn_ids = (c.entry.id for case in cases for turn in case.turn_checks or () for c in turn)
     warnings += _unknown_compare_ids(spec, file, positions, gates + scorers, turn_ids)
     return LoadedSpec(path, spec, positions, cases, gates, scorers, warnings)
@@ -370,6 +379,7 @@ class CaseStream:
                     return
                 self.problems = [Problem(exc.file or file, exc.line, str(exc))]
                 return
+        distinct = DistinctMessages()
         builder = CaseBuilder(file, self.ctx, recorded=spec.target.type == "recorded")
         builder.keep = self.keep
         self.problems = builder.problems
@@ -380,13 +390,26 @@ class CaseStream:
                     if self._collect_ids and case.turn_checks:
                         self.turn_ids.update(c.entry.id for turn in case.turn_checks for c in turn)
                     yield case
-                if len(builder.problems) >= MAX_PROBLEMS:
-                    break
+                if len(builder.problems) >= MAX_COLLECTED or distinct.count(builder.problems) >= MAX_PROBLEMS:
+                    break  # enough to fix first: the same problem repeated is counted on, to say on how many lines
         except DataError as exc:
             builder.problems.append(Problem(file, exc.line, str(exc)))
         if not builder.count and not builder.problems:
             where = file if isinstance(spec.data, str) else display_path(spec_path)
             builder.problems.append(Problem(where, line_of_data, "the data set is empty; add at least one item"))
+
+
+class DistinctMessages:
+    """How many distinct messages a growing list of problems holds, each problem looked at once."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.read = 0
+
+    def count(self, problems: list[Problem]) -> int:
+        self.seen.update(p.message for p in problems[self.read:])
+        self.read = len(problems)
+        return len(self.seen)
 
 
 def json_schema() -> dict[str, Any]:

@@ -24,10 +24,11 @@ from typing import Any
 import orjson
 
 from evalgate.budget import CostTotals, saturated, spend
-from evalgate.errors import display_path, not_a_file
+from evalgate.errors import display_path
+from evalgate.files import MAX_RESULTS_BYTES, UnreadableFile, atomic_writer, refuse_unreadable
 from evalgate.redaction import redact_value
 from evalgate.replay import Column, Replay, decode
-from evalgate.results import ErrorTally, EvalResult, _utf8, dumps_item, new_file, replaceable_file
+from evalgate.results import ErrorTally, EvalResult, dumps_item, json_utf8, new_file, replaceable_file
 from evalgate.results_stream import StreamedResults
 from evalgate.shards import MAX_SHARDS, entry_from_record
 from evalgate.verdict import Aggregator, Entry, ThresholdRange
@@ -74,6 +75,15 @@ class ErroredItem:
     input: Any
     error: str | None
     scorer_errors: dict[str, str]
+    trials: list[dict[str, Any]] | None = None  # each trial's errors only: which trials errored and why
+
+
+def trial_errors(trials: Any) -> list[dict[str, Any]] | None:
+    """A record's trials as their errors alone (no runs kept in memory), for the reports and summary.top_error."""
+    if not isinstance(trials, list):
+        return None
+    return [{"error": t.get("error"), "scorer_errors": t.get("scorer_errors") or {}} if isinstance(t, dict) else {}
+            for t in trials]
 
 
 def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
@@ -81,7 +91,7 @@ def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[int, bytes, 
     if lines_from is None:  # not evalgate's layout (e.g. reformatted): read by the incremental reader
         for record in StreamedResults(path).items():
             index = record.get("index") if isinstance(record, dict) else None
-            yield index, _utf8(dumps_item(redact_value(record))), record
+            yield index, json_utf8(dumps_item(redact_value(record))), record
         return
     with path.open("rb") as handle:
         handle.seek(lines_from)
@@ -244,9 +254,10 @@ def _loads(text: bytes) -> Any:
 def read_shard(path: Path) -> ShardFile:
     """The header of a shard's results file (items are streamed later); MergeError if it is not one."""
     name = display_path(path)
-    unusable = not_a_file(path, what="results file")
-    if unusable is not None:  # a FIFO would block, a device never end
-        raise MergeError(f"{name}: {unusable}")
+    try:  # a FIFO would block, a device never end, a file of gigabytes is no shard
+        refuse_unreadable(path, limit=MAX_RESULTS_BYTES, what="results file")
+    except UnreadableFile as exc:
+        raise MergeError(f"{name}: {exc.strerror}") from None
     try:
         with path.open("rb") as handle:
             first = handle.readline()
@@ -596,7 +607,7 @@ class _Spend:
         if errored:
             self.errored += 1
             shown = ErroredItem(index, item_id, record.get("input"), record.get("error"),
-                                dict(record.get("scorer_errors") or {}))
+                                dict(record.get("scorer_errors") or {}), trial_errors(record.get("trials")))
             self.errors.add(shown)
             if len(self.result.errored) < KEEP_ERRORED:
                 self.result.errored.append(shown)
@@ -650,7 +661,7 @@ def _merge(paths: Sequence[str | Path], output: str | Path | None, read_items: b
     tmp = _add_items(files, aggregator, entries, spend, output)
     _finish(result, files, aggregator, spend, max_errors)
     if output is not None and tmp is not None:
-        opening = _utf8(json.dumps(redact_value(result.header()), ensure_ascii=False)[:-1]) + b', "items": '
+        opening = json_utf8(json.dumps(redact_value(result.header()), ensure_ascii=False)[:-1]) + b', "items": '
         _prepend(tmp, opening, Path(output))
     return result
 
@@ -692,7 +703,6 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
     out = tmp = None
     if output is not None:
         target = Path(output)
-        target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(target.name + ".tmp")
         out = new_file(tmp)
         out.write(b"[")  # the items array; the header goes in front once the outcome is known
@@ -886,22 +896,13 @@ class _ReadItems(Exception):
 
 def _write_whole(target: Path, head: dict[str, Any], lines: list[bytes]) -> None:
     """The results file at once: the header, then the item lines as the items array."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        with new_file(tmp) as out:
-            out.write(_utf8(json.dumps(redact_value(head), ensure_ascii=False)[:-1]) + b', "items": [')
-            for start in range(0, len(lines), WRITE_LINES):
-                if start:
-                    out.write(b",\n")
-                out.write(b",\n".join(lines[start:start + WRITE_LINES]))
-            out.write(ITEMS_END)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_writer(target) as out:
+        out.write(json_utf8(json.dumps(redact_value(head), ensure_ascii=False)[:-1]) + b', "items": [')
+        for start in range(0, len(lines), WRITE_LINES):
+            if start:
+                out.write(b",\n")
+            out.write(b",\n".join(lines[start:start + WRITE_LINES]))
+        out.write(ITEMS_END)
 
 
 def _tagged(n: int, file: ShardFile) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
@@ -920,15 +921,10 @@ def _tagged(n: int, file: ShardFile) -> Iterator[tuple[int, int, bytes, dict[str
 
 def _prepend(tmp: Path, opening: bytes, target: Path) -> None:
     """The results file: the header, then the items array written to `tmp` (which starts with `[`)."""
-    final = target.with_name(target.name + ".tmp2")
     try:
-        with tmp.open("rb") as body, new_file(final) as out:
+        with tmp.open("rb") as body, atomic_writer(target, scratch=target.name + ".tmp2") as out:
             out.write(opening)
             for block in iter(lambda: body.read(1 << 20), b""):
                 out.write(block)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(final, target)
     finally:  # interrupted or not, no temporary file is left beside the results
         tmp.unlink(missing_ok=True)
-        final.unlink(missing_ok=True)

@@ -28,7 +28,15 @@ from typing import Any, BinaryIO
 import orjson
 
 from evalgate import __version__
-from evalgate.errors import not_a_file
+from evalgate.files import (
+    MAX_RESULTS_BYTES,
+    atomic_writer,
+    check_writable,
+    default_root,
+    open_for_append,
+    refuse_unreadable,
+    scratch_file,
+)
 from evalgate.redaction import holds_secret, redact_value
 from evalgate.results_stream import StreamedResults
 from evalgate.textsafe import plain
@@ -104,10 +112,10 @@ def item_bytes(record: dict[str, Any]) -> bytes:
             data = orjson.dumps(redact_value(record), default=str, option=orjson.OPT_APPEND_NEWLINE)
         return data
     except TypeError:  # orjson refuses it (a lone surrogate, a huge integer, a non-string key): json takes it
-        return _utf8(dumps_item(redact_value(record)) + "\n")
+        return json_utf8(dumps_item(redact_value(record)) + "\n")
 
 
-def _utf8(text: str) -> bytes:
+def json_utf8(text: str) -> bytes:
     """UTF-8, a lone surrogate (valid in JSON data, not in UTF-8) kept as its JSON escape `\\udXXX`.
 
     Every string in the results is a JSON string literal, so the backslash escape is valid JSON. JSON text
@@ -181,9 +189,10 @@ class EvalResult:
         return header(self.name, self.outcome, meta)
 
     def apply_comparison(self, comparison: Any) -> None:
-        """Record a comparison; a regressed gate or threshold makes the verdict failed."""
+        """Record a comparison; a regressed gate or threshold (or one left uncertain under `when_uncertain: fail`)
+        makes the verdict failed."""
         self.comparison = comparison.to_dict()
-        if comparison.regressions and self.outcome.verdict != "failed":
+        if comparison.failures and self.outcome.verdict != "failed":
             self.outcome.verdict = "failed"
             self.failure_reason = "regression"
 
@@ -205,13 +214,15 @@ class ErrorTally:
         self.counts: dict[str, int] = {}
 
     def add(self, item: Any) -> None:
-        """An errored item (an ItemResult, or the merge's record of one)."""
-        message = item.error or next(iter(item.scorer_errors.values()), None)
-        if message is None:
-            return
-        message = message[:ERROR_CHARS]
-        if message in self.counts or len(self.counts) < ERROR_KINDS:
-            self.counts[message] = self.counts.get(message, 0) + 1
+        """An errored item (an ItemResult, or the merge's record of one). With repeats each distinct reason of
+        its trials counts the item once: a judge failing on every trial is the top error, not the one trial
+        whose run failed and whose error the item carries."""
+        trials = getattr(item, "trials", None) or []
+        messages = [m for t in trials if (m := _first_error(t)) is not None]
+        own = _first_error(item)
+        for message in dict.fromkeys(m[:ERROR_CHARS] for m in (messages or ([own] if own else []))):
+            if message in self.counts or len(self.counts) < ERROR_KINDS:
+                self.counts[message] = self.counts.get(message, 0) + 1
 
     def top(self) -> dict[str, Any] | None:
         if not self.counts:
@@ -220,12 +231,21 @@ class ErrorTally:
         return {"message": message, "items": self.counts[message]}
 
 
-def replaceable_file(path: Path, what: str = "results file") -> None:
-    """OSError when `path` exists and is no regular file. A results file is written beside its path
-    and renamed over it: that would replace a device or a FIFO (as root, /dev/stdout itself)."""
-    problem = not_a_file(path, what=what)
-    if problem is not None:
-        raise OSError(errno.EINVAL, problem, str(path))
+def _first_error(record: Any) -> str | None:
+    """A run's error, else its first scorer's; a trial may be an ItemResult or a results file's mapping."""
+    def field(name: str) -> Any:
+        return record.get(name) if isinstance(record, dict) else getattr(record, name, None)
+    scorer_errors = field("scorer_errors")
+    first = next(iter(scorer_errors.values()), None) if isinstance(scorer_errors, dict) else None
+    error = field("error") or first
+    return str(error) if error else None
+
+
+def replaceable_file(path: Path) -> None:
+    """OSError (UnsafeWrite) when `path` is no regular file or a symlink, or a folder on its way is one: a
+    results file is written beside its path and renamed over it, which would replace a device or a FIFO
+    (as root, /dev/stdout itself). Said before any work, not after it."""
+    check_writable(path)
 
 
 class ResultsWriter:
@@ -239,8 +259,8 @@ class ResultsWriter:
         replaceable_file(path)
         self.path = path
         self.journal_path = journal or journal_path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.journal_path.parent.mkdir(parents=True, exist_ok=True)
+        # where no folder may be a symlink, fixed now: the code under test may change the working directory
+        self.root, self.journal_root = default_root(path), default_root(self.journal_path)
         # Each journal line's item index and byte offset, in file order (two arrays: no object per line).
         self.indices = array("q")
         self.starts = array("q")
@@ -259,10 +279,11 @@ class ResultsWriter:
                                   "another --output", str(self.journal_path))
         leaked: list[dict[str, Any]] = []
         if not self.created:
+            refuse_unreadable(self.journal_path, limit=MAX_RESULTS_BYTES, what="journal")
             leaked = self._index_journal()
-            self.handle = self.journal_path.open("ab")
+            self.handle = open_for_append(self.journal_path, root=self.journal_root)
         else:
-            self.handle = self.journal_path.open("wb")
+            self.handle = open_for_append(self.journal_path, root=self.journal_root, truncate=True)
             if checks is not None:
                 self.handle.write(_journal_head(checks))
                 self.data_start = self.handle.tell()
@@ -276,24 +297,24 @@ class ResultsWriter:
         self.handle.flush()  # on disk before the resume reads the records back
 
     def _journal_from_results(self) -> None:
-        """The finished run's items back into a journal, read from its results one at a time."""
+        """The finished run's items back into a journal, read from its results one at a time (UnreadableFile:
+        no regular file, or one too big to be evalgate's)."""
+        refuse_unreadable(self.path, limit=MAX_RESULTS_BYTES, what="results file")  # said, not taken for no run
         try:
             streamed = StreamedResults(self.path)
-        except (OSError, ValueError, RecursionError):  # a results file nested too deep: no items
+        except (OSError, ValueError, RecursionError):  # absent, or no results (nested too deep): no items
             return
         if not streamed.has_items_array:
             return
-        with self.journal_path.open("wb") as handle:
+        with contextlib.suppress(ValueError, RecursionError), \
+                atomic_writer(self.journal_path, root=self.journal_root) as handle:
+            # damaged items: the writer removes its scratch file, no journal, as if the results held no items
             checks = _checks_of_results(streamed.header)
             if checks["gates"] or checks["scorers"]:
                 handle.write(_journal_head(checks))
-            try:
-                for item in streamed.items():
-                    if isinstance(item, dict) and isinstance(item.get("index"), int):
-                        handle.write(_utf8(dumps_item(redact_value(item)) + "\n"))
-            except (ValueError, RecursionError):  # damaged: no journal, as if the results held no items
-                handle.close()
-                self.journal_path.unlink(missing_ok=True)
+            for item in streamed.items():
+                if isinstance(item, dict) and isinstance(item.get("index"), int):
+                    handle.write(json_utf8(dumps_item(redact_value(item)) + "\n"))
 
     def _index_journal(self) -> list[dict[str, Any]]:
         """Index the journal's lines, cut a torn last one; the records of lines holding a known secret
@@ -384,10 +405,9 @@ class ResultsWriter:
         it for `--resume`). `keep`: only these items (a resumed journal may hold others).
         `items_digest`: write the items' SHA-256 over the head's last ITEMS_SHA256_PENDING (a shard's)."""
         self.flush()
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        opening = _utf8(json.dumps(redact_value(head), ensure_ascii=False, indent=None)[:-1])
+        opening = json_utf8(json.dumps(redact_value(head), ensure_ascii=False, indent=None)[:-1])
         digest_at = opening.rfind(ITEMS_SHA256_PENDING.encode()) if items_digest else -1
-        with self.journal_path.open("rb") as journal, new_file(tmp) as file:
+        with self.journal_path.open("rb") as journal, atomic_writer(self.path, root=self.root) as file:
             file.write(opening)
             file.write(b', "items": [')
             out = _Hashing(file) if digest_at >= 0 else file
@@ -405,10 +425,6 @@ class ResultsWriter:
             if isinstance(out, _Hashing):  # the placeholder has the digest's length: written over in place
                 file.seek(digest_at)
                 file.write(out.digest.hexdigest().encode())
-            out = file
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.path)
         if complete:
             self.handle.close()
             self.journal_path.unlink(missing_ok=True)
@@ -635,9 +651,17 @@ def _load_line(line: bytes) -> Any:
     bytes), strict, no NaN or Infinity. Its bytes are copied into the results as they are, and those must
     parse as strict JSON everywhere."""
     try:
-        return json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+        return json.loads(line.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite_float)
     except RecursionError:  # nested too deep to parse: a run cuts what it writes at 64 levels
         raise ValueError("nested too deeply") from None
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float, refused when it is out of a float's range (`1e999` reads as infinity)."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text[:40]} is out of range")
+    return number
 
 
 def _no_constant(name: str) -> Any:
@@ -649,38 +673,26 @@ def write_results_json(path: Path, raw: dict[str, Any]) -> None:
     Written as the run writes it: secrets redacted, a lone surrogate kept as its JSON escape, NaN and
     infinities (which a results file read back may hold) as null."""
     replaceable_file(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with new_file(tmp) as file:
-        file.write(_utf8(json.dumps(_finite(redact_value(raw)), ensure_ascii=False, allow_nan=False) + "\n"))
-    os.replace(tmp, path)
+    with atomic_writer(path) as file:
+        file.write(json_utf8(json.dumps(_finite(redact_value(raw)), ensure_ascii=False, allow_nan=False) + "\n"))
 
 
 def write_results_streamed(path: Path, head: dict[str, Any], items: Iterable[Any]) -> None:
     """A results file rewritten from its header and its items (read one at a time from the file it
-    replaces), atomically, in a run's layout: the header on the first line, then an item a line. Written
-    as `write_results_json` writes: secrets redacted, NaN and infinities as null."""
+    replaces), through the one writer (atomically), in a run's layout: the header on the first line, then
+    an item a line. Written as `write_results_json` writes: secrets redacted, NaN and infinities as null.
+    The items are read from the old file while the new one is written: it is renamed over it only at the end."""
     replaceable_file(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with new_file(tmp) as file:
-            opening = json.dumps(_finite(redact_value({k: v for k, v in head.items() if k != "items"})),
-                                 ensure_ascii=False, allow_nan=False)[:-1]
-            file.write(_utf8(opening + (', "items": [' if opening != "{" else '"items": [')))
-            for n, item in enumerate(items):
-                text = json.dumps(_finite(redact_value(item)), ensure_ascii=False, allow_nan=False)
-                file.write(_utf8((",\n" if n else "") + text))
-            file.write(b"]}\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_writer(path) as file:
+        opening = json.dumps(_finite(redact_value({k: v for k, v in head.items() if k != "items"})),
+                             ensure_ascii=False, allow_nan=False)[:-1]
+        file.write(json_utf8(opening + (', "items": [' if opening != "{" else '"items": [')))
+        for n, item in enumerate(items):
+            text = json.dumps(_finite(redact_value(item)), ensure_ascii=False, allow_nan=False)
+            file.write(json_utf8((",\n" if n else "") + text))
+        file.write(b"]}\n")
 
 
 def new_file(tmp: Path) -> BinaryIO:
-    """A file of our own at `tmp` (the results' temporary file, renamed over them once written). Whatever
-    is there is removed first: writing through a symlink would overwrite the file it points at (and the
-    rename then put the symlink in the results' place), and opening a FIFO waits for a reader for ever."""
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    return tmp.open("xb")
+    """A scratch file of our own at `tmp` (evalgate.files.scratch_file): whatever is there is removed first."""
+    return scratch_file(tmp)

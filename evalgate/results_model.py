@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
-from evalgate.errors import not_a_file
+from evalgate.files import MAX_RESULTS_BYTES, refuse_unreadable
 from evalgate.results import SCHEMA_VERSION
 from evalgate.results_stream import StreamedResults
 from evalgate.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult, Verdict
@@ -68,10 +68,19 @@ class ComparedEntry(TypedDict, total=False):
     ci95: tuple[float | None, float | None] | None
     p_value: float | None
     p_regression: float | None
+    p_within: float | None  # one-sided: the drop is within max_drop
+    p_decision: float | None  # the p the status came from, held to `alpha`
+    alpha: float | None
+    base_matched: float | None  # the averages on the matched items, the ones delta compares
+    head_matched: float | None
+    mde: float | None  # the drop found with 80% power
     method: str | None
     pairs: int
+    errored_pairs: int
     max_drop: float | None
     higher_is_better: bool
+    when_uncertain: str
+    fails: bool
     reason: str | None
 
 
@@ -99,6 +108,33 @@ class BaselineInfo(TypedDict, total=False):
     items: int | None
 
 
+class BaseItem(TypedDict, total=False):
+    """One item of `comparison.base_items`: the base's record of an item whose pass or fail changed."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    id: str
+    output: Any
+    error: str | None
+    gates: dict[str, float | None]
+    scores: dict[str, float | None]
+    reasons: dict[str, str]
+    flips: dict[str, str]  # entry label → "pass->fail" | "fail->pass"
+
+
+class HistoryRun(TypedDict, total=False):
+    """One run of `comparison.history`: the base branch's recent runs, oldest first (the trend)."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    name: str | None
+    created_at: str | None
+    git_sha: str | None
+    verdict: str | None
+    items: int | None
+    scores: dict[str, float | None]
+
+
 class ComparisonRecord(TypedDict, total=False):
     """`comparison`, added by `--baseline` or `compare -o`: read as a mapping, each of its fields typed."""
 
@@ -114,7 +150,10 @@ class ComparisonRecord(TypedDict, total=False):
     missing_items: int
     changed_items: int
     regressions: int
+    failures: int  # entries failing the verdict: regressions and, under when_uncertain: fail, uncertain ones
     warnings: list[str]
+    base_items: list[BaseItem]  # additive: absent when no item's status changed
+    history: list[HistoryRun]  # additive: the base's history, then the base (at most 100)
 
 
 class ItemsOnDemand(list[ItemRecord]):
@@ -237,6 +276,12 @@ class Results(BaseModel):
             return self.model_dump(mode="json", exclude={"items"})
         return dict(self._file.header)
 
+    def item_count(self) -> int:
+        """How many items there are: counted as they are read from a file (one at a time), else those held."""
+        if not self._streams():
+            return len(self.items)
+        return sum(1 for _ in self.each_record())
+
     @property
     def has_items(self) -> bool:
         return bool(self.items) if self._file is None else self._file.has_items
@@ -263,10 +308,9 @@ def load_results(path: Path, *, check_items: bool = True) -> Results:
     that a file whose item is no record is refused here (ValueError) rather than half-way through a report.
 
     The one way results files are read: the header whole, the items as a stream (evalgate.results_stream).
-    ValueError for a path that is no regular file (a FIFO would block, a device never end)."""
-    unusable = not_a_file(path, what="results file")
-    if unusable is not None:
-        raise ValueError(unusable)
+    ValueError for a path that is no regular file (a FIFO would block, a device never end) or one over
+    MAX_RESULTS_BYTES (UnreadableFile, also an OSError)."""
+    refuse_unreadable(path, limit=MAX_RESULTS_BYTES, what="results file")
     streamed = StreamedResults(path)
     results = Results.model_validate(_nan_for_null(streamed.header))
     results._file = streamed

@@ -8,11 +8,14 @@ The methods (docs/statistics.md says why each was chosen, and what the simulatio
   item (the cluster-robust form; with equal K it is sd(item means)/√items) and the t interval has items-1
   degrees of freedom; for 0/1 scores a Wilson interval on Kish's effective sample size
   n_eff = p(1-p)/SE², kept within [items, n].
-- two runs on the same items: paired. 0/1 scores with one trial each: exact McNemar p on the discordant pairs
-  and Newcombe's hybrid score interval (his method 10) for the difference; otherwise the paired t interval on
-  the differences of item means.
-- many entries: Holm-Bonferroni on one-sided p-values, so an unchanged agent is called regressed on any
-  entry with a nominal probability of (1 - confidence) / 2 (about 3% measured at 95%, see the tests).
+- two runs on the same items: paired. 0/1 scores with one trial each: the regression test exact on the
+  discordant pairs (one-sided McNemar) against no change, Tango's score test against a tolerated drop, and
+  Newcombe's hybrid score interval (his method 10) shown for the difference; otherwise the paired t
+  interval and tests on the differences of item means.
+- many entries: Holm-Bonferroni on one-sided p-values within Tarone's family (tests that can reach the
+  level), so an unchanged agent is called regressed on any entry with probability at most
+  (1 - confidence) / 2 (enumerated exactly in the tests).
+- power: the drop a comparison detects (`detectable_drop`) and the items it needs (`items_needed`).
 """
 
 from __future__ import annotations
@@ -191,11 +194,13 @@ def _bd0(x: float, mean: float) -> float:
 # ---- one run ----
 
 
-def wilson(p: float, n: float, confidence: float = 0.95) -> Interval:
-    """Wilson score interval for a proportion p observed on n (possibly effective, non-integer) trials."""
+def wilson(p: float, n: float, confidence: float = 0.95, z: float | None = None) -> Interval:
+    """Wilson score interval for a proportion p observed on n (possibly effective, non-integer) trials;
+    z: the quantile, when not the normal one of `confidence` (a t quantile for continuous scores)."""
     if n <= 0:
         return (0.0, 1.0)
-    z = normal_quantile((1.0 + confidence) / 2.0)
+    if z is None:
+        z = normal_quantile((1.0 + confidence) / 2.0)
     z2 = z * z
     denominator = 1.0 + z2 / n
     centre = (p + z2 / (2.0 * n)) / denominator
@@ -247,8 +252,8 @@ class Moments:
     nearly-constant ones lose no precision.
     """
 
-    __slots__ = ("binary", "cross", "items", "items_all", "items_any", "n", "shift", "square", "started",
-                 "sum", "sum_n2")
+    __slots__ = ("binary", "bounded", "cross", "items", "items_all", "items_any", "n", "shift", "square",
+                 "started", "sum", "sum_n2")
 
     def __init__(self) -> None:
         self.shift = 0.0
@@ -260,6 +265,7 @@ class Moments:
         self.cross = 0.0  # Σ S'_i · n_i
         self.sum_n2 = 0  # Σ n_i²
         self.binary = True
+        self.bounded = True  # every value within [0, 1]
         self.items_all = 0
         self.items_any = 0
 
@@ -276,6 +282,8 @@ class Moments:
             raw += value
             if value != 0.0 and value != 1.0:
                 self.binary = False
+                if not 0.0 <= value <= 1.0:
+                    self.bounded = False
         shifted = raw - self.shift * count
         self.items += 1
         self.n += count
@@ -319,6 +327,8 @@ class Moments:
         self.items_any += ones if ones + zeros == count else sum(map(_POSITIVE, values))
         if self.binary and ones + zeros != count:  # -0.0 counts as 0.0, NaN as neither
             self.binary = False
+        if self.bounded and ones + zeros != count and not (min(values) >= 0.0 and max(values) <= 1.0):
+            self.bounded = False  # NaN fails both comparisons
         self.items += count
         self.n += count
         self.sum_n2 += count
@@ -362,6 +372,13 @@ class Moments:
         method = "t-clustered" if repeated else "t"
         if stderr is None:
             return Estimate(mean, self.n, self.items, None, (0.0, 1.0), method, False)
+        if self.bounded and stderr > 0.0 and 0.0 < mean < 1.0:
+            # scores in [0, 1]: Wilson's interval on the effective size p(1-p)/SE² with the t quantile. Near a
+            # bound (mostly 1s, a few 0s) the symmetric t interval under-covers; in the middle the two agree.
+            n_eff = mean * (1.0 - mean) / (stderr * stderr)
+            z = t_quantile((1.0 + confidence) / 2.0, self.items - 1)
+            return Estimate(mean, self.n, self.items, stderr, wilson(mean, n_eff, z=z), "wilson-t" + method[1:],
+                            False)
         ci = t_interval(mean, stderr, self.items - 1, confidence)
         return Estimate(mean, self.n, self.items, stderr, ci, method, False)
 
@@ -379,8 +396,10 @@ def estimate(values_by_item: Sequence[Sequence[float]], confidence: float = 0.95
 
 @dataclass(slots=True)  # not frozen: see Estimate
 class Difference:
-    """head - base on matched items: the estimate, its interval, a two-sided p-value of no change, and
-    `below(bound)`, the one-sided p-value of head - base < bound (the test the interval inverts)."""
+    """head - base on matched items: the estimate, its interval, a two-sided p-value of no change, and two
+    one-sided tests: `below(bound)`, the p-value that head - base < bound (a regression beyond it), and
+    `above(bound)`, that head - base > bound (a drop smaller than it: non-inferiority). `least_p(bound)` is
+    the smallest p-value `below(bound)` could give on data like these (Tarone's modification, in `holm`)."""
 
     delta: float
     ci: Interval
@@ -388,6 +407,9 @@ class Difference:
     method: str  # "mcnemar-newcombe" or "paired-t"
     pairs: int
     below: Callable[[float], float]
+    above: Callable[[float], float]
+    least_p: Callable[[float], float]
+    sd: float = 0.0  # of the paired differences (n - 1): what the detectable drop is computed from
 
 
 def mcnemar_p(regressed: int, improved: int) -> float:
@@ -398,8 +420,13 @@ def mcnemar_p(regressed: int, improved: int) -> float:
     return min(1.0, 2.0 * binomial_cdf_half(min(regressed, improved), discordant))
 
 
+def normal_cdf(z: float) -> float:
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
 def newcombe_paired(both: int, regressed: int, improved: int, neither: int, confidence: float = 0.95) -> Interval:
-    """Newcombe's hybrid score interval (1998, method 10) for head - base of paired 0/1 outcomes.
+    """Newcombe's hybrid score interval (1998, method 10) for head - base of paired 0/1 outcomes, with the
+    continuity-corrected correlation φ of his worked example (plain φ narrows it with few discordant pairs).
 
     both: 1 on both runs; regressed: base 1, head 0; improved: base 0, head 1; neither: 0 on both.
     """
@@ -410,7 +437,11 @@ def newcombe_paired(both: int, regressed: int, improved: int, neither: int, conf
     l_head, u_head = wilson(p_head, n, confidence)
     l_base, u_base = wilson(p_base, n, confidence)
     margins = (both + regressed) * (improved + neither) * (both + improved) * (regressed + neither)
-    phi = (both * neither - regressed * improved) / math.sqrt(margins) if margins else 0.0
+    phi = 0.0
+    if margins:
+        cross = both * neither - regressed * improved
+        # Newcombe's φ̂*: a positive AD - BC less N/2, floored at 0; a negative one as it is
+        phi = (max(cross - n / 2.0, 0.0) if cross > 0 else cross) / math.sqrt(margins)
     delta = p_head - p_base
     down = math.sqrt(max((p_head - l_head) ** 2 - 2.0 * phi * (p_head - l_head) * (u_base - p_base)
                          + (u_base - p_base) ** 2, 0.0))
@@ -419,90 +450,204 @@ def newcombe_paired(both: int, regressed: int, improved: int, neither: int, conf
     return (max(-1.0, delta - down), min(1.0, delta + up))
 
 
-def _inverted(interval: Callable[[float], Interval], delta: float) -> Callable[[float], float]:
-    """The one-sided p-value for head - base < bound implied by a family of two-sided intervals:
-    (1 - c) / 2 for the confidence c at which the upper end meets the bound."""
+def tango_z(regressed: int, improved: int, n: int, bound: float, correction: float = 0.0) -> float:
+    """Tango's (1998) score statistic for H0: head - base = bound on paired 0/1 outcomes, the variance taken
+    at the restricted maximum-likelihood rate of base-1/head-0 pairs; `correction` moves c - b toward H0."""
+    b, c = regressed, improved
+    a2 = 2.0 * n
+    linear = -(b + c) + (b - c) * bound + 2.0 * n * bound
+    constant = -b * bound * (1.0 - bound)
+    rate = (-linear + math.sqrt(max(linear * linear - 4.0 * a2 * constant, 0.0))) / (2.0 * a2)
+    variance = n * (2.0 * rate + bound * (1.0 - bound))
+    shift = c - b - n * bound
+    shift = shift + correction if shift < -correction else shift - correction if shift > correction else 0.0
+    if variance <= 0.0:
+        return 0.0 if shift == 0.0 else math.copysign(math.inf, shift)
+    return shift / math.sqrt(variance)
 
-    def below(bound: float) -> float:
-        if delta >= bound:
-            return 1.0
-        high_conf = 1.0 - 1e-12
-        if interval(high_conf)[1] < bound:
-            return (1.0 - high_conf) / 2.0
-        low, high = 0.0, high_conf  # the upper end grows with the confidence
-        for _ in range(60):
-            middle = (low + high) / 2.0
-            if interval(middle)[1] < bound:
-                low = middle
-            else:
-                high = middle
-        return (1.0 - (low + high) / 2.0) / 2.0
 
-    return below
+# The continuity correction of the score test: c - b moves in whole steps, and with one (not ½) the size
+# stays under 2.31% at n = 20-200 for every max_drop and discordance rate (tests/test_stats.py enumerates it).
+SCORE_CORRECTION = 1.0
 
 
 def paired_binary(both: int, regressed: int, improved: int, neither: int, confidence: float = 0.95) -> Difference:
+    """0/1 outcomes, one trial per item. The tests: against a bound of 0, exact and conditional on the
+    discordant pairs (one-sided McNemar: under no change each is a regression with probability ½); against
+    another bound, Tango's score test with a continuity correction of one pair."""
     n = both + regressed + improved + neither
     delta = (improved - regressed) / n if n else 0.0
+    discordant = regressed + improved
 
-    def interval(level: float) -> Interval:
-        return newcombe_paired(both, regressed, improved, neither, level)
+    def below(bound: float) -> float:
+        if n == 0:
+            return 1.0
+        if bound == 0.0:  # P(X >= regressed), X ~ Binomial(discordant, 1/2)
+            return binomial_cdf_half(improved, discordant)
+        return normal_cdf(tango_z(regressed, improved, n, bound, SCORE_CORRECTION))
 
-    return Difference(delta, interval(confidence), mcnemar_p(regressed, improved), "mcnemar-newcombe", n,
-                      _inverted(interval, delta))
+    def above(bound: float) -> float:
+        if n == 0:
+            return 1.0
+        if bound == 0.0:
+            return binomial_cdf_half(regressed, discordant)
+        return normal_cdf(-tango_z(regressed, improved, n, bound, SCORE_CORRECTION))
+
+    def least_p(bound: float) -> float:
+        """Given the discordant pairs, every one of them a regression: 2^-D for the exact test. The score
+        test is not conditional on them (how many there are says something about the drop), so only an
+        entry without any (it cannot move) leaves the family: the enumeration in tests/test_stats.py
+        found Tarone's rule on 2^-D-like bounds raising the family-wise rate there."""
+        if n == 0 or discordant == 0:
+            return 1.0
+        if bound == 0.0:
+            return binomial_cdf_half(0, discordant)
+        return 0.0
+
+    sd = math.sqrt(max(discordant - n * delta * delta, 0.0) / (n - 1)) if n > 1 else 0.0
+    return Difference(delta, newcombe_paired(both, regressed, improved, neither, confidence),
+                      mcnemar_p(regressed, improved), "mcnemar-newcombe", n, below, above, least_p, sd)
+
+
+def _never(bound: float) -> float:
+    return 1.0
 
 
 def paired_means(differences: Sequence[float], confidence: float = 0.95) -> Difference:
     """Paired t on per-item differences (head - base of item means)."""
     n = len(differences)
     if n == 0:
-        return Difference(0.0, (-1.0, 1.0), None, "paired-t", 0, lambda bound: 1.0)
+        return Difference(0.0, (-1.0, 1.0), None, "paired-t", 0, _never, _never, _never)
     total = 0.0
     for d in differences:
         total += d
     mean = total / n
     if n < 2:
-        return Difference(mean, (-1.0, 1.0), None, "paired-t", n, lambda bound: 1.0)
+        return Difference(mean, (-1.0, 1.0), None, "paired-t", n, _never, _never, _never)
     square = 0.0
     for d in differences:
         square += (d - mean) ** 2
     stderr = math.sqrt(square / (n - 1) / n)
     df = n - 1
     if stderr == 0.0:
+        # every item moved by the same amount: certain, on these items. With no move at all (every
+        # difference 0) the test could give nothing else, so it leaves the family (Tarone).
         p_value = 1.0 if mean == 0.0 else 0.0
+        still = mean == 0.0
 
         def below(bound: float) -> float:
             return 0.0 if mean < bound else 1.0
 
-        return Difference(mean, (mean, mean), p_value, "paired-t", n, below)
+        def above(bound: float) -> float:
+            return 0.0 if mean > bound else 1.0
+
+        def least(bound: float) -> float:
+            return below(bound) if still else 0.0
+
+        return Difference(mean, (mean, mean), p_value, "paired-t", n, below, above, least, 0.0)
     p_value = min(1.0, 2.0 * t_cdf(-abs(mean) / stderr, df))
 
     def below_t(bound: float) -> float:
         return t_cdf((mean - bound) / stderr, df)
 
+    def above_t(bound: float) -> float:
+        return t_cdf((bound - mean) / stderr, df)
+
     ci = t_interval(mean, stderr, df, confidence, -1.0, 1.0)
-    return Difference(mean, ci, p_value, "paired-t", n, below_t)
+    return Difference(mean, ci, p_value, "paired-t", n, below_t, above_t, lambda bound: 0.0, stderr * math.sqrt(n))
+
+
+# ---- power ----
+
+
+def detectable_drop(sd: float, n: int, alpha: float, power: float = 0.8, max_drop: float = 0.0,
+                    binary: bool = False) -> float | None:
+    """The smallest drop of head - base the one-sided test at `alpha` finds with probability `power`, with
+    n paired items whose differences have standard deviation `sd`: max_drop + (z_(1-α) + z_power)·sd/√n.
+    For 0/1 differences a drop D needs at least D discordant pairs per item, so sd² is at least D(1 - D):
+    the drop is then the fixed point of that bound. None with fewer than two pairs."""
+    if n < 2 or not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
+        return None
+    z = normal_quantile(1.0 - alpha) + normal_quantile(power)
+    drop = max_drop + z * sd / math.sqrt(n)
+    if binary:
+        drop = max(drop, max_drop + (1.0 - max_drop) / 2.0)  # from above: 0 is a fixed point too when sd is 0
+        for _ in range(100):  # a contraction: converges in a few steps
+            following = max_drop + z * math.sqrt(max(sd * sd, drop * (1.0 - drop)) / n)
+            if abs(following - drop) < 1e-12:
+                break
+            drop = min(following, 1.0)
+    return min(drop, 1.0) if drop <= 1.0 else None
+
+
+def items_needed(sd: float, drop: float, alpha: float, power: float = 0.8, max_drop: float = 0.0) -> int | None:
+    """n = ((z_(1-α) + z_power)·sd / (drop - max_drop))², rounded up: items to find a drop with `power`."""
+    if drop <= max_drop or not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
+        return None
+    z = normal_quantile(1.0 - alpha) + normal_quantile(power)
+    return max(2, math.ceil((z * sd / (drop - max_drop)) ** 2 - 1e-9))
 
 
 # ---- many entries ----
 
 
-def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
-    """Holm-Bonferroni: which hypotheses are rejected, family-wise error at most alpha."""
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    rejected = [False] * len(p_values)
+def holm(p_values: Sequence[float], alpha: float, least: Sequence[float] | None = None) -> list[bool]:
+    """Holm-Bonferroni: which hypotheses are rejected, family-wise error at most alpha.
+
+    least: each test's smallest attainable p-value given its data's ancillary counts (the discordant pairs
+    of an exact test). With them, Tarone's modification: the family is K tests, K the least k for which
+    at most k tests can reach alpha/k; a test that cannot leaves the family and is never rejected.
+    """
     m = len(p_values)
+    members = list(range(m))
+    if least is not None:
+        members = tarone_family(least, alpha)
+    order = sorted(members, key=lambda i: p_values[i])
+    rejected = [False] * m
     for rank, index in enumerate(order):
-        if p_values[index] <= alpha / (m - rank):
+        if p_values[index] <= alpha / (len(order) - rank):
             rejected[index] = True
         else:
             break
     return rejected
 
 
-def bonferroni(p_values: Sequence[float], alpha: float) -> list[bool]:
+def adjusted(p_values: Sequence[float], alpha: float, correction: str = "holm",
+             least: Sequence[float] | None = None) -> list[float]:
+    """p-values adjusted for the correction, each rejected exactly when at most alpha: Holm's step-down
+    max over j <= rank of (m - j + 1)·p_(j), Bonferroni's m·p, within Tarone's family."""
     m = len(p_values)
-    return [p <= alpha / m for p in p_values]
+    if correction == "none":
+        return list(p_values)
+    members = list(range(m)) if least is None else tarone_family(least, alpha)
+    # outside the family: K·p, K Tarone's size, above alpha since their smallest p is above alpha/K
+    k = next((k for k in range(1, m + 1) if sum(1 for p in least or () if p <= alpha / k) <= k), m)
+    out = [min(1.0, k * p) for p in p_values]
+    size = len(members)
+    if correction == "bonferroni":
+        for i in members:
+            out[i] = min(1.0, size * p_values[i])
+        return out
+    running = 0.0
+    for rank, i in enumerate(sorted(members, key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (size - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+def tarone_family(least: Sequence[float], alpha: float) -> list[int]:
+    """Tarone (1990): the tests kept, those whose smallest attainable p-value is at most alpha/K."""
+    for k in range(1, len(least) + 1):
+        able = [i for i, p in enumerate(least) if p <= alpha / k]
+        if len(able) <= k:
+            return able
+    return list(range(len(least)))
+
+
+def bonferroni(p_values: Sequence[float], alpha: float, least: Sequence[float] | None = None) -> list[bool]:
+    """alpha / m for each of the m tests (m of Tarone's family with `least`, as in `holm`)."""
+    members = set(range(len(p_values)) if least is None else tarone_family(least, alpha))
+    return [i in members and p <= alpha / len(members) for i, p in enumerate(p_values)]
 
 
 Status = str  # "improved" | "regressed" | "unchanged" | "uncertain"

@@ -266,7 +266,8 @@ class ScoreSum:
 # when a results file is read (and so describes those parts of the results JSON) ----
 
 # Written only when they say something: absent from a run without repeats, statistical rules or hashes.
-_WHEN_SET = ("pass_at_k", "pass_all_k", "flaky", "flaky_items", "uncertain", "interval", "params_hash", "judged")
+_WHEN_SET = ("pass_at_k", "pass_all_k", "flaky", "flaky_items", "uncertain", "interval", "params_hash", "judged",
+             "unscored")
 
 
 @dataclass(kw_only=True)
@@ -285,6 +286,7 @@ class ErrorBar:
     flaky_items: list[str] | None = None  # their ids, the first few
     params_hash: str | None = None
     judged: bool | None = None  # scored by the LLM judge (`summary.judge` names it)
+    unscored: str | None = None  # a gate or threshold no result could be scored for: why (it is not met)
 
     def to_dict(self) -> dict[str, Any]:
         """As the results JSON holds it: the result's own fields first (id, passed, score...), its error
@@ -317,14 +319,14 @@ class ErrorBar:
 class GateResult(ErrorBar):
     id: str
     passed: bool
-    score: float
+    score: float | None  # None: no result could be scored (`unscored` says why)
 
 
 @dataclass(kw_only=True)
 class ThresholdResult(ErrorBar):
     id: str
     passed: bool
-    average_score: float
+    average_score: float | None  # None: no result could be scored (`unscored` says why)
     threshold: ThresholdRange
     higher_is_better: bool = True
     uncertain: bool | None = None  # with `confidence`: the interval overlaps a bound
@@ -536,6 +538,13 @@ class Aggregator:
                 tally.close_item(item_id)
             self._touched = []
 
+    def _unscored_reason(self, tally: ScoreSum) -> str:
+        if self.clustered:
+            return "no result could be scored: every trial errored or was not scorable"
+        errored = self.total_items - tally.not_scorable
+        scorable = f", {tally.not_scorable} not scorable" if tally.not_scorable else ""
+        return f"no result could be scored: {errored} errored{scorable}"
+
     def outcome(self, max_errors: int = 0) -> Outcome:
         for tally in self._touched:  # scores added without add_item form one last item
             tally.close_item(None)
@@ -551,6 +560,10 @@ class Aggregator:
                 not_scorable[entry.id] = not_scorable.get(entry.id, 0) + tally.not_scorable
             average = tally.average
             if average is None:
+                # a gate or threshold whose results errored is reported, not met; one whose every result was
+                # not scorable is left out (Mastra's rule, CONTRACT section 2)
+                if (entry.kind == "gate" or entry.threshold is not None) and tally.not_scorable < self.total_items:
+                    section.add_unscored(entry, self._unscored_reason(tally))
                 continue
             section.add(entry, average, tally)
         turn_results = [
@@ -601,6 +614,18 @@ class _Section:
                 result = threshold_result(entry, average, tally)
                 self.thresholds.append(result)
         result.set_error_bar(estimate, tally.flaky_ids, entry)
+
+    def add_unscored(self, entry: Entry, reason: str) -> None:
+        """A gate or threshold without any scored result: not met, with why; Mastra's `scores` leave it out."""
+        judged = True if entry.judged else None
+        if entry.kind == "gate":
+            self.gates.append(GateResult(id=entry.id, passed=False, score=None, unscored=reason,
+                                         params_hash=entry.params_hash, judged=judged))
+            return
+        assert entry.threshold is not None
+        self.thresholds.append(ThresholdResult(id=entry.id, passed=False, average_score=None,
+                                               threshold=entry.threshold, higher_is_better=entry.higher_is_better,
+                                               unscored=reason, params_hash=entry.params_hash, judged=judged))
 
 
 def threshold_result(entry: Entry, average: float, tally: ScoreSum) -> ThresholdResult:

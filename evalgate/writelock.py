@@ -24,6 +24,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from evalgate.files import make_folder
+
 _CONTENT = re.compile(rb"(?:evalgate pid (\d{1,10})\n)?")
 _READ = 64  # bytes of a lock file read: ours holds one short line
 _ATTEMPTS = 20  # a lock file removed under us by each finishing holder in turn: retried this often
@@ -63,7 +65,7 @@ def writing(path: Path) -> Iterator[None]:
 
 
 def _acquire(path: Path, where: Path) -> int | None:
-    where.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(where)  # no folder on the way is a symlink
     for _ in range(_ATTEMPTS):
         try:  # never through a symlink; O_NONBLOCK: a FIFO put there does not wait for a writer
             fd = os.open(where, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)

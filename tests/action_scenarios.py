@@ -19,7 +19,7 @@ REPO = "octo/agent"
 PR = 7
 TOKEN = "ghs_fake_installation_token_0123456789"
 OUTPUT_NAMES = {"verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
-                "scores", "results-path", "comment-url", "comment-file", "regressions"}
+                "scores", "results-path", "html-file", "comment-url", "comment-file", "regressions"}
 
 # Model output that tries every trick: new outputs, workflow commands, heredoc ends, pings, HTML.
 INJECTION = (
@@ -181,6 +181,9 @@ def failed_pull_request(action: Action) -> None:
     assert outputs["errored-items"] == "0"
     assert json.loads(outputs["scores"]) == {"includes:Brooklyn": 0.5}
     assert outputs["results-path"] == "evalgate-results.json"
+    assert outputs["html-file"] == "evalgate-report.html"  # beside the results, for the upload step
+    page = (first.base / "evalgate-report.html").read_text(encoding="utf-8")
+    assert "Content-Security-Policy" in page and "<script>alert" not in page  # the injection stays escaped
     assert not list(first.base.rglob("*.items.jsonl"))  # the journal never lands in the workspace
     results = json.loads((first.base / "evalgate-results.json").read_text())
     assert results["verdict"] == "failed" and results["items"][1]["output"]["text"] == INJECTION
@@ -198,6 +201,7 @@ def failed_pull_request(action: Action) -> None:
     comment_file = first.base / outputs["comment-file"]
     assert comment_file.read_text(encoding="utf-8") == ours[0]["body"]
     assert_safe_markdown(ours[0]["body"])
+    assert "<code>evalgate-report.html</code> in the run's artifacts" in ours[0]["body"]  # where the page is
     assert "https://github.com/octo/agent/actions/runs/4242" in ours[0]["body"]
 
     errors = [c for c in first.commands if c.name == "error"]
@@ -217,9 +221,8 @@ def failed_pull_request(action: Action) -> None:
     assert [p.path for p in patches] == [f"/repos/{REPO}/issues/comments/{ours[0]['id']}"]
     assert second.outputs["comment-url"] == ours[0]["html_url"]
     pages = [r.query.get("page", ["1"])[0] for r in action.github.requests("GET") if r.path.endswith("/comments")]
-    # every listing followed the Link header: the first run's two (to find, and after posting to see
-    # whether another job posted too) and the second run's one
-    assert pages.count("2") == 3
+    # every listing followed the Link header, and each run listed once: the first run's and the second's
+    assert pages.count("2") == 2
     assert all(r.authorization == f"Bearer {TOKEN}" for r in action.github.requests())
     assert TOKEN not in first.log + second.log + summary
 
@@ -300,6 +303,7 @@ def sharded_matrix(action: Action) -> None:
         assert run.code == 0, run.log
         assert (folder / f"shards/shard-{index}.json").is_file()
         assert run.outputs["passed"] == "true" and run.outputs["comment-url"] == ""
+        assert run.outputs["html-file"] == "" and not list(folder.glob("*.html"))  # the merge job writes the page
         assert f"evalgate shard {index}/2" in run.summary
         assert action.github.comments_on(REPO, PR) == []
     missing = action.run({"mode": "merge", "results": "shards/shard-1.json", "results-path": "merged.json"})
@@ -311,7 +315,7 @@ def sharded_matrix(action: Action) -> None:
     assert merged.code == 1, merged.log
     outputs = assert_outputs_complete(merged)
     assert outputs["verdict"] == "failed" and outputs["errored-items"] == "0"
-    assert outputs["results-path"] == "merged.json"
+    assert outputs["results-path"] == "merged.json" and outputs["html-file"] == "evalgate-report.html"
     results = json.loads((folder / "merged.json").read_text())
     assert results["summary"]["total_items"] == 13 and results["merged"]["shards"] == 2
     [comment] = action.github.comments_on(REPO, PR)

@@ -33,6 +33,12 @@
   the query, relative, another host name) and the largest page.
 - `together_next(method, path_regex, parties)`: that many matching requests are held until all have
   arrived, then answered: two jobs that list a PR's comments at the same moment both see none.
+- `paging` misbehaves as a broken GitHub or a caching proxy would: `"repeat"` answers every page of a
+  comment listing with the first page and a `next` link to the page after; `"forever"` pads the listing
+  with other people's comments, new ids on every page, and a `next` link on every page (bounded:
+  FOREVER_PAGES pages, so a client without its own bound still ends).
+- `trickle_next(method, path_regex, every_s)`: the next matching answer is written a byte every `every_s`
+  seconds (the head included), as a slow proxy would; bounded by TRICKLE_MAX_S and by `close`.
 A `prefix` serves it under a path like GitHub Enterprise Server's `/api/v3`.
 """
 
@@ -52,6 +58,8 @@ MAX_BODY = 65_536
 NOT_ACCESSIBLE = "Resource not accessible by integration"
 SPAMMED = "Validation Failed: the endpoint has been spammed."
 DROP = 0  # a fault status: close the connection without answering
+FOREVER_PAGES = 100_000  # `paging = "forever"` ends here: the fake never runs without a bound
+TRICKLE_MAX_S = 30.0  # a trickled answer stops after this long whatever its size
 
 
 @dataclass
@@ -91,6 +99,25 @@ class Redirect:
     times: int
 
 
+class Trickling:
+    """A writer that sends one byte every `every_s` seconds, for at most TRICKLE_MAX_S, until `stop`."""
+
+    def __init__(self, out: Any, every_s: float, stop: threading.Event) -> None:
+        self.out, self.every_s, self.stop = out, every_s, stop
+        self.until = time.monotonic() + TRICKLE_MAX_S
+
+    def write(self, data: bytes) -> int:
+        for byte in data:
+            if self.stop.wait(self.every_s) or time.monotonic() > self.until:
+                raise ConnectionAbortedError("the trickle ended")
+            self.out.write(bytes([byte]))
+            self.out.flush()
+        return len(data)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
 @dataclass
 class RawBody:
     text: str
@@ -124,6 +151,7 @@ class State:
     redirects: list[Redirect] = field(default_factory=list)
     hops: int = 0
     barriers: list[list[Any]] = field(default_factory=list)  # [method, path, barrier, arrivals left]
+    trickles: list[tuple[str, re.Pattern[str], float]] = field(default_factory=list)
 
 
 class FakeGitHub:
@@ -137,6 +165,8 @@ class FakeGitHub:
         # How `Link` URLs are spelt; GitHub's are absolute, other servers may reorder or go relative.
         self.link_template = "{base}{path}?per_page={per_page}&page={page}"
         self.max_per_page = 100
+        self.paging = "normal"  # or "repeat", "forever": see the module's docstring
+        self.stopping = threading.Event()
 
     # ---- set-up ----
 
@@ -150,6 +180,7 @@ class FakeGitHub:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopping.set()  # a trickling answer stops
         self.server.shutdown()
         self.server.server_close()
 
@@ -220,6 +251,16 @@ class FakeGitHub:
     def together_next(self, method: str, path_regex: str, parties: int) -> None:
         self.state.barriers.append([method, re.compile(path_regex), threading.Barrier(parties, timeout=10), parties])
 
+    def trickle_next(self, method: str, path_regex: str, every_s: float) -> None:
+        self.state.trickles.append((method, re.compile(path_regex), every_s))
+
+    def _trickle(self, method: str, path: str) -> float | None:
+        with self.lock:
+            found = next((t for t in self.state.trickles if t[0] == method and t[1].search(path)), None)
+            if found is not None:
+                self.state.trickles.remove(found)
+        return found[2] if found is not None else None
+
     def _meet(self, method: str, path: str) -> None:
         """Hold a request at its barrier (outside the lock) until the others arrive."""
         with self.lock:
@@ -271,7 +312,10 @@ class FakeGitHub:
             def log_message(self, format: str, *args: Any) -> None:  # quiet test output
                 pass
 
-            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None,
+                      trickle_s: float | None = None) -> None:
+                if trickle_s is not None:  # the whole answer, head included, written a byte at a time
+                    self.wfile = Trickling(self.wfile, trickle_s, fake.stopping)
                 raw = isinstance(body, RawBody)
                 if body is None:  # 204 No Content
                     self.send_response(status)
@@ -293,6 +337,7 @@ class FakeGitHub:
                     self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
+                self.wfile.flush()
 
             def _handle(self, method: str) -> None:
                 parts = urlsplit(self.path)
@@ -305,6 +350,7 @@ class FakeGitHub:
                     body = None
                 auth = self.headers.get("Authorization", "")
                 fake._meet(method, path)
+                trickle_s = fake._trickle(method, path)
                 with fake.lock:
                     logged = path[len(fake.prefix):] if path.startswith(fake.prefix + "/") else path
                     fake.state.log.append(Request(method, logged, query, auth, body))
@@ -312,7 +358,10 @@ class FakeGitHub:
                 if status == DROP:  # the connection reset before any answer
                     self.close_connection = True
                     return
-                self._send(status, payload, headers)
+                try:
+                    self._send(status, payload, headers, trickle_s)
+                except (ConnectionAbortedError, BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client gave up on a trickle, or the trickle ended
 
             def do_GET(self) -> None:
                 self._handle("GET")
@@ -497,7 +546,15 @@ class FakeGitHub:
         page = max(1, int(query.get("page", ["1"])[0]))
         comments = [self.public(c) for c in self.comments_on(repo, number)]
         last = max(1, -(-len(comments) // per_page))
-        chunk = comments[(page - 1) * per_page: page * per_page]
+        if self.paging == "repeat":  # a proxy that ignores `page`: the first page, again and again
+            chunk, last = comments[:per_page], page + 1
+        elif self.paging == "forever":  # a next link on every page, never the same ids twice
+            chunk = comments[(page - 1) * per_page: page * per_page]
+            chunk += [{"id": 10**9 + page * 1000 + i, "user": {"login": "someone", "type": "User"}, "body": "hi",
+                       "html_url": f"{self.url}/c/{page}-{i}"} for i in range(per_page - len(chunk))]
+            last = min(page + 1, FOREVER_PAGES)
+        else:
+            chunk = comments[(page - 1) * per_page: page * per_page]
         full = f"{self.prefix}{path}"
 
         def link(to: int, rel: str) -> str:

@@ -21,7 +21,13 @@ SECRET = "ghs_CORPUS_S3CRET_token_7f3a9c"  # the runner's GITHUB_TOKEN in every 
 RUNTIME_SECRET = "rt_CORPUS_runtime_5e1d"  # ACTIONS_RUNTIME_TOKEN
 JUDGE_SECRET = "sk-CORPUS-judge-key-93b1"
 AGENT_SECRET = "ak_CORPUS_agent_header_44c2"
-SECRETS = (SECRET, RUNTIME_SECRET, JUDGE_SECRET, AGENT_SECRET)
+PLUS_SECRET = "pk+CORPUS/plus=key_81d0"  # its URL-encoded forms differ from it
+PROVIDER_SECRET = "sk-proj-CORPUS-unnamed-6a2e"  # OPENAI_API_KEY on the step: no spec names it
+SECRETS = (SECRET, RUNTIME_SECRET, JUDGE_SECRET, AGENT_SECRET, PLUS_SECRET, PROVIDER_SECRET)
+# Secrets that are ordinary words (header values of 4+ characters): never scanned for, they are in every
+# results file; the results must stay readable (every step exits 0).
+WORD_SECRETS = {"WORD_SUMMARY": "summary", "WORD_ITEM": "item", "WORD_CORE": "core", "WORD_SCORES": "scores",
+                "WORD_INPUT": "input"}
 PY = sys.executable
 
 
@@ -32,25 +38,43 @@ class Case:
     steps: list[list[str]]
     codes: list[set[int]]  # allowed exit codes, per step
     line_required: bool = False  # an exit 2 must name `file:line`
-    special: dict[str, str] = field(default_factory=dict)  # path -> dir | fifo | device | sparse:<bytes>
+    special: dict[str, str] = field(default_factory=dict)  # path -> dir | fifo | device | sparse:<bytes> | symlink:<to>
+    outside: dict[str, str] = field(default_factory=dict)  # files beside the case's folder: they must stay as they are
     timeout_s: float = 20.0
     max_seconds: float = 15.0
     kind: str = "spec"
     expect_out: str = ""  # printed by the first step when it exits 0 (e.g. the real item count)
+    expect: dict[int, str] = field(default_factory=dict)  # step -> text its stdout or stderr must hold
 
-    def write(self, root: Path) -> Path:
+    def outside_folder(self, root: Path) -> Path:
+        return root / f"{self.id}.outside"
+
+    def write(self, root: Path, agent_url: str = "") -> Path:
+        """The case's files; `@OUT@` in a file or a symlink's target is the outside folder, `@AGENT_URL@` a
+        loopback agent's address."""
         folder = root / self.id
         folder.mkdir(parents=True)
+        outside = self.outside_folder(root)
+
+        def fill(text: str) -> str:
+            return text.replace("@OUT@", str(outside)).replace("@AGENT_URL@", agent_url)
+
+        for name, text in self.outside.items():
+            outside.mkdir(exist_ok=True)
+            (outside / name).write_text(text)
         for name, content in self.files.items():
             path = folder / name
             path.parent.mkdir(parents=True, exist_ok=True)
             if isinstance(content, str):
-                path.write_bytes(content.encode("utf-8", "surrogatepass"))
+                path.write_bytes(fill(content).encode("utf-8", "surrogatepass"))
             elif content is not None:
                 path.write_bytes(content)
         for name, what in self.special.items():
             path = folder / name
-            if what == "dir":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if what.startswith("symlink:"):
+                path.symlink_to(fill(what.split(":", 1)[1]))
+            elif what == "dir":
                 path.mkdir()
             elif what == "fifo":
                 os.mkfifo(path)
@@ -413,5 +437,198 @@ def behaviour_cases() -> list[Case]:
     return cases
 
 
+# ---- E. secrets in what the code under test prints: keys, encodings, words, unnamed credentials ----
+
+ECHO = "import json, os, sys, urllib.parse as up\nk = os.environ.get('K', '') or os.environ.get('OPENAI_API_KEY', '')\n"
+SECRET_AGENTS: dict[str, tuple[str, str]] = {  # name -> (the variable the spec hands over as K, the agent's code)
+    "json-key": ("PLUS_KEY", "print(json.dumps({'text': 'hi', 'tool_calls': [{'name': 't', 'args': {k: {k: 1}}}]}))"),
+    "json-key-usage": ("PLUS_KEY", "print(json.dumps({'text': 'hi', 'usage': {k: 1}, 'extra': {k: k}}))"),
+    "url-encoded": ("PLUS_KEY", "print(json.dumps({'text': 'hi ' + up.quote(k, safe='') + ' ' + up.quote_plus(k) + ' '"
+                                " + up.quote(k, safe='').replace('%2B', '%2b').replace('%2F', '%2f')}))"),
+    "url-encoded-location": ("PLUS_KEY", "print('Location: https://x.example/cb?state=' + up.quote(k, safe=''), "
+                                         "file=sys.stderr); sys.exit(3)"),
+    "json-escaped": ("PLUS_KEY", "print('{\"text\": \"hi ' + ''.join('\\\\u%04x' % ord(c) for c in k) + '\"}')"),
+    "json-escaped-key": ("PLUS_KEY", "print('{\"text\": \"hi\", \"tool_calls\": [{\"name\": \"t\", \"args\": {\"'"
+                                     " + k.replace('/', '\\\\/') + '\": 1}}]}')"),
+    "unnamed-provider-key": ("", "print('key ' + k); print('stderr ' + k, file=sys.stderr); sys.exit(3)"),
+    "unnamed-provider-key-as-key": ("", "print(json.dumps({'text': 'hi', 'tool_calls': [{'name': k, 'args': {k: 1}}]}))"),
+    **{f"word-{v}": (n, "print(json.dumps({'text': 'hi ' + k, 'tool_calls': [{'name': k, 'args': {k: k, k + 's': 1}}]}))")
+       for n, v in WORD_SECRETS.items()},
+}
+
+
+def secret_cases() -> list[Case]:
+    cases = []
+    for name, (variable, code) in SECRET_AGENTS.items():
+        env = f"  env: {{K: '${{{variable}}}'}}\n" if variable else ""
+        spec = (f"version: 1\ndata: data.jsonl\nmax_errors: 2\ntarget:\n  type: command\n"
+                f"  run: [{json.dumps(PY)}, agent.py]\n{env}  timeout_s: 5\n"
+                "gates:\n  - type: includes\n    value: hi\nscorers:\n  - type: max_tool_calls\n    max: 3\n")
+        codes = [{0}, {0}, {0}, {0}] if name.startswith("word-") else [RAN, {0}, {0}, RAN]
+        cases.append(Case(f"secret-{name}", {"evalgate.yaml": spec, "data.jsonl": DATA_TWO, "agent.py": ECHO + code + "\n"},
+                          [RUN, *READ_BACK], codes, kind="secrets", max_seconds=12))
+    return cases
+
+
 def corpus() -> list[Case]:
-    return slot_cases() + structure_cases() + data_cases() + behaviour_cases()
+    return slot_cases() + structure_cases() + data_cases() + behaviour_cases() + secret_cases()
+
+
+# ---- F. files evalgate writes and files it reads but did not write (issue 33) ----
+
+SPEC_OK = "version: 1\ndata: data.jsonl\ngates:\n  - type: includes\n    value: hel\n"
+DATA_THREE = "".join(json.dumps({"id": i, "input": "hi", "output": "hello"}) + "\n" for i in "abc")
+DATA_ASKED = "".join(json.dumps({"id": i, "input": f"question {i}"}) + "\n" for i in "abc")  # three cache keys
+VICTIM = "precious: never written by evalgate\n"
+TWO_GIB = "sparse:" + str(2 * 2**30)
+# What a hostile file at a path evalgate reads can be: no regular file, or one far too big to read whole.
+NOT_FILES = {"fifo": "fifo", "dev-zero": "device", "dir": "dir", "sparse-2gib": TWO_GIB}
+HTTP_CACHED = ("version: 1\ndata: data.jsonl\nmax_errors: 0\ntarget:\n  type: http\n  url: @AGENT_URL@/agent\n"
+               "  cache: {{dir: {dir}}}\n  retries: {{attempts: 1}}\ngates:\n  - type: includes\n    value: hello\n")
+RUN_ONLY = ["run", "evalgate.yaml", "-o", "out/r.json"]
+
+
+def py(code: str) -> list[str]:
+    """A driver step that runs Python in the case's folder (an attacker's edit, or a check of what was written)."""
+    return ["!python", code]
+
+
+def write_cases() -> list[Case]:
+    """A symlink (to a file outside), a FIFO, a device or a folder symlink at every path evalgate writes."""
+    cases = []
+    base = {"evalgate.yaml": SPEC_OK, "data.jsonl": DATA_THREE}
+    results_then = {  # what is written, and the command that writes it after the files it needs
+        "results": ("out/r.json", [RUN_ONLY]),
+        "junit": ("out/j.xml", [[*RUN_ONLY, "--junit", "out/j.xml"]]),
+        "journal": ("out/r.json.items.jsonl", [RUN_ONLY]),
+        "lock": ("out/r.json.lock", [RUN_ONLY]),
+        "compare-output": ("out/c.json", [["run", "evalgate.yaml", "-o", "base.json"],
+                                          ["compare", "base.json", "base.json", "-o", "out/c.json"]]),
+        "merge-output": ("out/m.json", [["run", "evalgate.yaml", "--shard", "1/1", "-o", "s.json"],
+                                        ["merge", "s.json", "-o", "out/m.json"]]),
+    }
+    for what, (path, steps) in results_then.items():
+        for kind, special in (("symlink", "symlink:@OUT@/victim.txt"), ("fifo", "fifo"), ("device", "device"),
+                              ("dir", "dir")):
+            codes = [RAN] * (len(steps) - 1) + [{2}]  # refused, nothing run or written through
+            cases.append(Case(f"write-{what}-is-{kind}", dict(base), steps, codes, special={path: special},
+                              outside={"victim.txt": VICTIM}, kind="files", timeout_s=10))
+        folder = path.split("/")[0]  # the folder on the way is a symlink out of the working directory
+        cases.append(Case(f"write-{what}-folder-symlink", dict(base), steps, [RAN] * (len(steps) - 1) + [{2}],
+                          special={folder: "symlink:@OUT@"}, outside={"victim.txt": VICTIM}, kind="files",
+                          timeout_s=10))
+    # the results' temporary file is ours: whatever is there is replaced, never written through
+    for kind, special in (("symlink", "symlink:@OUT@/victim.txt"), ("fifo", "fifo")):
+        cases.append(Case(f"write-results-tmp-is-{kind}", dict(base), [RUN_ONLY], [{0}],
+                          special={"out/r.json.tmp": special}, outside={"victim.txt": VICTIM}, kind="files",
+                          timeout_s=10))
+    return cases
+
+
+def cache_cases() -> list[Case]:
+    """The response cache: its folder confined like the Action's working-directory, its sub-folders never
+    followed out, its entries (which another run, or a fork, may have left) read as a miss when unreadable."""
+    cases = []
+    for name, folder in (("parent", "../cache-dir-parent-outside.outside/cache"), ("absolute", "@OUT@/cache"),
+                         ("symlink", ".cache")):
+        special = {".cache": "symlink:@OUT@"} if name == "symlink" else {}
+        files = {"evalgate.yaml": HTTP_CACHED.format(dir=folder), "data.jsonl": DATA_ASKED}
+        # a folder named outright is a spec error at its line; a symlink out is found when the run writes
+        codes = [{0}, {0}] if name == "symlink" else [{2}, {2}]
+        cases.append(Case(f"cache-dir-{name}-outside", files, [VALIDATE, RUN_ONLY], codes, special=special,
+                          outside={"victim.txt": VICTIM}, kind="files", line_required=name != "symlink",
+                          timeout_s=10, expect={1: "leads outside"} if name == "symlink" else {}))
+    files = {"evalgate.yaml": HTTP_CACHED.format(dir=".cache"), "data.jsonl": DATA_ASKED}
+    every_prefix = {f".cache/{n:02x}": "symlink:@OUT@" for n in range(256)}  # an entry's folder is its key's start
+    cases.append(Case("cache-subfolders-are-symlinks", dict(files), [RUN_ONLY], [{0}], special=every_prefix,
+                      outside={"victim.txt": VICTIM}, kind="files", timeout_s=10, expect={0: "could not keep"}))
+    planted = {  # step 2 puts this at every entry the first run stored; the third step must run, not hang or error
+        "fifo": "os.unlink(p); os.mkfifo(p)",
+        "dev-zero": "os.unlink(p); os.symlink('/dev/zero', p)",
+        "symlink-out": f"os.unlink(p); os.symlink({'@OUT@/victim.txt'!r}, p)",
+        "dir": "os.unlink(p); os.mkdir(p)",
+        "sparse-2gib": "open(p, 'r+b').truncate(2 * 2**30)",
+        "deep-nesting": "open(p, 'w').write('{\"value\": ' + '[' * 100000 + ']' * 100000 + '}')",
+        "wrong-types": "open(p, 'w').write('{\"value\": {\"status\": \"x\", \"body\": 5, \"elapsed_ms\": []}}')",
+        "no-value": "open(p, 'w').write('[1, 2]')",
+        "body-missing": "open(p, 'w').write('{\"value\": {\"status\": 200}}')",
+        "not-utf8": "open(p, 'wb').write(b'\\xff\\xfe{')",
+    }
+    for name, edit in planted.items():
+        plant = py("import glob, os\nentries = glob.glob('.cache/*/*.json')\nassert len(entries) == 3, entries\n"
+                   f"for p in entries:\n    {edit}\n")
+        check = py("import json\nr = json.load(open('out/r.json'))\n"
+                   "assert r['summary']['errored_items'] == 0, r['items']\n")
+        cases.append(Case(f"cache-entry-{name}", dict(files), [RUN_ONLY, plant, RUN_ONLY, check], [{0}, {0}, {0}, {0}],
+                          outside={"victim.txt": VICTIM}, kind="files", timeout_s=10,
+                          expect={2: "cache entr"} if name != "symlink-out" else {}))
+    return cases
+
+
+def read_cases() -> list[Case]:
+    """Files read back and never written by this run, each no regular file or one past its cap: exit 2 naming it,
+    no hang, no memory spent on it."""
+    cases = []
+    base = {"evalgate.yaml": SPEC_OK, "data.jsonl": DATA_THREE}
+    made = ["run", "evalgate.yaml", "-o", "ok.json"]
+    readers = {  # the file, and the command that reads it
+        "baseline": ("base.json", ["run", "evalgate.yaml", "-o", "out/r.json", "--baseline", "base.json"]),
+        "compare-base": ("base.json", ["compare", "base.json", "ok.json"]),
+        "compare-head": ("head.json", ["compare", "ok.json", "head.json"]),
+        "merge-shard": ("s.json", ["merge", "s.json", "-o", "out/m.json"]),
+        "report": ("r.json", ["report", "r.json"]),
+        "report-junit": ("r.json", ["report", "r.json", "--format", "junit"]),
+        "comment-results": ("r.json", ["comment", "--results", "r.json", "--pr", "1", "--repo", "o/r"]),
+        "resume-journal": ("out/r.json.items.jsonl", [*RUN_ONLY, "--resume"]),
+        "resume-results": ("out/r.json", [*RUN_ONLY, "--resume"]),
+    }
+    for what, (path, command) in readers.items():
+        for kind, special in NOT_FILES.items():
+            if what.startswith("resume-") and kind == "dir":
+                continue  # a folder at the output's path: the writers' cases
+            cases.append(Case(f"read-{what}-is-{kind}", dict(base), [made, command], [RAN, {2}],
+                              special={path: special}, kind="files", timeout_s=10))
+    # a journal value no run writes: an infinite number is no record (its item runs again), never copied
+    infinite = py("import json\nitems = json.load(open('out/r.json'))['items']\n"
+                  "lines = [json.dumps(i) for i in items]\n"
+                  "lines[0] = lines[0].replace('\"duration_ms\": ', '\"duration_ms\": 1e999, \"x\": ', 1)\n"
+                  "open('out/r.json.items.jsonl', 'w').write(''.join(l + '\\n' for l in lines))\n")
+    check = py("import json, math\ntext = open('out/r.json').read()\n"
+               "assert '1e999' not in text and 'Infinity' not in text, text[:300]\n"
+               "json.loads(text, parse_float=lambda s: (_ for _ in ()).throw(ValueError(s)) "
+               "if not math.isfinite(float(s)) else float(s))\n")
+    cases.append(Case("journal-value-1e999", dict(base), [RUN_ONLY, infinite, [*RUN_ONLY, "--resume"], check],
+                      [{0}, {0}, {0}, {0}], kind="files", timeout_s=10))
+    return cases
+
+
+def id_cases() -> list[Case]:
+    """Two ids the same after Unicode NFC normalisation (`café` composed and decomposed) look the same in
+    every report: a duplicate id, named with both lines, in every data format."""
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    rows = [{"id": composed, "input": "hi", "output": "hello"}, {"id": decomposed, "input": "hi", "output": "hello"}]
+    formats = {
+        ".jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+        ".json": "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n]\n",
+        ".yaml": "".join(f"- {{id: {r['id']}, input: hi, output: hello}}\n" for r in rows),
+        ".csv": "id,input,output\n" + "".join(f"{r['id']},hi,hello\n" for r in rows),
+    }
+    cases = []
+    for suffix, content in formats.items():
+        spec = f"version: 1\ndata: data{suffix}\ngates:\n  - type: includes\n    value: hel\n"
+        cases.append(Case(f"ids-nfc-equal{suffix.replace('.', '-')}", {"evalgate.yaml": spec, f"data{suffix}": content},
+                          [VALIDATE, RUN_ONLY], [{2}, {2}], line_required=True, kind="files", timeout_s=10,
+                          expect={0: "written another way"}))
+    return cases
+
+
+def scale_cases() -> list[Case]:
+    """Spec validation in time linear in its entries: 10,000 gates took minutes when it was quadratic."""
+    gates = "".join(f"  - {{type: includes, value: v{i}, id: gate-{i}}}\n" for i in range(10_000))
+    spec = "version: 1\ndata: data.jsonl\ngates:\n" + gates
+    return [Case("spec-10000-gates", {"evalgate.yaml": spec, "data.jsonl": DATA_THREE}, [VALIDATE], [{0}],
+                 kind="files", timeout_s=30, max_seconds=25)]
+
+
+def file_cases() -> list[Case]:
+    return write_cases() + cache_cases() + read_cases() + id_cases() + scale_cases()

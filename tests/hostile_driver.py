@@ -4,7 +4,9 @@
 
 CASES.json is a list of {"id", "cwd", "steps": [[arg, ...], ...], "timeout_s"}. Each step is the
 `evalgate` command line, run through the CLI's own entry (`evalgate.cli.entry`) with its streams
-captured; one JSON line per step goes to RESULTS.jsonl: exit code, both streams, seconds, and
+captured (a step `["!python", CODE]` runs CODE in the case's folder instead: an attacker's edit between
+two commands, or a check of what they wrote; an assertion that fails is its exit code); one JSON line per
+step goes to RESULTS.jsonl: exit code, both streams, seconds, and
 this process's peak RSS so far. A step that runs past its timeout is recorded as a hang and the
 driver exits at once (SIGALRM): nothing here can hang the test that started it.
 """
@@ -22,6 +24,9 @@ from typing import Any
 
 
 def main() -> None:
+    cap_mb = os.environ.get("HOSTILE_MAX_ADDRESS_MB")  # a read that would take gigabytes fails here, not the machine
+    if cap_mb:
+        resource.setrlimit(resource.RLIMIT_AS, (int(cap_mb) * 2**20, int(cap_mb) * 2**20))
     with open(sys.argv[1], encoding="utf-8") as handle:
         cases = json.load(handle)
     results = open(sys.argv[2], "a", encoding="utf-8")  # noqa: SIM115 - open until os._exit on a hang
@@ -47,7 +52,10 @@ def main() -> None:
             started = time.monotonic()
             signal.alarm(max(1, int(case.get("timeout_s", 20))))
             try:
-                cli.entry(argv)
+                if argv[0] == "!python":
+                    exec(compile(argv[1], f"{case['id']} step {number}", "exec"), {})
+                else:
+                    cli.entry(argv)
                 code: Any = 0
             except SystemExit as exc:
                 code = exc.code

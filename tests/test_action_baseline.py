@@ -123,7 +123,7 @@ def test_auto_compares_with_the_base_branch_artifact_and_fails_on_a_regression(
     [error] = [c for c in process_log(log) if c.name == "error"]
     assert error.properties == {"file": "evalgate.yaml", "line": "7", "title": "evalgate: regression"}
     assert error.data.startswith(
-        "`includes:Brooklyn` regressed against the baseline: head 0.500, base 1.000 · Δ -0.500 [")
+        "`includes:Brooklyn` regressed against the baseline: matched: base 1.000 → head 0.500 · Δ -0.500 [")
     summary = files.summary.read_text()
     assert "### Compared with the baseline" in summary and "### Regressions" in summary
     assert "@octocat" not in summary and "@&#8203;octocat" in summary

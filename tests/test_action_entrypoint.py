@@ -720,8 +720,8 @@ def test_a_full_disk_under_the_job_summary_is_named(tmp_path: Path, github: Fake
 
 
 def test_a_spec_input_naming_no_file_says_to_set_the_input(action: scenarios.Action) -> None:
-    # The loader's "no such spec file; pass its path to `evalgate run`" is CLI advice: in the Action
-    # there is no command line, there is the `spec` input.
+    # The CLI's advice ("give the spec's path to `evalgate run`") is no use in the Action: there is no
+    # command line, there is the `spec` input.
     scenarios.write_project(action.root / "ws", "passed")
     run = action.run({"spec": "evals/missing.yaml"})
     assert run.code == 2, run.log
@@ -846,8 +846,9 @@ def test_relative_runner_paths_name_the_files_of_the_directory_the_step_started_
     assert "called_tool:get_weather" in run.summary  # the report, in the runner's file
     assert len(github.comments_on(scenarios.REPO, scenarios.PR)) == 1  # the event named the pull request
     assert (run.files.root / "runner_temp" / "evalgate").is_dir()  # the journal was under RUNNER_TEMP
-    assert sorted(p.name for p in evals.iterdir()) == ["cases.jsonl", "evalgate-results.comment.md",
-                                                       "evalgate-results.json", "evalgate.yaml"]
+    assert sorted(p.name for p in evals.iterdir()) == ["cases.jsonl", "evalgate-report.html",
+                                                       "evalgate-results.comment.md", "evalgate-results.json",
+                                                       "evalgate.yaml"]
 
 
 def test_a_shard_edited_with_its_digest_forged_is_refused_by_name(action: scenarios.Action) -> None:

@@ -31,7 +31,9 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+# evalgate/starters/ is package data: the agent stubs `evalgate init` copies into a user's folder, no modules
+STARTERS = PACKAGE / "starters"
+MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if STARTERS not in p.parents}
 PACKAGES = {name for name, path in MODULES.items() if path.name == "__init__.py"}
 
 
@@ -261,3 +263,27 @@ def test_the_architecture_doc_draws_every_import_pointing_down() -> None:
         if rows[target.split(".")[1]] < rows[module.split(".")[1]]
     ]
     assert not upward, "imports pointing up the map:\n" + "\n".join(sorted(upward))
+
+
+def private_reaches(paths: list[Path]) -> list[str]:
+    """`from evalgate.x import _name` in these files: one module reaching into another's private names
+    (a dunder such as `__version__` is fine)."""
+    found = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evalgate"):
+                found += [f"{path.name}:{node.lineno}: from {node.module} import {a.name}"
+                          for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    files = [*PACKAGE.rglob("*.py"), *(ROOT / "tests").glob("*.py"), *(ROOT / "bench").glob("*.py")]
+    assert private_reaches(sorted(files)) == []
+
+
+def test_the_private_reach_finder_finds_one(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text("from evalgate.results import _x, y\nfrom evalgate import __version__\n")
+    assert private_reaches([planted]) == ["planted.py:1: from evalgate.results import _x"]

@@ -420,9 +420,9 @@ def test_default_ids_are_readable() -> None:
 
 def test_similarity_removes_javascripts_whitespace_from_ascii_text_as_the_regex_does() -> None:
     # ASCII text takes a faster path than the JavaScript \s regex; every ASCII character must agree
-    from evalgate.scorers.checks import _WS, _prepare
+    from evalgate.scorers.checks import JS_WHITESPACE, without_whitespace
 
     for code in range(128):
         text = f"a{chr(code)}b {chr(code)}\t"
-        assert _prepare(text) == _WS.sub("", text), code
-    assert _prepare("a\u00a0b\u3000c d") == "abcd"  # beyond ASCII: the regex itself
+        assert without_whitespace(text) == JS_WHITESPACE.sub("", text), code
+    assert without_whitespace("a\u00a0b\u3000c d") == "abcd"  # beyond ASCII: the regex itself

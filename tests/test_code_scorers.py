@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 from pathlib import Path
@@ -101,70 +100,6 @@ def test_keyword_coverage() -> None:
     assert score(chosen, "It is SUNNY, 72F.") == 2 / 3
     assert score(code.keyword_coverage(["sun"]), "sunny") == 0.0
     assert score(code.keyword_coverage([]), "anything") == 1.0
-
-
-# (input, output, Mastra's completeness score), from @mastra/evals under Node: a word that can be a noun
-# or a verb ("format", "working", "calls") is whichever compromise's lexicon and context clues make it,
-# and a verb phrase is rewritten as compromise's toInfinitive rewrites it.
-MASTRA_COMPLETENESS = [
-    ("Return current working directory.", "working directory. Return", 0.5),
-    ("Format the specified record.", "specified record. Format", 0.75),
-    ("Used by Queue consumer threads.", "Queue consumer threads. Used", 0.6),
-    ("No operation should be done on it afterwards.", "done on it afterwards. No operation", 0.8571428571428571),
-    ("Disable all logging calls of severity 'level' and below.", "of severity 'level' and below. Disable all logging",
-     0.8888888888888888),
-    # a negated verb becomes "do/does not" + infinitive, auxiliaries and modals go, adverbs stay
-    ("The tests do not pass.", "the tests pass", 0.6),
-    ("She has not eaten the cake.", "she ate the cake", 0.6666666666666666),
-    ("It will only insert newlines.", "it inserts newlines only", 1.0),
-    # compromise's match rules retag words after its first guess: "used to" and passives are auxiliaries,
-    # a gerund after a preposition a noun
-    ("It used to refuse the empty list too.", "the empty list too. It used", 0.8333333333333334),
-    ("No normalization or symlink resolution is performed.", "symlink resolution is performed. No normalization",
-     0.8571428571428571),
-    ("Open a tar archive for reading, writing or appending.", "for reading, writing or appending. Open a tar",
-     0.7777777777777778),
-    ("Added modules are always module.pyc.", "are always module.pyc. Added", 0.8),
-    # the main verb is the run of words no auxiliary, modal or adverb: "set up" and "write debugging" stay
-    # whole (an infinitive in it keeps them as written); "cannot" is "can" + "not"
-    ("Set up secure data connection.", "a secure connection", 0.4),
-    ("Write debugging output to sys.stderr.", "debug output", 0.16666666666666666),
-    ("The file cannot be read.", "the file is read", 0.75),
-    ("Format using strftime.", "use strftime to format", 0.6666666666666666),
-    # "it's" at the end of a sentence is a possessive: no "is" in it
-    ("Mine, it's.", "mine it", 0.6666666666666666),
-    # a hyphen joins two words ("non-inheritable" is "non" + "inheritable"), not after a prefix like "re"
-    ("The new socket is non-inheritable.", "socket is non-inheritable. The", 0.875),
-    ("Handle non-fatal error ExtractError according to errorlevel",
-     "ExtractError according to errorlevel Handle non-fatal", 0.7),
-    ("A quoted-string could contain a comma.", "contain a comma. A quoted-string", 1.0),
-    # compromise's own contractions: "should've" is should + have, "let's" let + us, "what's" what + is
-    ("You should have told me earlier, and you should've told me.", "you told me earlier", 0.8),
-    ("Let's meet at the station.", "let us meet at the station", 1.0),
-    ("What's the weather like in Tokyo today?", "the weather in Tokyo today", 0.625),
-    # a line break ends a sentence ("it's" at the end of one is a possessive, "we'll" a verb alone)
-    ("it's\nÄrger", "it s", 0.6666666666666666),
-    ("sad. love we'll\ntold SNOW", "we ll", 0.2857142857142857),
-]
-
-
-def test_completeness_is_the_same_in_every_process() -> None:
-    """compromise breaks a tie between a word's tags by their order; Python's sets have none, and their
-    order changes with every process's hash seed: the scorer must not (here "used" became "use", as in
-    Mastra, or not depending on the seed)."""
-    import subprocess
-    import sys
-
-    code_ = ("from evalgate.scorers import wordforms; "
-             "print(sorted(wordforms.elements('Least-recently-used cache decorator.')))")
-    seen = {subprocess.run([sys.executable, "-c", code_], capture_output=True, text=True, check=True, timeout=60,
-                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(8)}
-    assert seen == {"['cache', 'decorator', 'least', 'recently', 'use']\n"}  # Mastra's words
-
-
-@pytest.mark.parametrize(("question", "answer", "mastra"), MASTRA_COMPLETENESS)
-def test_completeness_tells_nouns_from_verbs_as_mastra(question: str, answer: str, mastra: float) -> None:
-    assert score(code.completeness(), answer, input=question) == pytest.approx(mastra, abs=1e-9)
 
 
 def test_completeness() -> None:
@@ -307,35 +242,20 @@ _PIECES = ["<", ">", "<>", "a", "B", "é", "_", "'", "-", "—", " ", "\n", "\t"
            "<b>", "9", "٣", "𝔸", "."]
 
 
-@pytest.mark.parametrize("name", [*_REFERENCE, "strip_edges"])
+@pytest.mark.parametrize("name", list(_REFERENCE))
 def test_text_helpers_give_the_regexes_answer(name: str) -> None:
-    from evalgate.scorers import wordforms
-
-    if name == "strip_edges":
-        ours, theirs = wordforms.strip_edges, lambda t: re.sub(r"^[^\w']+|[^\w']+$", "", t)
-    else:
-        ours, theirs = _REFERENCE[name]
+    ours, theirs = _REFERENCE[name]
     rng = random.Random(5)
     texts = ["".join(rng.choice(_PIECES) for _ in range(rng.randrange(0, 12))) for _ in range(20_000)]
     differ = [t for t in texts if ours(t) != theirs(t)]
     assert not differ, differ[:5]
 
 
-def test_strip_edges_word_characters_are_pythons_backslash_w() -> None:
-    from evalgate.scorers import wordforms
-
-    word = re.compile(r"[\w']")
-    differ = [c for c in map(chr, range(0x110000))
-              if wordforms.strip_edges(c) != (c if word.fullmatch(c) else "")]
-    assert not differ, differ[:10]
-
-
 @pytest.mark.parametrize("output", [
     "It" + " " * 1_000_000 + "works",  # trim's `\s+$` rescans a run of spaces that does not end the text
     "a" + "-" * 1_000_000 + "b",  # the word-edge regex over a markdown rule inside one token
     "<" * 1_000_000,  # the tag regex rescans to the end from every `<` no `>` follows
-    "don't " * 166_000,  # one verb phrase of 332,000 words: completeness rewrote it in quadratic time
-], ids=["spaces", "dashes", "open-tags", "verb-phrase"])
+], ids=["spaces", "dashes", "open-tags"])
 def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
     """Scoring an agent's 1 MB reply with the text scorers must not hold the run for hours (the regexes
     took 2.5 s on 20,000 spaces, 6 s on 20,000 dashes, quadratically more). A subprocess with a
@@ -343,8 +263,8 @@ def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
     import subprocess
     import sys
 
-    code_ = ("import sys; from evalgate.scorers import jstext, wordforms; t = sys.stdin.read(); "
-             "jstext.extract_keywords(t); jstext.sentiment(t); wordforms.elements(t)")
+    code_ = ("import sys; from evalgate.scorers import jstext; t = sys.stdin.read(); "
+             "jstext.extract_keywords(t); jstext.sentiment(t)")
     done = subprocess.run([sys.executable, "-c", code_], input=output, text=True, timeout=120, capture_output=True)
     assert done.returncode == 0, done.stderr
 

@@ -6,6 +6,7 @@ reachable here). Skipped only when EVALGATE_SKIP_DOCKER=1.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable, Iterator
@@ -100,3 +101,18 @@ def test_image_has_no_build_tools(image: str) -> None:
                            "import importlib.util as u; print(u.find_spec('pip'), u.find_spec('setuptools'))"],
                           capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     assert proc.stdout.strip() == "None None", proc.stdout + proc.stderr
+
+
+def test_image_scores_completeness_with_compromise(image: str, tmp_path: Path) -> None:
+    """The image carries the mastra-nlp extra: completeness runs compromise in V8 there, with Mastra's number."""
+    data = [{"input": "It is sunny in Brooklyn", "output": "sunny Brooklyn"},  # it, be, sunny, in, brooklyn: 2 of 5
+            {"input": "He was running", "output": "they run"}]  # he, run: 1 of 2
+    (tmp_path / "data.json").write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "evalgate.yaml").write_text("version: 1\ndata: data.json\nscorers:\n  - type: completeness\n",
+                                            encoding="utf-8")
+    command = ["docker", "run", "--rm", "--workdir", "/w", "-v", f"{tmp_path.resolve()}:/w",
+               "--entrypoint", "/opt/evalgate/bin/evalgate", image, "run", "evalgate.yaml", "-o", "out.json"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert [i["scores"]["completeness"] for i in results["items"]] == [0.4, 0.5]

@@ -353,7 +353,7 @@ def test_faithfulness_evidence_is_the_assistant_messages_legacy_invocations() ->
 def test_faithfulness_evidence_survives_the_results_file() -> None:
     """A results file or journal read back as a recorded run (a resumed rescore, a replay) gives
     faithfulness the same evidence as the live run: the legacy invocations are written and read."""
-    from evalgate.scorers.judged import _faithfulness_tool_results
+    from evalgate.scorers.judged import faithfulness_tool_results
 
     legacy = [{"state": "result", "toolCallId": "c2", "toolName": "b", "args": {}, "result": 2},
               {"state": "result", "toolCallId": "c3", "args": {}, "result": "unnamed"}]
@@ -362,7 +362,7 @@ def test_faithfulness_evidence_survives_the_results_file() -> None:
     assert written["legacy_tool_invocations"] == legacy
     again = run_from_value(written)
     assert again.legacy_tool_invocations == legacy
-    assert _faithfulness_tool_results(again) == _faithfulness_tool_results(run) != ""
+    assert faithfulness_tool_results(again) == faithfulness_tool_results(run) != ""
     assert "legacy_tool_invocations" not in run_from_value({"text": "x", "tool_calls": []}).to_dict()
     with pytest.raises(RunFormatError, match="`legacy_tool_invocations` must be a list"):
         run_from_value({"text": "x", "legacy_tool_invocations": {"state": "result"}})

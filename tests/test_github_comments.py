@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from evalgate.github.comments import (
     link_targets,
     marker,
 )
-from evalgate.net import Exchange, HttpClient, Redactor, RetryPolicy
+from evalgate.net import Exchange, HttpClient, RetryPolicy
 
 REPO = "octo/agent"
 
@@ -280,8 +281,10 @@ def test_names_that_differ_only_beyond_ascii_keep_their_own_comment(github: Fake
     assert bodies == [marker(name) + f"\n{name} two" for name in names]
 
 
-def comment_cli(github: FakeGitHub, *args: str, token: str = "pat") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GITHUB_API_URL": github.url, "GITHUB_TOKEN": token, "GITHUB_REPOSITORY": REPO}
+def comment_cli(github: FakeGitHub, *args: str, token: str = "pat",
+                **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_WORKFLOW", "GITHUB_JOB")}
+    env.update(GITHUB_API_URL=github.url, GITHUB_TOKEN=token, GITHUB_REPOSITORY=REPO, **extra)
     return subprocess.run([sys.executable, "-m", "evalgate.cli", "comment", *args], env=env, capture_output=True,
                           text=True, timeout=60)
 
@@ -353,7 +356,7 @@ def test_a_comment_deleted_meanwhile_is_created_again(github: FakeGitHub) -> Non
                      effect=lambda: github.state.comments.pop(old["id"]))
     done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
     assert done.action == "created" and done.url.endswith("#issuecomment-1001")
-    assert [r.method for r in github.requests()][-3:] == ["PATCH", "POST", "GET"]
+    assert [r.method for r in github.requests() if "graphql" not in r.path] == ["GET", "PATCH", "POST"]  # listed once
 
 
 def test_any_validation_failure_counts_as_too_long() -> None:
@@ -405,7 +408,7 @@ def test_the_comment_goes_through_the_jobs_proxy(github: FakeGitHub) -> None:
         http.close()
     assert done.action == "created" and len(github.comments_on(REPO, 1)) == 1
     methods = [method for method, _, _ in proxy.seen]
-    assert methods == ["POST", "GET", "POST", "GET"]  # GraphQL viewer, the listing, the comment, a racing job's?
+    assert methods == ["POST", "GET", "POST"]  # GraphQL viewer, the listing (once), the comment
     assert all(target.startswith(github.url) for _, target, _ in proxy.seen)
 
 
@@ -431,7 +434,7 @@ def test_comment_command_renders_a_forks_results_as_escaped_text(github: FakeGit
     """The fork pattern's safe half: a fork wrote the results, evalgate writes the comment."""
     failed_weather_run(tmp_path,
                        "{id: '@org/security-team <img src=x>', input: q, output: '<details open> @octocat #1 rain'}")
-    posted = comment_cli(github, "--results", str(tmp_path / "results.json"), "--pr", "1")
+    posted = comment_cli(github, "--results", str(tmp_path / "results.json"), "--pr", "1", "--key", "weather")
     assert posted.returncode == 0, posted.stderr
     [comment] = github.comments_on(REPO, 1)
     body = comment["body"]
@@ -450,7 +453,7 @@ def test_comment_command_breaks_mentions_in_a_body_file_and_needs_one_source(git
     for args in ((), ("--body-file", str(body), "--results", str(body))):
         refused = comment_cli(github, *args, "--pr", "1")
         assert refused.returncode == 2 and "one of --results" in refused.stderr
-    junk = comment_cli(github, "--results", str(body), "--pr", "1")
+    junk = comment_cli(github, "--results", str(body), "--pr", "1", "--key", "k")
     assert junk.returncode == 2 and "not an evalgate results file" in junk.stderr
 
 
@@ -554,7 +557,6 @@ class Stub:
     def __init__(self, status: int, location: str) -> None:
         self.status, self.location = status, location
         self.sent: list[tuple[str, str]] = []
-        self.redact = Redactor()
 
     def add_secrets(self, secrets: object) -> None:
         pass
@@ -626,21 +628,21 @@ def test_a_hostile_link_header_is_read_in_linear_time() -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_two_jobs_that_list_at_once_leave_one_comment(github: FakeGitHub) -> None:
+def test_two_jobs_that_list_at_once_leave_one_comment_after_the_next_update(github: FakeGitHub) -> None:
     # Two pushes (or a re-run) on one PR: both jobs list before either posts, find nothing, and both
-    # post. Each then lists again; both keep the oldest, so one comment is left, with a job's body.
+    # post. Each step lists once, so both stay until the next update keeps the oldest and deletes the other.
     from concurrent.futures import ThreadPoolExecutor
 
     github.together_next("GET", r"/issues/1/comments$", parties=2)
     bodies = [marker("k") + "\nfrom job A", marker("k") + "\nfrom job B"]
     with ThreadPoolExecutor(2) as pool:
         done = list(pool.map(lambda body: client(github).upsert(REPO, 1, body, "k"), bodies))
-    [left] = github.comments_on(REPO, 1)
-    assert left["body"] in bodies
-    assert [d.url for d in done] == [left["html_url"]] * 2
-    posts = [r for r in github.requests("POST") if r.path.endswith("/comments")]
-    assert len(posts) == 2  # the race did happen: both posted
-    assert len(github.requests("DELETE")) >= 1 and sum(d.removed for d in done) >= 1
+    assert [d.action for d in done] == ["created", "created"]  # the race did happen: both posted
+    oldest = min(c["id"] for c in github.comments_on(REPO, 1))
+    later = client(github).upsert(REPO, 1, marker("k") + "\nnext push", "k")
+    assert later.action == "updated" and later.id == oldest and later.removed == 1
+    assert [c["body"] for c in github.comments_on(REPO, 1)] == [marker("k") + "\nnext push"]
+    assert len([r for r in github.requests("GET") if r.path.endswith("/comments")]) == 3  # once per step
 
 
 def test_duplicates_from_an_earlier_race_are_deleted_on_the_next_update(github: FakeGitHub) -> None:
@@ -677,7 +679,8 @@ def test_a_forks_results_cannot_plant_another_jobs_marker_through_a_summary_fiel
                                    "spent_tokens": evil}  # a count that is text leaves the whole line out
     forged["comparison"] = {"settings": {"correction": evil}, "entries": []}
     (tmp_path / "forged.json").write_text(json.dumps(forged))
-    assert comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1").returncode == 0
+    posted = comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1", "--key", "weather")
+    assert posted.returncode == 0, posted.stderr
     [posted] = github.comments_on(REPO, 1)
     body = posted["body"]
     assert "Budget exceeded" in body and "correction across entries" in body
@@ -702,3 +705,118 @@ def test_a_body_file_hides_no_text_from_those_who_read_the_comment(github: FakeG
     [comment] = github.comments_on(REPO, 1)
     assert comment["body"] == (marker("weather") + "\n## report\\U000e004c\\U000e0047\\U000e0054\\U000e004d\n"
                                f"id\\u200b1 {written}\n")
+
+
+# ---- a GitHub (or proxy) that repeats pages, paginates forever or trickles its answer ----
+
+
+def test_a_repeated_comments_page_deletes_nothing_of_ours(github: FakeGitHub) -> None:
+    """A proxy that answers every page with the first one made evalgate find its comment 100 times and
+    DELETE it 99 times: the PR was left with no comment."""
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    github.add_comment(REPO, 1, "reviewer", "looks good")
+    github.paging = "repeat"
+    done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.action == "updated" and done.id == ours["id"] and done.removed == 0
+    assert github.requests("DELETE") == []
+    assert [c["body"] for c in github.comments_on(REPO, 1)] == [marker("k") + "\nnew", "looks good"]
+    assert len([r for r in github.requests("GET") if r.path.endswith("/comments")]) == 2  # page 1, page 1 again
+
+
+def test_a_repeated_page_with_a_real_duplicate_deletes_it_once_and_keeps_ours(github: FakeGitHub) -> None:
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\nfirst")
+    duplicate = github.add_comment(REPO, 1, BOT, marker("k") + "\nsecond")
+    github.paging = "repeat"
+    done = client(github).upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.id == ours["id"] and done.removed == 1
+    assert [r.path for r in github.requests("DELETE")] == [f"/repos/{REPO}/issues/comments/{duplicate['id']}"]
+    assert [c["body"] for c in github.comments_on(REPO, 1)] == [marker("k") + "\nnew"]
+
+
+def test_endless_next_links_end_at_the_page_cap(github: FakeGitHub) -> None:
+    github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    github.paging = "forever"
+    http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=10.0, environ={})
+    capped = GitHub(github.url, "app", http, sleep=Clock().sleep, max_pages=7)
+    done = capped.upsert(REPO, 1, marker("k") + "\nnew", "k")
+    assert done.action == "updated" and github.requests("DELETE") == []
+    assert len([r for r in github.requests("GET") if r.path.endswith("/comments")]) == 7
+
+
+def test_endless_next_links_end_at_the_steps_deadline(github: FakeGitHub) -> None:
+    """Endless `next` links, each page slow to come (but within any per-request timeout): the default page
+    cap would allow 100 pages; the step's deadline ends it first, with an error that names it."""
+    github.paging = "forever"
+    for _ in range(100):
+        github.trickle_next("GET", r"/issues/1/comments$", 0.0005)  # about 0.2 s a page
+    http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=10.0, environ={})
+    started = time.monotonic()
+    with pytest.raises(CommentError) as caught:
+        GitHub(github.url, "app", http, sleep=Clock().sleep, deadline_s=1.0).upsert(REPO, 1, "x", "k")
+    assert time.monotonic() - started < 5 and "deadline" in str(caught.value) and "github-timeout" in str(caught.value)
+
+
+def test_a_trickled_answer_cannot_hold_the_step_past_its_deadline(github: FakeGitHub) -> None:
+    """A reply written a byte a second: each read succeeds, no socket timeout fires; the step's deadline does."""
+    github.trickle_next("POST", r"/graphql$", 0.5)
+    http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=30.0, environ={})
+    started = time.monotonic()
+    with pytest.raises(CommentError) as caught:
+        GitHub(github.url, "app", http, sleep=time.sleep, deadline_s=2.0).upsert(REPO, 1, marker("k") + "\nx", "k")
+    elapsed = time.monotonic() - started
+    assert elapsed < 6, elapsed
+    assert "GraphQL" in str(caught.value) or "deadline" in str(caught.value), caught.value
+    assert github.comments_on(REPO, 1) == []
+
+
+def test_a_shorter_body_after_a_422_uses_the_one_listing(github: FakeGitHub) -> None:
+    ours = github.add_comment(REPO, 1, BOT, marker("k") + "\nold")
+    github.fail_next("PATCH", r"/issues/comments/\d+$", 422, message="Validation Failed")
+    gh = client(github)
+    with pytest.raises(CommentError) as caught:
+        gh.upsert(REPO, 1, marker("k") + "\nlong", "k")
+    assert caught.value.too_long
+    assert gh.upsert(REPO, 1, marker("k") + "\nshort", "k").id == ours["id"]
+    assert len([r for r in github.requests("GET") if r.path.endswith("/comments")]) == 1
+
+
+def test_the_action_input_github_timeout_is_read_and_checked() -> None:
+    from evalgate.github.settings import Settings, SettingsError
+
+    base = {"GITHUB_WORKSPACE": os.getcwd()}
+    assert Settings.from_env(base).github_timeout_s == 120.0
+    assert Settings.from_env({**base, "INPUT_GITHUB-TIMEOUT": "45"}).github_timeout_s == 45.0
+    for bad in ("0", "-1", "soon", "nan", "1e9"):
+        with pytest.raises(SettingsError, match="github-timeout"):
+            Settings.from_env({**base, "INPUT_GITHUB-TIMEOUT": bad})
+
+
+# ---- a fork's results never choose the comment they overwrite ----
+
+
+def test_a_forks_results_cannot_choose_which_sticky_comment_they_overwrite(github: FakeGitHub,
+                                                                          tmp_path: Path) -> None:
+    """`comment --results` took its key from the results' `name`, which the fork writes: a fork named its run
+    `nightly` and overwrote the nightly job's verdict. The key comes from the job posting it."""
+    nightly = github.add_comment(REPO, 1, "alice", marker("nightly") + "\nnightly: passed")
+    failed_weather_run(tmp_path, "{id: a, input: q, output: rain}")
+    forged = json.loads((tmp_path / "results.json").read_text())
+    forged["name"] = "nightly"
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    refused = comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1")
+    assert refused.returncode == 2 and "--key" in refused.stderr, refused.stderr
+    derived = comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1",
+                          GITHUB_WORKFLOW="evals comment", GITHUB_JOB="comment")
+    assert derived.returncode == 0, derived.stderr
+    given = comment_cli(github, "--results", str(tmp_path / "forged.json"), "--pr", "1", "--key", "evals")
+    assert given.returncode == 0, given.stderr
+    bodies = {c["id"]: c["body"] for c in github.comments_on(REPO, 1)}
+    assert bodies[nightly["id"]] == marker("nightly") + "\nnightly: passed"  # untouched
+    assert sorted(b.splitlines()[0] for b in bodies.values()) == sorted(
+        [marker("nightly"), marker("evals comment/comment"), marker("evals")])
+
+
+def test_the_fork_example_workflow_passes_the_key() -> None:
+    workflow = (Path(__file__).resolve().parent.parent / "examples/workflows/evalgate-fork-comment.yml").read_text()
+    command = workflow[workflow.index("evalgate comment --results"):]
+    assert "--results" in command and "--key" in command.split("\n\n")[0]

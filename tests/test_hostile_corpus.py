@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import action_scenarios as scenarios
 import hostile_corpus as corpus
@@ -70,7 +71,8 @@ def secret_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update(GITHUB_TOKEN=corpus.SECRET, ACTIONS_RUNTIME_TOKEN=corpus.RUNTIME_SECRET,
                ACTIONS_ID_TOKEN_REQUEST_TOKEN=corpus.RUNTIME_SECRET + "_id", JUDGE_KEY=corpus.JUDGE_SECRET,
-               AGENT_KEY=corpus.AGENT_SECRET)
+               AGENT_KEY=corpus.AGENT_SECRET, PLUS_KEY=corpus.PLUS_SECRET, OPENAI_API_KEY=corpus.PROVIDER_SECRET,
+               **corpus.WORD_SECRETS)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     return env
 
@@ -122,9 +124,20 @@ def wait_child(proc: subprocess.Popen[bytes], timeout_s: float,
     return (None if hung else proc.returncode), peak_kib // 1024, time.monotonic() - started
 
 
+def echoed_forms(secret: str) -> set[bytes]:
+    """The secret as an echo may carry it: as is, URL-encoded (hex in either case), JSON-escaped (`\\/`)."""
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), quote(secret),
+             json.dumps(secret)[1:-1].replace("/", "\\/")}
+    forms |= {re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in forms}
+    return {f.encode() for f in forms}
+
+
+FORMS = {s: echoed_forms(s) for s in (*corpus.SECRETS, scenarios.TOKEN)}
+
+
 def leaked(data: bytes | str) -> list[str]:
     text = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    return [s for s in (*corpus.SECRETS, scenarios.TOKEN) if s.encode() in text]
+    return [s for s, forms in FORMS.items() if any(f in text for f in forms)]
 
 
 def scan_written(folder: Path, inputs: set[Path]) -> list[str]:
@@ -136,7 +149,7 @@ def scan_written(folder: Path, inputs: set[Path]) -> list[str]:
 
 
 def run_drivers(cases: list[corpus.Case], root: Path, chunks: int,
-                name: str) -> Iterator[tuple[list[dict[str, Any]], int, Any]]:
+                name: str, env: dict[str, str] | None = None) -> Iterator[tuple[list[dict[str, Any]], int, Any]]:
     """Run the cases in `chunks` driver processes; yields (records, peak RSS MiB, exit code) per driver."""
     groups = [cases[i::chunks] for i in range(chunks)]
 
@@ -150,8 +163,8 @@ def run_drivers(cases: list[corpus.Case], root: Path, chunks: int,
             spec.write_text(json.dumps([{"id": c.id, "cwd": str(root / c.id), "steps": c.steps,
                                          "timeout_s": c.timeout_s} for c in remaining]))
             proc = subprocess.Popen([sys.executable, str(HERE / "hostile_driver.py"), str(spec), str(out)],
-                                    env=secret_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    start_new_session=True)
+                                    env={**secret_env(), **(env or {})}, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, start_new_session=True)
             budget = sum(c.timeout_s * len(c.steps) for c in remaining) + 60
             code, rss, _ = wait_child(proc, budget)
             peak = max(peak, rss)
@@ -200,6 +213,9 @@ def check_records(cases: list[corpus.Case], results: list[tuple[list[dict[str, A
                 tally.other.append(f"{label}: exit 2 without file:line: {record['stderr'][:300]!r}")
             if record["step"] == 0 and code == 0 and case.expect_out and case.expect_out not in record["stdout"]:
                 tally.other.append(f"{label}: expected {case.expect_out!r} in {record['stdout'][:200]!r}")
+            said = case.expect.get(record["step"])
+            if said and said not in streams:
+                tally.other.append(f"{label}: expected {said!r} in {streams[-300:]!r}")
             if record["seconds"] > case.max_seconds:
                 tally.hangs.append(f"{label}: {record['seconds']}s")
             if "internal error" in streams:
@@ -217,6 +233,11 @@ def check_records(cases: list[corpus.Case], results: list[tuple[list[dict[str, A
         inputs = {folder / name for name in case.files}
         for path in scan_written(folder, inputs):
             tally.leaks.append(f"{case.id}: secret in {path}")
+        if case.outside:  # a folder outside the case's own: what is there stays as it was, nothing is added
+            outside = case.outside_folder(root)
+            found = {p.name: p.read_text(errors="replace") if p.is_file() else "(a folder)" for p in outside.iterdir()}
+            if found != case.outside:
+                tally.other.append(f"{case.id}: written outside: {sorted(found)} {list(found.values())[:2]!r}")
 
 
 TALLY = Tally()
@@ -242,6 +263,59 @@ def test_generated_specs_data_and_behaviours(root: Path) -> None:
     for name in ("tracebacks", "hangs", "over_memory", "wrong_codes", "leaks", "other"):
         getattr(TALLY, name).extend(getattr(tally, name))
     assert not tally.problems(), "\n".join(tally.problems()[:40])
+
+
+class Agent:
+    """An HTTP agent on 127.0.0.1 that answers every POST with the same JSON reply (the cache stores it)."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                data = b'{"text": "hello there"}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+FILE_KINDS = ("write", "cache", "read", "journal", "ids", "spec")
+
+
+def test_files_written_and_read_are_never_followed_out_waited_on_or_read_whole(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Section E: symlinks, FIFOs, devices, sparse 2 GiB files and folder symlinks at every path evalgate writes
+    or reads back, cache folders and entries planted by someone else, 1e999 in a journal, NFC-equal ids, a
+    spec of 10,000 gates. Each driver's address space is capped: a file read whole fails it, not the machine."""
+    root = tmp_path_factory.mktemp("hostile-files")
+    cases = corpus.file_cases()
+    agent = Agent()
+    try:
+        for case in cases:
+            case.write(root, agent.url)
+        results = list(run_drivers(cases, root, 2, "files", {"HOSTILE_MAX_ADDRESS_MB": "2048"}))
+    finally:
+        agent.close()
+    tally = Tally()
+    check_records(cases, results, root, tally)
+    failed = {p.split(":")[0].split(" step ")[0] for p in tally.problems()}
+    rows = [(kind, sum(c.id.startswith(kind) for c in cases), sum(f.startswith(kind) for f in failed))
+            for kind in FILE_KINDS]
+    print("\n| kind | tried | failed |\n|---|---|---|\n" + "\n".join(f"| {k} | {t} | {f} |" for k, t, f in rows))
+    _merge(tally)
+    assert not tally.problems(), "\n".join(tally.problems()[:60])
 
 
 # ---- real processes: Ctrl-C, the runner's credentials, judges and agents that echo secrets ----
@@ -464,6 +538,10 @@ ACTION_AGENTS = {
     "lone-surrogate": r"print('{\"text\": \"ok \\ud800 \\u001b]0;x\\u0007\"}')",
     "snoops": None,  # looks for the token in its environment and its parent's
     "crashes-results": "print('hi')",  # the results path is a directory: refused before the run
+    # OPENAI_API_KEY set on the step for another tool, no spec names it: printed, echoed as a key, URL-encoded
+    "prints-provider-key": "import json, os, sys, urllib.parse as u; k = os.environ['OPENAI_API_KEY']; "
+                           "print('bad key ' + u.quote(k) + ' ' + k, file=sys.stderr); "
+                           "print(json.dumps({'text': k, 'tool_calls': [{'name': 't', 'args': {k: 1}}]}))",
 }
 
 
@@ -478,7 +556,7 @@ def test_the_action_always_publishes_and_leaks_nothing(tmp_path: Path, agent: st
                               summary=str(files.summary), event_path=str(files.event), api_url=github.url)
             environment.update(PATH=os.environ.get("PATH", ""), HOME=str(files.root),
                                ACTIONS_RUNTIME_TOKEN=corpus.RUNTIME_SECRET, GITHUB_TOKEN=corpus.SECRET,
-                               PYTHONPATH=str(REPO))
+                               OPENAI_API_KEY=corpus.PROVIDER_SECRET, PYTHONPATH=str(REPO))
             proc = subprocess.Popen([sys.executable, str(REPO / "entrypoint.py")], cwd=files.workspace,
                                     env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     start_new_session=True)
@@ -529,3 +607,96 @@ def test_zz_print_the_table() -> None:
     """The issue's table, measured on this corpus (shown with `pytest -s`)."""
     print("\n| what | count |\n|---|---|\n" + TALLY.table())
     assert TALLY.inputs > 0
+
+
+# ---- the Action's writes: never through a committed symlink, never outside the workspace ----
+
+ACTION_PLANTS = {  # a fork's pull request commits these; what the Action must end with
+    "results-symlink": ({"evalgate-results.json": "victim"}, {}, {2}),
+    "comment-file-symlink": ({"evalgate-results.comment.md": "victim"}, {}, {0, 1}),
+    "results-path-parent": ({}, {"results-path": "../escape.json"}, {2}),
+    "results-folder-symlink": ({"out": "outside"}, {"results-path": "out/r.json"}, {2}),
+    "cache-dir-parent": ({}, {}, {2}),
+}
+
+
+@pytest.mark.parametrize("plant", list(ACTION_PLANTS))
+def test_the_action_writes_nothing_outside_the_workspace(tmp_path: Path, plant: str) -> None:
+    links, inputs, codes = ACTION_PLANTS[plant]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.txt"
+    victim.write_text(corpus.VICTIM)
+    with scenarios.new_github() as github:
+        tally = Tally()
+
+        def launch(files: RunnerFiles, env: Any) -> tuple[int, str]:
+            environment = env(workspace=str(files.workspace), output=str(files.output),
+                              summary=str(files.summary), event_path=str(files.event), api_url=github.url)
+            environment.update(PATH=os.environ.get("PATH", ""), HOME=str(files.root), PYTHONPATH=str(REPO))
+            proc = subprocess.Popen([sys.executable, str(REPO / "entrypoint.py")], cwd=files.workspace,
+                                    env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            out, _ = finish(proc, 90, f"action {plant}", tally, codes)
+            return proc.returncode, out
+
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        (workspace / "data.jsonl").write_text('{"id": "a", "input": "hi", "output": "hello"}\n')
+        cache = ("target:\n  type: http\n  url: http://127.0.0.1:9/agent\n  cache: {dir: ../cache-escape}\n"
+                 if plant == "cache-dir-parent" else "")
+        (workspace / "evalgate.yaml").write_text(
+            f"version: 1\ndata: data.jsonl\n{cache}gates:\n  - type: includes\n    value: hel\n")
+        for name, to in links.items():
+            (workspace / name).symlink_to(victim if to == "victim" else outside)
+        run = scenarios.Action(launch, tmp_path, github).run(inputs)
+        assert victim.read_text() == corpus.VICTIM and [p.name for p in outside.iterdir()] == ["victim.txt"]
+        assert not (tmp_path / "escape.json").exists() and not (tmp_path / "cache-escape").exists()
+        assert set(run.outputs) >= scenarios.OUTPUT_NAMES, run.outputs
+        if plant == "comment-file-symlink":  # the body stays in memory: the comment is posted all the same
+            assert github.comments_on(scenarios.REPO, scenarios.PR), "no PR comment"
+            assert (workspace / "evalgate-results.comment.md").is_symlink()
+        assert not tally.problems(), tally.problems()
+        _merge(tally)
+
+
+# ---- `baseline: auto`: an artifact that inflates past its caps (a zip bomb) ----
+
+
+def _zip(members: dict[str, Iterator[bytes]]) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, blocks in members.items():
+            with archive.open(name, "w", force_zip64=True) as member:
+                for block in blocks:
+                    member.write(block)
+    return buffer.getvalue()
+
+
+def test_a_zip_bomb_baseline_is_refused_while_it_inflates_never_held_in_memory(tmp_path: Path) -> None:
+    """300 MiB of zeros deflate to about 300 KiB: past the ratio cap. Inflated a megabyte at a time into
+    a file that is removed, never into memory (tracemalloc sees every bytes object)."""
+    import tracemalloc
+
+    from evalgate.github.artifacts import MAX_INFLATE_RATIO, NoBaseline, results_from_zip
+
+    bomb = _zip({"evalgate-results.json": (bytes(2**20) for _ in range(300))})
+    assert len(bomb) * MAX_INFLATE_RATIO < 300 * 2**20
+    dest = tmp_path / "baseline-results.json"
+    tracemalloc.start()
+    try:
+        with pytest.raises(NoBaseline, match="zip bomb"):
+            results_from_zip(bomb, "evalgate-results.json", dest)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, f"{peak / 2**20:.0f} MiB held while inflating"
+    assert list(tmp_path.iterdir()) == []  # nothing half-written left behind
+    # a real results file (deflating about 10 times) comes out whole
+    text = json.dumps({"items": [{"index": i, "id": f"item-{i}", "output": {"text": f"answer {i * 7919 % 1000}"}}
+                                 for i in range(20_000)]}).encode()
+    results_from_zip(_zip({"out/evalgate-results.json": iter([text])}), "evalgate-results.json", dest)
+    assert dest.read_bytes() == text

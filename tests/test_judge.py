@@ -99,7 +99,7 @@ _PIECES = ["```json", "```", "``", "json", " ", "\n", "\t", "\u00a0", "\u3000", 
 def _mastra_preprocess(text: str) -> str:
     import re
 
-    from evalgate.judge.repair import _escape_control_chars, _last_balanced_object
+    from evalgate.judge.repair import escape_control_chars, last_balanced_object
 
     match = re.search(r"<\|message\|>([\s\S]+)\Z", text)
     if match:
@@ -111,8 +111,8 @@ def _mastra_preprocess(text: str) -> str:
             text = re.sub(f"[{_JS_WS}]+\\Z", "", re.sub(f"^[{_JS_WS}]+", "", fenced.group(1)))
         else:
             text = re.sub(f"^```json[{_JS_WS}]*\n?", "", start, count=1)
-    balanced = _last_balanced_object(text)
-    return _escape_control_chars(balanced if balanced is not None else text)
+    balanced = last_balanced_object(text)
+    return escape_control_chars(balanced if balanced is not None else text)
 
 
 def test_reply_preprocessing_gives_mastras_regexes_answer() -> None:

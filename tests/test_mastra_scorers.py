@@ -9,8 +9,8 @@ evalgate's the fake judge (a real HTTP server on 127.0.0.1) answering its one ca
 classification in evalgate's shape. The agreement per scorer is printed (`pytest -s` shows it).
 
 Where Mastra rejects a run (answer_similarity without ground truth, prompt_alignment with an empty
-output), evalgate's scorer must say not scorable. completeness reproduces the compromise NLP
-library only approximately: its agreement is printed and held above a floor, not at 100%.
+output), evalgate's scorer must say not scorable. completeness runs compromise's own build in V8
+(evalgate.scorers.compromise), the version tests/mastra's lock installs for Mastra.
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ if not READY and os.environ.get("CI"):
 pytestmark = pytest.mark.skipif(not READY, reason="needs node and `npm ci` in tests/mastra")
 
 TOLERANCE = 1e-9
-COMPLETENESS_FLOOR = 0.98  # the measured agreement (99%) is printed; see docs/scorers.md
 
 WORDS = [
     "It", "is", "sunny", "in", "Brooklyn", "rain", "raining", "rains", "72F.", "SNOW", "😀", "😀😃", "ab", "a",
@@ -243,8 +242,45 @@ def trajectory_cases(rng: random.Random, count: int) -> Iterator[Case]:
         snake = {"maxSteps": "max_steps"}
         node = {"scorer": "trajectory", "input": "q", "output": theirs, "expected_trajectory": expectation,
                 "options": {"defaults": defaults} if defaults else {}}
+        item = {"input": "q", "expected_trajectory": expectation}
+        if rng.random() < 0.15:  # no expectation at all: Mastra scores the calls by the defaults alone
+            del node["expected_trajectory"], item["expected_trajectory"]
         scorer = trajectory.trajectory_accuracy(**{snake[k]: v for k, v in defaults.items()})
-        yield Case("trajectory_accuracy", node, scorer, {"input": "q", "expected_trajectory": expectation}, ours)
+        yield Case("trajectory_accuracy", node, scorer, item, ours)
+
+
+# Sentences where compromise's context rules decide what is a noun and what a verb, or rewrite a verb
+# phrase (negations, auxiliaries, contractions, hyphens, line breaks); several read otherwise in 14.17.0.
+COMPLETENESS_SENTENCES = [
+    ("Return current working directory.", "working directory. Return"),
+    ("No operation should be done on it afterwards.", "done on it afterwards. No operation"),
+    ("The tests do not pass.", "the tests pass"),
+    ("She has not eaten the cake.", "she ate the cake"),
+    ("It used to refuse the empty list too.", "the empty list too. It used"),
+    ("No normalization or symlink resolution is performed.", "symlink resolution is performed. No normalization"),
+    ("Open a tar archive for reading, writing or appending.", "for reading, writing or appending. Open a tar"),
+    ("The file cannot be read.", "the file is read"),
+    ("Mine, it's.", "mine it"),
+    ("The new socket is non-inheritable.", "socket is non-inheritable. The"),
+    ("You should have told me earlier, and you should've told me.", "you told me earlier"),
+    ("What's the weather like in Tokyo today?", "the weather in Tokyo today"),
+    ("Hello, what can you do?", "I can help"),
+    ("it's\nÄrger", "it s"),
+    ("ΣΟΦΟΣ the café's closed", "the cafe is closed"),
+]
+
+
+def completeness_cases(ctx: Any) -> Iterator[Case]:
+    """compromise's hard cases, then longer random texts than the main run's: several messages, unicode."""
+    for question, answer in COMPLETENESS_SENTENCES:
+        yield Case("completeness", {"scorer": "completeness", "input": question, "output": answer},
+                   code.completeness(), {"input": question}, answer)
+    rng = random.Random(38)
+    for _ in range(60):
+        question = text(rng, 25)
+        texts = [text(rng, 25) for _ in range(rng.randint(1, 3))]
+        yield Case("completeness", {"scorer": "completeness", "input": question, "output": {"text": texts}},
+                   code.completeness(), {"input": question}, {"texts": texts})
 
 
 def js_rule_cases(ctx: Any) -> Iterator[Case]:
@@ -2485,7 +2521,8 @@ def compared(fake: FakeJudge) -> dict[str, list[tuple[Case, dict[str, Any], floa
 
 
 EXACT = [
-    "content_similarity", "textual_difference", "keyword_coverage", "tone_consistency", "tool_call_accuracy_code",
+    "content_similarity", "textual_difference", "keyword_coverage", "completeness", "tone_consistency",
+    "tool_call_accuracy_code",
     "trajectory_accuracy", "answer_relevancy", "answer_similarity", "faithfulness", "hallucination", "toxicity",
     "bias", "context_precision", "context_relevance", "context_recall", "prompt_alignment", "summarization",
     "tool_call_accuracy", "rubric",
@@ -2504,6 +2541,7 @@ def test_scorer_agrees_with_mastra(label: str, compared: dict[str, list[Any]]) -
 # Edge cases, each group a parity gap once found by running Mastra; one Node process for all of them.
 EDGE_GROUPS: dict[str, Callable[[Any], Iterator[Case]]] = {
     "js_rules": js_rule_cases,
+    "completeness_words": completeness_cases,
     "null_expectations": null_expectation_cases,
     "falsy_errors": falsy_error_cases,
     "is_error_results": is_error_result_cases,
@@ -2614,7 +2652,7 @@ def test_random_histories_are_read_as_a_real_agent_reads_them() -> None:
     """Random conversation histories through a real agent (tests/mastra/run_scorers.mjs, "input_text"): wherever
     evalgate reads one, it reads what Mastra's scorers read; where the agent throws, evalgate errors; evalgate
     may only refuse by name (a merge it does not reproduce) what Mastra reads."""
-    from evalgate.runs.messages import UnreadableInput, _NotReproduced, mastra_input_texts
+    from evalgate.runs.messages import NotReproduced, UnreadableInput, mastra_input_texts
 
     rng = random.Random(29)
     values = [random_history(rng) for _ in range(600)]
@@ -2624,7 +2662,7 @@ def test_random_histories_are_read_as_a_real_agent_reads_them() -> None:
         try:
             code_text, user_text = mastra_input_texts(value)
             ours: Any = (code_text, user_text, mastra_system_prompt(value), no_input_messages(value))
-        except _NotReproduced:  # an UnreadableInput: the agent does not throw, evalgate does not reproduce it
+        except NotReproduced:  # an UnreadableInput: the agent does not throw, evalgate does not reproduce it
             ours = "refused"
         except UnreadableInput:
             ours = "error"
@@ -2676,12 +2714,6 @@ def test_summarization_judges_the_summary_mastra_picks(fake: FakeJudge, edge_com
     judge.close()
     assert not wrong, f"{len(wrong)} of {checked} summaries differ (label, Mastra's, evalgate's): {wrong}"
     assert checked >= 30
-
-
-def test_completeness_agreement_holds(compared: dict[str, list[Any]]) -> None:
-    rows = compared["completeness"]
-    good = sum(1 for case, theirs, ours in rows if agree(theirs, ours, case))
-    assert good / len(rows) >= COMPLETENESS_FLOOR, f"completeness agrees on {good} of {len(rows)} cases"
 
 
 def test_scripted_judge_answers_reach_both_sides(compared: dict[str, list[Any]]) -> None:

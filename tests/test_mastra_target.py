@@ -202,8 +202,8 @@ def test_without_memory_the_history_is_sent_as_messages(tmp_path: Path, mastra: 
 
 WORKFLOW_MODULE = '''
 def warm(item, run):
-    """1 when the workflow's summary says warm."""
-    return 1.0 if "warm" in run.result["summary"] else 0.0
+    """1 when the workflow's summary says warm (run_evals.mjs's result_includes: no result reads as "")."""
+    return 1.0 if "warm" in (run.result or {}).get("summary", "") else 0.0
 
 
 def fetched(item, run):
@@ -215,8 +215,7 @@ def fetched(item, run):
 def test_workflow_result_and_steps_equal_mastra_run_evals(tmp_path: Path, mastra: MastraServer) -> None:
     (tmp_path / "checks.py").write_text(WORKFLOW_MODULE)
     data = [{"id": c, "input": {"city": c}} for c in ("Paris", "Lima", "Cairo", "Reykjavik")]
-    scorers = [{"type": "python", "function": "checks:warm", "id": "warm", "threshold": 0.5},
-               {"type": "includes", "value": "warm", "id": "says-warm"}]
+    scorers = [{"type": "python", "function": "checks:warm", "id": "warm", "threshold": 0.5}]
     spec = write_spec(tmp_path, {"type": "mastra", "url": mastra.url, "workflow": "forecastWorkflow"}, data,
                       [{"type": "python", "function": "checks:fetched", "id": "fetched"}], scorers)
     ours = run_spec(spec, output=tmp_path / "out.json")
@@ -229,7 +228,6 @@ def test_workflow_result_and_steps_equal_mastra_run_evals(tmp_path: Path, mastra
     assert ours.scores["warm"] == theirs["scores"]["warm"]
     assert [(t.id, t.passed, t.average_score) for t in ours.outcome.threshold_results] == [
         (t["id"], t["passed"], t["averageScore"]) for t in theirs["thresholdResults"]]
-    assert ours.scores["says-warm"] == ours.scores["warm"]  # the result is also the run's text
     assert ours.outcome.gate_results[0].score == 1.0
     paris = items(tmp_path / "out.json")["Paris"]["output"]
     assert paris["result"] == {"summary": "Paris: 56F, cool"}
@@ -239,24 +237,65 @@ def test_workflow_result_and_steps_equal_mastra_run_evals(tmp_path: Path, mastra
     }
 
 
-def test_a_failed_workflow_errors_its_item_naming_the_step(tmp_path: Path, mastra: MastraServer) -> None:
+FAILING = [{"id": c.lower(), "input": {"city": c.split("-")[0]}}
+           for c in ("Paris", "Atlantis", "Lima", "Atlantis-again", "Cairo")]  # fetch-weather throws for Atlantis
+
+
+def test_a_failed_workflow_is_scored_as_mastra_run_evals_scores_it(tmp_path: Path, mastra: MastraServer) -> None:
+    """A run that ends `failed` is the workflow's output: runEvals scores it with no output (0 here), and the
+    verdict and averages are Mastra's, not "could not evaluate"."""
+    (tmp_path / "checks.py").write_text(WORKFLOW_MODULE)
+    scorers = [{"type": "python", "function": "checks:warm", "id": "warm", "threshold": 0.5}]
+    spec = write_spec(tmp_path, {"type": "mastra", "url": mastra.url, "workflow": "forecastWorkflow"}, FAILING,
+                      [], scorers)
+    result = run_cli("run", spec, "-o", "out.json", cwd=tmp_path)
+    theirs = mastra_run_evals({
+        "workflow": "forecastWorkflow", "data": mastra_data(FAILING),
+        "scorers": [{"type": "result_includes", "field": "summary", "value": "warm", "id": "warm", "threshold": 0.5}],
+    })
+    ours = json.loads((tmp_path / "out.json").read_text())
+    assert theirs["verdict"] == "scored" and ours["verdict"] == "scored"
+    assert result.code == 0, result.stderr  # a scored verdict, not 4 (could not evaluate)
+    # Lima and Cairo are warm: 2 of 5 (2 of 3, a pass, if the failed runs were left out as errors)
+    assert ours["scores"] == theirs["scores"] and theirs["scores"]["warm"] == 0.4
+    assert [(t["id"], t["passed"], t["average_score"]) for t in ours["threshold_results"]] == [
+        (t["id"], t["passed"], t["averageScore"]) for t in theirs["thresholdResults"]]
+    atlantis = items(tmp_path / "out.json")["atlantis"]
+    assert atlantis["error"] is None and atlantis["scores"]["warm"] == 0.0
+    failed = {"status": "failed", "error": "no weather station in Atlantis"}
+    assert atlantis["output"]["steps"]["fetch-weather"] == failed
+    assert "result" not in atlantis["output"]
+
+
+def test_a_text_check_on_a_workflow_reads_its_text_never_its_json(tmp_path: Path, mastra: MastraServer) -> None:
+    """`includes: warm` found the key of `{"warm": ...}` in a structured result's JSON; Mastra's checks throw on a
+    workflow's result. With no text, a text check is the item's error naming the `text:` to set."""
     data = [{"id": "paris", "input": {"city": "Paris"}}, {"id": "atlantis", "input": {"city": "Atlantis"}}]
-    spec = write_spec(tmp_path, {"type": "mastra", "url": mastra.url, "workflow": "forecastWorkflow"}, data, [],
-                      [{"type": "includes", "value": "Paris"}])
+    scorers = [{"type": "includes", "value": "summary", "id": "says-summary"}]
+    target = {"type": "mastra", "url": mastra.url, "workflow": "forecastWorkflow"}
+    spec = write_spec(tmp_path, target, data, [], scorers)
     assert run_cli("run", spec, "-o", "out.json", cwd=tmp_path).code == 4  # failed by errors (max_errors: 0)
-    error = items(tmp_path / "out.json")["atlantis"]["error"]
-    assert error == "workflow `forecastWorkflow` failed at step `fetch-weather`: no weather station in Atlantis"
+    paris, atlantis = items(tmp_path / "out.json")["paris"], items(tmp_path / "out.json")["atlantis"]
+    assert "a JSON object, not text: set the target's `text:`" in paris["scorer_errors"]["says-summary"]
+    assert "failed at step `fetch-weather`: no weather station in Atlantis: the run has no output" in (
+        atlantis["scorer_errors"]["says-summary"])
+    # with the text named, the checks read it: "Paris: 56F, cool"
+    spec = write_spec(tmp_path, {**target, "text": "summary"}, data[:1],
+                      [{"type": "includes", "value": "cool", "id": "cool"}], scorers)
+    ours = run_spec(spec, output=tmp_path / "named.json")
+    assert ours.scores["says-summary"] == 0.0 and ours.outcome.gate_results[0].score == 1.0
 
 
 def test_a_failed_workflow_is_run_again_not_replayed_from_the_cache(tmp_path: Path, mastra: MastraServer) -> None:
     # its 200 reply was cached as a success: every later run replayed the failure without running the workflow
     data = [{"id": "paris", "input": {"city": "Paris"}}, {"id": "atlantis", "input": {"city": "Atlantis"}}]
-    target = {"type": "mastra", "url": mastra.url, "workflow": "forecastWorkflow", "cache": {"dir": "cache"}}
+    target = {"type": "mastra", "url": mastra.url, "workflow": "forecastWorkflow", "cache": {"dir": "cache"},
+              "text": "summary"}
     spec = write_spec(tmp_path, target, data, [], [{"type": "includes", "value": "Paris"}])
     run_spec(spec)
     second = run_spec(spec, output=tmp_path / "out.json")
     assert second.summary["network"]["cache_hits"] == 1 and second.summary["network"]["requests"] == 1
-    assert "failed at step `fetch-weather`" in items(tmp_path / "out.json")["atlantis"]["error"]
+    assert items(tmp_path / "out.json")["atlantis"]["output"]["steps"]["fetch-weather"]["status"] == "failed"
 
 
 # ---- the http target reading the same server ----

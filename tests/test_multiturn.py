@@ -416,7 +416,7 @@ def test_verdict_is_null_when_no_gate_or_threshold_produced_a_number(tmp_path: P
 
 
 def test_per_turn_not_scorable_counts_under_its_id(spec: Spec) -> None:
-    trajectory = {"type": "trajectory_accuracy"}
+    trajectory = {"type": "trajectory_accuracy", "empty": "not_scorable"}
     results = spec(
         [
             {"turns": [turn("a"), turn({"text": "b", "tool_calls": [{"name": "t"}]}, [trajectory])]},

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 import pytest
 from fake_agent import FakeServer
 
+from evalgate import redaction
 from evalgate.net import (
     AdaptiveLimiter,
     HttpClient,
     HttpError,
-    Redactor,
     RetryPolicy,
     expand_env,
     parse_retry_after,
@@ -84,9 +84,12 @@ def test_expand_env_reports_values_and_missing_names() -> None:
         expand_env("${NOPE}", {})
 
 
-def test_redactor_hides_known_secrets() -> None:
-    redact = Redactor(["hunter22", "ab"])  # values under 4 characters are too common to redact
-    assert redact("x hunter22 y ab") == "x *** y ab"
+def test_redaction_hides_known_secrets() -> None:
+    redaction.register(["hunter22", "ab"])  # values under 4 characters are too common to redact
+    try:
+        assert redaction.redact("x hunter22 y ab") == "x *** y ab"
+    finally:
+        redaction.forget_all()
 
 
 def test_limiter_halves_once_per_window_and_recovers_additively() -> None:
@@ -239,13 +242,16 @@ def test_redacting_before_cutting_shows_no_part_of_any_secret() -> None:
     """Each redaction shortens the text and pulls later text into view: a second copy cut by the
     window must not slide in partly."""
     secret = "sk-abcdefghijklmnop"
-    redact = Redactor([secret])
-    for head in range(0, 40):
-        for gap in range(270, 300, 3):
-            text = "x" * head + secret + "y" * gap + secret + "z" * 50
-            shown = redact.bounded(text, 300)
-            assert len(shown) <= 300
-            assert not any(secret[:n] in shown for n in range(4, len(secret) + 1)), (head, gap)
+    redaction.register([secret])
+    try:
+        for head in range(0, 40):
+            for gap in range(270, 300, 3):
+                text = "x" * head + secret + "y" * gap + secret + "z" * 50
+                shown = redaction.redact_window(text, 300)
+                assert len(shown) <= 300
+                assert not any(secret[:n] in shown for n in range(4, len(secret) + 1)), (head, gap)
+    finally:
+        redaction.forget_all()
 
 
 def test_a_header_value_that_cannot_be_encoded_is_named_not_quoted() -> None:

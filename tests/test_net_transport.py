@@ -15,7 +15,7 @@ from fake_agent import FakeServer
 from fake_proxy import FakeProxy
 from tls_ca import TestCA
 
-from evalgate.net import _WATCHDOG, HttpClient, HttpError, RetryPolicy, TlsOptions, bypasses_proxy, proxy_for
+from evalgate.net import WATCHDOG, HttpClient, HttpError, RetryPolicy, TlsOptions, bypasses_proxy, proxy_for
 
 FAST = RetryPolicy(attempts=3, backoff_s=0.01, max_backoff_s=0.05)
 SECRET = "sk-evalgate-test-9f8e7d6c5b4a"
@@ -400,12 +400,12 @@ def test_watched_requests_keep_their_connection_and_leave_nothing_watched(server
     for n in range(5):
         assert http.post_json(server.url + "/agent", {"input": f"n{n}"}).status == 200
     assert server.connections == 1  # kept alive: the watch never costs the connection
-    assert not _WATCHDOG._active  # each exchange unwatched once its head came: no socket left to shut down
+    assert not WATCHDOG.in_flight()  # each exchange unwatched once its head came: no socket left to shut down
     server.faults["x"] = ["trickle_headers"]
     started = time.monotonic()
     with pytest.raises(HttpError, match="timed out"):
         client(timeout_s=0.5, retries=RetryPolicy(attempts=1)).post_json(server.url + "/agent", {"input": "x"})
-    assert time.monotonic() - started < 3.0 and not _WATCHDOG._active
+    assert time.monotonic() - started < 3.0 and not WATCHDOG.in_flight()
     assert http.post_json(server.url + "/agent", {"input": "again"}).status == 200 and server.connections == 2
 
 
@@ -441,3 +441,27 @@ def test_json_nested_past_the_recursion_limit_is_bad_json_not_a_crash(server: Fa
     assert caught.value.attempts == 1
     with pytest.raises(ValueError, match="nested too deeply"):
         client().exchange("POST", server.url + "/agent", json_body={"input": "x"}).json()
+
+
+def test_urllib3_still_makes_its_sockets_in_new_conn(server: FakeServer, ca: TestCA) -> None:
+    """The one override of urllib3's private API (evalgate.net: `HTTPConnection._new_conn`): the deadline on
+    resolving and connecting, and the watchdog on the reply's head, hang on it. pyproject pins urllib3 below
+    3; this fails on a urllib3 whose `connect()` makes its socket elsewhere, for http and https alike."""
+    import urllib3
+
+    from evalgate.net import pool_classes
+
+    assert urllib3.__version__.split(".")[0] == "2"
+    classes = pool_classes()
+    assert classes["http"].ConnectionCls("example.com.", 80).dns_name == "example.com."  # the resolver's name
+    with TlsServer(ca) as tls_server:
+        for scheme, port, extra in (("http", server.server_address[1], {}),
+                                    ("https", tls_server.server_address[1], {"ca_certs": str(ca.ca_file)})):
+            conn = classes[scheme].ConnectionCls("127.0.0.1", port, timeout=5, **extra)
+            conn.connect()
+            try:
+                assert conn.watch_sock is not None, scheme  # made by our _new_conn, watched by the deadline
+                conn.request("POST", "/agent", body=b'{"input": "hi"}', headers={"Content-Type": "application/json"})
+                assert conn.getresponse().status == 200, scheme
+            finally:
+                conn.close()

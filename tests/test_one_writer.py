@@ -78,8 +78,10 @@ def busy(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
 def assert_refused(pid: int, code: int, stderr: str) -> None:
     assert code == 2, stderr
     lines = stderr.strip().splitlines()
-    assert lines[0] == (f"error: out.json: another evalgate process (pid {pid}) is writing it; wait for it to "
-                        "finish, or write the results to another file"), stderr
+    command, message = lines[0].split(": error: ", 1)  # the refusing command names itself
+    assert command in {"evalgate run", "evalgate merge", "evalgate compare"}, stderr
+    assert message == (f"out.json: another evalgate process (pid {pid}) is writing it; wait for it to "
+                       "finish, or write the results to another file"), stderr
     assert "Traceback" not in stderr
 
 
@@ -116,7 +118,7 @@ def test_a_merge_or_a_compare_writing_a_runs_output_is_refused(
         assert made.code == 0, made.output
     merged = run_cli("merge", shards / "s1.json", shards / "s2.json", "--output", "out.json", cwd=folder)
     assert_refused(first.pid, merged.code, merged.stderr)
-    assert merged.stderr.strip().splitlines()[1:] == ["evalgate: nothing was merged (exit 2)"]
+    assert merged.stderr.strip().splitlines()[1:] == ["evalgate merge: nothing was merged (exit 2)"]
     assert run_cli("merge", shards / "s1.json", shards / "s2.json", "-o", "whole.json", cwd=shards).code == 0
     compared = run_cli("compare", shards / "whole.json", shards / "whole.json", "--output", "out.json", cwd=folder)
     assert_refused(first.pid, compared.code, compared.stderr)

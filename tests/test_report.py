@@ -186,7 +186,7 @@ def test_a_secret_is_redacted_before_a_cell_or_an_excerpt_cuts_it() -> None:
         cuts = (cell("x" * 150 + secret), excerpt("y" * 390 + secret), render(results(
             [item(1, 0.0, 0.0, text="z" * 395 + secret) | {"id": "i" * 150 + secret}])))
     finally:
-        redaction._forget_all()
+        redaction.forget_all()
     for cut in cuts:
         assert secret[:6] not in cut
 
@@ -222,7 +222,7 @@ def test_no_verdict_and_error_budget_are_explained() -> None:
     errored = item(1, 1.0, 1.0, error="timeout talking to the model")
     over = render(results([errored], summary={"total_items": 1, "errored_items": 1, "max_errors": 0,
                                                "error_budget_exceeded": True}))
-    assert "Failed because 1 items errored" in over and "timeout talking to the model" in over
+    assert "Failed because 1 of 1 items errored" in over and "timeout talking to the model" in over
 
 
 def test_junit_has_a_case_per_entry_and_per_item() -> None:
@@ -365,7 +365,8 @@ def test_a_comparison_of_fields_no_run_writes_is_no_results_not_a_crash(tmp_path
         for args in ((path,), (path, "--format", "junit")):
             result = run_cli("report", *args)
             assert result.code == 2 and "Traceback" not in result.output, result.output
-            assert result.stderr.startswith(f"error: {path} is not an evalgate results file"), result.stderr
+            assert result.stderr.startswith(f"evalgate report: error: {path} is not an evalgate results file"), \
+                result.stderr
 
 
 def test_a_threshold_bound_that_is_no_number_is_no_results(tmp_path: Path) -> None:
@@ -377,7 +378,8 @@ def test_a_threshold_bound_that_is_no_number_is_no_results(tmp_path: Path) -> No
         for args in ((path,), (path, "--format", "junit")):
             result = run_cli("report", *args)
             assert result.code == 2 and "Traceback" not in result.output, result.output
-            assert result.stderr.startswith(f"error: {path} is not an evalgate results file"), result.stderr
+            assert result.stderr.startswith(f"evalgate report: error: {path} is not an evalgate results file"), \
+                result.stderr
     data["threshold_results"][0]["threshold"] = {"min": 0.5, "confidence": 0.9, "when_uncertain": "fail"}
     path.write_text(json.dumps(data))
     assert run_cli("report", path).code == 0

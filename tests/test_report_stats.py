@@ -58,8 +58,11 @@ def _results(**extra: Any) -> Results:
 
 def test_error_bars_direction_and_uncertain_in_the_tables() -> None:
     text = render(_results())
-    assert "| <code>called_tool:t</code> | 1.000 ± 0.035 | ✅ |" in text
-    assert "| <code>includes:sunny</code> | 0.820 ± 0.040 | ≥ 0.7 | ✅ | higher is better |" in text
+    # the first row of each entry carries its comparison with the base
+    assert ("| <code>called_tool:t</code> | 1.000 ± 0.035 (base 1.000, 0.000 \\[−0.07, +0.07\\]) ➖ unchanged "
+            "| ✅ |") in text
+    assert ("| <code>includes:sunny</code> | 0.820 ± 0.040 (base 0.900, −0.080 \\[−0.13, −0.03\\]) ❌ regressed "
+            "| ≥ 0.7 | ✅ | higher is better |") in text
     # the user's `max` bound says lower is better, whatever the scorer's default
     assert "| <code>includes:sorry</code> | 0.100 ± 0.085 | ≤ 0.2 | ✅ uncertain | lower is better |" in text
 
@@ -67,12 +70,27 @@ def test_error_bars_direction_and_uncertain_in_the_tables() -> None:
 def test_the_comparison_reads_base_delta_interval_arrow_and_significance() -> None:
     text = render(_results())
     assert "Baseline demo @ <code>abcdef1</code> (passed): 50 items matched" in text
-    assert ("| <code>includes:sunny</code> | 0.820 ± 0.040 | base 0.90 · Δ -0.08 [-0.13, -0.03] ▼ | ❌ regressed: "
-            "worse than the baseline beyond max\\_drop, significant; p = 0.0021 |") in text
-    assert "base 1.00 · Δ 0.00 [-0.07, +0.07] ≈ | ➖ unchanged" in text
+    assert ("| <code>includes:sunny</code> | 0.820 ± 0.040 | base 0.90 · Δ -0.08 [-0.13, -0.03] ▼ worse "
+            "| ❌ **regressed**: dropped 0.90 → 0.82: 1 of 50 items went from pass to fail; worse beyond "
+            "max\\_drop, more than noise explains at 95% |") in text
+    assert "base 1.00 · Δ 0.00 [-0.07, +0.07] ≈ | ➖ **unchanged**: unchanged at 1.00; no drop beyond max" in text
+    details = text.split("<details><summary>p-values, methods and the correction (holm across entries)</summary>")[1]
+    assert "| <code>includes:sunny</code> | " in details.split("</details>")[0]
+    assert "| 0.0021 |" in details.split("</details>")[0]  # the p-value, folded away from the status
     assert "⚪ not compared: judged by another model" in text
     assert "**Failed because it regressed against the baseline**" in text
     assert "1 regressed against the baseline" in text
+
+
+def test_arrows_follow_the_direction_of_better_not_the_sign_of_the_number() -> None:
+    from evalgate.report.numbers import delta_text
+
+    rose = {"base_average": 0.1, "delta": 0.27, "ci95": [0.21, 0.33]}
+    assert delta_text({**rose, "higher_is_better": False}) == "base 0.10 · Δ +0.27 [+0.21, +0.33] ▼ worse"
+    assert delta_text({**rose, "higher_is_better": True}) == "base 0.10 · Δ +0.27 [+0.21, +0.33] ▲ better"
+    fell = {"base_average": 0.4, "delta": -0.2, "ci95": [-0.3, -0.1], "higher_is_better": False}
+    assert delta_text(fell).endswith("▲ better")  # fewer apologies
+    assert delta_text({**fell, "ci95": [-0.3, 0.1]}).endswith("≈")
 
 
 def test_regressions_list_pass_to_fail_items_with_escaped_excerpts() -> None:
@@ -97,7 +115,7 @@ def test_flaky_items_and_pass_k_from_a_run_with_repeats() -> None:
     text = render(results)
     assert "### Flaky items" in text and "| <code>includes:sunny</code> | 1 | <code>flip</code> |" in text
     assert "0.750 ± " in text and "pass^k 0.50 · pass@k 1.00" in text
-    assert "2 items × 4 trials per item" in text
+    assert "2 items × 4 trials = 8 trials, 0 of 2 items errored (0 of 8 trials)" in text
     table = render_table(result, {}, color=False)
     assert "Flaky items (trials disagree)" in table and "flip" in table and "pass^k 0.50" in table
 
@@ -113,3 +131,48 @@ def test_a_huge_comparison_still_fits_a_comment() -> None:
     text = render(big, ReportContext(comment=True, marker="<!-- evalgate:x -->"), limit=COMMENT_LIMIT)
     assert utf8_size(text) <= COMMENT_LIMIT
     assert "### Compared with the baseline" in text and "Shortened to fit" in text
+
+
+def test_junit_fails_a_regressed_entry_that_met_its_bound_saying_so() -> None:
+    import xml.etree.ElementTree as ET
+
+    from evalgate.report.junit import render_junit
+
+    root = ET.fromstring(render_junit(_results()))
+    case = next(c for c in root.iter("testcase") if c.get("name") == "includes:sunny")
+    failure = case.find("failure")
+    assert failure is not None and failure.get("type") == "regression"
+    assert failure.get("message") == ("regressed against the baseline: base 0.90 · Δ -0.08 [-0.13, -0.03] ▼ worse; "
+                                      "max_drop 0")
+    unchanged = next(c for c in root.iter("testcase") if c.get("name") == "called_tool:t")
+    assert unchanged.find("failure") is None
+
+
+def test_errors_of_trials_and_of_single_scorers_read_like_item_errors() -> None:
+    from evalgate.report.labels import item_error
+
+    judged = {"id": "q01", "error": None, "scorer_errors": {}, "trials": [
+        {"trial": 0, "error": None, "scorer_errors": {}},
+        {"trial": 1, "error": None, "scorer_errors": {"faithfulness": "the judge's reply is no JSON"}},
+        {"trial": 2, "error": "timeout after 30s"}]}
+    assert item_error(judged) == ("2 of 3 trials errored: trial 2: faithfulness: the judge's reply is no JSON; "
+                                  "trial 3: timeout after 30s")
+    same = {"id": "q05", "error": "timeout after 30s", "trials": [{"error": "timeout after 30s"}, {"error": None},
+                                                                  {"error": "timeout after 30s"}]}
+    assert item_error(same) == "2 of 3 trials errored: trials 1, 3: timeout after 30s"
+    assert item_error({"id": "q02", "scorer_errors": {"tone": "boom"}}) == "tone: boom"
+    assert item_error({"id": "q03", "error": "exited with code 1: KeyError: 'x'"}).startswith("exited with code 1")
+    assert item_error({"id": "q04", "trials": [{"trial": 0}]}) == ""
+
+
+def test_the_status_is_said_in_words_with_the_items_that_moved() -> None:
+    from evalgate.report.numbers import status_words
+
+    gate = {"status": "uncertain", "base_average": 1.0, "head_average": 0.75, "pairs": 20, "higher_is_better": True}
+    assert status_words(gate, {"pass->fail": 5}) == ("dropped 1.00 → 0.75: 5 of 20 items went from pass to fail; "
+                                                     "too few items to call it at 95%")
+    fewer = {"status": "improved", "base_average": 0.4, "head_average": 0.1, "pairs": 30, "higher_is_better": False}
+    assert status_words(fewer, {"fail->pass": 9}, 0.9) == ("fell 0.40 → 0.10: 9 of 30 items went from fail to pass; "
+                                                            "better, more than noise explains at 90%")
+    assert status_words({"status": "incomparable", "reason": "its parameters changed"}) == (
+        "not compared: its parameters changed")

@@ -83,7 +83,7 @@ def test_item_lines_redact_known_secrets_in_both_encoders() -> None:
         fast = item_bytes({"index": 0, "id": "a", "input": f"token {secret}", "output": {"text": f"say {quoted}"}})
         slow = item_bytes({"index": 0, "id": "\ud800", "input": f"token {secret}"})  # orjson refuses: json writes it
     finally:
-        redaction._forget_all()
+        redaction.forget_all()
     for line in (fast, slow):
         assert secret.encode() not in line and b"word-9c8b7a" not in line, line
     assert json.loads(fast)["input"] == "token ***" and json.loads(fast)["output"]["text"] == "say ***"
@@ -103,7 +103,7 @@ def test_a_secret_that_spells_json_is_masked_in_text_and_the_file_stays_results(
     try:
         run_spec(tmp_path / "evalgate.yaml", output=tmp_path / "out.json")
     finally:
-        redaction._forget_all()
+        redaction.forget_all()
     results = load_results(tmp_path / "out.json")  # JSON, and results
     [item] = json.loads((tmp_path / "out.json").read_text())["items"]
     assert item["input"] == "pin *** is ***" and item["output"]["text"] == "*** *** ***"
@@ -128,7 +128,7 @@ def test_a_secret_inside_base64_text_is_masked_at_any_alignment() -> None:
                 assert "***" in masked and len(masked) < len(text) - 20, (prefix, text, masked)
         assert redaction.redact("ordinary base64: aGVsbG8gd29ybGQ=") == "ordinary base64: aGVsbG8gd29ybGQ="
     finally:
-        redaction._forget_all()
+        redaction.forget_all()
 
 
 def test_redaction_of_long_repetitive_text_is_the_regexs_answer_found_in_linear_time() -> None:
@@ -150,7 +150,7 @@ def test_redaction_of_long_repetitive_text_is_the_regexs_answer_found_in_linear_
             text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
             assert redaction._masked(text, redaction._ordered, "***") == redaction._pattern.sub("***", text), text
     finally:
-        redaction._forget_all()
+        redaction.forget_all()
 
 
 def test_a_runner_token_in_the_data_never_reaches_the_results_file(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def test_a_broken_file_is_refused_saying_what_is_wrong(tmp_path: Path, case: str
         list(StreamedResults(path).items())
     result = run_cli("report", path)  # and the CLI names the file, exit 2, no traceback
     assert result.code == 2 and "Traceback" not in result.output, result.output
-    assert result.stderr.startswith(f"error: {path} is not an evalgate results file"), result.stderr
+    assert result.stderr.startswith(f"evalgate report: error: {path} is not an evalgate results file"), result.stderr
 
 
 def test_an_item_broken_in_a_runs_layout_is_named_by_position(tmp_path: Path) -> None:

@@ -7,14 +7,20 @@ many compared entries do not multiply false alarms, and a real drop is found.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats as sp
 
 from evalgate import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import exact  # bench/exact.py: the enumeration
 
 RUNS = 1000
 
@@ -97,10 +103,16 @@ def test_t_interval_and_paired_t_match_scipy() -> None:
     rng = np.random.default_rng(1)
     values = rng.beta(2, 3, size=40)
     est = stats.estimate([[v] for v in values.tolist()])
-    assert est is not None and est.method == "t" and not est.binary
+    assert est is not None and est.method == "wilson-t" and not est.binary
+    assert est.ci == pytest.approx(_wilson_t(values.mean(), sp.sem(values), 39), abs=1e-10)
     expected = sp.ttest_1samp(values, 0.0).confidence_interval(0.95)
-    assert est.ci == pytest.approx((expected.low, expected.high), abs=1e-10)
+    assert est.ci == pytest.approx((expected.low, expected.high), abs=0.005)  # in the middle: the t interval
     assert est.stderr == pytest.approx(sp.sem(values), rel=1e-10)
+    stretched = values * 3 - 0.8  # not scores in [0, 1]: the t interval
+    beyond = stats.estimate([[v] for v in stretched.tolist()])
+    wide = sp.ttest_1samp(stretched, 0.0).confidence_interval(0.95)
+    assert beyond is not None and beyond.method == "t"
+    assert beyond.ci == pytest.approx((max(0.0, wide.low), min(1.0, wide.high)), abs=1e-10)
     base, head = rng.beta(2, 2, size=35), rng.beta(2, 2, size=35)
     diff = stats.paired_means((head - base).tolist())
     ref = sp.ttest_rel(head, base)
@@ -112,16 +124,34 @@ def test_t_interval_and_paired_t_match_scipy() -> None:
     assert diff.below(-0.05) == pytest.approx(one_sided, rel=1e-9)
 
 
+def _wilson_t(mean: float, stderr: float, df: int) -> tuple[float, float]:
+    """Wilson's interval on n_eff = p(1-p)/SE² with the t quantile, from its formula."""
+    z, n_eff = sp.t.ppf(0.975, df), mean * (1 - mean) / stderr**2
+    centre = (mean + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
+    half = z * math.sqrt(mean * (1 - mean) / n_eff + z * z / (4 * n_eff * n_eff)) / (1 + z * z / n_eff)
+    return centre - half, centre + half
+
+
+def test_skewed_bounded_scores_get_the_bounded_interval() -> None:
+    """Mostly 1s, some 0s and halves, 20 items: the t interval covered the truth 0.89-0.91 of the time."""
+    rng = np.random.default_rng(66)
+    truth, hits, runs = 0.875, 0, 2000
+    for _ in range(runs):
+        est = stats.estimate([[float(v)] for v in rng.choice([1.0, 0.0, 0.5], 20, p=[0.85, 0.1, 0.05])])
+        assert est is not None
+        hits += est.ci[0] <= truth <= est.ci[1]
+    assert 0.93 <= hits / runs <= 0.98
+
+
 def test_clustered_stderr_is_sd_of_item_means_over_sqrt_items() -> None:
     rng = np.random.default_rng(2)
     values = rng.beta(2, 2, size=(30, 5))
     est = stats.estimate(values.tolist())
-    assert est is not None and est.method == "t-clustered" and est.items == 30 and est.n == 150
+    assert est is not None and est.method == "wilson-t-clustered" and est.items == 30 and est.n == 150
     means = values.mean(axis=1)
     assert est.mean == pytest.approx(values.mean(), rel=1e-12)
     assert est.stderr == pytest.approx(means.std(ddof=1) / math.sqrt(30), rel=1e-10)
-    half = sp.t.ppf(0.975, 29) * est.stderr
-    assert est.ci == pytest.approx((values.mean() - half, values.mean() + half), rel=1e-9)
+    assert est.ci == pytest.approx(_wilson_t(values.mean(), est.stderr, 29), rel=1e-9)
 
 
 def test_constant_and_near_constant_entries() -> None:
@@ -252,31 +282,93 @@ def _regressed(diffs: list[stats.Difference], max_drop: float = 0.0, confidence:
     return [stats.status(d.ci, max_drop, r) == "regressed" for d, r in zip(diffs, rejected, strict=True)]
 
 
-def test_identical_agents_are_rarely_called_regressed() -> None:
-    rng = np.random.default_rng(121)
-    calls = 0
-    for _ in range(RUNS):
-        p = rng.beta(1.4, 0.6, size=50)  # items of varied difficulty, mean 0.7
-        base, head = rng.random(50) < p, rng.random(50) < p
-        calls += _regressed([stats.paired_binary(*_paired_counts(base, head))])[0]
-    assert calls / RUNS <= 0.05
+# ---- exact sizes of the 0/1 regression test, by enumeration (bench/exact.py) ----
+
+RATES = [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0]  # discordance rates: pairs that differ
 
 
-def test_ten_unchanged_entries_fail_the_verdict_at_most_five_percent() -> None:
-    rng = np.random.default_rng(122)
-    failed = 0
-    for _ in range(RUNS):
-        diffs = []
-        for entry in range(10):
-            if entry % 2:  # half 0/1 gates, half continuous scorers
-                p = rng.beta(2, 1, size=40)
-                diffs.append(stats.paired_binary(*_paired_counts(rng.random(40) < p, rng.random(40) < p)))
-            else:
-                mu = rng.beta(2, 2, size=40)
-                base, head = (np.clip(mu + rng.normal(0, 0.1, 40), 0, 1) for _ in range(2))
-                diffs.append(stats.paired_means((head - base).tolist()))
-        failed += any(_regressed(diffs))
-    assert failed / RUNS <= 0.05
+@pytest.mark.parametrize("n", [20, 50, 100])
+@pytest.mark.parametrize("max_drop", [0.0, 0.02, 0.05, 0.1])
+def test_one_entry_is_called_regressed_at_most_2_75_percent_exactly(n: int, max_drop: float) -> None:
+    """The chance an agent exactly max_drop worse is called regressed, summed over every outcome."""
+    sizes = [exact.size(n, max(rate, max_drop + 1e-9), max_drop) for rate in RATES]
+    assert max(sizes) <= 0.0275, sizes
+    if max_drop == 0.0:  # exact and conditional on the discordant pairs: never above the nominal 2.5%
+        assert max(sizes) <= 0.025
+
+
+@pytest.mark.parametrize("n", [20, 50, 100])
+@pytest.mark.parametrize("max_drop", [0.0, 0.05])
+def test_ten_entries_under_holm_fail_at_most_2_75_percent_exactly(n: int, max_drop: float) -> None:
+    sizes = [exact.family_size(n, [(10, max(rate, max_drop + 1e-9))], max_drop) for rate in RATES]
+    assert max(sizes) <= 0.0275, sizes
+
+
+@pytest.mark.parametrize("n", [20, 50])
+@pytest.mark.parametrize("still", [0.0, 0.01, 0.05])
+@pytest.mark.parametrize("max_drop", [0.0, 0.05])
+def test_tarone_keeps_the_family_wise_rate_when_entries_barely_move(n: int, still: float, max_drop: float) -> None:
+    """One entry at any discordance rate with nine that rarely (or never) move: the nine leave the family
+    when they cannot reach the level, and the family-wise rate stays at most 2.5%."""
+    sizes = [exact.family_size(n, [(1, max(rate, max_drop + 1e-9)), (9, max(still, max_drop + 1e-9))], max_drop)
+             for rate in RATES]
+    assert max(sizes) <= 0.025, sizes
+
+
+def test_the_enumerated_family_rate_is_that_of_holm_itself() -> None:
+    """bench/exact.py's grouped sum against every outcome of three entries on 6 items, through stats.holm."""
+    n, rate = 6, 0.7
+    outcomes = [(b, c) for b in range(n + 1) for c in range(n + 1 - b)]
+    pmf = {(b, c): sp.multinomial.pmf([b, c, n - b - c], n, [rate / 2, rate / 2, 1 - rate]) for b, c in outcomes}
+    diffs = {o: stats.paired_binary(0, o[0], o[1], n - o[0] - o[1]) for o in outcomes}
+    brute = 0.0
+    for triple in itertools.product(outcomes, repeat=3):
+        ds = [diffs[o] for o in triple]
+        if any(stats.holm([d.below(0.0) for d in ds], 0.025, [d.least_p(0.0) for d in ds])):
+            brute += math.prod(pmf[o] for o in triple)
+    assert brute > 0.0
+    assert exact.family_size(n, [(3, rate)]) == pytest.approx(brute, rel=1e-9)
+
+
+def test_four_of_four_discordant_pairs_are_no_regression() -> None:
+    """The audit's case: 4 of 4 discordant pairs against head have probability 1/16 under no change."""
+    diff = stats.paired_binary(both=1, regressed=4, improved=0, neither=15)
+    assert diff.below(0.0) == pytest.approx(1 / 16)
+    assert stats.holm([diff.below(0.0)], 0.025) == [False]
+
+
+def test_entries_that_cannot_move_leave_holms_family() -> None:
+    """Three entries constant on both runs and one with 9 of 10 discordant pairs against head: alone in the
+    family (Tarone) its exact p = 11/1024 is significant; among four (Holm's 0.025/4) it was not."""
+    drop = stats.paired_binary(31, 9, 1, 9)
+    constant = stats.paired_binary(50, 0, 0, 0)
+    p = [drop.below(0.0), *(constant.below(0.0) for _ in range(3))]
+    least = [drop.least_p(0.0), *(constant.least_p(0.0) for _ in range(3))]
+    assert p[0] == pytest.approx(11 / 1024)
+    assert stats.holm(p, 0.025) == [False] * 4
+    assert stats.holm(p, 0.025, least) == [True, False, False, False]
+    assert stats.bonferroni(p, 0.025, least) == [True, False, False, False]
+
+
+@pytest.mark.parametrize("correction", ["holm", "bonferroni"])
+def test_adjusted_p_values_reject_exactly_what_the_correction_rejects(correction: str) -> None:
+    rng = np.random.default_rng(31)
+    decide = stats.holm if correction == "holm" else stats.bonferroni
+    for _ in range(300):
+        p = (rng.random(6) ** 3).tolist()
+        least = [v * float(rng.random()) ** 2 for v in p]  # the smallest attainable p is at most the p
+        adjusted = stats.adjusted(p, 0.025, correction, least)
+        assert [a <= 0.025 for a in adjusted] == decide(p, 0.025, least)
+
+
+def test_tangos_score_statistic_matches_its_definition() -> None:
+    """The restricted maximum-likelihood rate in the variance, found here by maximising the likelihood."""
+    n, b, c, bound = 30, 7, 2, -0.1
+    rates = np.linspace(-bound + 1e-9, (1 - bound) / 2 - 1e-9, 200_001)
+    loglik = b * np.log(rates) + c * np.log(rates + bound) + (n - b - c) * np.log(1 - 2 * rates - bound)
+    rate = rates[loglik.argmax()]
+    z = (c - b - n * bound) / math.sqrt(n * (2 * rate + bound * (1 - bound)))
+    assert stats.tango_z(b, c, n, bound) == pytest.approx(z, rel=1e-4)
 
 
 def test_a_drop_from_085_to_065_on_100_items_is_found() -> None:

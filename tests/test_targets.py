@@ -146,7 +146,9 @@ def test_python_function_returning_a_non_run_errors_the_item(tmp_path: Path) -> 
     spec = _python_spec(tmp_path, "def answer(question):\n    return 42\n", extra="max_errors: 5\n")
     result = run_spec(spec, keep_items=True)
     assert all("not a run" in (i.error or "") for i in result.items)
-    assert result.verdict is None  # every item errored: nothing scored, but within max_errors
+    # every item errored (within max_errors): nothing scored, so the configured entries are not met, and say why
+    assert result.verdict == "failed"
+    assert all(g.score is None and g.unscored and "errored" in g.unscored for g in result.gate_results)
 
 
 def test_python_async_timeout_errors_the_item(tmp_path: Path) -> None:
@@ -272,6 +274,23 @@ def test_command_crash_errors_the_item_with_the_stderr_tail(tmp_path: Path) -> N
     assert len(paris.error) < 1000  # the tail, not the whole stream
     assert result.outcome.errored_items == 1
     assert result.verdict == "failed"  # 1 errored item > max_errors 0
+
+
+def test_a_crashed_command_agent_names_its_exception_first(tmp_path: Path) -> None:
+    spec = _command_spec(
+        tmp_path,
+        """
+        import json, sys
+        item = json.load(sys.stdin)
+        def answer(city):
+            return {"paris": 1}[city + "!"]
+        answer(item["id"])
+        """,
+    )
+    result = run_spec(spec, keep_items=True)
+    error = result.items[0].error or ""
+    assert error.startswith("exited with code 1: KeyError: 'brooklyn!'; stderr: ")  # a cut report keeps it
+    assert "Traceback (most recent call last)" in error and error.rstrip().endswith("KeyError: 'brooklyn!'")
 
 
 def test_command_hanging_is_killed_by_timeout(tmp_path: Path) -> None:

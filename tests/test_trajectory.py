@@ -179,12 +179,22 @@ def test_entry_parameters_are_defaults_the_item_overrides() -> None:
     assert score({"steps": ["translate"]}, run, steps=["search"]) == 0.0
 
 
-def test_not_scorable_without_an_expectation() -> None:
+def test_without_an_expectation_mastra_scores_the_calls_alone() -> None:
+    # Mastra's createTrajectoryScorerCode reads `run.expectedTrajectory ?? {}`: nothing expected is 1,
+    # unless a call failed more often than max_retries_per_tool allows
+    assert score(None, SEARCH_SUMMARIZE) == 1.0
+    assert score(None, SEARCH_SUMMARIZE, ordering="strict") == 1.0
+    failing = run_of(*[{"name": "search", "error": "timeout"}] * 4)
+    assert score(None, failing) < 1.0
+    assert score(None, failing) == score({}, failing)
+
+
+def test_empty_not_scorable_without_an_expectation() -> None:
     with pytest.raises(NotScorable, match="no expected_trajectory"):
-        score(None, SEARCH_SUMMARIZE)
+        score(None, SEARCH_SUMMARIZE, empty="not_scorable")
     with pytest.raises(NotScorable):
-        score(None, SEARCH_SUMMARIZE, ordering="strict")  # tuning alone is not an expectation
-    assert score(None, SEARCH_SUMMARIZE, blacklisted_tools=["drop"]) == 1.0
+        score(None, SEARCH_SUMMARIZE, ordering="strict", empty="not_scorable")  # tuning alone is no expectation
+    assert score(None, SEARCH_SUMMARIZE, blacklisted_tools=["drop"], empty="not_scorable") == 1.0
 
 
 def test_reason_names_what_differed() -> None:
@@ -245,6 +255,7 @@ def test_spec_gate_with_camel_case_items_and_not_scorable(write: Callable[[str, 
         gates:
           - type: trajectoryAccuracy
             ordering: strict
+            empty: not_scorable
     """,
     )
     out = tmp_path / "results.json"

@@ -128,6 +128,27 @@ def test_not_scorable_counted_and_all_not_scorable_left_out_everywhere() -> None
     assert outcome.verdict is None
 
 
+def test_a_gate_or_threshold_whose_every_result_errored_is_reported_and_not_met() -> None:
+    """Errored results (a judge that never answered) are not `not scorable`: the entry stays, not met."""
+    aggregator = Aggregator([gate("g"), scorer("s", 0.5), scorer("tracked")])
+    for _ in range(3):  # no score for any entry: each item's scorers raised
+        aggregator.add_item(errored=True)
+    outcome = aggregator.outcome(max_errors=3)
+    assert [(g.id, g.passed, g.score) for g in outcome.gate_results] == [("g", False, None)]
+    assert [(t.id, t.passed, t.average_score) for t in outcome.threshold_results] == [("s", False, None)]
+    assert outcome.threshold_results[0].unscored == "no result could be scored: 3 errored"
+    assert outcome.threshold_results[0].to_dict()["unscored"] == "no result could be scored: 3 errored"
+    assert outcome.scores == {}  # Mastra's numbers: none
+    assert outcome.verdict == "failed" and outcome.failure_reason == "gates"
+    only = Aggregator([scorer("s", 0.5)])
+    only.add(scorer("s", 0.5), None)  # one item not scorable, one errored
+    only.add_item(errored=False)
+    only.add_item(errored=True)
+    shown = only.outcome(max_errors=1)
+    assert shown.verdict == "scored"
+    assert shown.threshold_results[0].unscored == "no result could be scored: 1 errored, 1 not scorable"
+
+
 def test_nan_average_is_reported_and_fails() -> None:
     outcome = aggregate([(scorer("s", 0.5), [NAN])])
     assert math.isnan(outcome.threshold_results[0].average_score)

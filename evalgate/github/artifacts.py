@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from evalgate.files import MAX_RESULTS_BYTES, atomic_writer
 from evalgate.github.comments import CommentError, GitHub
 from evalgate.net import HttpError
 
 RUNS_LOOKED_AT = 10  # base-branch runs tried, newest first, before giving up
 MAX_ZIP_BYTES = 256 * 1024 * 1024
-MAX_RESULTS_BYTES = 1024 * 1024 * 1024  # uncompressed
+MAX_INFLATE_RATIO = 200  # results JSON deflates 5 to 50 times; a zip bomb, about 1,000
+CHUNK = 1 << 20
 
 
 class NoBaseline(Exception):
@@ -112,11 +114,13 @@ def download(client: GitHub, repo: str, artifact_id: int) -> bytes:
     return data
 
 
-def results_from_zip(data: bytes, results_name: str) -> bytes:
-    """The results file in the artifact: the member named like `results-path`, else its one .json file.
+def results_from_zip(data: bytes, results_name: str, dest: Path) -> None:
+    """The results file in the artifact, inflated to `dest`: the member named like `results-path`, else its
+    one .json file.
 
-    Nothing is extracted by the names the archive gives (a hostile zip may say `../..`); sizes are capped.
-    """
+    Nothing is extracted by the names the archive gives (a hostile zip may say `../..`). Inflated a megabyte
+    at a time, never whole in memory, and stopped past MAX_RESULTS_BYTES or MAX_INFLATE_RATIO times its
+    compressed size, whatever sizes the archive declares (a zip bomb's are lies)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -131,13 +135,21 @@ def results_from_zip(data: bytes, results_name: str) -> bytes:
         if len(candidates) > 1 and not named:
             raise NoBaseline(f"the baseline artifact holds several .json files and none named `{results_name}`")
         member = candidates[0]
-        if member.file_size > MAX_RESULTS_BYTES:
-            raise NoBaseline("the baseline results file is too large")
-        with archive.open(member) as handle:
-            content = handle.read(MAX_RESULTS_BYTES + 1)
-        if len(content) > MAX_RESULTS_BYTES:
-            raise NoBaseline("the baseline results file is too large")
-        return content
+        limit = min(MAX_RESULTS_BYTES, MAX_INFLATE_RATIO * max(member.compress_size, 1))
+        if member.file_size > limit:
+            raise NoBaseline(_too_big(member.file_size))
+        with archive.open(member) as handle, atomic_writer(dest, root=dest.parent, durable=False) as out:
+            written = 0
+            for block in iter(lambda: handle.read(CHUNK), b""):
+                written += len(block)
+                if written > limit:
+                    raise NoBaseline(_too_big(written))
+                out.write(block)
+
+
+def _too_big(size: int) -> str:
+    return (f"the baseline results file inflates past {size // 2**20:,} MiB, more than {MAX_INFLATE_RATIO} times "
+            f"its compressed size or {MAX_RESULTS_BYTES // 2**20:,} MiB: refused as a zip bomb")
 
 
 def find_baseline(client: GitHub, *, repo: str, run_id: str, branch: str, artifact: str, results_name: str,
@@ -162,10 +174,10 @@ def find_baseline(client: GitHub, *, repo: str, run_id: str, branch: str, artifa
             continue
         if found is None:
             continue
-        content = results_from_zip(download(client, repo, found["id"]), results_name)
+        data = download(client, repo, found["id"])
         folder = Path(tempfile.mkdtemp(prefix="evalgate-baseline-"))
         path = folder / "baseline-results.json"
-        path.write_bytes(content)
+        results_from_zip(data, results_name, path)
         return Found(path, run["id"], f"{server_url}/{repo}/actions/runs/{run['id']}", str(run.get("head_sha", "")),
                      artifact)
     if expired is not None:

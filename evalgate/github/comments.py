@@ -4,7 +4,10 @@ One comment per key, found by its hidden marker among the comments written by th
 identity (GraphQL `viewer`, which answers for GITHUB_TOKEN, App installation tokens and users'
 tokens alike, or the `comment-author` input), updated in place (PATCH) or created (POST). Requests
 go through the one HTTP layer (`evalgate.net`: proxies, CA bundles), passed in by the caller.
-Rate limits are honoured, boundedly; nothing is ever written twice. Redirects (a renamed or
+Rate limits are honoured, boundedly; nothing is ever written twice. All the calls of one client (one
+step) share one deadline (`deadline_s`, the Action's `github-timeout`): a reply trickled a byte at a time,
+rate-limit waits or endless `next` links cannot hold the job past it. The comments are listed once; the
+listing stops at a page of ids already seen (a proxy repeating a page) and after MAX_PAGES. Redirects (a renamed or
 transferred repository: 301, 302, 307, 308) are followed a few hops, with the same method and body as
 GitHub asks, on GITHUB_API_URL's own origin only: the token never goes anywhere else.
 """
@@ -21,11 +24,12 @@ from typing import Any
 from urllib.parse import urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
 from evalgate.net import Exchange, HttpClient, HttpError, parse_retry_after
-from evalgate.redaction import redact
+from evalgate.redaction import redact, redact_window
 from evalgate.textsafe import visible
 
 PER_PAGE = 100
 MAX_PAGES = 100  # 10,000 comments: a bound on the listing loop
+DEADLINE_S = 120.0  # every GitHub call of one step, waits included (the Action's `github-timeout`)
 MAX_ATTEMPTS = 4
 MAX_WAIT_S = 60.0  # longest single wait we accept from retry-after / x-ratelimit-reset
 MAX_TOTAL_WAIT_S = 120.0
@@ -207,7 +211,8 @@ class GitHub:
 
     def __init__(self, api_url: str, token: str, http: HttpClient, *, author: str = "",
                  graphql: str | None = None, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time, secondary_wait_s: float = SECONDARY_WAIT_S) -> None:
+                 clock: Callable[[], float] = time.time, secondary_wait_s: float = SECONDARY_WAIT_S,
+                 deadline_s: float = DEADLINE_S, max_pages: int = MAX_PAGES) -> None:
         self.api_url = api_url.rstrip("/")
         self.graphql_url = graphql or graphql_url(self.api_url)
         self.http = http
@@ -225,6 +230,18 @@ class GitHub:
         self.waited = 0.0
         self.secondary_waited = False
         self._identity: Identity | None = None
+        self.deadline_s = deadline_s
+        self.max_pages = max_pages
+        self._deadline = time.monotonic() + deadline_s  # real time: a trickle takes it, a recorded wait too
+        self._listed: dict[tuple[str, int, str], list[dict[str, Any]]] = {}  # ours, by PR and key: listed once
+
+    def _left(self, where: str) -> float:
+        """Seconds left of the step's deadline; CommentError once it has passed."""
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise CommentError(0, f"{where}: GitHub took more than {self.deadline_s:g}s in all (the step's "
+                                  "deadline, `github-timeout`): stopped")
+        return left
 
     def _url(self, path_or_url: str) -> str:
         return path_or_url if "://" in path_or_url else f"{self.api_url}{path_or_url}"
@@ -270,6 +287,8 @@ class GitHub:
     def _budget(self, wait: float) -> float | None:
         if wait > MAX_WAIT_S or self.waited + wait > MAX_TOTAL_WAIT_S:
             return None  # too long for a CI step: give up, the caller warns
+        if wait >= self._deadline - time.monotonic():
+            return None  # past the step's deadline: waiting would only end in its error
         return wait
 
     def _redirect(self, where: str, response: Exchange, offsite: bool) -> str | None:
@@ -292,7 +311,7 @@ class GitHub:
                                        f"({len(location)} characters, not shown): not followed") from None
         if origin(target) == origin(self.api_url):
             return target
-        shown = self.http.redact.bounded(shown_origin(target), SHOWN_ORIGIN)
+        shown = redact_window(shown_origin(target), SHOWN_ORIGIN)
         if urlsplit(self.api_url).scheme.lower() == "https" and scheme == "http":
             raise CommentError(status, f"{where}: redirected from https to http ({shown}): not followed, the "
                                        "token never travels unencrypted")
@@ -308,8 +327,9 @@ class GitHub:
         where = f"{method} {urlsplit(url).path}"
         seen = {(method, url)}
         for hop in range(MAX_REDIRECTS + 1):
+            timeout_s = min(TIMEOUT_S, self._left(where))
             try:
-                response = self.http.exchange(method, url, json_body=json, headers=self.headers, timeout_s=TIMEOUT_S)
+                response = self.http.exchange(method, url, json_body=json, headers=self.headers, timeout_s=timeout_s)
             except HttpError as exc:
                 if not hop:
                     raise
@@ -342,6 +362,7 @@ class GitHub:
             try:
                 response = self._send(method, url, json, offsite)
             except HttpError as exc:
+                self._left(f"{method} {urlsplit(url).path}")  # timed out at the step's deadline: say that
                 wait = 2.0**attempt
                 # A reset connection is retried for idempotent calls only: a POST may have landed.
                 if kind not in IDEMPOTENT or attempt + 1 >= MAX_ATTEMPTS or self._budget(wait) is None:
@@ -351,11 +372,11 @@ class GitHub:
                 continue
             if response.status < 400:
                 return response
-            wait = self._retry_wait(response, attempt, kind) if attempt + 1 < MAX_ATTEMPTS else None
-            if wait is None:
+            retry_in = self._retry_wait(response, attempt, kind) if attempt + 1 < MAX_ATTEMPTS else None
+            if retry_in is None:
                 raise CommentError(response.status, _message(response))
-            self.waited += wait
-            self.sleep(wait)
+            self.waited += retry_in
+            self.sleep(retry_in)
         raise AssertionError("unreachable")
 
     def identity(self) -> Identity:
@@ -395,16 +416,26 @@ class GitHub:
         return self.identity().login
 
     def comments(self, repo: str, number: int) -> Iterator[dict[str, Any]]:
+        """Each comment once, oldest first. The listing ends at the last page, at a page of ids all seen
+        before or a `next` link already followed (a proxy or a broken server repeating itself), and after
+        `max_pages` pages; the step's deadline bounds it in time."""
         url: str | None = f"/repos/{repo}/issues/{number}/comments"
         params: dict[str, Any] | None = {"per_page": PER_PAGE}
-        for _ in range(MAX_PAGES):
-            if url is None:
+        seen_ids: set[Any] = set()
+        followed: set[str] = set()
+        for _ in range(self.max_pages):
+            if url is None or url in followed:
                 return
+            followed.add(url)
             response = self.request("GET", url, params=params)
             page = response.json()
             if not isinstance(page, list):
                 raise CommentError(response.status, "the comment listing is not a list")
-            yield from (c for c in page if isinstance(c, dict))
+            fresh = [c for c in page if isinstance(c, dict) and _hashable(c.get("id")) not in seen_ids]
+            if page and not fresh:
+                return  # every id on this page was on an earlier one: the rest would repeat too
+            seen_ids.update(_hashable(c.get("id")) for c in fresh)
+            yield from fresh
             url = self._next_url(response)
             params = None  # the next link carries its own query
 
@@ -417,8 +448,9 @@ class GitHub:
         found = []
         for comment in self.comments(repo, number):
             # a listing entry of another shape (a proxy's, an old GHES's) is no comment of ours, never a crash
-            user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
-            body = comment.get("body") if isinstance(comment.get("body"), str) else ""
+            found_user, found_body = comment.get("user"), comment.get("body")
+            user: dict[str, Any] = found_user if isinstance(found_user, dict) else {}
+            body = found_body if isinstance(found_body, str) else ""
             if (same_account(user.get("login"), who, user.get("type"))
                     and wanted in body and any(line.strip() == wanted for line in body.splitlines())):
                 found.append(comment)
@@ -430,25 +462,42 @@ class GitHub:
         return found[0] if found else None
 
     def upsert(self, repo: str, number: int, body: str, key: str) -> Upserted:
-        """PATCH our comment when there is one, POST a new one otherwise. A POST that got no answer or
-        a 5xx may have landed: the marker is looked for again before posting a second time.
+        """PATCH our comment when there is one, POST a new one otherwise. The comments are listed once per
+        client (a step): a second upsert (a shorter body after a 422) uses that listing. A POST that got
+        no answer or a 5xx may have landed: only then is the marker looked for again before posting a
+        second time.
 
-        Never two comments: jobs that list at the same moment (two pushes, a re-run) both find none
-        and both post, so after a POST the comments are listed again and the oldest of ours is kept,
-        the later ones deleted (every job agrees which is oldest); duplicates left by earlier races
-        are deleted when the comment is next updated."""
+        Two jobs that list at the same moment (two pushes, a re-run) may both post; the next update keeps
+        the oldest of ours and deletes the others: distinct ids of comments we wrote, never the one it
+        writes."""
         who = self.identity()
-        mine = self.find_all(repo, number, who, key)
+        mine = self._ours(repo, number, who, key)
         if mine:
             try:
                 done = self._patch(repo, mine[0], body)
-                return replace(done, removed=self._delete(repo, [c.get("id") for c in mine[1:]]))
             except CommentError as exc:
                 if exc.status != 404:  # deleted since we listed: create it again
                     raise
+                mine.clear()
+            else:
+                removed = self._delete(repo, [c.get("id") for c in mine[1:]], keep=mine[0].get("id"))
+                del mine[1:]
+                return replace(done, removed=removed)
+        created = self._create(repo, number, who, key, body)
+        mine[:] = [{"id": created.id, "html_url": created.url}]
+        return created
+
+    def _ours(self, repo: str, number: int, who: Identity, key: str) -> list[dict[str, Any]]:
+        """Our comments with this key, oldest first, listed once per client."""
+        listed = self._listed.get((repo, number, key))
+        if listed is None:
+            listed = self._listed[(repo, number, key)] = self.find_all(repo, number, who, key)
+        return listed
+
+    def _create(self, repo: str, number: int, who: Identity, key: str, body: str) -> Upserted:
         path = f"/repos/{repo}/issues/{number}/comments"
         try:
-            created = _upserted(self.request("POST", path, json={"body": body}), "created")
+            return _upserted(self.request("POST", path, json={"body": body}), "created")
         except CommentError as exc:
             if exc.status != 0 and exc.status not in RETRY_STATUSES:
                 raise
@@ -460,24 +509,7 @@ class GitHub:
                 raise
             self.waited += wait
             self.sleep(wait)
-            created = _upserted(self.request("POST", path, json={"body": body}), "created")
-        return self._settle(repo, number, who, key, body, created)
-
-    def _settle(self, repo: str, number: int, who: Identity, key: str, body: str, created: Upserted) -> Upserted:
-        """After a POST: when another job posted too, keep the oldest of ours (with this body, the
-        latest) and delete the rest. The comment is posted either way: a failure here only leaves a
-        duplicate for the next update to delete."""
-        try:
-            mine = self.find_all(repo, number, who, key)
-            if not mine or (len(mine) == 1 and mine[0].get("id") == created.id):
-                return created
-            keeper, others = mine[0], [c.get("id") for c in mine[1:]]
-            if keeper.get("id") == created.id:
-                return replace(created, removed=self._delete(repo, others))
-            done = self._patch(repo, keeper, body)
-        except CommentError:
-            return created
-        return replace(done, removed=self._delete(repo, [*dict.fromkeys([*others, created.id])]))
+            return _upserted(self.request("POST", path, json={"body": body}), "created")
 
     def _patch(self, repo: str, comment: dict[str, Any], body: str) -> Upserted:
         comment_id = comment.get("id")
@@ -486,11 +518,12 @@ class GitHub:
         response = self.request("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": body})
         return _upserted(response, "updated")
 
-    def _delete(self, repo: str, ids: list[Any]) -> int:
-        """Delete these comments of ours; how many went. Gone already is fine; any other refusal
-        stops the clean-up (the comment itself is written), never the step."""
+    def _delete(self, repo: str, ids: list[Any], *, keep: Any) -> int:
+        """Delete these comments of ours, each id once and never `keep` (the one just written); how many
+        went. Gone already is fine; any other refusal stops the clean-up (the comment itself is written),
+        never the step."""
         removed = 0
-        for comment_id in ids:
+        for comment_id in dict.fromkeys(i for i in ids if _hashable(i) != _hashable(keep)):
             if not isinstance(comment_id, int) or isinstance(comment_id, bool):
                 continue  # not an id GitHub gives: never put into a URL
             try:
@@ -512,6 +545,11 @@ def _upserted(response: Exchange, action: str) -> Upserted:
     if not isinstance(data, dict):
         return Upserted(url="", action=action)
     return Upserted(url=str(data.get("html_url", "")), action=action, id=data.get("id"))
+
+
+def _hashable(value: Any) -> Any:
+    """An id as a set member: a listing of another shape may give a list or an object."""
+    return value if isinstance(value, int | str | float | bool | None) else repr(value)
 
 
 def _no_url(message: str, url: str) -> str:

@@ -19,12 +19,13 @@ from typing import Any
 
 from evalgate import isolation, redaction, safeio
 from evalgate.errors import SpecError, shortened
+from evalgate.files import write_file
 from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError, excerpt
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
 from evalgate.net import HttpClient, RetryPolicy
 from evalgate.redaction import redact_cut
-from evalgate.report.labels import num, turn_label
+from evalgate.report.labels import errored_count, num, turn_label
 from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, cell, render
 from evalgate.report.numbers import delta_text
 from evalgate.results import write_results_streamed
@@ -32,7 +33,7 @@ from evalgate.results_model import Results, load_results
 from evalgate.textsafe import visible
 
 OUTPUT_NAMES = ("verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
-                "scores", "results-path", "comment-url", "comment-file", "regressions")
+                "scores", "results-path", "html-file", "comment-url", "comment-file", "regressions")
 TOKEN_INPUTS = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN")
 MAX_ANNOTATIONS = 10  # of each level: the runner shows only a few per step anyway
 RETRY_COMMENT_LIMIT = 30_000
@@ -82,7 +83,7 @@ def baseline_step(settings: Settings, log: Log, http: HttpClient | str,
             "baseline: auto needs github-token and GITHUB_REPOSITORY"
         log.annotate("notice", f"{why}; the comparison is skipped", title="evalgate: no baseline")
         return None
-    client = GitHub(settings.api_url, settings.token, http, sleep=sleep)
+    client = GitHub(settings.api_url, settings.token, http, sleep=sleep, deadline_s=settings.github_timeout_s)
     try:
         found = find_baseline(client, repo=settings.repository, run_id=settings.run_id, branch=settings.base_ref,
                               artifact=settings.baseline_artifact, results_name=settings.results_file.name,
@@ -108,6 +109,7 @@ def run_spec_step(settings: Settings, log: Log, lines: Lines, baseline: Path | N
         lines.spec_file = settings.relative(loaded.path)
         lines.gates = {c.entry.id: c.line for c in loaded.gates}
         lines.scorers = {c.entry.id: c.line for c in loaded.scorers}
+        failing.watch(loaded.scorers)
         for warning in loaded.warnings:
             print(f"warning: {warning}")
 
@@ -167,6 +169,29 @@ def set_result_outputs(settings: Settings, results: Results, outputs: dict[str, 
     outputs["regressions"] = str(comparison.get("regressions", 0)) if isinstance(comparison, dict) else ""
 
 
+def html_step(settings: Settings, results: Results, outputs: dict[str, str], log: Log) -> None:
+    """The HTML report beside the results (input `html-path`), for the workflow to upload with them.
+    A page that cannot be written is a warning: the verdict, the results and the comment stand."""
+    from evalgate.report.html import render_html, write_html
+
+    path = settings.html_file
+    if path is None:
+        return
+    try:
+        write_html(path, render_html(results))
+    except OSError as exc:
+        log.annotate("warning", f"the HTML report was not written: {exc.strerror or exc}: "
+                     f"{excerpt(settings.relative(path))}", title="evalgate: no HTML report")
+        return
+    outputs["html-file"] = settings.relative(path)
+
+
+def report_context(settings: Settings, **fields: Any) -> ReportContext:
+    """Where the report goes, and where its HTML page is (named in the footer)."""
+    html = settings.html_file
+    return ReportContext(run_url=settings.run_url, html=html.name if html is not None else "", **fields)
+
+
 def summary_step(settings: Settings, results: Results) -> None:
     if not (settings.summary and settings.summary_file):
         return
@@ -174,11 +199,11 @@ def summary_step(settings: Settings, results: Results) -> None:
         append_summary(settings.summary_file, f"> **evalgate shard {settings.shard}**: this job's items only; "
                        "the merge job gives the run's verdict and the PR comment.\n")
     room = summary_room(settings.summary_file)
-    append_summary(settings.summary_file, render(results, ReportContext(run_url=settings.run_url), limit=room))
+    append_summary(settings.summary_file, render(results, report_context(settings), limit=room))
 
 
 def comment_body(settings: Settings, results: Results, key: str, limit: int = COMMENT_LIMIT) -> str:
-    ctx = ReportContext(run_url=settings.run_url, marker=marker(key), comment=True)
+    ctx = report_context(settings, marker=marker(key), comment=True)
     return render(results, ctx, limit=limit)
 
 
@@ -202,9 +227,13 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
     key = settings.comment_key or results.name
     body = comment_body(settings, results, key)
     path = settings.comment_file
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(body, encoding="utf-8")
-    outputs["comment-file"] = settings.relative(path)
+    try:  # never through a symlink, never outside the workspace; the comment is posted all the same
+        write_file(path, body.encode("utf-8"), root=settings.workspace)
+        outputs["comment-file"] = settings.relative(path)
+    except OSError as exc:
+        log.annotate("warning", f"the comment's body was not written to {settings.relative(path)}: "
+                     f"{exc.strerror or exc}", title="evalgate: no comment file")
+        outputs["comment-file"] = ""
     if not settings.comment:
         return
     if not settings.token or not settings.repository:
@@ -220,7 +249,7 @@ def comment_step(settings: Settings, results: Results, log: Log, outputs: dict[s
                      title="evalgate: no PR comment")
         return
     client = GitHub(settings.api_url, settings.token, http, author=settings.comment_author,
-                    graphql=settings.graphql_url or None, sleep=sleep)
+                    graphql=settings.graphql_url or None, sleep=sleep, deadline_s=settings.github_timeout_s)
     try:
         try:
             done = client.upsert(settings.repository, number, body, key)
@@ -254,18 +283,25 @@ def comment_warning(exc: CommentError, comment_file: str) -> str:
 def annotate_step(results: Results, lines: Lines, log: Log) -> None:
     """::error for failed gates, ::warning for missed thresholds, at the entry's line in the spec."""
     outcome = results.outcome
-    for gate in outcome.gate_failures[:MAX_ANNOTATIONS]:
-        log.annotate("error", f"gate `{gate.id}` averaged {gate.score:.3f}; a gate must average 1.0",
+    # when too many items errored, "could not evaluate" says it once: not again per entry left unscored
+    outage = outcome.error_budget_exceeded
+    for gate in [g for g in outcome.gate_failures if not (outage and g.unscored)][:MAX_ANNOTATIONS]:
+        averaged = f"averaged {gate.score:.3f}" if gate.score is not None else (gate.unscored or "has no score")
+        log.annotate("error", f"gate `{gate.id}` {averaged}; a gate must average 1.0",
                      file=lines.spec_file or None, line=lines.gates.get(gate.id), title="evalgate: gate failed")
-    for miss in outcome.threshold_misses[:MAX_ANNOTATIONS]:
-        log.annotate("warning", f"`{miss.id}` averaged {miss.average_score:.3f}, outside its threshold "
+    for miss in [t for t in outcome.threshold_misses if not (outage and t.unscored)][:MAX_ANNOTATIONS]:
+        averaged = (f"averaged {miss.average_score:.3f}" if miss.average_score is not None
+                    else (miss.unscored or "has no score"))
+        log.annotate("warning", f"`{miss.id}` {averaged}, outside its threshold "
                      f"{miss.threshold}", file=lines.spec_file or None, line=lines.scorers.get(miss.id),
                      title="evalgate: threshold missed")
     for entry in regressed_entries(getattr(results, "comparison", None))[:MAX_ANNOTATIONS]:
         entry_id, turn = str(entry.get("id")), entry.get("turn")
         line = (lines.gates if entry.get("kind") == "gate" else lines.scorers).get(entry_id) if turn is None else None
+        # delta_text names the matched averages when the results have them (Δ compares those), else the base's
+        head = "" if "head_matched" in entry else f"head {num(_number(entry.get('head_average')))}, "
         log.annotate("error", f"`{turn_label(entry_id, turn if isinstance(turn, int) else None)}` regressed "
-                     f"against the baseline: head {num(_number(entry.get('head_average')))}, "
+                     f"against the baseline: {head}"
                      f"{delta_text(entry, 3)}; a drop beyond max_drop {num(_number(entry.get('max_drop')))} "
                      "that the data shows fails the verdict", file=lines.spec_file or None, line=line,
                      title="evalgate: regression")
@@ -273,7 +309,7 @@ def annotate_step(results: Results, lines: Lines, log: Log) -> None:
         summary = results.summary
         top = summary.top_error or {}
         why = f": {redact_cut(str(top['message']), 300)}" if top.get("message") else ""
-        log.annotate("error", f"could not evaluate: {summary.errored_items} of {summary.total_items} items errored"
+        log.annotate("error", f"could not evaluate: {errored_count(summary)}"
                      f"{why} (max_errors: {summary.max_errors}; an outage, not a regression: exit code 4)",
                      file=lines.spec_file or None, title="evalgate: could not evaluate")
 
@@ -409,7 +445,7 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
         if settings.spec_path.is_file():
             spec_lines(settings, lines)
     elif not os.path.exists(settings.spec_path):
-        # the loader's advice, "pass its path to `evalgate run`", is the CLI's: here it is an input
+        # no command line here to give a path on: the spec is the `spec` input
         where = excerpt(settings.relative(settings.spec_path))
         log.annotate("error", f"input `spec`: there is no file {where}; set `spec` to the spec's path, relative to "
                      f"working-directory ({excerpt(settings.working_directory)})", title="evalgate: bad input")
@@ -431,7 +467,8 @@ def run(settings: Settings, log: Log, outputs: dict[str, str], http: HttpClient 
             failure = exc
     results = finished_results(settings, started)
     if results is not None:
-        steps = (lambda: set_result_outputs(settings, results, outputs), lambda: summary_step(settings, results),
+        steps = (lambda: set_result_outputs(settings, results, outputs),
+                 lambda: html_step(settings, results, outputs, log), lambda: summary_step(settings, results),
                  lambda: comment_step(settings, results, log, outputs, http, sleep))
         for step in steps:
             try:
@@ -501,6 +538,7 @@ def action(env: dict[str, str] | None = None, log: Log | None = None, http: Http
         publish_outputs(env.get("GITHUB_OUTPUT", ""), outputs, log)
         return EXIT_USAGE
     redaction.register([settings.token])
+    redaction.register_credential_env(env)  # the step's provider keys, which no spec may name
     if env_is_process:
         hide_token()
     code = EXIT_INTERNAL

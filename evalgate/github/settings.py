@@ -29,9 +29,11 @@ DEFAULTS = {
     "comment": "true",
     "summary": "true",
     "results-path": "evalgate-results.json",
+    "html-path": "evalgate-report.html",
     "working-directory": ".",
     "baseline-artifact": "evalgate-results",
     "mode": "run",
+    "github-timeout": "120",
 }
 MODES = ("run", "merge")
 MAX_EVENT_BYTES = 64 * 1024 * 1024  # GitHub caps a webhook payload at 25 MB: the event file is one
@@ -117,6 +119,21 @@ def parse_max_cost(value: str) -> float | None:
     return number
 
 
+GITHUB_TIMEOUT_MAX_S = 3600.0
+
+
+def parse_github_timeout(value: str) -> float:
+    """Seconds every GitHub call of one step may take in all (the comment, `baseline: auto`'s lookup)."""
+    try:
+        seconds = float(value.strip().removesuffix("s"))
+    except ValueError:
+        raise SettingsError("input `github-timeout` must be a number of seconds, e.g. 120", value) from None
+    if not 0 < seconds <= GITHUB_TIMEOUT_MAX_S:
+        raise SettingsError(f"input `github-timeout` must be more than 0 and at most {GITHUB_TIMEOUT_MAX_S:g} "
+                            "seconds", value)
+    return seconds
+
+
 def parse_patterns(value: str) -> tuple[str, ...]:
     """Glob patterns, one per line or separated by commas."""
     return tuple(p.strip() for line in value.splitlines() for p in line.split(",") if p.strip())
@@ -187,6 +204,8 @@ class Settings:
     shard: Any = None  # evalgate.shards.Shard: this job runs one shard of a matrix
     results: tuple[str, ...] = ()  # merge mode: the shards' results files (glob patterns)
     max_cost: float | None = None  # USD cap, instead of the spec's budget.max_usd
+    github_timeout_s: float = 120.0  # every GitHub call of one step, in all (`github-timeout`)
+    html_path: str = "evalgate-report.html"  # `none`: no HTML report
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -208,6 +227,9 @@ class Settings:
             # Every shard job would write the same name, and download-artifact's `merge-multiple`
             # keeps one file per name: each shard's own default name survives the download.
             results_path = f"evalgate-results-shard-{shard.index}-of-{shard.count}.json"
+        html_path = read_input(env, "html-path")
+        if shard is not None and html_path == DEFAULTS["html-path"]:
+            html_path = "none"  # a shard's items only: the merge job writes the run's page
         event, event_problem = load_event(runner_path(env, "GITHUB_EVENT_PATH"))
         settings = cls(
             spec=read_input(env, "spec"),
@@ -238,6 +260,8 @@ class Settings:
             shard=shard,
             results=results,
             max_cost=parse_max_cost(read_input(env, "max-cost")),
+            github_timeout_s=parse_github_timeout(read_input(env, "github-timeout")),
+            html_path=html_path,
         )
         # action.yml promises paths within the workspace: `..`, an absolute path or a symlink out of it
         # would run whatever spec is there and write results the workflow neither sees nor uploads
@@ -245,6 +269,12 @@ class Settings:
             raise SettingsError("input `working-directory` leads outside the workspace (symlinks followed): give a "
                                 "folder inside GITHUB_WORKSPACE, relative to it, e.g. `evals` or `.`",
                                 settings.working_directory)
+        results_folder = Path(os.path.realpath(settings.results_file.parent))
+        if not (settings.results_file.is_relative_to(settings.workspace)
+                and results_folder.is_relative_to(settings.workspace)):
+            raise SettingsError("input `results-path` leads outside the workspace (symlinks followed): give a file "
+                                "inside GITHUB_WORKSPACE, relative to working-directory, e.g. evalgate-results.json",
+                                settings.results_path)
         return settings
 
     @property
@@ -258,7 +288,14 @@ class Settings:
 
     @property
     def results_file(self) -> Path:
-        return (self.base_dir / self.results_path).resolve()
+        """Absolute, `..` taken lexically; the file itself is never followed if it is a symlink (the writers
+        refuse one: a committed `evalgate-results.json` pointing elsewhere is not written through)."""
+        return Path(os.path.normpath(self.base_dir / self.results_path))
+
+    @property
+    def html_file(self) -> Path | None:
+        """The HTML report's path; None for `html-path: none`."""
+        return None if self.html_path.lower() == "none" else Path(os.path.normpath(self.base_dir / self.html_path))
 
     @property
     def journal_file(self) -> Path | None:

@@ -57,8 +57,9 @@ def output_block(name: str, value: str) -> str:
 
 def _no_wait(path: str, flags: int) -> int:
     """Open the runner's file without blocking: a FIFO nobody reads fails at once (ENXIO), reported
-    as a file error, instead of holding the step until the job's timeout. Regular files ignore it."""
-    return os.open(path, flags | os.O_NONBLOCK, 0o666)
+    as a file error, instead of holding the step until the job's timeout. Regular files ignore it.
+    O_NOFOLLOW: the runner makes these files; a symlink there is not its, and is not written through."""
+    return os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW, 0o666)
 
 
 def write_outputs(path: str, outputs: Mapping[str, str]) -> None:

@@ -182,7 +182,7 @@ class Judge:
         self._count(repairs=1)
         messages += [
             {"role": "assistant", "content": content},
-            {"role": "user", "content": _repair_request(problem, prompt)},
+            {"role": "user", "content": repair_request(problem, prompt)},
         ]
         content, finish = self._complete(messages)
         try:
@@ -346,7 +346,7 @@ def _cut_off(finish: str | None) -> Any:
     raise ValueError("the reply was cut off (finish_reason: length); raise judge.max_tokens or keep reasons short")
 
 
-def _repair_request(problem: str, prompt: Prompt) -> str:
+def repair_request(problem: str, prompt: Prompt) -> str:
     return (
         f"Your reply could not be used: {problem}. Reply again with ONE complete JSON object and nothing else, "
         f"with short reasons, exactly in this shape:\n{prompt.shape}"

@@ -45,13 +45,13 @@ def preprocess(text: str) -> str:
     start = text.lstrip(_WS_CHARS)
     if _JSON_FENCE.match(start):
         text = _whole_fence(start) or _OPEN_FENCE.sub("", start, count=1)
-    balanced = _last_balanced_object(text)
+    balanced = last_balanced_object(text)
     if balanced is not None:
         text = balanced
-    return _escape_control_chars(text)
+    return escape_control_chars(text)
 
 
-def _last_balanced_object(text: str) -> str | None:
+def last_balanced_object(text: str) -> str | None:
     """Mastra's `extractBalancedJsonObject`: the last top-level `{...}`, unless the text starts with `{` or `[`."""
     if text.strip(_WS_CHARS).startswith(("{", "[")):
         return None
@@ -77,7 +77,7 @@ def _last_balanced_object(text: str) -> str | None:
     return last
 
 
-def _escape_control_chars(text: str) -> str:
+def escape_control_chars(text: str) -> str:
     """Mastra's `escapeUnescapedControlCharsInJsonStrings`."""
     out: list[str] = []
     in_string = False

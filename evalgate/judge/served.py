@@ -36,11 +36,16 @@ class Server:
         self._stderr: Any = None
 
     def start(self) -> str:
+        try:
+            run_as = isolation.unprivileged(self.cwd or ".")  # as root: the checkout's owner, not root
+        except ValueError as exc:
+            raise JudgeError(f"judge.serve: {exc}") from None
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
         try:
             self.proc = subprocess.Popen(
                 self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
                 env=isolation.child_env(),  # the code a spec serves gets no runner credential
+                **run_as,
             )
         except OSError as exc:
             raise JudgeError(f"judge.serve could not start {self.argv[0]!r}: {exc.strerror}") from None

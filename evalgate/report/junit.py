@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from evalgate.redaction import redact
-from evalgate.report.labels import bound_text, num, result_rows
-from evalgate.report.numbers import with_margin
+from evalgate.report.labels import bound_text, item_error, num, result_rows
+from evalgate.report.numbers import delta_text, with_margin
 from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
 
@@ -43,7 +43,23 @@ def _close(suite: ET.Element) -> tuple[int, int, int]:
     return len(cases), failures, errors
 
 
+def _compared(results: Results) -> dict[tuple[Any, str], dict[str, Any]]:
+    comparison = results.comparison or {}
+    return {(e.get("turn"), str(e.get("id"))): dict(e) for e in comparison.get("entries") or []
+            if isinstance(e, dict)}
+
+
+def _regression(found: dict[str, Any] | None) -> str:
+    """`regressed against the baseline: base 0.90 · Δ -0.27 [-0.33, -0.21] ▼ worse; max_drop 0`, or ""."""
+    if not found or found.get("status") != "regressed":
+        return ""
+    drop = found.get("max_drop")
+    return (f"regressed against the baseline: {delta_text(found)}"
+            + (f"; max_drop {drop:g}" if isinstance(drop, int | float) else ""))
+
+
 def _entry_cases(results: Results, suite: ET.Element) -> None:
+    compared = _compared(results)
     for entry in result_rows(results):
         case = ET.SubElement(suite, "testcase", classname=f"evalgate.{entry.kind}s", name=clean(entry.label, 300))
         result = entry.result
@@ -53,8 +69,12 @@ def _entry_cases(results: Results, suite: ET.Element) -> None:
             message = f"gate averaged {average}; a gate must average 1.0"
         else:
             message = f"average {average} outside the bound {bound_text(result.threshold)}"
+        regressed = _regression(compared.get((entry.turn, entry.id)))
         if not result.passed:
-            ET.SubElement(case, "failure", message=clean(message, 500), type=entry.kind)
+            failure = ET.SubElement(case, "failure", message=clean(message, 500), type=entry.kind)
+            failure.text = clean(regressed) if regressed else None
+        elif regressed:  # within its bound, but worse than the base beyond max_drop: the verdict failed on it
+            ET.SubElement(case, "failure", message=clean(regressed, 500), type="regression")
         out = ET.SubElement(case, "system-out")
         out.text = clean(f"averaged {average}; a gate must average 1.0" if entry.kind == "gate"
                          else f"average {average}, bound {bound_text(result.threshold)}")
@@ -65,8 +85,8 @@ def _item_case(item: ItemRecord, suite: ET.Element, duration_ms: Any) -> None:
     seconds = _seconds(duration_ms, 1000)
     if seconds is not None:
         case.set("time", seconds)
-    if item.error or item.scorer_errors:
-        message = item.error or "; ".join(f"{k}: {v}" for k, v in item.scorer_errors.items())
+    message = item_error(item)  # its run's, its scorers' or its trials' (which trials, why)
+    if message:
         error = ET.SubElement(case, "error", message=clean(message, 500), type="errored")
         error.text = clean(message)
         return

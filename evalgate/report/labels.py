@@ -76,8 +76,59 @@ def result_rows(outcome: Any) -> list[Row]:
     return out
 
 
-def could_not_evaluate(errored_items: int, total_items: int, message: str = "") -> str:
-    """The headline of a run that measured nothing: `could not evaluate: 12 of 12 items errored: <the
-    most common error>`; `message` comes escaped for where it goes."""
-    text = f"could not evaluate: {errored_items} of {total_items} items errored"
+def _field(record: Any, name: str) -> Any:
+    return record.get(name) if isinstance(record, dict) else getattr(record, name, None)
+
+
+def _own_error(record: Any) -> str:
+    """A run's error, else its scorers' errors (`id: reason`), else ""."""
+    error = _field(record, "error")
+    if error:
+        return str(error)
+    scorer_errors = _field(record, "scorer_errors")
+    if isinstance(scorer_errors, dict) and scorer_errors:
+        return "; ".join(f"{k}: {v}" for k, v in scorer_errors.items())
+    return ""
+
+
+REASONS_SHOWN = 3  # distinct reasons listed for one item's trials; the rest are counted
+
+
+def item_error(item: Any) -> str:
+    """Why an item errored, shown alike for items, trials and single scorers. With trials, every distinct
+    reason with the trials it hit, in trial order (`2 of 3 trials errored: trial 2: tone: boom; trials 1, 3:
+    timeout`); else its own error or its scorers' (`id: reason`); else ""."""
+    trials = _field(item, "trials") or []
+    by_reason: dict[str, list[int]] = {}
+    for n, trial in enumerate(trials, 1):
+        error = _own_error(trial)
+        if error:
+            by_reason.setdefault(error, []).append(n)
+    if not by_reason:
+        return _own_error(item)
+    errored = sum(len(ns) for ns in by_reason.values())
+    parts = [f"{trial_names(ns)}: {reason}" for reason, ns in list(by_reason.items())[:REASONS_SHOWN]]
+    if len(by_reason) > REASONS_SHOWN:
+        parts.append(f"… and {len(by_reason) - REASONS_SHOWN} more reasons")
+    return f"{errored} of {len(trials)} trials errored: " + "; ".join(parts)
+
+
+def trial_names(numbers: list[int]) -> str:
+    """`trial 2` or `trials 1, 3`: which trials (counted from 1)."""
+    return f"trial {numbers[0]}" if len(numbers) == 1 else "trials " + ", ".join(map(str, numbers))
+
+
+def errored_count(summary: Any) -> str:
+    """`4 items errored`, and with repeats `4 of 4 items errored (8 of 8 trials)`: items and trials apart."""
+    errored, total = _field(summary, "errored_items") or 0, _field(summary, "total_items") or 0
+    trials, errored_trials = _field(summary, "trials"), _field(summary, "errored_trials")
+    if not isinstance(trials, int) or not isinstance(errored_trials, int) or isinstance(trials, bool):
+        return f"{errored} of {total} items errored"
+    return f"{errored} of {total} items errored ({errored_trials} of {trials} trials)"
+
+
+def could_not_evaluate(summary: Any, message: str = "") -> str:
+    """The headline of a run that measured nothing: `could not evaluate: 12 of 12 items errored (24 of 24
+    trials): <the most common error>`; `message` comes escaped for where it goes."""
+    text = f"could not evaluate: {errored_count(summary)}"
     return f"{text}: {message}" if message else text

@@ -22,8 +22,9 @@ from typing import Any
 
 from evalgate.budget import dollars, saturated
 from evalgate.redaction import redact
-from evalgate.report.labels import Row, bound_text, could_not_evaluate, num, result_rows
-from evalgate.report.numbers import delta_text, direction, margin, repeats_note, significance
+from evalgate.report.labels import Row, bound_text, could_not_evaluate, errored_count, item_error, num, result_rows
+from evalgate.report.numbers import against_base, delta_text, direction, margin, repeats_note, status_words
+from evalgate.report.trend import trend_section
 from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
 
@@ -153,6 +154,7 @@ class ReportContext:
     run_url: str = ""
     marker: str = ""
     comment: bool = False
+    html: str = ""  # the HTML report's file name, uploaded with the results: the footer says where it is
 
 
 def headline(results: Results) -> str:
@@ -168,7 +170,7 @@ def outage(results: Results) -> str:
     summary = results.summary
     top = summary.top_error if isinstance(summary.top_error, dict) else {}
     message = cell(str(top["message"]), 200) if top.get("message") else ""
-    return could_not_evaluate(summary.errored_items, summary.total_items, message)
+    return could_not_evaluate(summary, message)
 
 
 def status(results: Results) -> str:
@@ -187,7 +189,13 @@ def status(results: Results) -> str:
                         and e.get("kind") != "tracked")
         parts.append(f"{regressed} regressed against the baseline")
     repeats = repeats_note(summary.model_extra or {})
-    parts.append(f"{summary.total_items} items{' × ' + repeats if repeats else ''}, {summary.errored_items} errored")
+    if repeats:
+        trials = getattr(summary, "trials", None)
+        total = f" = {trials} trials" if isinstance(trials, int) else ""
+        parts.append(f"{summary.total_items} items × {repeats.removesuffix(' per item')}{total}, "
+                     f"{errored_count(summary)}")
+    else:
+        parts.append(f"{summary.total_items} items, {summary.errored_items} errored")
     text = " · ".join(parts)
     if getattr(summary, "failure_reason", None) == "regression":
         text += ("\n\n> **Failed because it regressed against the baseline**: the interval of head − base lies "
@@ -196,7 +204,7 @@ def status(results: Results) -> str:
         text += "\n\nNo gates or thresholds produced a score: this run only reports scores."
     if summary.error_budget_exceeded:
         text += (
-            f"\n\n> **Failed because {summary.errored_items} items errored**, more than `max_errors: "
+            f"\n\n> **Failed because {errored_count(summary)}**, more than `max_errors: "
             f"{summary.max_errors}` allows. Errors are not scores: see *Errored items* below."
         )
     if getattr(summary, "interrupted", False):
@@ -224,26 +232,42 @@ def mark(passed: bool) -> str:
     return "✅" if passed else "❌"
 
 
+def _versus(results: Results, row: Row) -> str:
+    """` (base 0.900, −0.350 [−0.47, −0.22]) ❌ regressed` after an entry's score, with a baseline."""
+    comparison = _comparison(results) or {}
+    found = next((e for e in comparison.get("entries") or [] if e.get("id") == row.id and e.get("turn") == row.turn),
+                 None)
+    text = against_base(found)
+    if not text or found is None:
+        return ""
+    return f" {cell(text, 200)}".replace(") ", f") {STATUS_ICON.get(str(found.get('status')), '')} ", 1)
+
+
 def gate_table(results: Results, max_rows: int | None) -> str:
-    rows = [(e.label, e.result) for e in result_rows(results) if e.kind == "gate"]
+    rows = [e for e in result_rows(results) if e.kind == "gate"]
     if not rows:
         return ""
     lines = ["### Gates", "", "| Gate | Score | Pass |", "|---|---:|:---:|"]
-    lines += [f"| {code(label)} | {num_pm(g.score, g)}{reliability(g)} | {mark(g.passed)} |"
-              for label, g in _cap(rows, max_rows)]
+    lines += [f"| {code(e.label)} | {num_pm(e.result.score, e.result)}{reliability(e.result)}{_versus(results, e)} "
+              f"| {mark(e.result.passed)}"
+              f"{' ' + cell(e.result.unscored, 200) if getattr(e.result, 'unscored', None) else ''} |"
+              for e in _cap(rows, max_rows)]
     return "\n".join(lines + _more(rows, max_rows))
 
 
 def threshold_table(results: Results, max_rows: int | None) -> str:
-    rows = [(e.label, e.result) for e in result_rows(results) if e.kind == "threshold"]
+    rows = [e for e in result_rows(results) if e.kind == "threshold"]
     if not rows:
         return ""
     lines = ["### Thresholds", "", "| Scorer | Average | Bound | Pass | Direction |", "|---|---:|---|:---:|---|"]
-    for label, t in _cap(rows, max_rows):
+    for e in _cap(rows, max_rows):
+        t = e.result
         bound = bound_text(t.threshold)
         passed = mark(t.passed) + (" uncertain" if getattr(t, "uncertain", None) else "")
-        lines.append(f"| {code(label)} | {num_pm(t.average_score, t)}{reliability(t)} | {bound} | {passed} "
-                     f"| {direction(t)} |")
+        if getattr(t, "unscored", None):
+            passed += " " + cell(t.unscored, 200)
+        lines.append(f"| {code(e.label)} | {num_pm(t.average_score, t)}{reliability(t)}{_versus(results, e)} "
+                     f"| {bound} | {passed} | {direction(t)} |")
     return "\n".join(lines + _more(rows, max_rows))
 
 
@@ -372,7 +396,7 @@ class ItemDigest:
     def __init__(self, results: Results, keep: int = ITEMS_PER_ENTRY, priciest_shown: int = 3) -> None:
         failing = [e for e in result_rows(results) if not e.result.passed]
         self.responsible = {(e.kind, e.turn, e.id): Responsible(e, keep) for e in failing}
-        self.errored: list[ItemRecord] = []
+        self.errored: list[tuple[ItemRecord, str]] = []  # the first few errored items, with why
         self.flipped: dict[str, ItemRecord] = {}
         wanted = _flipped_ids(results)
         costs: list[tuple[float, int, str]] = []
@@ -380,8 +404,8 @@ class ItemDigest:
         for position, item in enumerate(results.each_item()):
             for entry, found in watched:
                 found.see(position, item, _score_of(item, entry))
-            if (item.error or item.scorer_errors) and len(self.errored) < ERRORED_SHOWN:
-                self.errored.append(item)
+            if len(self.errored) < ERRORED_SHOWN and (why := item_error(item)):
+                self.errored.append((item, why))
             if item.id in wanted and item.id not in self.flipped:
                 self.flipped[item.id] = item
             cost = item_cost(item)
@@ -453,9 +477,9 @@ def errored_block(results: Results, max_items: int, digest: ItemDigest) -> str:
     count = results.summary.errored_items
     if not count:
         return ""
-    parts = [f"<details><summary>Errored items: {count} (left out of every average)</summary>"]
-    for item in errored[:max_items]:
-        message = item.error or "; ".join(f"{k}: {v}" for k, v in item.scorer_errors.items())
+    parts = [f"<details><summary>Errored items: {errored_count(results.summary)}; what errored is left out "
+             "of the averages, their other scores count</summary>"]
+    for item, message in errored[:max_items]:
         parts.append(f"**{code(item.id, table=False)}**\n\n{excerpt(message)}")
     if count > min(len(errored), max_items):
         parts.append(f"*… and {count - min(len(errored), max_items)} more.*")
@@ -524,19 +548,64 @@ def comparison_table(results: Results, max_rows: int | None) -> str:
               f"lies below −max_drop ({correction} correction across entries).")
     head = _head_results(results)
     rows = comparison.get("entries") or []
+    flips = flip_counts(comparison)
+    confidence = settings.get("confidence") if isinstance(settings.get("confidence"), float) else 0.95
     lines = ["### Compared with the baseline", "", intro, "",
              "| Entry | Head | Baseline · Δ [95% interval] | Status |", "|---|---:|---|---|"]
     for entry in _cap(rows, max_rows):
         result = head.get((entry.get("turn"), entry.get("id")))
         value = num_pm(entry.get("head_average"), result)
-        icon = STATUS_ICON.get(entry.get("status", ""), "")
-        tracked = entry.get("kind") == "tracked" and entry.get("status") == "regressed"
-        words = cell(significance(entry), 300) + (" (tracked: never fails)" if tracked else "")
-        lines.append(f"| {code(_label(entry))} | {value} | {delta_text(entry)} | {icon} {words} |")
+        status = str(entry.get("status", ""))
+        icon = STATUS_ICON.get(status, "")
+        tracked = entry.get("kind") == "tracked" and status == "regressed"
+        said = status_words(entry, flips.get((entry.get("turn"), str(entry.get("id")))), confidence)
+        words = cell(said, 300) + (" (tracked: never fails)" if tracked else "")
+        label = "" if status == "incomparable" else f"**{status}**: "
+        lines.append(f"| {code(_label(entry))} | {value} | {delta_text(entry)} | {icon} {label}{words} |")
     lines += _more(rows, max_rows)
+    lines += ["", p_value_details(_cap(rows, max_rows), correction)]
     for warning in (comparison.get("warnings") or [])[:5]:
         lines += ["", f"> {cell(warning, 300)}"]
     return "\n".join(lines)
+
+
+def flip_counts(comparison: dict[str, Any]) -> dict[tuple[Any, str], dict[str, int]]:
+    """Per entry (turn, id), how many of the items kept in `flipped` went each way."""
+    counts: dict[tuple[Any, str], dict[str, int]] = {}
+    for flip in comparison.get("flipped") or []:
+        if isinstance(flip, dict):
+            per = counts.setdefault((flip.get("turn"), str(flip.get("entry"))), {})
+            per[str(flip.get("direction"))] = per.get(str(flip.get("direction")), 0) + 1
+    return counts
+
+
+SHOWN_STATS = ("method", "pairs", "p_value", "p_regression")
+
+
+def p_value_details(rows: list[dict[str, Any]], correction: str) -> str:
+    """The statistics behind each status, folded: method, pairs, p-values and whatever else each entry carries."""
+    extra = sorted({k for e in rows for k, v in e.items() if k not in COMPARED_KEYS and amount(v) is not None})
+    lines = [f"<details><summary>p-values, methods and the correction ({correction} across entries)</summary>", "",
+             "| Entry | Method | Pairs | p | p (a drop beyond max_drop) |"
+             + "".join(f" {cell(k, 40)} |" for k in extra),
+             "|---|---|---:|---:|---:|" + "---:|" * len(extra)]
+    for entry in rows:
+        values = [cell(str(entry.get("method") or "–"), 40), str(entry.get("pairs") or 0),
+                  p_text(entry.get("p_value")), p_text(entry.get("p_regression")),
+                  *(p_text(entry.get(k)) for k in extra)]
+        lines.append(f"| {code(_label(entry))} | " + " | ".join(values) + " |")
+    return "\n".join([*lines, "", "</details>"])
+
+
+COMPARED_KEYS = frozenset({"id", "turn", "kind", "status", "base_average", "head_average", "delta", "ci95", "p_value",
+                           "p_regression", "method", "pairs", "max_drop", "higher_is_better", "reason"})
+
+
+def p_text(value: Any) -> str:
+    number = amount(value)
+    if number is None:
+        return "–"
+    return "< 0.001" if 0 <= number < 0.001 else f"{number:.3g}"
 
 
 def regression_blocks(results: Results, max_items: int, digest: ItemDigest) -> list[str]:
@@ -548,6 +617,7 @@ def regression_blocks(results: Results, max_items: int, digest: ItemDigest) -> l
     if not regressed:
         return []
     items = digest.flipped
+    bases = {str(b.get("id")): dict(b) for b in comparison.get("base_items") or [] if isinstance(b, dict)}
     flipped = comparison.get("flipped") or []
     blocks = []
     for entry in sorted(regressed, key=lambda e: e.get("kind") == "tracked"):
@@ -559,17 +629,7 @@ def regression_blocks(results: Results, max_items: int, digest: ItemDigest) -> l
             title += " (tracked: reported, never failing)"
         parts = [f"<details><summary>{title}</summary>"]
         for flip in worse[:max_items]:
-            record = items.get(str(flip.get("item")))
-            head = (f"**{code(flip.get('item'), table=False)}** · base {num(flip.get('base_score'))} → "
-                    f"head {num(flip.get('head_score'))}")
-            if record is None:
-                parts.append(head)
-                continue
-            given, output = record.input, record.output
-            if entry.get("turn") is not None:
-                turn = next((t for t in record.turns or [] if t.get("index") == entry.get("turn")), {})
-                given, output = turn.get("input"), turn.get("output")
-            parts.append("\n\n".join([head, "Input:", excerpt(given), "Output:", excerpt(output_text(output))]))
+            parts.append(flipped_item(flip, items.get(str(flip.get("item"))), entry, bases.get(str(flip.get("item")))))
         if len(worse) > max_items:
             parts.append(f"*… and {len(worse) - max_items} more items.*")
         if not worse:
@@ -577,6 +637,29 @@ def regression_blocks(results: Results, max_items: int, digest: ItemDigest) -> l
         parts.append("</details>")
         blocks.append("\n\n".join(parts))
     return blocks
+
+
+def flipped_item(flip: dict[str, Any], record: ItemRecord | None, entry: dict[str, Any],
+                 base: dict[str, Any] | None) -> str:
+    """An item that went from pass to fail: its scores base → head, each side's reason, its input, and the
+    base's output beside this run's when the results carry it (`comparison.base_items`)."""
+    head = (f"**{code(flip.get('item'), table=False)}** · base {num(flip.get('base_score'))} → "
+            f"head {num(flip.get('head_score'))}")
+    if record is None:
+        return head
+    row = Row("gate" if entry.get("kind") == "gate" else "threshold", str(entry.get("id")), entry.get("turn"), None)
+    _, reasons, given, output = _scores_of(record, row)
+    base_reason = _mapping((base or {}).get("reasons")).get(row.id) if row.turn is None else None
+    lines = [head]
+    if base_reason:
+        lines.append(f"Base's reason: {cell(str(base_reason), 300)}")
+    if reasons.get(row.id):
+        lines.append(f"Head's reason: {cell(reasons[row.id], 300)}")
+    lines += ["Input:", excerpt(given)]
+    if base is not None and row.turn is None and base.get("output") is not None:
+        lines += ["Base output:", excerpt(output_text(base.get("output")))]
+    lines += ["Head output:" if base is not None and row.turn is None else "Output:", excerpt(output_text(output))]
+    return "\n\n".join(lines)
 
 
 def flaky_table(results: Results, max_rows: int | None) -> str:
@@ -671,6 +754,8 @@ def footer(results: Results, ctx: ReportContext, truncated: bool, priciest: Sequ
     cost = cost_note(getattr(results.summary, "cost", None), priciest)
     if cost:
         parts.append(cost)
+    if ctx.html:
+        parts.append(f"every item in the HTML report: {code(ctx.html, 80, table=False)} in the run's artifacts")
     text = f"<sub>{' · '.join(parts)}</sub>" if parts else ""
     if truncated:
         where = f"the [job summary]({run_url})" if run_url else "the job summary"
@@ -689,7 +774,7 @@ def assemble(results: Results, ctx: ReportContext, *, blocks: Iterable[Block], m
              truncated: bool, priciest: Sequence[tuple[str, float]] = ()) -> str:
     tables = [t for t in (gate_table(results, max_rows), threshold_table(results, max_rows),
                           tracked_table(results, max_rows), comparison_table(results, max_rows),
-                          flaky_table(results, max_rows)) if t]
+                          trend_section(results) if max_rows != 0 else "", flaky_table(results, max_rows)) if t]
     details = ""
     block_list = list(blocks)
     for section in (REGRESSIONS, FAILURES):

@@ -48,21 +48,29 @@ def signed(value: float | None, digits: int = 2) -> str:
 
 
 def arrow(entry: dict[str, Any]) -> str:
-    """▲ or ▼ when the interval of head - base excludes 0 (a change the data shows), ≈ otherwise."""
+    """▲ better or ▼ worse when the interval of head - base excludes 0 (a change the data shows), by the
+    entry's direction of better, not the number's: a lower-is-better score that rose is ▼ worse; ≈ otherwise."""
     ci = entry.get("ci95")
     if not ci or ci[0] is None or ci[1] is None:  # an interval written as nulls (NaN) shows no direction
         return ""
-    if ci[0] > 0:
-        return "▲"
-    if ci[1] < 0:
-        return "▼"
+    better_high = entry.get("higher_is_better") is not False
+    low, high = (ci[0], ci[1]) if better_high else (-ci[1], -ci[0])
+    if low > 0:
+        return "▲ better"
+    if high < 0:
+        return "▼ worse"
     return "≈"
 
 
 def delta_text(entry: dict[str, Any], digits: int = 2) -> str:
-    """`base 0.90 · Δ -0.08 [-0.13, -0.03] ▼`."""
-    base = entry.get("base_average")
-    text = f"base {base:.{digits}f}" if isinstance(base, int | float) else "base –"
+    """`base 0.90 · Δ -0.08 [-0.13, -0.03] ▼`; with the averages on the matched items (those Δ compares)
+    when they are recorded: `matched: base 0.90 → head 0.82 · Δ -0.08 [-0.13, -0.03] ▼`."""
+    base, head = entry.get("base_matched"), entry.get("head_matched")
+    if isinstance(base, int | float) and isinstance(head, int | float):
+        text = f"matched: base {base:.{digits}f} → head {head:.{digits}f}"
+    else:
+        base = entry.get("base_average")
+        text = f"base {base:.{digits}f}" if isinstance(base, int | float) else "base –"
     if entry.get("delta") is None:
         return text
     text += f" · Δ {signed(entry['delta'], digits)}"
@@ -71,6 +79,20 @@ def delta_text(entry: dict[str, Any], digits: int = 2) -> str:
         text += f" [{signed(ci[0], digits)}, {signed(ci[1], digits)}]"
     mark = arrow(entry)
     return f"{text} {mark}" if mark else text
+
+
+def against_base(entry: dict[str, Any] | None, digits: int = 3) -> str:
+    """`(base 0.900, −0.350 [−0.47, −0.22]) regressed`: an entry's first row carries its comparison; "" without."""
+    if not entry or not isinstance(entry.get("base_average"), int | float):
+        return ""
+    text = f"base {entry['base_average']:.{digits}f}"
+    if isinstance(entry.get("delta"), int | float):
+        text += f", {signed(entry['delta'], digits).replace('-', '−')}"
+        ci = entry.get("ci95")
+        if ci and ci[0] is not None and ci[1] is not None:
+            text += f" [{signed(ci[0]).replace('-', '−')}, {signed(ci[1]).replace('-', '−')}]"
+    status = str(entry.get("status") or "")
+    return f"({text}) {'not compared' if status == 'incomparable' else status}".rstrip()
 
 
 STATUS_WORDS = {
@@ -82,16 +104,53 @@ STATUS_WORDS = {
 }
 
 
+def status_words(entry: dict[str, Any], flips: dict[str, int] | None = None, confidence: float = 0.95) -> str:
+    """The comparison said plainly: `dropped 1.00 → 0.75: 5 of 20 items went from pass to fail; too few
+    items to call it at 95%`. flips: how many items went `pass->fail` and `fail->pass` on this entry."""
+    status = str(entry.get("status") or "")
+    if status == "incomparable":
+        return f"not compared: {entry.get('reason') or 'no data'}"
+    base, head = entry.get("base_average"), entry.get("head_average")
+    if not isinstance(base, int | float) or not isinstance(head, int | float):
+        return STATUS_WORDS.get(status, status)
+    better_high = entry.get("higher_is_better") is not False
+    worse = head < base if better_high else head > base
+    moved = "unchanged at" if head == base else ("dropped" if worse else "improved") if better_high \
+        else ("rose" if worse else "fell")
+    text = f"{moved} {base:.2f}" if head == base else f"{moved} {base:.2f} → {head:.2f}"
+    flips = flips or {}
+    pairs = entry.get("pairs")
+    went = flips.get("pass->fail" if worse else "fail->pass", 0)
+    if went and isinstance(pairs, int):
+        text += f": {went} of {pairs} items went from {'pass to fail' if worse else 'fail to pass'}"
+    level = f"{confidence:.0%}"
+    verdicts = {
+        "regressed": f"worse beyond max_drop, more than noise explains at {level}",
+        "improved": f"better, more than noise explains at {level}",
+        "uncertain": f"too few items to call it at {level}",
+        "unchanged": "no drop beyond max_drop",
+    }
+    return f"{text}; {verdicts.get(status, status)}"
+
+
 def significance(entry: dict[str, Any]) -> str:
     """The status in words, with the p-value and the method, or why the entry was not compared."""
     status = entry.get("status", "")
     words = STATUS_WORDS.get(status, status)
     if status == "incomparable":
         return f"{words}: {entry.get('reason') or 'no data'}"
-    p = entry.get("p_value")
+    # the p the status came from (one-sided, against -max_drop) and the level it met or missed; an older
+    # results file has only the two-sided p of no change
+    p, alpha = entry.get("p_decision"), entry.get("alpha")
+    if "p_within" not in entry:  # written before p_decision: the two-sided p is all there is
+        p, alpha = entry.get("p_value"), None
     parts = [words]
     if isinstance(p, int | float):
-        parts.append(f"p = {p:.3g}" if p >= 0.001 else "p < 0.001")
+        text = f"p = {p:.3g}" if p >= 0.001 else "p < 0.001"
+        parts.append(f"{text} (level {alpha:.3g})" if isinstance(alpha, int | float) else text)
+    mde = entry.get("mde")
+    if isinstance(mde, int | float) and math.isfinite(mde) and status in ("uncertain", "unchanged", "improved"):
+        parts.append(f"this run can detect a drop of {mde:.2f} or more")
     if entry.get("reason"):
         parts.append(str(entry["reason"]))
     return "; ".join(parts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -10,31 +11,69 @@ import click
 
 from evalgate.budget import dollars
 from evalgate.redaction import redact
-from evalgate.report.labels import FAILING_IDS_SHOWN, bound_text, could_not_evaluate, turn_label
-from evalgate.report.numbers import delta_text, direction, repeats_note, significance, with_margin
+from evalgate.report.labels import (
+    FAILING_IDS_SHOWN,
+    bound_text,
+    could_not_evaluate,
+    errored_count,
+    item_error,
+    turn_label,
+)
+from evalgate.report.numbers import against_base, delta_text, direction, repeats_note, status_words, with_margin
 from evalgate.textsafe import visible
+from evalgate.verdict import Range
 
 PROGRESS_MIN_ITEMS = 5
 CI_PROGRESS_EVERY_S = 5.0
 
 
 class FailingIds:
-    """The first few item ids that failed each gate, collected as items finish (for the log)."""
+    """Per gate and threshold, the failing items: the first few in data order (the same list on every
+    run, whatever order items finish in) and how many there are, collected as items finish (for the log)."""
 
     def __init__(self) -> None:
-        self.ids: dict[str, list[str]] = {}
+        self.first: dict[str, list[tuple[int, str]]] = {}
+        self.counts: dict[str, int] = {}
+        self.bounds: dict[str, Range] = {}
+
+    def watch(self, checks: Any) -> None:
+        """The top-level thresholds to watch besides the gates (the loaded spec's scorers)."""
+        for check in checks:
+            entry = check.entry
+            if entry.threshold is not None and entry.turn is None:
+                self.bounds[entry.id] = entry.threshold.range
+
+    def note(self, entry_id: str, index: int, item_id: str) -> None:
+        self.counts[entry_id] = self.counts.get(entry_id, 0) + 1
+        first = self.first.setdefault(entry_id, [])
+        if len(first) < FAILING_IDS_SHOWN or index < first[-1][0]:
+            bisect.insort(first, (index, item_id))
+            del first[FAILING_IDS_SHOWN:]
 
     def add(self, item: Any) -> list[str]:
-        """Note the item's failed gates; returns them."""
+        """Note the item's failed gates and missed thresholds; returns the gates."""
         bad: list[str] = []
+        index = getattr(item, "index", 0)
         for gate_id, score in item.gates.items():
             # rare: most items pass their gates. A NaN (None, as a results file reads it back) fails too
             if score is None or not score >= 1.0:
                 bad.append(gate_id)
-                ids = self.ids.setdefault(gate_id, [])
-                if len(ids) < FAILING_IDS_SHOWN:
-                    ids.append(item.id)
+                self.note(gate_id, index, item.id)
+        for entry_id, bound in self.bounds.items():
+            score = item.scores.get(entry_id)
+            if isinstance(score, int | float) and ((bound.min is not None and score < bound.min)
+                                                   or (bound.max is not None and score > bound.max)):
+                self.note(entry_id, index, item.id)
         return bad
+
+    @property
+    def ids(self) -> dict[str, list[str]]:
+        """Each entry's first failing ids in data order, then `… and N more` when there are more."""
+        out = {}
+        for entry_id, first in self.first.items():
+            more = self.counts[entry_id] - len(first)
+            out[entry_id] = [i for _, i in first] + ([f"… and {more} more"] if more > 0 else [])
+        return out
 
 
 class Progress:
@@ -95,26 +134,33 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
             return "PASS" if passed else "FAIL"
         return click.style("✔", fg="green") if passed else click.style("✘", fg="red", bold=True)
 
-    repeats = repeats_note(getattr(result, "extra_summary", {}))
-    lines = [
-        f"{one_line(result.name)}: {outcome.total_items} items{', ' + repeats if repeats else ''}, "
-        f"{outcome.errored_items} errored, {result.duration_s:.1f}s"
-    ]
+    counts = {**getattr(result, "extra_summary", {}), "errored_items": outcome.errored_items,
+              "total_items": outcome.total_items}
+    lines = [f"{one_line(result.name)}: {run_counts(counts)}, {result.duration_s:.1f}s"]
     network = getattr(result, "extra_summary", {}).get("network")
     if network:
         lines.append(network_line(network))
     sections: list[tuple[str, list[str]]] = []
+    compared = {(e.get("turn"), e.get("id")): e for e in (getattr(result, "comparison", None) or {}).get("entries")
+                or []}
+
+    def versus(entry_id: str, turn: int | None) -> str:
+        text = against_base(compared.get((turn, entry_id)))
+        return f"  {one_line(text, 200)}" if text else ""
+
     all_gates = [(None, g) for g in outcome.gate_results] + [
         (t.index, g) for t in outcome.turn_results or [] for g in t.gate_results
     ]
     rows = []
     for turn, gate in all_gates:
         label = one_line(turn_label(gate.id, turn))
-        row = f"  {mark(gate.passed)} {label:<40} {with_margin(gate.score, gate):<15}"
+        row = f"  {mark(gate.passed)} {label:<40} {with_margin(gate.score, gate):<15}{versus(gate.id, turn)}"
         if gate.pass_all_k is not None:
             row += f"  pass^k {gate.pass_all_k:.2f}  pass@k {gate.pass_at_k:.2f}"
         if not gate.passed and failing.get(gate.id):
-            row += "  failing: " + ", ".join(one_line(i, 80) for i in failing[gate.id])
+            row += "  failing: " + failing_text(failing[gate.id])
+        if gate.unscored:
+            row += f"  {one_line(gate.unscored, 200)}"
         rows.append(row)
     sections.append(("Gates (must average 1.0)", rows))
     rows = []
@@ -124,9 +170,14 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
     for turn, th in all_thresholds:
         label = one_line(turn_label(th.id, turn))
         bound = bound_text(th.threshold)
-        row = f"  {mark(th.passed)} {label:<40} {with_margin(th.average_score, th):<15}  {bound:<14} {direction(th)}"
+        row = (f"  {mark(th.passed)} {label:<40} {with_margin(th.average_score, th):<15}  {bound:<14} {direction(th)}"
+               + versus(th.id, turn))
         if th.uncertain:
-            row += f"  uncertain (interval {th.interval[0]:.3f}-{th.interval[1]:.3f} overlaps the bound)"
+            row += f"  uncertain (interval [{th.interval[0]:.3f}, {th.interval[1]:.3f}] overlaps the bound)"
+        if th.unscored:
+            row += f"  {one_line(th.unscored, 200)}"
+        if not th.passed and turn is None and failing.get(th.id):
+            row += "  failing: " + failing_text(failing[th.id])
         rows.append(row)
     sections.append(("Thresholds", rows))
     with_threshold = {t.id for t in outcome.threshold_results}
@@ -134,10 +185,8 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
             for sid, score in outcome.scores.items() if sid not in with_threshold]
     sections.append(("Tracked scores", rows))
     sections.append(("Flaky items (trials disagree)", flaky_rows(outcome)))
-    rows = [
-        f"  {one_line(item.id, 80)}: {one_line(item.error or next(iter(item.scorer_errors.values()), ''))}"
-        for item in result.errored
-    ]
+    rows = [f"  {one_line(item.id, 80)}: {one_line(item_error(item) or 'no reason recorded', 400)}"
+            for item in result.errored]
     budget = getattr(result, "extra_summary", {}).get("budget")
     if budget and budget.get("items_not_run"):
         rows.insert(0, f"  {budget['items_not_run']} items not run: budget exceeded "
@@ -162,9 +211,25 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
         lines[-1] += " (regressed against the baseline)"
     if outcome.failure_reason == "errors":
         top = getattr(result, "extra_summary", {}).get("top_error") or {}
-        lines.append(could_not_evaluate(outcome.errored_items, outcome.total_items,
-                                        one_line(str(top.get("message") or ""), 200)))
+        lines.append(could_not_evaluate(counts, one_line(str(top.get("message") or ""), 200)))
     return "\n".join(lines)
+
+
+def run_counts(summary: dict[str, Any]) -> str:
+    """`4 items, 0 errored`; with repeats `4 items × 2 trials = 8 trials, 3 of 4 items errored (5 of 8 trials)`."""
+    repeats = repeats_note(summary)
+    if not repeats:
+        return f"{summary['total_items']} items, {summary['errored_items']} errored"
+    trials = summary.get("trials")
+    total = f" = {trials} trials" if isinstance(trials, int) else ""
+    return f"{summary['total_items']} items × {repeats.removesuffix(' per item')}{total}, {errored_count(summary)}"
+
+
+def failing_text(ids: list[str]) -> str:
+    """`a, b, c … and 5 more`: the ids (each on one line, bounded), the count of the others after them."""
+    more = ids[-1] if ids and ids[-1].startswith("… and ") else ""
+    shown = ", ".join(one_line(i, 80) for i in (ids[:-1] if more else ids))
+    return f"{shown} {more}" if more else shown
 
 
 def comparison_section(comparison: dict[str, Any]) -> tuple[str, list[str]]:
@@ -175,9 +240,18 @@ def comparison_section(comparison: dict[str, Any]) -> tuple[str, list[str]]:
              f"{comparison.get('matched_items', 0)} items matched, "
              f"{comparison.get('new_items', 0)} new, {comparison.get('missing_items', 0)} missing")
     rows = []
+    flips: dict[tuple[Any, str], dict[str, int]] = {}
+    for flip in comparison.get("flipped") or []:
+        per = flips.setdefault((flip.get("turn"), str(flip.get("entry"))), {})
+        per[str(flip.get("direction"))] = per.get(str(flip.get("direction")), 0) + 1
+    confidence = (comparison.get("settings") or {}).get("confidence") or 0.95
     for entry in comparison.get("entries") or []:
         label = one_line(turn_label(str(entry["id"]), entry.get("turn")))
-        rows.append(f"  {label:<40} {delta_text(entry):<38} {one_line(significance(entry), 300)}")
+        said = status_words(entry, flips.get((entry.get("turn"), str(entry["id"]))), confidence)
+        status = "" if entry.get("status") == "incomparable" else f"{entry.get('status')}: "
+        p = entry.get("p_value")
+        stats = f" (p {'< 0.001' if p < 0.001 else f'= {p:.3g}'})" if isinstance(p, int | float) else ""
+        rows.append(f"  {label:<40} {delta_text(entry):<44} {one_line(status + said, 300)}{stats}")
     flipped = comparison.get("flipped") or []
     worse = [f for f in flipped if f.get("direction") == "pass->fail"]
     if worse:

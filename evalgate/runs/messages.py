@@ -494,7 +494,7 @@ class UnreadableInput(ValueError):
     """An item input that Mastra's agent rejects, or converts in a way evalgate does not reproduce."""
 
 
-class _NotReproduced(UnreadableInput):
+class NotReproduced(UnreadableInput):
     """A message Mastra's agent takes, but converts (merges, replaces) in a way evalgate does not reproduce."""
 
 
@@ -585,7 +585,7 @@ def no_input_messages(value: Any) -> bool:
 def _read(value: Any) -> _Input:
     converted = _converted(value)
     if converted.unreproduced is not None:
-        raise _NotReproduced(converted.unreproduced)
+        raise NotReproduced(converted.unreproduced)
     return converted
 
 
@@ -620,7 +620,7 @@ def _converted(value: Any) -> _Input:
             continue
         try:  # MessageList.add hands it to addSystem: the system prompt, not inputMessages
             text = _system_text(where, message)
-        except _NotReproduced as exc:
+        except NotReproduced as exc:
             out.unreproduced = out.unreproduced or str(exc)
             continue
         if text and text not in out.system:  # isDuplicateSystem drops a repeated one
@@ -633,7 +633,7 @@ def _converted(value: Any) -> _Input:
         try:
             if role not in _INPUT_PARTS:
                 if role == "signal":
-                    raise _NotReproduced(f"{where} has a signal message, which Mastra's agent keeps with its own "
+                    raise NotReproduced(f"{where} has a signal message, which Mastra's agent keeps with its own "
                                          "signal metadata: evalgate does not reproduce it")
                 raise UnreadableInput(f"{where} has role {json.dumps(role)}, which Mastra's agent rejects "
                                       "(Unsupported role)")
@@ -647,7 +647,7 @@ def _converted(value: Any) -> _Input:
                         kept = [m for m in out.messages if m is not earlier[2]]
                         out.messages[:] = kept  # the later message goes last (sorted by its newer createdAt)
                     elif n and others[n - 1][1].get("role") != "user":
-                        raise _NotReproduced(f"{where} equals {earlier[0]}, whose id it has, and follows an assistant "
+                        raise NotReproduced(f"{where} equals {earlier[0]}, whose id it has, and follows an assistant "
                                              "or tool message: Mastra's agent drops it, so that message is merged "
                                              "with the next one or its own reply, which evalgate does not reproduce")
                     else:  # messagesAreEqual: the later one is dropped, the earlier stays where it is
@@ -660,12 +660,12 @@ def _converted(value: Any) -> _Input:
                 if following in ("assistant", "tool"):
                     continue
                 if following != "user":
-                    raise _NotReproduced(
+                    raise NotReproduced(
                         f"{where} is {'an assistant' if role == 'assistant' else 'a tool'} message "
                         + (f"followed by a {following} message" if following else "ending the input")
                         + ": Mastra's agent merges it into its own reply, which evalgate does not reproduce")
                 db = _merged(group)
-        except _NotReproduced as exc:
+        except NotReproduced as exc:
             out.unreproduced = out.unreproduced or str(exc)
             continue
         group = []
@@ -677,7 +677,7 @@ def _replaced(earlier: tuple[str, Mapping[str, Any], Mapping[str, Any]],
               later: tuple[str, Mapping[str, Any], Mapping[str, Any]]) -> bool:
     """Whether a user message replaces the earlier user message with its id (MessageList.addOne: the earlier one
     is taken out and the later one, the newest, sorted last), rather than being dropped as equal to it
-    (messagesAreEqual: the same parts' cache keys, a text part's "text" and its text). Raises _NotReproduced for
+    (messagesAreEqual: the same parts' cache keys, a text part's "text" and its text). Raises NotReproduced for
     messages evalgate does not compare as the agent does (only plain v5 user messages of text parts are)."""
     keys = []
     for where, message, _ in (earlier, later):
@@ -688,7 +688,7 @@ def _replaced(earlier: tuple[str, Mapping[str, Any], Mapping[str, Any]],
                  and all(isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str)
                          and p.keys() <= {"type", "text"} for p in parts))
         if not plain:
-            raise _NotReproduced(f"{later[0]} has the id of {earlier[0]}: Mastra's agent replaces (or merges) the "
+            raise NotReproduced(f"{later[0]} has the id of {earlier[0]}: Mastra's agent replaces (or merges) the "
                                  "earlier message with it, which evalgate reproduces for user messages of text "
                                  f"parts only ({where} is not one)")
         texts = [p["text"] for p in parts]
@@ -701,7 +701,7 @@ def _replaced(earlier: tuple[str, Mapping[str, Any], Mapping[str, Any]],
 def _merged(group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Mapping[str, Any]:
     """The one input message a real agent makes of assistant and tool messages in a row (MessageMerger.merge),
     as far as the scorers read it: the last non-empty `content.content` of them, else their text parts merged as
-    the agent merges them. Raises _NotReproduced where evalgate does not reproduce the merge."""
+    the agent merges them. Raises NotReproduced where evalgate does not reproduce the merge."""
     if len(group) == 1:
         return group[0][2]
     for where, message, _ in group:
@@ -709,14 +709,14 @@ def _merged(group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Ma
                else "has format-2 content" if _is_format_2(message.get("content"))
                else "has metadata" if "metadata" in message else None)
         if why is not None:
-            raise _NotReproduced(f"{where} {why}, and Mastra's agent merges it with the assistant or tool messages "
+            raise NotReproduced(f"{where} {why}, and Mastra's agent merges it with the assistant or tool messages "
                                  "next to it: evalgate does not reproduce that merge")
     # `if (incoming.content.content) latest.content.content = incoming.content.content`: the last non-empty wins
     strings = [db["content"]["content"] for _, _, db in group if js_truthy(db["content"].get("content"))]
     if strings:
         content: dict[str, Any] = {"format": 2, "parts": [], "content": strings[-1]}
     elif any(db.get("ui5") for _, _, db in group):
-        raise _NotReproduced(f"{group[0][0]} starts assistant messages merged into one with no text (content.content) "
+        raise NotReproduced(f"{group[0][0]} starts assistant messages merged into one with no text (content.content) "
                              "and a v5 UI message: evalgate does not reproduce how the agent merges its parts")
     else:  # no content.content: the scorers read the merged parts' last text part
         bearing = [(where, db["content"]["parts"]) for where, _, db in group if db["content"]["parts"]]
@@ -726,12 +726,12 @@ def _merged(group: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Ma
                     *(_tool_call_ids(m) for _, m, _ in group[:n]))):
                 # MessageMerger.merge anchors a call or result on the earlier one with its toolCallId, and
                 # addPartsToMessage places the text parts around it, or drops them
-                raise _NotReproduced(f"{where} has text parts beside a tool call or result answering an earlier "
+                raise NotReproduced(f"{where} has text parts beside a tool call or result answering an earlier "
                                      "one, and no text (content.content): Mastra's agent merges them into the "
                                      "message before it in an order evalgate does not reproduce")
         if len(bearing) > 1 and any(p.get("text") is None or "providerOptions" in p for _, parts in bearing
                                     for p in parts):
-            raise _NotReproduced(f"{bearing[-1][0]} has text parts, as {bearing[0][0]} has, one of them with no "
+            raise NotReproduced(f"{bearing[-1][0]} has text parts, as {bearing[0][0]} has, one of them with no "
                                  "text or with providerOptions, and no text (content.content): Mastra's agent "
                                  "compares their cache keys in a way evalgate does not reproduce")
         kept = bearing[0][1] if len(bearing) == 1 else []
@@ -797,7 +797,7 @@ def _input_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapp
     content = message.get("content")
     if _is_format_2(content):  # a MastraDBMessage already (hydrateMastraDBMessageFields): kept as it is
         if role == "tool":
-            raise _NotReproduced(f"{where} is a tool message with format-2 content, which evalgate does not convert "
+            raise NotReproduced(f"{where} is a tool message with format-2 content, which evalgate does not convert "
                                  "as Mastra's agent does")
         parts = content.get("parts")
         parts = [p for p in parts if isinstance(p, Mapping)] if isinstance(parts, list) else []
@@ -854,7 +854,7 @@ def _ui_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapping
     step-start parts only it takes for a v4 one (no AI SDK v5 UI characteristics): AIV4Adapter.fromUIMessage keeps
     the parts, without `content.content`, so the last text part is read. One with file, reasoning or tool parts
     too is a v5 one: AIV5Adapter.fromUIMessage joins its texts with "" (empty ones too) into `content.content`.
-    Raises _NotReproduced for any other."""
+    Raises NotReproduced for any other."""
     parts = message.get("parts")
     plain = (role in ("user", "assistant") and isinstance(parts, list)
              and not any(key in message for key in ("content", "createdAt", "metadata", "threadId", "resourceId",
@@ -863,7 +863,7 @@ def _ui_db_message(where: str, role: str, message: Mapping[str, Any]) -> Mapping
              and all((isinstance(p, Mapping) and p.keys() == _UI_KEYS.get(p.get("type"))) or _ui5_part(p)
                      for p in parts))
     if not plain:
-        raise _NotReproduced(f"{where} is a UI message (`parts`) with parts other than text, step-start, file, "
+        raise NotReproduced(f"{where} is a UI message (`parts`) with parts other than text, step-start, file, "
                              "reasoning and tool ones, or other fields, whose conversion evalgate does not reproduce")
     v5 = any(_ui5_part(p) for p in parts)  # hasAIV5UIMessageCharacteristics
     texts = [p for p in parts if p["type"] == "text"]
@@ -893,7 +893,7 @@ def _input_parts(where: str, role: str, content: list[Any], v4: bool) -> list[Ma
         if kind.__class__ is not str or kind not in _KNOWN_PARTS:
             continue  # the agent drops it
         if kind not in _INPUT_PARTS[role]:
-            raise _NotReproduced(f"{where}.content[{i}] is no {' or '.join(_INPUT_PARTS[role])} part, which "
+            raise NotReproduced(f"{where}.content[{i}] is no {' or '.join(_INPUT_PARTS[role])} part, which "
                                  "evalgate does not convert as Mastra's agent does")
         parts.append(part)
     return parts
@@ -929,21 +929,21 @@ def _system_text(where: str, message: Mapping[str, Any]) -> str:
             raise UnreadableInput(f"{where} is a format-2 system message without content.content: Mastra's agent "
                                   "throws (Invalid system message format)")
         if not isinstance(text, str):
-            raise _NotReproduced(f"{where} is a format-2 system message whose content.content is {_kind(text)}, "
+            raise NotReproduced(f"{where} is a format-2 system message whose content.content is {_kind(text)}, "
                                  "which evalgate does not read as Mastra does")
         return text
     if any(key in message for key in ("parts", "threadId", "resourceId")):  # no core message, no format 2
         raise UnreadableInput(f"{where} is a system message with `parts`, `threadId` or `resourceId`: Mastra's agent "
                               "throws (Invalid system message format)")
     if _v4_message(message):
-        raise _NotReproduced(f"{where} is an AI SDK v4 system message, which Mastra's agent passes on unconverted: "
+        raise NotReproduced(f"{where} is an AI SDK v4 system message, which Mastra's agent passes on unconverted: "
                              "evalgate does not reproduce it")
     # AIV5Adapter.fromModelMessage, then systemToV4Core: its text parts' texts joined by "\n", which must not be ""
     parts = [p for p in content if isinstance(p, Mapping)] if isinstance(content, list) else []
     for part in parts:
         kind = part.get("type")
         if kind.__class__ is str and kind in _KNOWN_PARTS - {"text", "image", "file"}:
-            raise _NotReproduced(f"{where} is a system message with a {part['type']} part, which evalgate does not "
+            raise NotReproduced(f"{where} is a system message with a {part['type']} part, which evalgate does not "
                                  "convert as Mastra's agent does")
     parts = [p for p in parts if p.get("type") in ("text", "image", "file")]
     texts = [p for p in parts if p.get("type") == "text"]

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from functools import cache
 from operator import add
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
@@ -19,23 +20,66 @@ from evalgate.errors import not_a_file
 from evalgate.items import Item
 from evalgate.runs import Run
 from evalgate.scorers import jsregex
+from evalgate.scorers.base import NotScorable
 from evalgate.scorers.registry import BuildContext, scorer_type
 
 ScoreFn = Any
+T = TypeVar("T")
 # JavaScript's \s, not Python's: Mastra strips these before comparing.
-_WS = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
+JS_WHITESPACE = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 REGEX_TIMEOUT_S = 1.0  # per output: a pattern that backtracks catastrophically errors that result
 # Each check tests `run.unreadable` before it calls `run.require`: almost every run reads whole, and the
 # call, made by every check for every item, cost more than some of the checks themselves.
 
+Value = Annotated[str | None, Field(description="the text to compare with; or `reference: ground_truth`")]
+GroundTruth = Annotated[
+    Literal["ground_truth"] | None,
+    Field(description="`ground_truth`: compare with each item's ground_truth instead of a fixed `value` "
+          "(an item without one is not scorable)"),
+]
+
+
+def ground_truth_text(item: Item) -> str:
+    """The item's ground_truth as text (JSON for a structure); NotScorable when it has none."""
+    truth = item.ground_truth
+    if truth is None or truth == "":
+        raise NotScorable("the item has no ground_truth to compare with")
+    return truth if isinstance(truth, str) else json.dumps(truth, ensure_ascii=False, default=str)
+
+
+def _expected(value: str | None, reference: str | None, prepare: Callable[[str], T],
+              name: str = "value") -> Callable[[Item], T]:
+    """What an item is compared with: `value` prepared once, or each item's ground_truth prepared for it.
+
+    Exactly one of `value` and `reference: ground_truth` is given (ValueError: a spec error on the entry)."""
+    if (value is None) == (reference is None):
+        raise ValueError(f"give `{name}` or `reference: ground_truth`" if value is None else
+                         f"give `{name}` or `reference: ground_truth`, not both")
+    if value is not None:
+        fixed = prepare(value)
+        return lambda item: fixed
+    last: list[tuple[str, T] | None] = [None]  # items in a row often share a ground truth: prepared once
+
+    def of_item(item: Item) -> T:
+        text = ground_truth_text(item)
+        seen = last[0]  # one read: another thread may replace it
+        if seen is not None and seen[0] == text:
+            return seen[1]
+        prepared = prepare(text)
+        last[0] = (text, prepared)
+        return prepared
+
+    return of_item
+
 
 @scorer_type("includes")
-def includes(value: str, ignore_case: bool = True) -> ScoreFn:
-    """1 if `value` occurs in the run's text (texts joined by a space), else 0."""
-    needle = value.lower() if ignore_case else value
+def includes(value: Value = None, ignore_case: bool = True, reference: GroundTruth = None) -> ScoreFn:
+    """1 if `value` (or the item's ground_truth) occurs in the run's text (texts joined by a space), else 0."""
+    needle_of = _expected(value, reference, lambda text: text.lower() if ignore_case else text)
 
     def score(item: Item, run: Run) -> float:
+        needle = needle_of(item)
         if run.unreadable:
             run.require("text")
         return 1.0 if needle in (run.text.lower() if ignore_case else run.text) else 0.0
@@ -44,11 +88,12 @@ def includes(value: str, ignore_case: bool = True) -> ScoreFn:
 
 
 @scorer_type("excludes")
-def excludes(value: str, ignore_case: bool = True) -> ScoreFn:
-    """1 if `value` does not occur in the run's text (texts joined by a space), else 0."""
-    needle = value.lower() if ignore_case else value
+def excludes(value: Value = None, ignore_case: bool = True, reference: GroundTruth = None) -> ScoreFn:
+    """1 if `value` (or the item's ground_truth) does not occur in the run's text (texts joined by a space), else 0."""
+    needle_of = _expected(value, reference, lambda text: text.lower() if ignore_case else text)
 
     def score(item: Item, run: Run) -> float:
+        needle = needle_of(item)
         if run.unreadable:
             run.require("text")
         return 0.0 if needle in (run.text.lower() if ignore_case else run.text) else 1.0
@@ -57,11 +102,13 @@ def excludes(value: str, ignore_case: bool = True) -> ScoreFn:
 
 
 @scorer_type("equals")
-def equals(value: str, ignore_case: bool = True) -> ScoreFn:
-    """1 if the run's text (texts joined with nothing) equals `value` exactly, no trimming."""
-    expected = value.lower() if ignore_case else value
+def equals(value: Value = None, ignore_case: bool = True, reference: GroundTruth = None) -> ScoreFn:
+    """1 if the run's text (texts joined with nothing) equals `value` (or the item's ground_truth) exactly,
+    no trimming."""
+    expected_of = _expected(value, reference, lambda text: text.lower() if ignore_case else text)
 
     def score(item: Item, run: Run) -> float:
+        expected = expected_of(item)
         if run.unreadable:
             run.require("text")
         return 1.0 if (run.joined_text.lower() if ignore_case else run.joined_text) == expected else 0.0
@@ -70,18 +117,32 @@ def equals(value: str, ignore_case: bool = True) -> ScoreFn:
 
 
 @scorer_type("matches")
-def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
-    """1 if the regex is found in the text (joined with nothing); with `exact`, if it matches all of it.
+def matches(pattern: Value = None, exact: bool = False, flags: str = "", reference: GroundTruth = None) -> ScoreFn:
+    """1 if the regex (`pattern`, or the item's ground_truth) is found in the text (joined with nothing);
+    with `exact`, if it matches all of it.
 
     The pattern and `flags` mean what they mean to JavaScript's RegExp, as in Mastra's check
     (docs/mastra-semantics.md): i (ignore case), m (multiline), s (dot matches newline), u
     (Unicode: code points, `\\p{..}`); g and d change nothing. What Python cannot run with JavaScript's
     meaning is refused by name.
     """
-    compiled = jsregex.compile_js(pattern, flags)
-    find = compiled.fullmatch if exact else compiled.search
+    if flags:  # bad flags are the entry's error, even when the patterns are the items'
+        try:
+            jsregex.compile_js("", flags)
+        except jsregex.JsRegexError as exc:
+            raise ValueError(str(exc).removeprefix("invalid regex '': ")) from None
+
+    def finder(text: str) -> Callable[[str, float], Any]:
+        compiled = jsregex.compile_js(text, flags)
+        return compiled.fullmatch if exact else compiled.search
+
+    finder_of = _expected(pattern, reference, finder, name="pattern")
 
     def score(item: Item, run: Run) -> float:
+        try:
+            find = finder_of(item)
+        except ValueError as exc:  # the item's ground truth is no regex JavaScript and Python read alike
+            raise ValueError(f"the ground_truth as a regex: {exc}") from None
         if run.unreadable:
             run.require("text")
         try:
@@ -96,10 +157,10 @@ def matches(pattern: str, exact: bool = False, flags: str = "") -> ScoreFn:
 _ASCII_WS = b"\t\n\v\f\r "  # JavaScript's \s within ASCII
 
 
-def _prepare(text: str) -> str:
+def without_whitespace(text: str) -> str:
     if text.isascii():  # the common text: bytes.translate removes the spaces 4x as fast as the regex
         return text.encode("ascii").translate(None, _ASCII_WS).decode("ascii")
-    text = _WS.sub("", text)
+    text = JS_WHITESPACE.sub("", text)
     return _utf16(text) if _ASTRAL.search(text) else text  # JavaScript counts UTF-16 code units
 
 
@@ -151,8 +212,8 @@ def dice(a: str, b: str) -> float:
 
     The multiset intersection is symmetric, so either side may be the precomputed one.
     """
-    b = _prepare(b)
-    return _dice_prepared(_prepare(a), b, _bigrams(b))
+    b = without_whitespace(b)
+    return _dice_prepared(without_whitespace(a), b, _bigrams(b))
 
 
 def _utf16(text: str) -> str:
@@ -163,32 +224,44 @@ def _utf16(text: str) -> str:
 
 @scorer_type("similarity")
 def similarity(
-    value: str,
+    value: Value = None,
     ignore_case: bool = True,
     cutoff: Annotated[float, Field(ge=0.0, le=1.0)] | None = None,
+    reference: GroundTruth = None,
 ) -> ScoreFn:
-    """Dice coefficient between the text (joined by a space) and `value`, 0 to 1.
+    """Dice coefficient between the text (joined by a space) and `value` (or the item's ground_truth), 0 to 1.
 
     With `cutoff`: 1 if the coefficient >= cutoff, else 0.
     """
-    expected = _prepare(value.lower() if ignore_case else value)
-    expected_bigrams = _bigrams(expected)
-    distinct = frozenset(expected_bigrams) if all(n == 1 for n in expected_bigrams.values()) else None
-    few = tuple(distinct) if distinct is not None and len(distinct) <= FEW_BIGRAMS else None
+    expected_of = _expected(
+        value, reference, lambda text: _Expected(without_whitespace(text.lower() if ignore_case else text)))
 
     def score(item: Item, run: Run) -> float:
+        expected = expected_of(item)
         if run.unreadable:
             run.require("text")
         text = run.text.lower() if ignore_case else run.text
-        if distinct is not None:
-            coefficient = _dice_distinct(_prepare(text), expected, distinct, few)
+        if expected.distinct is not None:
+            coefficient = _dice_distinct(without_whitespace(text), expected.text, expected.distinct, expected.few)
         else:
-            coefficient = _dice_prepared(_prepare(text), expected, expected_bigrams)
+            coefficient = _dice_prepared(without_whitespace(text), expected.text, expected.bigrams)
         if cutoff is None:
             return coefficient
         return 1.0 if coefficient >= cutoff else 0.0
 
     return score
+
+
+class _Expected:
+    """A prepared text to compare with: its bigrams, and the shortcuts `_dice_distinct` takes."""
+
+    __slots__ = ("bigrams", "distinct", "few", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.bigrams = _bigrams(text)
+        self.distinct = frozenset(self.bigrams) if all(n == 1 for n in self.bigrams.values()) else None
+        self.few = tuple(self.distinct) if self.distinct is not None and len(self.distinct) <= FEW_BIGRAMS else None
 
 
 @scorer_type("called_tool")

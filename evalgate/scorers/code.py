@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -22,7 +23,7 @@ from evalgate.items import Item
 from evalgate.runs import Run
 from evalgate.runs.messages import NO_INPUT_MESSAGES, mastra_input_texts, no_input_messages
 from evalgate.runs.model import shown_name
-from evalgate.scorers import jstext, wordforms
+from evalgate.scorers import compromise, jstext
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.checks import dice
 from evalgate.scorers.registry import scorer_type
@@ -157,28 +158,52 @@ def _fixed_keywords(wanted: list[str], output: str, empty: Empty) -> tuple[float
     return found / len(wanted), reason + (f"; missing: {', '.join(missing[:10])}" if missing else "")
 
 
+def covered(element: str, others: Iterable[str]) -> bool:
+    """Mastra's loose match: up to 3 letters exactly; else one contains the other and is over 60% of it."""
+    for other in others:
+        if element == other:
+            return True
+        if len(element) <= 3:
+            continue
+        longer, shorter = (element, other) if len(element) > len(other) else (other, element)
+        if shorter in longer and len(shorter) / len(longer) > 0.6:
+            return True
+    return False
+
+
+def coverage(original: list[str], simplified: list[str]) -> float:
+    """Mastra's calculateCoverage: share of `original` covered by `simplified`; none: 1 if both empty, else 0.
+
+    The words are compromise's, already lower-case a-z/0-9 (normalizeString changes none of them)."""
+    if not original:
+        return 1.0 if not simplified else 0.0
+    return sum(1 for e in original if covered(e, simplified)) / len(original)
+
+
 @scorer_type("completeness")
 def completeness(reference: Reference = "input", empty: Empty = "score") -> ScoreFn:
     """Share of the input's words (verbs as infinitives) the output covers, matched loosely, 0 to 1. Higher is better.
 
-    Mastra's completeness extracts terms with the compromise NLP library; evalgate reproduces its
-    English extraction closely (docs/scorers.md gives the measured agreement). A word of up to 3
-    letters must match exactly; a longer one matches a word that contains it, or is contained in
-    it, if the shorter is over 60% of the longer. No input words: 1 if the output has none, else 0.
+    Mastra's completeness: the words are compromise's (its nouns, verbs as infinitives, topics and
+    terms), read by compromise's own build in V8 (evalgate.scorers.compromise; the extra
+    `evalgate-gates[mastra-nlp]`). A word of up to 3 letters must match exactly; a longer one matches
+    a word that contains it, or is contained in it, if the shorter is over 60% of the longer. No
+    input words: 1 if the output has none, else 0.
     """
+    compromise.require()
 
     def score(item: Item, run: Run) -> tuple[float, str]:
         expected, source = reference_text(item, reference)
-        wanted = wordforms.elements(expected)
-        have = wordforms.elements(output_text(run))
+        text = output_text(run)
+        wanted = compromise.elements(expected)
         if not wanted and empty == "not_scorable":
             raise NotScorable(f"the {source} has no words")
-        value = wordforms.coverage(wanted, have)
+        have = compromise.elements(text)
+        value = coverage(wanted, have)
         if not wanted:
             return value, f"the {source} has no words"
-        missing = [w for w in wanted if not wordforms.covered(w, have)]
-        covered = len(wanted) - len(missing)
-        reason = f"{covered} of {len(wanted)} elements of the {source} covered"
+        missing = [w for w in wanted if not covered(w, have)]
+        reason = f"{len(wanted) - len(missing)} of {len(wanted)} elements of the {source} covered"
         return value, reason + (f"; missing: {', '.join(missing[:10])}" if missing else "")
 
     return score

@@ -203,7 +203,7 @@ def _returned(name: Any, args: Any, result: Any) -> str:
     return f"{shown}({_text(args) if args is not None else ''}) returned {_text(result)}"
 
 
-def _faithfulness_tool_results(run: Run) -> str:
+def faithfulness_tool_results(run: Run) -> str:
     """Mastra's faithfulness evidence: the results of the `state: 'result'` entries of the assistant
     messages' legacy `toolInvocations` (not their parts) when the run came as Mastra messages."""
     legacy = run.legacy_tool_invocations
@@ -396,7 +396,7 @@ def faithfulness(round: bool = True, empty: Empty = "score", conversation: bool 
     judge = _setup(ctx, p.FAITHFULNESS)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
-        evidence, output = _evidence(item, run, _faithfulness_tool_results), _output(run, options)
+        evidence, output = _evidence(item, run, faithfulness_tool_results), _output(run, options)
         if not evidence and empty == "not_scorable":
             raise NotScorable("faithfulness needs the item's context, or the run's tool results, to check against")
         options.needs_text(output, "the output")

@@ -473,18 +473,20 @@ def trajectory_accuracy(
     weights: dict[str, float | None] | None = None,
     round: bool = True,
     compare_data: CompareData = "json_string",
+    empty: Literal["score", "not_scorable"] = "score",
     *,
     nulls: frozenset[str] = frozenset(),
 ) -> Any:
     """How well the run's tool calls follow the item's `expected_trajectory` (1.0: all as expected).
 
     The parameters are defaults that an item's `expected_trajectory` overrides key by key.
-    An item with no `expected_trajectory` is not scorable unless these parameters set steps,
-    a budget or a blacklist. A parameter set to null stays null under the item's (as in Mastra's
-    `{...defaults, ...item}`): a null budget is every such item's error, a null no_redundant_calls
-    checks redundancy, a null weight is its default. Mastra rounds to 2 decimals (`round: false`
-    keeps the exact value) and compares step data as JSON strings (`compare_data: value` ignores
-    key order).
+    An item with no `expected_trajectory` is scored by these parameters alone, as Mastra scores it
+    (nothing expected and no failed call: 1); with `empty: not_scorable` (evalgate's option) it is
+    not scorable unless these parameters set steps, a budget or a blacklist. A parameter set to
+    null stays null under the item's (as in Mastra's `{...defaults, ...item}`): a null budget is
+    every such item's error, a null no_redundant_calls checks redundancy, a null weight is its
+    default. Mastra rounds to 2 decimals (`round: false` keeps the exact value) and compares step
+    data as JSON strings (`compare_data: value` ignores key order).
     """
     given = {
         "steps": steps,
@@ -515,7 +517,7 @@ def trajectory_accuracy(
 
     def score(item: Item, run: Run) -> tuple[float, str | None]:
         raw = item.expected_trajectory
-        if raw is None and not stand_alone:
+        if raw is None and empty == "not_scorable" and not stand_alone:
             raise NotScorable("the item has no expected_trajectory")
         config = {**defaults, **(parse_expectation(raw, "expected_trajectory") if raw is not None else {})}
         return score_trajectory(run, config, merged_weights, _COMPARE[compare_data], round)

@@ -7,6 +7,7 @@ a file against them, `evalgate schema` derives the JSON Schema from them.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from typing import Annotated, Any, Literal
@@ -172,8 +173,17 @@ class TlsSettings(_Strict):
 class CacheSettings(_Strict):
     """A response cache on disk, keyed by the target's settings (secrets excluded) and the request."""
 
-    dir: str = Field(default=".evalgate/cache", description="relative to the spec's folder")
+    dir: str = Field(default=".evalgate/cache", description="inside the spec's folder, relative to it (no `..`)")
     ttl: float | str | None = Field(default=None, description="seconds, or e.g. `30m`, `12h`, `7d`; none: no expiry")
+
+    @field_validator("dir")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        # a spec (a fork's) must not have evalgate write where it likes: the cache stays in the spec's folder
+        if not value or "\0" in value or os.path.isabs(value) or ".." in re.split(r"[\\/]", value):
+            raise ValueError("the cache's `dir` must be a folder inside the spec's folder, relative to it, "
+                             "without `..` (e.g. .evalgate/cache)")
+        return value
 
     @field_validator("ttl")
     @classmethod
@@ -325,6 +335,11 @@ class MastraTarget(_Strict):
     memory: MastraMemory | None = Field(
         default=None, description="conversations on Mastra memory threads instead of sending the history"
     )
+    text: str | None = Field(
+        default=None,
+        description="workflows: JMESPath to the run's text in the workflow's result (e.g. `summary`); without it "
+        "a structured result has no text, and the text checks are its error",
+    )
     options: dict[str, Any] = Field(
         default_factory=dict,
         description="extra generate() options sent with each request, e.g. {maxSteps: 5}",
@@ -341,6 +356,10 @@ class MastraTarget(_Strict):
             raise ValueError("give exactly one of `agent: <agent id>` or `workflow: <workflow id>`")
         if self.workflow is not None and (self.memory is not None or self.options):
             raise ValueError("`memory` and `options` are for agents; a workflow takes only its input")
+        if self.workflow is None and self.text is not None:
+            raise ValueError("`text` is for workflows (where in the result the text is); an agent's reply is its text")
+        if self.text is not None:
+            _jmespath(self.text)
         reserved = {"messages", "memory"} & set(self.options)
         if reserved:
             raise ValueError(f"options: {sorted(reserved)} are set by evalgate; use `memory:` for threads")
@@ -395,7 +414,10 @@ _DATA_SCHEMA = {
 
 
 class CompareEntrySpec(_Strict):
-    max_drop: float = Field(ge=0.0, le=1.0, allow_inf_nan=False, description="the drop this entry tolerates")
+    max_drop: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False,
+                                   description="the drop this entry tolerates")
+    when_uncertain: Literal["pass", "fail"] | None = Field(
+        default=None, description="fail: this entry must show its drop is within max_drop")
 
 
 class CompareSpec(_Strict):
@@ -408,7 +430,12 @@ class CompareSpec(_Strict):
     correction: Literal["holm", "bonferroni", "none"] = Field(
         default="holm", description="keeps the chance an unchanged agent fails on any entry to 1 - confidence"
     )
-    entries: dict[str, CompareEntrySpec] = Field(default_factory=dict, description="per entry id: {max_drop}")
+    errors: Literal["fail", "skip"] = Field(
+        default="fail", description="fail: an item or trial that errored counts as a failure; skip: left out")
+    when_uncertain: Literal["pass", "fail"] = Field(
+        default="pass", description="fail: a gate or threshold must show its drop is within max_drop")
+    entries: dict[str, CompareEntrySpec] = Field(default_factory=dict,
+                                                 description="per entry id: {max_drop, when_uncertain}")
 
 
 def _no_bool(value: Any) -> Any:

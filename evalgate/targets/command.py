@@ -42,6 +42,10 @@ class CommandTarget:
         expanded, secrets, self.env_problem = expand_env(env or {}, base)
         redaction.register(secrets)  # an agent that echoes them shows `***`
         self.env = {**base, **expanded}
+        try:  # as root (the Action's container), the agent runs as the checkout's owner: no reading our memory
+            self.run_as = isolation.unprivileged(cwd)
+        except ValueError as exc:
+            self.run_as, self.env_problem = {}, self.env_problem or str(exc)
 
     def payload(self, case: Case, turn: int, history: History) -> dict[str, Any]:
         item = case.item.model_dump(mode="json", exclude_none=True, exclude={"output", "outputs"})
@@ -67,6 +71,7 @@ class CommandTarget:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                **self.run_as,
             )
         except OSError as exc:
             raise TargetError(f"cannot start `{self.argv[0]}`: {exc.strerror}") from None
@@ -189,8 +194,17 @@ def _json_int(text: str) -> int | str:
         return f"…(an integer of {len(text.lstrip('-')):,} digits)"
 
 
+EXCEPTION_LINE = re.compile(r"^\s*[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b.*")
+
+
 def _tail(err: bytes | None) -> str:
+    """`: ValueError: boom; stderr: …the last lines`: the exception first (a report that cuts the text keeps it),
+    then the end of stderr. The exception is the last line that names one (Python's last line, Node's first)."""
     text = (err or b"").decode("utf-8", errors="replace").strip()
     if not text:
         return ""
-    return f": {redact_cut(text, STDERR_TAIL, tail=True)}"  # redacted before it is cut
+    lines = [line for line in text.splitlines() if line.strip()]
+    named = [line.strip() for line in lines if EXCEPTION_LINE.match(line)]
+    if len(lines) == 1 or not named:
+        return f": {redact_cut(text, STDERR_TAIL, tail=True)}"  # redacted before it is cut
+    return f": {redact_cut(named[-1], 300)}; stderr: {redact_cut(text, STDERR_TAIL, tail=True)}"

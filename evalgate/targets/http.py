@@ -174,13 +174,13 @@ class ReplyMapping:
         if isinstance(body, str):
             return Run(texts=[body])
         if not isinstance(body, (Mapping, list)):
-            raise TargetError(f"the reply is JSON but not an object: {_snippet(json.dumps(body))}")
+            raise TargetError(f"the reply is JSON but not an object: {snippet(json.dumps(body))}")
         text = self.text.search(body) if self.text else None
         calls = self.tool_calls.search(body) if self.tool_calls else None
         if text is None and not calls:
             hint = _format_hint(body)
             raise TargetError(
-                f"nothing at response.text `{self.text_expression}` in the reply{hint}: {_snippet(json.dumps(body))}"
+                f"nothing at response.text `{self.text_expression}` in the reply{hint}: {snippet(json.dumps(body))}"
             )
         value: dict[str, Any] = {"text": self._text(text, body)}
         if calls:
@@ -290,7 +290,7 @@ class ReplyMapping:
         elif "function" in raw and "name" not in raw:  # an OpenAI-shaped call
             function = raw.get("function")
             if not isinstance(function, Mapping):
-                raise TargetError(f"a tool call's `function` must be an object, got {_snippet(json.dumps(function))}")
+                raise TargetError(f"a tool call's `function` must be an object, got {snippet(json.dumps(function))}")
             call = {"name": function.get("name"), "args": parse_arguments(function.get("arguments"))}
         else:
             call = {k: raw[k] for k in ("name", "args", "result", "error", "status") if k in raw}
@@ -309,14 +309,14 @@ class ReplyMapping:
             if key not in self.status_map:
                 known = ", ".join(f"`{k}`" for k in self.status_map)
                 raise TargetError(
-                    f"a tool call's state `{_snippet(key)}` is not in tool_call_fields.status.map ({known}); "
+                    f"a tool call's state `{snippet(key)}` is not in tool_call_fields.status.map ({known}); "
                     "add it, mapped to ok, error or pending"
                 )
             return self.status_map[key]
         if state in TOOL_STATUSES:
             return state
         raise TargetError(
-            f"a tool call's status `{_snippet(_as_text(state))}` is not ok, error or pending; map the agent's "
+            f"a tool call's status `{snippet(_as_text(state))}` is not ok, error or pending; map the agent's "
             "states with `tool_call_fields: {status: {path: <where the state is>, map: {<state>: ok|error|pending}}}`"
         )
 
@@ -352,7 +352,7 @@ def _format_hint(body: Any) -> str:
     return f" (it looks like {_SHAPES[guess]}: try `response: {{format: {guess}}}`)" if guess else ""
 
 
-def _snippet(text: str) -> str:
+def snippet(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= REPLY_SHOWN else flat[: REPLY_SHOWN - 1] + "…"
 
@@ -507,7 +507,7 @@ class HttpTarget:
         except HttpError as exc:
             raise TargetError(str(exc)) from None
         if not reply.is_json:
-            raise TargetError(f"the reply is not JSON: {_snippet(self.client.redact(reply.text)) or '(empty)'}")
+            raise TargetError(f"the reply is not JSON: {snippet(self.client.redact(reply.text)) or '(empty)'}")
         body = redact_reply(reply, self.client)
         run = self.mapping.run(body)
         if run.latency_ms is None:

@@ -6,9 +6,11 @@ state, usage). Conversations either send the history as messages, or, with `memo
 Mastra memory thread of their own (a fresh id per item and repeat) so the server keeps the history.
 
 Workflows: `POST {url}/api/workflows/{workflow}/start-async` with `{inputData: input}`, Mastra's own
-endpoint that creates a run, starts it and answers with its result. The run records the result (as
-text, and structured in `result`) and every step's outcome in `steps`. A failed or suspended
-workflow errors the item with the step and message.
+endpoint that creates a run, starts it and answers with its result. The run records the result
+(structured in `result`; as text when it is a string, or where the target's `text:` finds one) and
+every step's outcome in `steps`. A run that ended failed or suspended is the workflow's output, scored
+as Mastra's runEvals scores it: with no output (`result` absent, no text); only a reply that could not
+be had (transport, timeout, not a workflow result) errors the item.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import jmespath
+
 from evalgate import spec as s
 from evalgate.cases import Case
 from evalgate.net import HttpError
@@ -29,11 +33,11 @@ from evalgate.runs.replies import read_mastra
 from evalgate.targets.base import History, TargetError
 from evalgate.targets.http import (
     HeaderTemplates,
-    _snippet,
     compile_body,
     item_context,
     make_client,
     redact_reply,
+    snippet,
 )
 
 
@@ -59,6 +63,7 @@ class MastraTarget:
             self.url = f"{base}/workflows/{quote(config.workflow, safe='')}/start-async"
         else:
             self.url = f"{base}/agents/{quote(str(config.agent), safe='')}/generate"
+        self.text_at = jmespath.compile(config.text) if config.text is not None else None
         self.client = make_client(config, base_dir, concurrency, use_cache)
         self.headers = HeaderTemplates(config.headers, self.client)
         self.thread = self.resource = None
@@ -120,13 +125,15 @@ class MastraTarget:
         except HttpError as exc:
             raise TargetError(_not_found_hint(str(exc), self.config)) from None
         if not reply.is_json:
-            raise TargetError(f"the reply is not JSON: {_snippet(self.client.redact(reply.text)) or '(empty)'}")
+            raise TargetError(f"the reply is not JSON: {snippet(self.client.redact(reply.text)) or '(empty)'}")
         body = redact_reply(reply, self.client)
         try:
             run = self._workflow_run(body) if self.config.workflow is not None else self._agent_run(body)
         except TargetError:
-            self.client.forget(key)  # a failed workflow, or no reply at all: run again next time, not replayed
+            self.client.forget(key)  # no reply to read: run again next time, not replayed
             raise
+        if self.config.workflow is not None and body["status"] != "success":
+            self.client.forget(key)  # a failed run is scored, but run again next time: not replayed
         run.latency_ms = reply.elapsed_ms
         return run
 
@@ -136,20 +143,35 @@ class MastraTarget:
         try:
             return read_mastra(body)
         except RunFormatError as exc:
-            shown = _snippet(json.dumps(body))
+            shown = snippet(json.dumps(body))
             raise TargetError(f"the reply is not a Mastra generate() reply: {exc}: {shown}") from None
 
     def _workflow_run(self, body: Any) -> Run:
         if not isinstance(body, Mapping) or not isinstance(body.get("status"), str):
-            raise TargetError(f"the reply is not a Mastra workflow result: {_snippet(json.dumps(body))}")
+            raise TargetError(f"the reply is not a Mastra workflow result: {snippet(json.dumps(body))}")
         raw_steps = body.get("steps") if isinstance(body.get("steps"), Mapping) else {}
         steps = {k: _step(v) for k, v in raw_steps.items() if k != "input" and isinstance(v, Mapping)}
         status = body["status"]
         if status != "success":
-            raise TargetError(_workflow_failure(self.config.workflow or "", status, body, steps))
+            # runEvals' executeWorkflow: `output: status === "success" ? result : undefined`, then scores it
+            failure = f"{_workflow_failure(self.config.workflow or '', status, body, steps)}: the run has no output"
+            return Run(steps=steps, unreadable={"text": failure, "output_texts": failure})
         result = body.get("result")
-        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
-        return Run(texts=[text], result=result, steps=steps)
+        texts, why = self._result_text(result)
+        unreadable = {"text": why, "output_texts": why} if why else {}
+        return Run(texts=texts, result=result, steps=steps, unreadable=unreadable)
+
+    def _result_text(self, result: Any) -> tuple[list[str], str | None]:
+        """The run's texts from a workflow's result, or why it has none (what a text check then errors with)."""
+        if self.text_at is not None:
+            found = self.text_at.search(result)
+            if isinstance(found, str):
+                return [found], None
+            return [], f"`text: {self.config.text}` finds {_kind(found)} in the workflow's result, not text"
+        if isinstance(result, str):
+            return [result], None
+        return [], (f"the workflow's result is {_kind(result)}, not text: set the target's `text:` to where the "
+                    "text is in it (e.g. `text: summary`), or score `run.result` with a python scorer")
 
     def stats(self) -> dict[str, Any]:
         return self.client.stats()
@@ -165,6 +187,16 @@ def _text(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, Mapping):
+        return "a JSON object"
+    if isinstance(value, list):
+        return "a JSON list"
+    return f"the JSON value {snippet(json.dumps(value))}"
 
 
 def _step(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -184,7 +216,7 @@ def _workflow_failure(workflow: str, status: str, body: Mapping[str, Any], steps
     message = error.get("message") if isinstance(error, Mapping) else error
     if status == "suspended":
         return f"workflow `{workflow}` suspended{where} (evalgate does not resume workflows)"
-    return f"workflow `{workflow}` {status}{where}" + (f": {_snippet(_text(message))}" if message else "")
+    return f"workflow `{workflow}` {status}{where}" + (f": {snippet(_text(message))}" if message else "")
 
 
 def _not_found_hint(message: str, config: s.MastraTarget) -> str:

@@ -21,7 +21,7 @@ from evalgate.net import HttpError
 from evalgate.runs import Run, RunFormatError
 from evalgate.runs.replies import run_from_chat_completion
 from evalgate.targets.base import History, TargetError, trial_key
-from evalgate.targets.http import HeaderTemplates, _snippet, make_client, redact_reply
+from evalgate.targets.http import HeaderTemplates, make_client, redact_reply, snippet
 
 PER_TOKENS = 1_000_000
 PROMPT_KEYS = ("prompt", "input")
@@ -108,7 +108,7 @@ class OpenAITarget:
         except HttpError as exc:
             raise TargetError(str(exc)) from None
         if not reply.is_json:
-            raise TargetError(f"the reply is not JSON: {_snippet(self.client.redact(reply.text)) or '(empty)'}")
+            raise TargetError(f"the reply is not JSON: {snippet(self.client.redact(reply.text)) or '(empty)'}")
         try:
             run = self.parse(redact_reply(reply, self.client))
         except TargetError:
@@ -120,11 +120,11 @@ class OpenAITarget:
     def parse(self, body: Any) -> Run:
         """A chat-completions reply as a run; TargetError if it is not one."""
         if not isinstance(body, Mapping):
-            raise TargetError(f"the reply is not a chat completion: {_snippet(json.dumps(body))}")
+            raise TargetError(f"the reply is not a chat completion: {snippet(json.dumps(body))}")
         try:
             run = run_from_chat_completion(body)
         except RunFormatError as exc:
-            raise TargetError(f"{exc}: {_snippet(json.dumps(body))}") from None
+            raise TargetError(f"{exc}: {snippet(json.dumps(body))}") from None
         prices = self.config.prices.get(self.config.model) or self.config.prices.get(str(body.get("model")))
         run.cost_usd = cost_of(run.usage, prices)
         return run

@@ -1,0 +1,283 @@
+"""urllib3's connections, made to keep a deadline: the name resolved and the socket connected within the
+exchange's time, and a watchdog that shuts the socket down when the reply's head is still arriving at it.
+
+THE one override of urllib3's private API lives here (`Watched._new_conn`: urllib3 makes each connection's
+socket there). pyproject pins urllib3 `>=2.0,<3`; tests/test_net_transport.py::
+test_urllib3_still_makes_its_sockets_in_new_conn fails on a urllib3 that moves it."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import ipaddress
+import socket
+import sys
+import threading
+import time
+from typing import Any
+
+
+class _Watchdog:
+    """Shuts down the TCP socket of an exchange still under way at its deadline.
+
+    http.client reads the status line and headers (and a proxy's CONNECT answer) with a socket timeout
+    per read: a server sending a byte just inside each one holds the request for ~100 header lines x
+    64 KiB x timeout_s, that is for ever. No socket timeout can end that; a shutdown() from another
+    thread makes the blocked read return at once, whatever TLS or tunnel sits on the socket. One daemon
+    thread for the process, started with the first exchange (a thread per request costs ~166 us). Only
+    exchanges in flight are held (a set, not a heap of every deadline ever set), so it stays as small
+    as the concurrency; it wakes at the earliest deadline.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._active: set[ExchangeDeadline] = set()
+        self._wake = float("inf")  # when the thread looks next; an earlier deadline wakes it
+        self._thread: threading.Thread | None = None
+        self.local = threading.local()  # the exchange this thread is sending, set by `ExchangeDeadline`
+
+    def attach(self, sock: socket.socket) -> None:
+        """Watch `sock` for the exchange the calling thread is sending (from the connection's hooks)."""
+        exchange = getattr(self.local, "exchange", None)
+        if exchange is None:
+            return
+        with self._cond:
+            exchange.sock = sock
+            self._active.add(exchange)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="evalgate-deadlines", daemon=True)
+                self._thread.start()
+            if exchange.deadline < self._wake:
+                self._wake = exchange.deadline
+                self._cond.notify()
+
+    def in_flight(self) -> int:
+        """How many exchanges are watched now (none once every reply's head has come)."""
+        with self._cond:
+            return len(self._active)
+
+    def end(self, exchange: ExchangeDeadline) -> bool:
+        """Stop watching; True when the deadline shut the socket down first. Under the lock, so once
+        this returns no shutdown can follow (the connection may go back to the pool)."""
+        self.local.exchange = None
+        with self._cond:
+            self._active.discard(exchange)
+            exchange.sock = None
+            return exchange.fired
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                wake = float("inf")
+                for exchange in list(self._active):
+                    if exchange.deadline <= now:
+                        self._active.discard(exchange)
+                        exchange.fired = True
+                        with contextlib.suppress(OSError):  # already closed: nothing left to stop
+                            exchange.sock.shutdown(socket.SHUT_RDWR)  # type: ignore[union-attr]
+                    else:
+                        wake = min(wake, exchange.deadline)
+                self._wake = wake
+                self._cond.wait(None if wake == float("inf") else wake - now)
+
+
+WATCHDOG = _Watchdog()
+
+
+class ExchangeDeadline:
+    """One attempt's deadline, watched from the first socket it gets until `urlopen` returns (the body
+    has its own deadline in `_read_body`). An exchange the watchdog cut off is a timeout."""
+
+    __slots__ = ("deadline", "fired", "sock")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.sock: socket.socket | None = None
+        self.fired = False
+
+    def __enter__(self) -> ExchangeDeadline:
+        WATCHDOG.local.exchange = self
+        return self
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        # A shut-down socket surfaces as whatever the read in progress makes of an EOF (a closed
+        # connection, a TLS error, headers cut short): past the deadline, it is our timeout.
+        if WATCHDOG.end(self) and kind is not None and issubclass(kind, Exception):
+            raise TimeoutError("the reply's head was still arriving at the deadline") from None
+
+
+class DnsTimeout(TimeoutError):
+    """A host name not resolved by the exchange's deadline."""
+
+
+class _Lookup:
+    __slots__ = ("addresses", "done", "error")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.addresses: list[Any] = []
+        self.error: OSError | None = None
+
+
+class _Resolver:
+    """Host names resolved within an exchange's deadline.
+
+    getaddrinfo has no timeout: glibc waits resolv.conf's `timeout` x `attempts` per name server, and
+    longer for a stalled NSS module. So it runs in a daemon thread that the exchange stops waiting for
+    at its deadline. Lookups of one name in flight together share that thread: a dead resolver holds
+    one thread per name, however many requests wait on it. Nothing is cached: the next connection
+    asks again, as every resolver user expects (TTLs are the resolver's business)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[str, int, int], _Lookup] = {}
+
+    def resolve(self, host: str, port: int, family: int, deadline: float) -> list[Any]:
+        if _is_ip_literal(host):  # no resolver asked: a literal resolves at once
+            return socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)
+        key = (host, port, family)
+        with self._lock:
+            lookup = self._pending.get(key)
+            if lookup is None:
+                lookup = self._pending[key] = _Lookup()
+                threading.Thread(target=self._lookup, args=(key, lookup), name="evalgate-dns", daemon=True).start()
+        if not lookup.done.wait(max(0.0, deadline - time.monotonic())):
+            raise DnsTimeout(f"no answer resolving {host}")
+        if lookup.error is not None:  # a fresh exception per waiter: one object raised in many threads tangles
+            raise type(lookup.error)(*lookup.error.args)
+        return lookup.addresses
+
+    def _lookup(self, key: tuple[str, int, int], lookup: _Lookup) -> None:
+        try:
+            lookup.addresses = socket.getaddrinfo(key[0], key[1], key[2], socket.SOCK_STREAM)
+        except OSError as exc:  # socket.gaierror included
+            lookup.error = exc
+        except Exception as exc:  # a bad IDNA label, say: a resolution failure all the same
+            lookup.error = socket.gaierror(socket.EAI_NONAME, f"{type(exc).__name__}: {exc}")
+        finally:
+            with self._lock:
+                self._pending.pop(key, None)
+            lookup.done.set()
+
+
+_RESOLVER = _Resolver()
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.partition("%")[0])  # an IPv6 literal may carry a zone (fe80::1%eth0)
+    except ValueError:
+        return False
+    return True
+
+
+def _connect_within(conn: Any, deadline: float) -> socket.socket:
+    """urllib3's `HTTPConnection._new_conn`, with the name resolved and every address tried within
+    `deadline`: urllib3 resolves without a bound and gives each address the whole connect timeout."""
+    from urllib3.exceptions import ConnectTimeoutError, LocationParseError, NameResolutionError, NewConnectionError
+    from urllib3.util.connection import allowed_gai_family
+
+    host = conn.dns_name  # as given, a trailing dot kept: it matters to the resolver (`Watched.__init__`)
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        raise LocationParseError(f"'{host}', label empty or too long") from None
+    limit = conn.timeout if isinstance(conn.timeout, int | float) else None
+    try:
+        error: OSError | None = None
+        for family, kind, proto, _, address in _RESOLVER.resolve(host, conn.port, allowed_gai_family(), deadline):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the deadline passed while connecting")
+            sock = socket.socket(family, kind, proto)
+            try:
+                for option in conn.socket_options or ():  # what urllib3 sets (TCP_NODELAY), as it would
+                    sock.setsockopt(*option)
+                sock.settimeout(left if limit is None else min(limit, left))
+                if conn.source_address:
+                    sock.bind(conn.source_address)
+                sock.connect(address)
+            except OSError as exc:
+                sock.close()
+                error = exc
+                continue
+            sys.audit("http.client.connect", conn, conn.host, conn.port)
+            return sock
+        raise error or OSError("getaddrinfo returned no address")
+    except socket.gaierror as exc:
+        raise NameResolutionError(conn.host, conn, exc) from exc
+    except DnsTimeout as exc:
+        raise ConnectTimeoutError(conn, f"Resolving {conn.host} timed out") from exc
+    except TimeoutError as exc:
+        raise ConnectTimeoutError(conn, f"Connection to {conn.host} timed out") from exc
+    except OSError as exc:
+        raise NewConnectionError(conn, f"Failed to establish a new connection: {exc}") from exc
+
+
+@functools.cache
+def pool_classes() -> dict[str, Any]:
+    """urllib3's pools, their connections reporting each exchange's socket to the watchdog."""
+    import http.client
+
+    import urllib3
+    from urllib3.connection import HTTPConnection, HTTPSConnection
+
+    class FinalResponse(http.client.HTTPResponse):
+        # http.client skips only a `100 Continue`: a `103 Early Hints` (or `102 Processing`) was taken for
+        # the reply, and the real one, left on the kept-alive connection, read by the next request as its own
+        def _read_status(self) -> tuple[str, int, str]:
+            while True:
+                version, status, reason = super()._read_status()  # type: ignore[misc]
+                if not 101 < status < 200:
+                    return version, status, reason
+                http.client.parse_headers(self.fp)  # an interim reply's headers: read past, none kept
+
+    class Watched:
+        response_class = FinalResponse
+
+        # A dup of the TCP socket, kept for the connection's life: one handle under whatever wraps it
+        # (TLS detaches the socket it wraps; SSLSocket.shutdown would drop its state mid-read).
+        watch_sock: socket.socket | None = None
+
+        def __init__(self, host: str, *args: Any, **kwargs: Any) -> None:
+            self.dns_name = host.strip("[]")  # the name to resolve: `host` drops a trailing dot
+            super().__init__(host, *args, **kwargs)  # type: ignore[call-arg]
+
+        # THE override of urllib3's private API (docs/architecture.md, "net"): `HTTPConnection.connect`
+        # makes its socket in `_new_conn`, for http, https and tunnels alike. pyproject pins urllib3 below 3;
+        # tests/test_net_transport.py::test_urllib3_still_makes_its_sockets_in_new_conn fails if it moves.
+        def _new_conn(self) -> socket.socket:
+            # Resolve and connect within the exchange's deadline: the watchdog holds no socket before.
+            exchange = getattr(WATCHDOG.local, "exchange", None)
+            sock = super()._new_conn() if exchange is None else _connect_within(self, exchange.deadline)  # type: ignore[misc]
+            self.watch_sock = sock.dup()
+            WATCHDOG.attach(self.watch_sock)
+            return sock
+
+        def request(self, *args: Any, **kwargs: Any) -> None:
+            if self.watch_sock is not None:  # a kept-alive connection (a new one attaches in _new_conn)
+                WATCHDOG.attach(self.watch_sock)
+            super().request(*args, **kwargs)  # type: ignore[misc]
+
+        def close(self) -> None:
+            try:
+                super().close()  # type: ignore[misc]
+            finally:
+                if self.watch_sock is not None:
+                    self.watch_sock.close()
+                    self.watch_sock = None
+
+    class WatchedHTTP(Watched, HTTPConnection):
+        pass
+
+    class WatchedHTTPS(Watched, HTTPSConnection):
+        pass
+
+    class HTTPPool(urllib3.HTTPConnectionPool):
+        ConnectionCls = WatchedHTTP
+
+    class HTTPSPool(urllib3.HTTPSConnectionPool):
+        ConnectionCls = WatchedHTTPS
+
+    return {"http": HTTPPool, "https": HTTPSPool}
