@@ -416,19 +416,20 @@ def plan_command(results: Path, drop: float, power: float, entries: int | None, 
     """How many items, or repeats, the suite of RESULTS.json needs to find a drop (docs/statistics.md)."""
     import json
 
+    from evalgate.files import MAX_RESULTS_BYTES, read_capped
     from evalgate.planning import plan_lines, plan_results
 
     _safe_streams()
-    try:
-        raw = json.loads(results.read_bytes())
+    try:  # a regular file under the cap (docs/security.md): a FIFO or /dev/zero is refused, not read
+        raw = json.loads(read_capped(results, limit=MAX_RESULTS_BYTES, what="results file"))
         if not isinstance(raw, dict) or not isinstance(raw.get("items"), list):
             raise ValueError("it holds no item records")
         plan = plan_results(raw, drop, power, entries)
     except OSError as exc:
-        click.echo(f"error: {exc.strerror or exc}: {exc.filename or results}", err=True)
+        _error(f"{exc.strerror or exc}: {exc.filename or results}")
         sys.exit(2)
     except (ValueError, TypeError, AttributeError) as exc:
-        click.echo(f"error: {results}: cannot plan from it ({str(exc).splitlines()[0][:200]})", err=True)
+        _error(f"{results}: cannot plan from it ({(str(exc).splitlines() or [type(exc).__name__])[0][:200]})")
         sys.exit(2)
     too_small = [e.id for e in plan.entries if e.max_drop >= drop]
     if too_small:
