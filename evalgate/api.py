@@ -207,9 +207,9 @@ def _skip_finished(
 ) -> tuple[Iterator[Case], Any]:
     """from_journal: gets the index of each item taken as the journal holds it (not scored again)."""
     from evalgate.engine import evaluate_case
-    from evalgate.resume import Changes, finished_records, skip_finished
+    from evalgate.resume import Changes, skip_finished
 
-    records = finished_records(writer.journal_path)
+    records = writer.journaled()  # read from the journal as each case asks: a million are never held
     result.extra_summary["resumed_items"] = 0
     changes = Changes(records)
     changes.unreadable_lines = writer.unreadable_lines

@@ -23,7 +23,7 @@ from evalgate.scorers.builtins import load_builtins
 from evalgate.scorers.custom import as_scorer
 from evalgate.scorers.registry import REGISTRY, ScorerType, Threshold, lookup
 from evalgate.spec.context import BuildContext
-from evalgate.verdict import Entry
+from evalgate.verdict import Entry, ThresholdRange
 from evalgate.yamlpos import Positions
 
 # ---- gates and scorers ----
@@ -174,7 +174,8 @@ def build_checks(
                     f"{show_loc(where)}: lower is better for `{scorer.type}`, but this threshold has only a `min`",
                 )
             )
-        entry = Entry(scorer.id, kind, raw_threshold, scorer.higher_is_better, turn, entry_hash(model), scorer.judged)
+        typed = ThresholdRange.of(raw_threshold) if raw_threshold is not None else None
+        entry = Entry(scorer.id, kind, typed, scorer.higher_is_better, turn, entry_hash(model), scorer.judged)
         checks.append(Check(scorer, entry, line))
     return checks, problems, warnings
 

@@ -13,9 +13,9 @@ import contextlib
 import math
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -23,6 +23,7 @@ from evalgate import __version__, logs, redaction
 from evalgate.errors import SpecError
 from evalgate.report.labels import FAIL_ON, fails
 
+T = TypeVar("T")
 EXIT_FAILED = 1
 EXIT_ERRORS = 4
 
@@ -459,19 +460,20 @@ def plan_command(results: Path, drop: float, power: float, entries: int | None, 
     """How many items, or repeats, the suite of RESULTS.json needs to find a drop (docs/statistics.md)."""
     import json
 
+    from evalgate.files import MAX_RESULTS_BYTES, read_capped
     from evalgate.planning import plan_lines, plan_results
 
     _safe_streams()
-    try:
-        raw = json.loads(results.read_bytes())
+    try:  # a regular file under the cap (docs/security.md): a FIFO or /dev/zero is refused, not read
+        raw = json.loads(read_capped(results, limit=MAX_RESULTS_BYTES, what="results file"))
         if not isinstance(raw, dict) or not isinstance(raw.get("items"), list):
             raise ValueError("it holds no item records")
         plan = plan_results(raw, drop, power, entries)
     except OSError as exc:
-        click.echo(f"error: {exc.strerror or exc}: {exc.filename or results}", err=True)
+        _error(f"{exc.strerror or exc}: {exc.filename or results}")
         sys.exit(2)
     except (ValueError, TypeError, AttributeError) as exc:
-        click.echo(f"error: {results}: cannot plan from it ({str(exc).splitlines()[0][:200]})", err=True)
+        _error(f"{results}: cannot plan from it ({(str(exc).splitlines() or [type(exc).__name__])[0][:200]})")
         sys.exit(2)
     too_small = [e.id for e in plan.entries if e.max_drop >= drop]
     if too_small:
@@ -505,26 +507,25 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     Returns the verdict after the comparison and its failure reason; exits 2 when a file is not results.
     overrides: confidence, max_drop, correction, errors, when_uncertain (None: HEAD's spec `compare:`, else the
     defaults)."""
-    import json  # in the commands that use it: `evalgate --help` need not load it
 
     from pydantic import ValidationError
 
     from evalgate.comparison import CompareOptions, add_to_results, compare_results
-    from evalgate.files import MAX_RESULTS_BYTES, UnreadableFile, read_capped
+    from evalgate.files import UnreadableFile
     from evalgate.report.terminal import comparison_section
-    from evalgate.results import replaceable_file, write_results_json
-    from evalgate.results_model import load_results
+    from evalgate.results import replaceable_file, write_results_streamed
+    from evalgate.results_model import ItemError, load_results
 
     try:
         if output is not None:
             replaceable_file(output)  # before any work: HEAD with the comparison is renamed over it
         reading = base
-        base_results = load_results(base)  # each checked to be a file first
-        reading = head
-        head_results = load_results(head)
-        head_raw = json.loads(read_capped(head, limit=MAX_RESULTS_BYTES, what="results file"))
+        base_results = load_results(base, check_items=False)  # each checked to be a file first; its items
+        reading = head  # are checked as the comparison reads them
+        head_results = load_results(head, check_items=False)
+        head_raw = head_results.file_header
     except UnreadableFile as exc:
-        click.echo(f"error: {exc}", err=True)
+        _error(str(exc))
         sys.exit(2)
     except (ValidationError, ValueError) as exc:
         _error(f"{reading}: not an evalgate results file ({str(exc).splitlines()[0][:200]})")
@@ -537,7 +538,11 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
     except ValueError as exc:
         _error(f"{head}: its compare_settings cannot be used ({exc}); fix or remove them")
         sys.exit(2)
-    comparison = compare_results(base_results, head_results, options)
+    try:
+        comparison = compare_results(base_results, head_results, options)
+    except ItemError as exc:
+        _error(f"{exc.path}: not an evalgate results file ({str(exc).splitlines()[0][:200]})")
+        sys.exit(2)
     add_to_results(head_raw, comparison)
     title, rows = comparison_section(head_raw["comparison"])
     click.echo("\n".join([title, *rows]))
@@ -548,7 +553,7 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
                   if (uncertain := len(comparison.failures) - len(comparison.regressions)) else ""))
     if output is not None:
         try:
-            write_results_json(output, head_raw)
+            write_results_streamed(output, head_raw, head_results.each_record())
         except OSError as exc:
             _error(f"cannot write the results: {exc.strerror or exc}: {exc.filename or output}")
             sys.exit(2)
@@ -742,15 +747,16 @@ def report(results_file: Path | None, fmt: str, run_url: str) -> None:
     from evalgate.report.junit import render_junit
     from evalgate.report.markdown import ReportContext, render
 
-    results = _read_results(results_file)
     if fmt == "html":
         from evalgate.report.html import render_html
 
+        page = _read_results(results_file, render_html)
         stdout = click.get_binary_stream("stdout")
-        stdout.write(render_html(results).encode("utf-8", "backslashreplace"))
+        stdout.write(page.encode("utf-8", "backslashreplace"))
         stdout.flush()
         return
-    text = render_junit(results) if fmt == "junit" else render(results, ReportContext(run_url=run_url))
+    text = _read_results(results_file, lambda results: render_junit(results) if fmt == "junit"
+                         else render(results, ReportContext(run_url=run_url)))
     click.echo(text, nl=False)
 
 
@@ -764,17 +770,18 @@ def view(results_file: Path | None) -> None:
 
     from evalgate.report.html import render_html, write_html
 
-    results = _read_results(results_file)
+    html = _read_results(results_file, render_html)
     folder = Path(tempfile.mkdtemp(prefix="evalgate-report-"))
     page = folder / "report.html"
-    write_html(page, render_html(results))
+    write_html(page, html)
     click.echo(f"report: {page}")
     if not webbrowser.open(page.as_uri()):
         click.echo("no browser could be started: open the file above", err=True)
 
 
-def _read_results(results_file: Path | None) -> Any:
-    """The results to report: the file given, else the last run's (.evalgate/last.json); exit 2 if unusable."""
+def _read_results(results_file: Path | None, render: Callable[[Any], T]) -> T:
+    """The results to report (the file given, else the last run's: .evalgate/last.json) rendered by `render`;
+    exit 2 if unusable, an item that is no record found as the items are read included."""
     from pydantic import ValidationError
 
     from evalgate.errors import not_a_file
@@ -791,8 +798,8 @@ def _read_results(results_file: Path | None) -> Any:
     if unusable is not None:
         _error(f"{results_file}: {unusable}")
         sys.exit(2)
-    try:
-        return load_results(results_file)
+    try:  # the items are checked as the report reads them: one pass over a big file, not two
+        return render(load_results(results_file, check_items=False))
     except (ValidationError, ValueError) as exc:
         _error(f"{results_file} is not an evalgate results file: {str(exc).splitlines()[0]}")
         sys.exit(2)
@@ -908,13 +915,13 @@ def _comment_from_results(path: Path, key: str) -> tuple[str, str]:
     from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, render
     from evalgate.results_model import load_results
 
-    try:
-        results = load_results(path)
+    try:  # the items are checked as the comment reads them: one pass over a big file, not two
+        results = load_results(path, check_items=False)
+        key = comment_key(key)
+        return render(results, ReportContext(marker=marker(key), comment=True), limit=COMMENT_LIMIT), key
     except (ValidationError, ValueError, OSError) as exc:
         _error(f"{path}: not an evalgate results file: {str(exc).splitlines()[0][:200]}")
         sys.exit(2)
-    key = comment_key(key)
-    return render(results, ReportContext(marker=marker(key), comment=True), limit=COMMENT_LIMIT), key
 
 
 def _verbose_command(ctx: click.Context, param: click.Parameter, value: bool) -> None:

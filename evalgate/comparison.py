@@ -12,23 +12,26 @@ simulations showed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalgate import stats
 from evalgate.textsafe import plain
-from evalgate.verdict import higher_is_better
+from evalgate.verdict import ThresholdRange, higher_is_better
 
 Correction = Literal["holm", "bonferroni", "none"]
 ErrorPolicy = Literal["fail", "skip"]
 Uncertain = Literal["pass", "fail"]
 Key = tuple[int | None, str, str]  # (turn, kind "gate" | "scorer", id)
 FLIPPED_KEPT = 200
+NAN = float("nan")
 BASE_ITEMS_KEPT = 1000  # items whose status changed that carry the base's record (for the HTML report)
 HISTORY_KEPT = 100  # the base branch's runs whose summaries travel with the results (the trend)
 BASE_FIELDS = ("id", "output", "error", "gates", "scores", "reasons", "scorer_errors", "not_scorable",
                "reasons_by_kind")
+FLIPS_KEPT = max(FLIPPED_KEPT * 4, BASE_ITEMS_KEPT)  # an entry's flipped items kept while items are paired
 
 
 @dataclass(frozen=True)
@@ -127,13 +130,15 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def _as_dict(results: Any) -> dict[str, Any]:
+    """Everything but the items of a results file read back (`Results.each_record` streams those)."""
     if isinstance(results, Mapping):
         return dict(results)
     if hasattr(results, "model_dump"):
+        exclude = {"items"} if hasattr(results, "each_record") else None
         try:
-            dumped: dict[str, Any] = results.model_dump(mode="json")
+            dumped: dict[str, Any] = results.model_dump(mode="json", exclude=exclude)
         except UnicodeEncodeError:  # a lone surrogate in a key of an output: pydantic cannot encode it, Python can
-            dumped = plain(results.model_dump(mode="python"))
+            dumped = plain(results.model_dump(mode="python", exclude=exclude))
         return dumped
     if hasattr(results, "to_dict"):
         as_dict: dict[str, Any] = results.to_dict()
@@ -154,7 +159,7 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
             default = t.get("higher_is_better", True)
             infos[(turn, "scorer", t["id"])] = EntryInfo(
                 (turn, "scorer", t["id"]), True, t.get("average_score"),
-                higher_is_better(t.get("threshold"), True if default is None else default),
+                higher_is_better(_threshold(t.get("threshold")), True if default is None else default),
                 t.get("params_hash"), bool(t.get("judged")))
         stats_of = holder.get("score_stats") or {}
         for sid, average in (holder.get("scores") or {}).items():
@@ -170,6 +175,14 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
     for turn in results.get("turn_results") or []:
         section(turn.get("index"), turn)
     return infos
+
+
+def _threshold(value: Any) -> ThresholdRange | None:
+    """A threshold as a results file holds it, typed; None when there is none (or none that reads)."""
+    try:
+        return ThresholdRange.of(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _numbers(values: Any) -> dict[str, float]:
@@ -392,61 +405,180 @@ def _incomparable(base: EntryInfo, head: EntryInfo, base_judge: Mapping[str, Any
     return None
 
 
-def _mean(values: list[float]) -> float:
+def _mean(values: Sequence[float]) -> float:
     total = 0.0
     for value in values:
         total += value
     return total / len(values)
 
 
-def _difference(pairs: list[tuple[list[float], list[float]]], better_high: bool, confidence: float) -> stats.Difference:
-    """head - base, as `better` orients it (lower-is-better entries flipped so a drop is always bad)."""
-    def orient(value: float) -> float:
-        return value if better_high else 1.0 - value
+class _BaseItems:
+    """The baseline's items, kept compactly for pairing (a million items in a few arrays, not a million
+    objects): the first position of each id, each item's `data_hash`, whether it errored, and per entry one
+    score per item (NaN where it has none) or, where an item has several (repeats), all of them."""
 
-    binary = all(len(b) == 1 and len(h) == 1 and b[0] in (0.0, 1.0) and h[0] in (0.0, 1.0) for b, h in pairs)
-    if binary:
-        counts = [0, 0, 0, 0]  # both, regressed, improved, neither
-        for b, h in pairs:
-            base, head = orient(b[0]) == 1.0, orient(h[0]) == 1.0
-            counts[0 if base and head else 1 if base else 2 if head else 3] += 1
-        both, regressed, improved, neither = counts
-        return stats.paired_binary(both, regressed, improved, neither, confidence=confidence)
-    return stats.paired_means([orient(_mean(h)) - orient(_mean(b)) for b, h in pairs], confidence)
+    def __init__(self, views: Iterable[ItemView], failures: Failures | None) -> None:
+        self.position: dict[str, int] = {}
+        self.hashes: list[str | None] = []
+        self.errored = bytearray()
+        self.single: dict[Key, array[float]] = {}
+        self.several: dict[Key, dict[int, list[float]]] = {}
+        self.duplicates = 0
+        for view in views:
+            if view.id in self.position:
+                self.duplicates += 1
+                continue
+            at = self.position[view.id] = len(self.hashes)
+            self.hashes.append(view.data_hash)
+            self.errored.append(view.errored)
+            for key, values in view.values(failures).items():
+                if len(values) == 1:
+                    column = self.single.get(key)
+                    if column is None:
+                        column = self.single[key] = array("d")
+                    if len(column) < at:
+                        column.extend([NAN] * (at - len(column)))
+                    column.append(values[0])
+                elif values:
+                    self.several.setdefault(key, {})[at] = values
+
+    def values(self, at: int, key: Key) -> list[float] | None:
+        column = self.single.get(key)
+        if column is not None and at < len(column):
+            value = column[at]
+            if value == value:  # not NaN: the item's one score
+                return [value]
+        several = self.several.get(key)
+        return several.get(at) if several is not None else None
 
 
-def _match(comparison: Comparison, base_items: list[ItemView],
-           head_views: list[ItemView]) -> list[tuple[ItemView, ItemView]]:
-    """Pairs of (base, head) items by id; new, missing, changed and duplicated items counted."""
-    by_id: dict[str, ItemView] = {}
-    duplicates = 0
-    for view in base_items:
-        if view.id in by_id:
-            duplicates += 1
-            continue
-        by_id[view.id] = view
-    matched: list[tuple[ItemView, ItemView]] = []
-    seen: set[str] = set()
+class _Pairs:
+    """One entry's matched pairs, folded as they come: what its difference, matched averages and flipped
+    items need."""
+
+    __slots__ = ("base_means", "better_high", "binary", "counts", "differences", "errored", "flip_count", "flips",
+                 "head_means", "ones_and_zeros", "same")
+
+    def __init__(self, better_high: bool) -> None:
+        self.better_high = better_high
+        self.binary = True  # one 0/1 score a side, every pair: McNemar
+        self.ones_and_zeros = True  # every score 0 or 1 (repeats too): items can flip
+        self.same = True  # every pair scored alike
+        self.counts = [0, 0, 0, 0]  # both, regressed, improved, neither (oriented: higher is better)
+        self.differences = array("d")  # head - base of item means (oriented)
+        self.base_means = array("d")  # each side's item means, as scored: the matched averages
+        self.head_means = array("d")
+        self.errored = 0  # pairs with an error on either side
+        self.flips: list[tuple[str, list[float], list[float]]] = []
+        self.flip_count = 0
+
+    def __len__(self) -> int:
+        return len(self.differences)
+
+    def add(self, item_id: str, base: list[float], head: list[float], errored: bool) -> None:
+        better_high = self.better_high
+
+        def orient(value: float) -> float:
+            return value if better_high else 1.0 - value
+
+        base_mean, head_mean = _mean(base), _mean(head)
+        self.base_means.append(base_mean)
+        self.head_means.append(head_mean)
+        self.differences.append(orient(head_mean) - orient(base_mean))
+        self.errored += errored
+        if base != head:
+            self.same = False
+        if self.binary and not (len(base) == 1 and len(head) == 1 and base[0] in (0.0, 1.0) and head[0] in (0.0, 1.0)):
+            self.binary = False
+        if self.binary:
+            was, now = orient(base[0]) == 1.0, orient(head[0]) == 1.0
+            self.counts[0 if was and now else 1 if was else 2 if now else 3] += 1
+        if self.ones_and_zeros:
+            if any(v not in (0.0, 1.0) for v in (*base, *head)):
+                self.ones_and_zeros = False
+                self.flips = []
+                return
+            good = 1.0 if better_high else 0.0
+            if all(v == good for v in base) != all(v == good for v in head):
+                self.flip_count += 1
+                if len(self.flips) < FLIPS_KEPT:
+                    self.flips.append((item_id, base, head))
+
+    def difference(self, confidence: float) -> stats.Difference:
+        """head - base, as `better_high` orients it (lower-is-better entries flipped so a drop is always bad)."""
+        if self.binary:
+            both, regressed, improved, neither = self.counts
+            return stats.paired_binary(both, regressed, improved, neither, confidence)
+        return stats.paired_means(self.differences, confidence)
+
+
+def _records(results: Any, as_dict: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
+    """The item records of results: read one at a time from a results file, else those held."""
+    each_record = getattr(results, "each_record", None)
+    if each_record is not None:
+        return each_record()  # type: ignore[no-any-return]
+    return as_dict.get("items") or []
+
+
+def _views(records: Iterable[Mapping[str, Any]]) -> Iterator[ItemView]:
+    for record in records:
+        yield item_views([record])[0]
+
+
+@dataclass
+class _Matching:
+    """What pairing head's items with the baseline's gives besides the pairs: the duplicated ids, and the
+    matched items that errored on either side."""
+
+    duplicates: int = 0
+    errored: int = 0
+
+
+def _pair_items(comparison: Comparison, base: _BaseItems, head_views: Iterable[ItemView],
+                pairs: dict[Key, _Pairs], failures: Failures | None) -> _Matching:
+    """Match head's items to the baseline's by id, in head's order, each entry's pairs folded; new, missing,
+    changed and duplicated items counted."""
+    seen = bytearray(len(base.hashes))  # the baseline's items head has named
+    new_ids: set[str] = set()
+    found = _Matching()
     for view in head_views:
-        if view.id in seen:
-            duplicates += 1
+        at = base.position.get(view.id)
+        if at is None:
+            if view.id in new_ids:
+                found.duplicates += 1
+            else:
+                new_ids.add(view.id)
+                comparison.new_items += 1
             continue
-        seen.add(view.id)
-        old = by_id.get(view.id)
-        if old is None:
-            comparison.new_items += 1
-        elif old.data_hash and view.data_hash and old.data_hash != view.data_hash:
+        if seen[at]:
+            found.duplicates += 1
+            continue
+        seen[at] = 1
+        old_hash = base.hashes[at]
+        if old_hash and view.data_hash and old_hash != view.data_hash:
             comparison.changed_items += 1
-        else:
-            matched.append((old, view))
-    comparison.missing_items = sum(1 for i in by_id if i not in seen)
-    comparison.matched_items = len(matched)
-    if duplicates:
-        comparison.warnings.append(f"{duplicates} item ids appear more than once: only the first of each is compared")
+            continue
+        comparison.matched_items += 1
+        errored = bool(base.errored[at]) or view.errored
+        found.errored += errored
+        head_values = view.values(failures)
+        for key, paired in pairs.items():
+            values = head_values.get(key)
+            if values:
+                base_values = base.values(at, key)
+                if base_values:
+                    paired.add(view.id, base_values, values, errored)
+    comparison.missing_items = len(seen) - sum(seen)
+    return found
+
+
+def _matching_warnings(comparison: Comparison, found: _Matching) -> None:
+    if found.duplicates:
+        comparison.warnings.append(f"{found.duplicates} item ids appear more than once: only the first of each is "
+                                   "compared")
     if comparison.changed_items:
         comparison.warnings.append(f"{comparison.changed_items} items have the same id but other data (input or "
                                    "expected fields): they are not compared")
-    return matched
 
 
 def _repeats(results: Mapping[str, Any]) -> int:
@@ -464,9 +596,21 @@ def _setting_warnings(comparison: Comparison, base_d: Mapping[str, Any], head_d:
             "are compared, but pass^k, flaky items and the noise of each side differ")
 
 
+def _error_warnings(comparison: Comparison, errored: int, counted: bool) -> None:
+    if errored and counted:
+        comparison.warnings.append(
+            f"{errored} matched item{'s' if errored != 1 else ''} errored on one side or both: an error counts as "
+            "a failure of the entries it left unscored (compare: errors: skip leaves such pairs out)")
+    elif errored:
+        comparison.warnings.append(f"{errored} matched items errored on one side or both: their unscored entries "
+                                   "are left out of the comparison (errors: skip)")
+
+
 def compare_results(base: Any, head: Any, options: CompareOptions | None = None, *,
                     head_items: list[ItemView] | None = None) -> Comparison:
-    """Compare two results (dicts, Results models or EvalResults with items).
+    """Compare two results (dicts, Results models or EvalResults with items). A results file's items are
+    read as a stream: the baseline's kept compactly, head's paired one at a time (the baseline's read
+    again for `base_items`, the records of the items that flipped).
 
     head_items: the head's item views when its items are not in `head` (a run in progress).
     """
@@ -481,35 +625,30 @@ def compare_results(base: Any, head: Any, options: CompareOptions | None = None,
                   "items": summary.get("total_items")},
         options=options,
     )
-    base_items = item_views(base_d.get("items") or [])
-    head_views = head_items if head_items is not None else item_views(head_d.get("items") or [])
-    if not base_items:
-        comparison.warnings.append("the baseline has no item records: nothing can be paired")
-    matched = _match(comparison, base_items, head_views)
-    _setting_warnings(comparison, base_d, head_d)
     counted = options.errors == "fail"
-    base_fail = failure_scores(base_info) if counted else None
-    head_fail = failure_scores(head_info) if counted else None
-    pairs = [(b.id, b.values(base_fail), h.values(head_fail), b.errored or h.errored) for b, h in matched]
-    errored = sum(1 for *_, e in pairs if e)
-    if errored and counted:
-        comparison.warnings.append(
-            f"{errored} matched item{'s' if errored != 1 else ''} errored on one side or both: an error counts as "
-            "a failure of the entries it left unscored (compare: errors: skip leaves such pairs out)")
-    elif errored:
-        comparison.warnings.append(f"{errored} matched items errored on one side or both: their unscored entries "
-                                   "are left out of the comparison (errors: skip)")
+    base_items = _BaseItems(_views(_records(base, base_d)), failure_scores(base_info) if counted else None)
+    if not base_items.hashes:
+        comparison.warnings.append("the baseline has no item records: nothing can be paired")
+    pairs = {key: _Pairs(info.higher_is_better) for key, info in head_info.items()}
+    head_views = head_items if head_items is not None else _views(_records(head, head_d))
+    found = _pair_items(comparison, base_items, head_views, pairs, failure_scores(head_info) if counted else None)
+    found.duplicates += base_items.duplicates
+    _matching_warnings(comparison, found)
+    _setting_warnings(comparison, base_d, head_d)
+    _error_warnings(comparison, found.errored, counted)
     base_judge, head_judge = _judge(base_d), _judge(head_d)
     tested: list[Tested] = []
     for key, info in head_info.items():
-        entry = _compare_entry(comparison, key, info, base_info.get(key), (base_judge, head_judge), pairs, tested)
+        entry = _compare_entry(comparison, key, info, base_info.get(key), (base_judge, head_judge), pairs[key],
+                               tested)
         comparison.entries.append(entry)
     gone = [key for key in base_info if key not in head_info]
     if gone:
         names = ", ".join(k[2] if k[0] is None else f"turn {k[0]}: {k[2]}" for k in gone[:10])
         comparison.warnings.append(f"{len(gone)} entries of the baseline are not in this run: {names}")
     _decide(tested, options)
-    comparison.base_items = base_records(base_d.get("items") or [], comparison.changes)
+    if comparison.changes:
+        comparison.base_items = base_records(_records(base, base_d), comparison.changes)
     comparison.history = run_history(base_d)
     comparison.flipped.sort(key=lambda f: (f["direction"] != "pass->fail", f["entry"], f["item"]))
     comparison.flipped = comparison.flipped[:FLIPPED_KEPT]
@@ -517,11 +656,10 @@ def compare_results(base: Any, head: Any, options: CompareOptions | None = None,
 
 
 Tested = tuple[EntryComparison, stats.Difference, bool]
-Pair = tuple[str, dict[Key, list[float]], dict[Key, list[float]], bool]  # id, base values, head values, errored
 
 
 def _compare_entry(comparison: Comparison, key: Key, info: EntryInfo, old: EntryInfo | None,
-                   judges: tuple[Mapping[str, Any], Mapping[str, Any]], pairs: list[Pair],
+                   judges: tuple[Mapping[str, Any], Mapping[str, Any]], paired: _Pairs,
                    tested: list[Tested]) -> EntryComparison:
     turn, kind, entry_id = key
     options = comparison.options
@@ -536,42 +674,39 @@ def _compare_entry(comparison: Comparison, key: Key, info: EntryInfo, old: Entry
     if reason is not None:
         entry.reason = reason
         return entry
-    paired = [(item, b[key], h[key], errored) for item, b, h, errored in pairs if b.get(key) and h.get(key)]
     entry.pairs = len(paired)
     if not paired:
         entry.reason = "no item was scored on both runs"
         return entry
-    entry.errored_pairs = sum(1 for *_, errored in paired if errored)
-    sides = [(b, h) for _, b, h, _ in paired]
-    diff = _difference(sides, info.higher_is_better, options.confidence)
+    entry.errored_pairs = paired.errored
+    diff = paired.difference(options.confidence)
     sign = 1.0 if info.higher_is_better else -1.0
     entry.delta = sign * diff.delta
-    entry.base_matched = _mean([_mean(b) for b, _ in sides])
-    entry.head_matched = _mean([_mean(h) for _, h in sides])
-    shown = diff if options.confidence == 0.95 else _difference(sides, info.higher_is_better, 0.95)
+    entry.base_matched = _mean(paired.base_means)
+    entry.head_matched = _mean(paired.head_means)
+    shown = diff if options.confidence == 0.95 else paired.difference(0.95)
     low, high = shown.ci
     entry.ci95 = (low, high) if sign > 0 else (-high, -low)
     entry.p_value = diff.p_value
     entry.method = diff.method
     entry.p_regression = diff.below(-entry.max_drop)
     entry.p_within = diff.above(-entry.max_drop)
-    tested.append((entry, diff, all(b == h for b, h in sides)))
-    _flips(comparison, key, label, [(item, b, h) for item, b, h, _ in paired], info.higher_is_better)
+    tested.append((entry, diff, paired.same))
+    _flips(comparison, key, label, paired)
     return entry
 
 
-def _flips(comparison: Comparison, key: Key, kind: str, paired: list[tuple[str, list[float], list[float]]],
-           better_high: bool) -> None:
-    """Items whose 0/1 outcome changed (with repeats: whose pass on every trial changed)."""
-    if any(v not in (0.0, 1.0) for _, base, head in paired for v in (*base, *head)):
+def _flips(comparison: Comparison, key: Key, kind: str, paired: _Pairs) -> None:
+    """Items whose 0/1 outcome changed (with repeats: whose pass on every trial changed). Of an entry's
+    flipped items the first FLIPS_KEPT are kept (its count is exact): the items kept in `flipped`, and
+    those whose base record `base_items` carries."""
+    if not paired.ones_and_zeros:
         return  # a continuous entry: nothing flips
     turn, _, entry_id = key
-    good = 1.0 if better_high else 0.0
-    for item_id, base, head in paired:
-        base_pass, head_pass = all(v == good for v in base), all(v == good for v in head)
-        if base_pass == head_pass:
-            continue
-        comparison.flipped_count += 1
+    good = 1.0 if paired.better_high else 0.0
+    comparison.flipped_count += paired.flip_count
+    for item_id, base, head in paired.flips:
+        base_pass = all(v == good for v in base)
         if item_id in comparison.changes or len(comparison.changes) < BASE_ITEMS_KEPT:
             label = entry_id if turn is None else f"turn {turn + 1}: {entry_id}"
             comparison.changes.setdefault(item_id, {})[label] = "pass->fail" if base_pass else "fail->pass"

@@ -25,12 +25,13 @@ import orjson
 
 from evalgate.budget import CostTotals, saturated, spend
 from evalgate.errors import display_path
-from evalgate.files import MAX_RESULTS_BYTES, UnreadableFile, atomic_writer, read_capped, refuse_unreadable
+from evalgate.files import MAX_RESULTS_BYTES, UnreadableFile, atomic_writer, refuse_unreadable
 from evalgate.redaction import redact_value
 from evalgate.replay import Column, Replay, decode
 from evalgate.results import ErrorTally, EvalResult, dumps_item, json_utf8, new_file, replaceable_file
+from evalgate.results_stream import StreamedResults
 from evalgate.shards import MAX_SHARDS, entry_from_record
-from evalgate.verdict import Aggregator, Entry
+from evalgate.verdict import Aggregator, Entry, ThresholdRange
 
 ITEMS_MARK = b', "items": ['
 ITEMS_END = b"]}\n"
@@ -88,11 +89,8 @@ def trial_errors(trials: Any) -> list[dict[str, Any]] | None:
 def _items_of(path: Path, lines_from: int | None) -> Iterator[tuple[Any, bytes, Any]]:
     """(index, bytes, record) of every item, streamed: one line each as evalgate writes them. The index and
     the record are JSON as the file holds it: the reader checks them."""
-    if lines_from is None:  # not evalgate's layout (e.g. reformatted): parse it whole
-        items = json.loads(read_capped(path, limit=MAX_RESULTS_BYTES, what="results file")).get("items")
-        if not isinstance(items, list):
-            raise ValueError("`items` is not a list")
-        for record in items:
+    if lines_from is None:  # not evalgate's layout (e.g. reformatted): read by the incremental reader
+        for record in StreamedResults(path).items():
             index = record.get("index") if isinstance(record, dict) else None
             yield index, json_utf8(dumps_item(redact_value(record))), record
         return
@@ -277,9 +275,7 @@ def read_shard(path: Path) -> ShardFile:
             if head is not None and not _one_item(first[lines_from:]):
                 lines_from = None  # items share the line (a file rewritten on one line): read it whole
         if head is None:
-            head = json.loads(read_capped(path, limit=MAX_RESULTS_BYTES, what="results file"))
-            if isinstance(head, dict):
-                head.pop("items", None)
+            head = StreamedResults(path).header  # every key but `items`, whatever the layout
     except OSError as exc:
         raise MergeError(f"{name}: cannot read it ({exc.strerror or exc})") from None
     except (ValueError, RecursionError) as exc:
@@ -320,11 +316,14 @@ def _well_formed(shard: dict[str, Any]) -> bool:
 
 
 def _bound(threshold: Any) -> bool:
-    """A threshold as a run records it: none, a number, or a mapping whose `min` and `max` are numbers."""
-    if threshold is None or _finite(threshold):
+    """A threshold as a run records it (none, or what `ThresholdRange` reads), its bounds finite."""
+    if threshold is None:
         return True
-    return isinstance(threshold, dict) and all(threshold.get(k) is None or _finite(threshold[k])
-                                               for k in ("min", "max"))
+    try:
+        typed = ThresholdRange.of(threshold)
+    except ValueError:
+        return False
+    return all(bound is None or _finite(bound) for bound in (typed.min, typed.max))
 
 
 def check_shards(files: list[ShardFile]) -> None:

@@ -11,6 +11,8 @@ surrogate, an integer beyond 64 bits, a non-string key) goes through `json` as b
 
 from __future__ import annotations
 
+import bisect
+import contextlib
 import errno
 import hashlib
 import json
@@ -18,6 +20,7 @@ import math
 import os
 import stat
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -27,16 +30,15 @@ import orjson
 from evalgate import __version__
 from evalgate.files import (
     MAX_RESULTS_BYTES,
-    UnreadableFile,
     atomic_writer,
     check_writable,
     default_root,
     open_for_append,
-    read_capped,
     refuse_unreadable,
     scratch_file,
 )
 from evalgate.redaction import holds_secret, redact_value
+from evalgate.results_stream import StreamedResults
 from evalgate.textsafe import plain
 from evalgate.verdict import GateResult, Outcome, ThresholdResult, TurnResult
 
@@ -297,22 +299,22 @@ class ResultsWriter:
         self.handle.flush()  # on disk before the resume reads the records back
 
     def _journal_from_results(self) -> None:
-        """The journal made again from a finished run's results (UnreadableFile: no regular file, or one
-        too big to be evalgate's)."""
+        """The finished run's items back into a journal, read from its results one at a time (UnreadableFile:
+        no regular file, or one too big to be evalgate's)."""
+        refuse_unreadable(self.path, limit=MAX_RESULTS_BYTES, what="results file")  # said, not taken for no run
         try:
-            raw = json.loads(read_capped(self.path, limit=MAX_RESULTS_BYTES, what="results file"))
-            items = raw.get("items")
-        except UnreadableFile:
-            raise  # a FIFO, a device, gigabytes: said, not taken for a run that finished nothing
-        except (OSError, ValueError, AttributeError, RecursionError):  # absent, or no results (nested too deep)
+            streamed = StreamedResults(self.path)
+        except (OSError, ValueError, RecursionError):  # absent, or no results (nested too deep): no items
             return
-        if not isinstance(items, list):
+        if not streamed.has_items_array:
             return
-        with atomic_writer(self.journal_path, root=self.journal_root) as handle:
-            checks = _checks_of_results(raw)
+        with contextlib.suppress(ValueError, RecursionError), \
+                atomic_writer(self.journal_path, root=self.journal_root) as handle:
+            # damaged items: the writer removes its scratch file, no journal, as if the results held no items
+            checks = _checks_of_results(streamed.header)
             if checks["gates"] or checks["scorers"]:
                 handle.write(_journal_head(checks))
-            for item in items:
+            for item in streamed.items():
                 if isinstance(item, dict) and isinstance(item.get("index"), int):
                     handle.write(json_utf8(dumps_item(redact_value(item)) + "\n"))
 
@@ -369,6 +371,11 @@ class ResultsWriter:
         ends = [*self.starts[1:], self.size] if self.starts else []  # no line yet (stopped before the first item)
         return {index: (start, end - start - 1)
                 for index, start, end in zip(self.indices, self.starts, ends, strict=True) if index >= 0}
+
+    def journaled(self) -> JournalRecords:
+        """The journal's finished items by data index, read from it when asked for (a later line wins)."""
+        self.flush()
+        return JournalRecords(self)
 
     def append(self, record: dict[str, Any]) -> None:
         data = item_bytes(record)
@@ -435,6 +442,42 @@ class ResultsWriter:
         self.handle.close()
         if self.created:
             self.journal_path.unlink(missing_ok=True)
+
+
+class JournalRecords:
+    """A resumed journal's finished items by data index, each read from the file when asked for: a million
+    journaled items are never held at once. Built from the writer's index of the journal's lines (its
+    arrays, searched in place when the lines ascend, as a run writes them; else a mapping of the indices)."""
+
+    def __init__(self, writer: ResultsWriter) -> None:
+        self.path = writer.journal_path
+        self.starts = array("q", writer.starts)
+        self.ends = array("q", [*writer.starts[1:], writer.size] if writer.starts else [])
+        self.indices = array("q", writer.indices)
+        self.line_of: dict[int, int] | None = None
+        if not writer.ascending:  # a later line of an index wins; lines that are no record (-1) are none
+            self.line_of = {index: n for n, index in enumerate(self.indices) if index >= 0}
+
+    def __len__(self) -> int:
+        return len(self.indices) if self.line_of is None else len(self.line_of)
+
+    def get(self, index: int, default: Any = None) -> Any:
+        """The record journaled for this data index; `default` when there is none (or its line is no record)."""
+        if self.line_of is not None:
+            line = self.line_of.get(index)
+        else:
+            at = bisect.bisect_left(self.indices, index)
+            line = at if at < len(self.indices) and self.indices[at] == index else None
+        if line is None:
+            return default
+        with self.path.open("rb") as handle:
+            handle.seek(self.starts[line])
+            data = handle.read(self.ends[line] - self.starts[line])
+        try:
+            record = _load_line(data)
+        except ValueError:
+            return default
+        return record if isinstance(record, dict) else default
 
 
 def _in_order(order: list[int], offsets: dict[int, tuple[int, int]], size: int, start: int = 0) -> bool:
@@ -636,6 +679,22 @@ def write_results_json(path: Path, raw: dict[str, Any]) -> None:
     replaceable_file(path)
     with atomic_writer(path) as file:
         file.write(json_utf8(json.dumps(_finite(redact_value(raw)), ensure_ascii=False, allow_nan=False) + "\n"))
+
+
+def write_results_streamed(path: Path, head: dict[str, Any], items: Iterable[Any]) -> None:
+    """A results file rewritten from its header and its items (read one at a time from the file it
+    replaces), through the one writer (atomically), in a run's layout: the header on the first line, then
+    an item a line. Written as `write_results_json` writes: secrets redacted, NaN and infinities as null.
+    The items are read from the old file while the new one is written: it is renamed over it only at the end."""
+    replaceable_file(path)
+    with atomic_writer(path) as file:
+        opening = json.dumps(_finite(redact_value({k: v for k, v in head.items() if k != "items"})),
+                             ensure_ascii=False, allow_nan=False)[:-1]
+        file.write(json_utf8(opening + (', "items": [' if opening != "{" else '"items": [')))
+        for n, item in enumerate(items):
+            text = json.dumps(_finite(redact_value(item)), ensure_ascii=False, allow_nan=False)
+            file.write(json_utf8((",\n" if n else "") + text))
+        file.write(b"]}\n")
 
 
 def new_file(tmp: Path) -> BinaryIO:

@@ -7,15 +7,16 @@ The gate, threshold and turn results are evalgate.verdict's dataclasses, validat
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
-from evalgate.files import MAX_RESULTS_BYTES, read_capped
+from evalgate.files import MAX_RESULTS_BYTES, refuse_unreadable
 from evalgate.results import SCHEMA_VERSION
+from evalgate.results_stream import StreamedResults
 from evalgate.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult, Verdict
 
 
@@ -155,6 +156,47 @@ class ComparisonRecord(TypedDict, total=False):
     history: list[HistoryRun]  # additive: the base's history, then the base (at most 100)
 
 
+class ItemsOnDemand(list[ItemRecord]):
+    """A results file's items as the list `Results.items` always was, read from the file (all of them) the
+    first time anything asks for them: the Python API's `load_results(path).items[3]`. The commands read
+    a big file through `Results.each_item` instead, one item at a time, and never fill this list."""
+
+    def __init__(self, results: Results) -> None:
+        super().__init__()
+        self._results: Results | None = results
+
+    def load(self) -> None:
+        if self._results is not None:
+            results, self._results = self._results, None
+            super().extend(results.stream_items())
+
+    def __iter__(self) -> Iterator[ItemRecord]:
+        self.load()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self.load()
+        return super().__len__()
+
+    def __bool__(self) -> bool:
+        self.load()
+        return super().__len__() > 0
+
+    def __getitem__(self, index: Any) -> Any:
+        self.load()
+        return super().__getitem__(index)
+
+    def __eq__(self, other: object) -> bool:
+        self.load()
+        return super().__eq__(other)
+
+    __hash__ = None  # a list: unhashable
+
+    def __repr__(self) -> str:
+        self.load()
+        return super().__repr__()
+
+
 class Results(BaseModel):
     """The results JSON, schema_version 1."""
 
@@ -171,18 +213,78 @@ class Results(BaseModel):
     summary: Summary
     items: list[ItemRecord] = Field(default_factory=list)
     comparison: ComparisonRecord | None = None  # with a baseline (docs/results.md)
+    # read from a file (`load_results`): the items stay there, read one at a time by `each_item`
+    _file: StreamedResults | None = PrivateAttr(default=None)
+    _checked = PrivateAttr(default=False)  # every item read once and found a record (`load_results`)
 
-    @model_validator(mode="after")
-    def _bounds_are_numbers(self) -> Results:
-        """A threshold's `min` and `max` are numbers (or absent): the report compares scores with them."""
-        results = [*self.threshold_results, *(r for t in self.turn_results or [] for r in t.threshold_results)]
-        for result in results:
-            if isinstance(result.threshold, dict):
-                for key in ("min", "max"):
-                    bound = result.threshold.get(key)
-                    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int | float)):
-                        raise ValueError(f"threshold_results: {result.id}: its `{key}` is no number")
-        return self
+    def each_item(self) -> Iterator[ItemRecord]:
+        """Every item, in file order: those held, or, read from a file, each read and checked in turn
+        (a million items never sit in memory at once). ItemError naming the item that is no record."""
+        if self._streams():
+            yield from self.stream_items()
+        else:
+            yield from self.items
+
+    def stream_items(self) -> Iterator[ItemRecord]:
+        """The file's items, each read and checked in turn."""
+        assert self._file is not None
+        for position, raw in enumerate(self._items()):
+            yield _item_record(raw, position, self._file.path)
+
+    def _streams(self) -> bool:
+        """Read from a file whose items nobody has asked for as a list: they are read from the file."""
+        return self._file is not None and isinstance(self.items, ItemsOnDemand) and self.items._results is not None
+
+    def each_record(self) -> Iterator[dict[str, Any]]:
+        """Every item's record as the file holds it (checked as `each_item` checks it), in file order."""
+        if not self._streams():
+            for item in self.items:
+                yield item.model_dump(mode="python")
+            return
+        path = self._file.path if self._file is not None else None
+        for position, raw in enumerate(self._items()):
+            if not self._checked:
+                _item_record(raw, position, path)
+            yield raw
+
+    def _items(self) -> Iterator[Any]:
+        """The file's items as parsed; ItemError naming the file where it is not JSON."""
+        assert self._file is not None
+        try:
+            yield from self._file.items()
+        except ItemError:
+            raise
+        except (ValueError, RecursionError) as exc:
+            raise ItemError(str(exc) or type(exc).__name__, self._file.path) from None
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        """As pydantic's, a results file's items read first unless they are excluded."""
+        if isinstance(self.items, ItemsOnDemand) and "items" not in (options.get("exclude") or ()):
+            self.items.load()
+        return super().model_dump(**options)
+
+    def model_dump_json(self, **options: Any) -> str:
+        if isinstance(self.items, ItemsOnDemand) and "items" not in (options.get("exclude") or ()):
+            self.items.load()
+        return super().model_dump_json(**options)
+
+    @property
+    def file_header(self) -> dict[str, Any]:
+        """Read from a file: its top-level keys but `items` as written (unknown ones included); else the
+        model's own."""
+        if self._file is None:
+            return self.model_dump(mode="json", exclude={"items"})
+        return dict(self._file.header)
+
+    def item_count(self) -> int:
+        """How many items there are: counted as they are read from a file (one at a time), else those held."""
+        if not self._streams():
+            return len(self.items)
+        return sum(1 for _ in self.each_record())
+
+    @property
+    def has_items(self) -> bool:
+        return bool(self.items) if self._file is None else self._file.has_items
 
     @property
     def outcome(self) -> Outcome:
@@ -200,21 +302,41 @@ class Results(BaseModel):
         )
 
 
-def load_results(path: Path) -> Results:
-    """A results file back; whatever a run writes (lone surrogates, nulls for NaN) reads back.
+def load_results(path: Path, *, check_items: bool = True) -> Results:
+    """A results file's header, its items left in the file (`Results.each_item` reads them); whatever a
+    run writes (lone surrogates, nulls for NaN) reads back. check_items: read every item once now, so
+    that a file whose item is no record is refused here (ValueError) rather than half-way through a report.
 
+    The one way results files are read: the header whole, the items as a stream (evalgate.results_stream).
     ValueError for a path that is no regular file (a FIFO would block, a device never end) or one over
     MAX_RESULTS_BYTES (UnreadableFile, also an OSError)."""
-    data = read_capped(path, limit=MAX_RESULTS_BYTES, what="results file")
+    refuse_unreadable(path, limit=MAX_RESULTS_BYTES, what="results file")
+    streamed = StreamedResults(path)
+    results = Results.model_validate(_nan_for_null(streamed.header))
+    results._file = streamed
+    results.items = ItemsOnDemand(results)  # read only if asked for: the commands stream them (`each_item`)
+    if check_items:
+        for _ in results.each_item():
+            pass
+        results._checked = True
+    return results
+
+
+class ItemError(ValueError):
+    """An item of a results file is no item record: the message says which and why, `path` the file."""
+
+    def __init__(self, message: str, path: Path | None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _item_record(raw: Any, position: int, path: Path | None = None) -> ItemRecord:
     try:
-        return Results.model_validate_json(data)
-    except ValueError:
-        # pydantic's JSON parser refuses a lone surrogate escape, which Python's accepts
-        try:
-            raw = json.loads(data)
-        except RecursionError:
-            raise ValueError("nested too deeply to read") from None
-        return Results.model_validate(_nan_for_null(raw))
+        return ItemRecord.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ItemError(f"items.{position}{'.' + where if where else ''}: {first['msg']}", path) from None
 
 
 def _nan_for_null(raw: Any) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from evalgate.budget import BUDGET_EXCEEDED, token_count
 from evalgate.cases import Case, Check
@@ -20,6 +20,15 @@ from evalgate.runs import Run, RunFormatError, run_from_value
 NAN = float("nan")
 
 
+class Journaled(Protocol):
+    """The finished items by data index: a mapping, or the journal read as each is asked for
+    (`ResultsWriter.journaled`)."""
+
+    def __len__(self) -> int: ...
+
+    def get(self, index: int, default: Any = None) -> Any: ...
+
+
 def finished_records(journal: Path) -> dict[int, dict[str, Any]]:
     """The finished items of a journal by data index (a later line for the same index wins)."""
     return {r["index"]: r for r in read_journal(journal) if type(r.get("index")) is int}  # not a bool
@@ -28,7 +37,7 @@ def finished_records(journal: Path) -> dict[int, dict[str, Any]]:
 class Changes:
     """What differs between the journal and the spec now, said to the user after the run."""
 
-    def __init__(self, records: dict[int, dict[str, Any]]) -> None:
+    def __init__(self, records: Journaled) -> None:
         self.journaled = len(records)
         self.matched = 0
         self.changed_ids = 0
@@ -107,7 +116,7 @@ class Changes:
 
 def skip_finished(
     cases: Iterable[Case],
-    records: dict[int, dict[str, Any]],
+    records: Journaled,
     gates: list[Check],
     scorers: list[Check],
     take: Callable[[ItemResult], None],

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalgate.textsafe import plain
-from evalgate.verdict import Entry
+from evalgate.verdict import Entry, ThresholdRange
 
 if TYPE_CHECKING:  # the merge imports this module: it must not pay for the spec's models
     from evalgate.cases import Case
@@ -96,7 +96,7 @@ def entry_record(entry: Entry, first: tuple[int, int] | None) -> dict[str, Any]:
     return {
         "id": entry.id,
         "kind": entry.kind,
-        "threshold": entry.threshold,
+        "threshold": entry.threshold.to_json() if entry.threshold is not None else None,
         "higher_is_better": entry.higher_is_better,
         "turn": entry.turn,
         "first": list(first) if first is not None else None,
@@ -106,7 +106,9 @@ def entry_record(entry: Entry, first: tuple[int, int] | None) -> dict[str, Any]:
 
 
 def entry_from_record(record: dict[str, Any]) -> Entry:
-    return Entry(record["id"], record["kind"], record.get("threshold"), bool(record.get("higher_is_better", True)),
+    threshold = record.get("threshold")
+    typed = ThresholdRange.of(threshold) if threshold is not None else None  # ValueError: not a threshold
+    return Entry(record["id"], record["kind"], typed, bool(record.get("higher_is_better", True)),
                  record.get("turn"), record.get("params_hash"), bool(record.get("judged", False)))
 
 

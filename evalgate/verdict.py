@@ -19,7 +19,6 @@ from evalgate.stats import Estimate, Moments, whole_steps
 Verdict = Literal["passed", "scored", "failed"]
 FailureReason = Literal["errors", "gates"]
 Kind = Literal["gate", "scorer"]
-ThresholdValue = float | dict[str, float | str]
 FLAKY_IDS_KEPT = 20
 FOLD_EVERY = 4096  # scores waiting to be summed, per entry: a bound on memory
 
@@ -41,25 +40,134 @@ class Range:
         return not (self.max is not None and average > self.max)
 
 
-def bounds_of(threshold: ThresholdValue) -> Range:
-    """A number means a minimum; a mapping gives `min` and/or `max`."""
-    if isinstance(threshold, dict):
-        return Range(threshold.get("min"), threshold.get("max"))  # type: ignore[arg-type]
-    return Range(min=threshold)
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float)
 
 
-def higher_is_better(threshold: ThresholdValue | None, default: bool = True) -> bool:
-    """The direction the user's bound says: only a `max` reads lower is better, only a minimum higher."""
-    if isinstance(threshold, dict):
-        has_min, has_max = threshold.get("min") is not None, threshold.get("max") is not None
-        if has_max and not has_min:
+class ThresholdRange:
+    """A scorer's threshold, typed from the spec to the results and back: the range its average must lie
+    in (`min`, `max`, `range`) and, with `confidence`, the rule on the interval (`rule`). It is its written
+    form too (the spec's, the results'): a number is a `Minimum`, a mapping a `Bounds`, so it writes, reads
+    and compares as that number or mapping."""
+
+    __slots__ = ()
+
+    @property
+    def min(self) -> float | None:
+        raise NotImplementedError
+
+    @property
+    def max(self) -> float | None:
+        raise NotImplementedError
+
+    @property
+    def confidence(self) -> float | None:  # decide on the interval at this confidence, not on the average
+        return None
+
+    @property
+    def when_uncertain(self) -> Literal["pass", "fail"] | None:
+        return None
+
+    @staticmethod
+    def of(value: Any) -> ThresholdRange:
+        """From its written form (a number, or a mapping with `min` and/or `max`); ValueError otherwise."""
+        if isinstance(value, ThresholdRange):
+            return value
+        if _number(value):
+            try:
+                return Minimum(value)
+            except OverflowError:  # an integer past the largest float
+                raise ValueError("it is past the largest number") from None
+        if not isinstance(value, dict):
+            raise ValueError("a threshold is a number or a mapping with `min` and/or `max`")
+        for key in ("min", "max", "confidence"):
+            if value.get(key) is not None and not _number(value[key]):
+                raise ValueError(f"its `{key}` is no number")
+        when = value.get("when_uncertain")
+        if when is not None and when not in ("pass", "fail"):
+            raise ValueError("its `when_uncertain` is neither pass nor fail")
+        return Bounds(value)
+
+    def to_json(self) -> float | dict[str, Any]:
+        """As the spec wrote it, as the results hold it."""
+        raise NotImplementedError
+
+    @property
+    def range(self) -> Range:
+        return Range(self.min, self.max)
+
+    def higher_is_better(self, default: bool = True) -> bool:
+        """The direction the user's bound says: only a `max` reads lower is better, only a minimum higher."""
+        if self.max is not None and self.min is None:
             return False
-        if has_min and not has_max:
+        if self.min is not None and self.max is None:
             return True
         return default
-    if threshold is not None:
-        return True
-    return default
+
+    @property
+    def rule(self) -> StatisticalRule | None:
+        if self.confidence is None:
+            return None
+        return StatisticalRule(float(self.confidence), "fail" if self.when_uncertain == "fail" else "pass")
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """Read from and written to the results JSON in its written form (pydantic, results_model)."""
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_plain_validator_function(
+            ThresholdRange.of, serialization=core_schema.plain_serializer_function_ser_schema(_written))
+
+
+def _written(threshold: ThresholdRange) -> float | dict[str, Any]:
+    return threshold.to_json()
+
+
+class Minimum(float, ThresholdRange):
+    """`threshold: 0.8`: a number, the average's minimum."""
+
+    __slots__ = ()
+
+    @property
+    def min(self) -> float:
+        return float(self)
+
+    @property
+    def max(self) -> None:
+        return None
+
+    def to_json(self) -> float:
+        return float(self)
+
+
+class Bounds(dict[str, Any], ThresholdRange):
+    """`threshold: {min: 0.2, max: 0.8, confidence: 0.95, when_uncertain: fail}`: a range, its keys as written."""
+
+    __slots__ = ()
+
+    @property
+    def min(self) -> float | None:
+        return self.get("min")
+
+    @property
+    def max(self) -> float | None:
+        return self.get("max")
+
+    @property
+    def confidence(self) -> float | None:
+        return self.get("confidence")
+
+    @property
+    def when_uncertain(self) -> Literal["pass", "fail"] | None:
+        return self.get("when_uncertain")
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self)
+
+
+def higher_is_better(threshold: ThresholdRange | None, default: bool = True) -> bool:
+    """The direction the user's bound says (`ThresholdRange.higher_is_better`); no threshold: `default`."""
+    return default if threshold is None else threshold.higher_is_better(default)
 
 
 @dataclass(slots=True)  # not frozen: see Range
@@ -68,13 +176,6 @@ class StatisticalRule:
 
     confidence: float
     when_uncertain: Literal["pass", "fail"] = "pass"
-
-
-def rule_of(threshold: ThresholdValue | None) -> StatisticalRule | None:
-    if isinstance(threshold, dict) and threshold.get("confidence") is not None:
-        when: Literal["pass", "fail"] = "fail" if threshold.get("when_uncertain") == "fail" else "pass"
-        return StatisticalRule(float(threshold["confidence"]), when)
-    return None
 
 
 def gate_passes(average: float) -> bool:
@@ -87,11 +188,15 @@ class Entry:
 
     id: str
     kind: Kind
-    threshold: ThresholdValue | None = None
+    threshold: ThresholdRange | None = None
     higher_is_better: bool = True
     turn: int | None = None
     params_hash: str | None = None  # what the entry measures, so a baseline measured differently is recognised
     judged: bool = False  # scored by the LLM judge: a baseline judged by another model is not comparable
+
+    def __post_init__(self) -> None:
+        if self.threshold is not None and not isinstance(self.threshold, ThresholdRange):  # its written form
+            object.__setattr__(self, "threshold", ThresholdRange.of(self.threshold))
 
     @property
     def key(self) -> tuple[int | None, Kind, str]:
@@ -188,6 +293,8 @@ class ErrorBar:
         bar after; the extras that say nothing (no repeats, no rule, no hash) left out."""
         own, bar = _FIELDS[type(self)]
         data = {name: getattr(self, name) for name in own}
+        if isinstance(data.get("threshold"), ThresholdRange):
+            data["threshold"] = data["threshold"].to_json()
         data.update((name, getattr(self, name)) for name in bar)
         for key in _WHEN_SET:
             if data.get(key, True) is None:
@@ -220,10 +327,14 @@ class ThresholdResult(ErrorBar):
     id: str
     passed: bool
     average_score: float | None  # None: no result could be scored (`unscored` says why)
-    threshold: ThresholdValue
+    threshold: ThresholdRange
     higher_is_better: bool = True
     uncertain: bool | None = None  # with `confidence`: the interval overlaps a bound
     interval: tuple[float, float] | None = None  # with `confidence`: the interval at that confidence
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.threshold, ThresholdRange):  # its written form
+            self.threshold = ThresholdRange.of(self.threshold)
 
 
 @dataclass(kw_only=True)
@@ -520,11 +631,11 @@ class _Section:
 def threshold_result(entry: Entry, average: float, tally: ScoreSum) -> ThresholdResult:
     """Mastra's rule on the average; with `confidence`, the rule on the interval at that confidence."""
     assert entry.threshold is not None
-    bounds = bounds_of(entry.threshold)
+    bounds = entry.threshold.range
     passed = bounds.admits(average)
     result = ThresholdResult(id=entry.id, passed=passed, average_score=average, threshold=entry.threshold,
                              higher_is_better=entry.higher_is_better)
-    rule = rule_of(entry.threshold)
+    rule = entry.threshold.rule
     if rule is None:
         return result
     estimate = tally.moments.estimate(rule.confidence, mean=average)

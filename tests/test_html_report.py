@@ -116,7 +116,7 @@ def test_a_run_keeps_its_results_by_default_and_report_reads_the_last(tmp_path: 
     assert done.code == 1, done.output
     kept = list((tmp_path / ".evalgate" / "runs").glob("*.json"))
     assert len(kept) == 1 and re.fullmatch(r"\d{8}T\d{6}Z-page-test\.json", kept[0].name)
-    assert f"results: {kept[0]}" in done.stdout
+    assert f"results: {kept[0].relative_to(tmp_path)}" in done.stdout  # shown relative to where it ran
     assert (tmp_path / ".evalgate" / "last.json").read_bytes() == kept[0].read_bytes()
     assert (tmp_path / ".evalgate" / ".gitignore").read_text().splitlines()[-1] == "*"
     markdown = run_cli("report", cwd=tmp_path)

@@ -19,7 +19,7 @@ from typing import Any
 
 from evalgate import isolation, logs, redaction, safeio
 from evalgate.errors import SpecError, shortened
-from evalgate.files import MAX_RESULTS_BYTES, read_capped, write_file
+from evalgate.files import write_file
 from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError, excerpt
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
@@ -28,7 +28,7 @@ from evalgate.redaction import redact_cut
 from evalgate.report.labels import errored_count, num, turn_label
 from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, cell, render
 from evalgate.report.numbers import delta_text
-from evalgate.results import write_results_json
+from evalgate.results import write_results_streamed
 from evalgate.results_model import Results, load_results
 from evalgate.textsafe import visible
 
@@ -392,14 +392,15 @@ def compare_merged_step(settings: Settings, log: Log, baseline: Path) -> None:
 
     path = settings.results_file
     try:
-        head = json.loads(read_capped(path, limit=MAX_RESULTS_BYTES, what="results file"))
-        comparison = compare_results(load_results(baseline), load_results(path),
+        head_results = load_results(path)
+        head = head_results.file_header
+        comparison = compare_results(load_results(baseline), head_results,
                                      CompareOptions.from_settings(head.get("compare_settings")))
     except Exception as exc:
         log.annotate("notice", f"the baseline could not be compared ({type(exc).__name__}); the comparison is "
                      "skipped", title="evalgate: no baseline")
         return
-    write_results_json(path, add_to_results(head, comparison))
+    write_results_streamed(path, add_to_results(head, comparison), head_results.each_record())
 
 
 def spec_lines(settings: Settings, lines: Lines) -> None:

@@ -53,7 +53,7 @@ def policy(style: str, script: str) -> str:
 
 def bounded_data(results: Results, max_bytes: int) -> str:
     """The page's data as embedded JSON within `max_bytes`: texts cut shorter (halved) until it fits."""
-    limit = field_limit(len(results.items))
+    limit = field_limit(results.item_count())
     while True:
         data = embedded_json(page_data(results, limit))
         if limit <= FLOOR or len(data.encode("utf-8", "backslashreplace")) <= max_bytes:

@@ -146,7 +146,7 @@ def render_junit(results: Results) -> str:
     checks = _suite(root, f"{results.name}: gates and thresholds")
     _entry_cases(results, checks)
     items = _suite(root, f"{results.name}: items")
-    for item in results.items:
+    for item in results.each_item():
         _item_case(item, items, (item.model_extra or {}).get("duration_ms"))
     totals = [_close(checks), _close(items)]
     root.set("tests", str(sum(t[0] for t in totals)))

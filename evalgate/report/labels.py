@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from evalgate.verdict import ThresholdRange
+
 # Verdicts that fail the step (exit 1), for each value of --fail-on / the `fail-on` input.
 FAIL_ON: dict[str, frozenset[str]] = {
     "failed": frozenset({"failed"}),
@@ -35,16 +37,14 @@ def num(value: float | None) -> str:
     return f"{value:.3f}"
 
 
-def bound_text(threshold: Any) -> str:
-    """A threshold as text: a number is a minimum; a mapping gives `min` and/or `max`."""
-    if isinstance(threshold, dict):
-        parts = []
-        if threshold.get("min") is not None:
-            parts.append(f"≥ {threshold['min']:g}")
-        if threshold.get("max") is not None:
-            parts.append(f"≤ {threshold['max']:g}")
-        return " and ".join(parts)
-    return f"≥ {threshold:g}"
+def bound_text(threshold: ThresholdRange) -> str:
+    """A threshold as text: `≥ 0.8`, `≤ 0.2`, `≥ 0.2 and ≤ 0.8`."""
+    parts = []
+    if threshold.min is not None:
+        parts.append(f"≥ {threshold.min:g}")
+    if threshold.max is not None:
+        parts.append(f"≤ {threshold.max:g}")
+    return " and ".join(parts)
 
 
 class Row:

@@ -8,6 +8,7 @@ details first.
 
 from __future__ import annotations
 
+import heapq
 import html
 import json
 import math
@@ -33,7 +34,6 @@ from evalgate.report.numbers import (
 from evalgate.report.trend import trend_section
 from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
-from evalgate.verdict import bounds_of
 
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
 EXCERPT_CHARS = 400
@@ -342,8 +342,7 @@ def _scores_of(item: ItemRecord, entry: Row) -> tuple[dict[str, Any], dict[str, 
     return scores, reasons, source.get("input"), source.get("output")
 
 
-# Each failed entry's responsible items, by (kind, turn, id): `render` tries several sizes, one scan of the items.
-Found = dict[tuple[str, int | None, str], list[tuple[ItemRecord, float]]]
+EntryKey = tuple[str, int | None, str]  # (kind, turn, id) of a gate or threshold row
 
 
 def _score_of(item: ItemRecord, entry: Row) -> Any:
@@ -355,32 +354,90 @@ def _score_of(item: ItemRecord, entry: Row) -> Any:
     return _mapping(turn.get("gates" if entry.kind == "gate" else "scores")).get(entry.id)
 
 
+def _badness(entry: Row) -> tuple[Callable[[float], bool], bool]:
+    """Whether a score pulled this entry out of bounds, and whether the lowest scores are the worst."""
+    if entry.kind == "gate":
+        return (lambda score: score < 1.0), True
+    bounds = entry.result.threshold.range
+    average = entry.result.average_score
+    if bounds.max is not None and average is not None and average > bounds.max:
+        high = bounds.max
+        return (lambda score: score > high), False
+    low = bounds.min if bounds.min is not None else 1.0
+    return (lambda score: score < low), True
+
+
+class Responsible:
+    """The items that pulled one entry out of bounds: how many, and the worst few with their scores."""
+
+    __slots__ = ("bad", "count", "heap", "keep", "worst_first")
+
+    def __init__(self, entry: Row, keep: int) -> None:
+        self.bad, self.worst_first = _badness(entry)
+        self.keep = keep
+        self.count = 0
+        self.heap: list[tuple[float, int, int, ItemRecord]] = []  # the kept, negated: the best of them on top
+
+    def see(self, position: int, item: ItemRecord, score: Any) -> None:
+        if not (isinstance(score, int | float) and self.bad(score)):
+            return
+        self.count += 1
+        key = float(score) if self.worst_first else -float(score)
+        # the worst first, then by index, then by position (a stable sort of the data's order)
+        row = (-key, -(item.index or 0), -position, item)
+        if len(self.heap) < self.keep:
+            heapq.heappush(self.heap, row)
+        elif row > self.heap[0]:
+            heapq.heapreplace(self.heap, row)
+
+    @property
+    def rows(self) -> list[tuple[ItemRecord, float]]:
+        ordered = sorted(self.heap, reverse=True)
+        return [(item, -key if self.worst_first else key) for key, _, _, item in ordered]
+
+
+class ItemDigest:
+    """What the report shows of the items, gathered in one pass over them (a results file's items are
+    read one at a time: a million never sit in memory): per failed entry its responsible items, the
+    errored items, the items a regression flipped, the priciest items."""
+
+    def __init__(self, results: Results, keep: int = ITEMS_PER_ENTRY, priciest_shown: int = 3) -> None:
+        failing = [e for e in result_rows(results) if not e.result.passed]
+        self.responsible = {(e.kind, e.turn, e.id): Responsible(e, keep) for e in failing}
+        self.errored: list[tuple[ItemRecord, str]] = []  # the first few errored items, with why
+        self.flipped: dict[str, ItemRecord] = {}
+        wanted = _flipped_ids(results)
+        costs: list[tuple[float, int, str]] = []
+        watched = [(entry, self.responsible[(entry.kind, entry.turn, entry.id)]) for entry in failing]
+        for position, item in enumerate(results.each_item()):
+            for entry, found in watched:
+                found.see(position, item, _score_of(item, entry))
+            if len(self.errored) < ERRORED_SHOWN and (why := item_error(item)):
+                self.errored.append((item, why))
+            if item.id in wanted and item.id not in self.flipped:
+                self.flipped[item.id] = item
+            cost = item_cost(item)
+            if cost is not None:  # the priciest few, the first of equal costs kept
+                row = (cost, -position, str(item.id))
+                if len(costs) < priciest_shown:
+                    heapq.heappush(costs, row)
+                elif row > costs[0]:
+                    heapq.heapreplace(costs, row)
+        self.priciest = [(item_id, cost) for cost, _, item_id in sorted(costs, reverse=True)]
+
+
+def _flipped_ids(results: Results) -> set[str]:
+    comparison = _comparison(results)
+    flipped = (comparison or {}).get("flipped") or []
+    return {str(f.get("item")) for f in flipped if isinstance(f, dict)}
+
+
 def responsible(results: Results, entry: Row) -> list[tuple[ItemRecord, float]]:
     """Items that pulled this entry's average out of bounds, with their scores, worst first."""
-    if entry.kind == "gate":
-        def bad(score: float) -> bool:
-            return score < 1.0
-        worst_first = True
-    else:
-        bounds = bounds_of(entry.result.threshold)
-        average = entry.result.average_score
-        if bounds.max is not None and average is not None and average > bounds.max:
-            def bad(score: float) -> bool:
-                return score > bounds.max  # type: ignore[operator]
-            worst_first = False
-        else:
-            low = bounds.min if bounds.min is not None else 1.0
-            def bad(score: float) -> bool:
-                return score < low
-            worst_first = True
-    found = []
-    for position, item in enumerate(results.items):
-        score = _score_of(item, entry)
-        if isinstance(score, int | float) and bad(score):
-            score = float(score)
-            found.append((score if worst_first else -score, item.index or 0, position, item))
-    found.sort()  # the position breaks ties, as a stable sort by (score, index) keeps the data's order
-    return [(item, key if worst_first else -key) for key, _, _, item in found]
+    found = Responsible(entry, keep=sys.maxsize)
+    for position, item in enumerate(results.each_item()):
+        found.see(position, item, _score_of(item, entry))
+    return found.rows
 
 
 def output_text(output: Any) -> str:
@@ -404,30 +461,27 @@ def item_block(item: ItemRecord, score: float, entry: Row) -> str:
     return "\n\n".join([head, "Input:", excerpt(given), "Output:", excerpt(output_text(output))])
 
 
-def detail_block(results: Results, entry: Row, max_items: int, found: Found | None = None) -> str:
-    """`found` keeps each entry's responsible items between the renderings `render` tries."""
-    key = (entry.kind, entry.turn, entry.id)
-    rows = found[key] if found is not None and key in found else responsible(results, entry)
-    if found is not None:
-        found[key] = rows
+def detail_block(results: Results, entry: Row, max_items: int, digest: ItemDigest) -> str:
+    found = digest.responsible[(entry.kind, entry.turn, entry.id)]
+    rows, count = found.rows, found.count
     if entry.kind == "gate":
         title = f"{mark(False)} Gate {code(entry.label, table=False)}: {num(entry.result.score)} (must be 1.0)"
     else:
         title = (f"⚠️ Threshold {code(entry.label, table=False)}: {num(entry.result.average_score)} "
                  f"(bound {bound_text(entry.result.threshold)})")
-    title += f", {len(rows)} item{'s' if len(rows) != 1 else ''} responsible"
+    title += f", {count} item{'s' if count != 1 else ''} responsible"
     parts = [f"<details><summary>{title}</summary>"]
     parts += [item_block(item, score, entry) for item, score in rows[:max_items]]
-    if len(rows) > max_items:
-        parts.append(f"*… and {len(rows) - max_items} more items.*")
-    if not rows and not results.items:
+    if count > max_items:
+        parts.append(f"*… and {count - max_items} more items.*")
+    if not count and not results.has_items:
         parts.append("*Item details are not in this results file.*")
     parts.append("</details>")
     return "\n\n".join(parts)
 
 
-def errored_block(results: Results, max_items: int) -> str:
-    errored = [(i, why) for i in results.items if (why := item_error(i))]
+def errored_block(results: Results, max_items: int, digest: ItemDigest) -> str:
+    errored = digest.errored
     count = results.summary.errored_items
     if not count:
         return ""
@@ -446,13 +500,15 @@ FAILURES = "### Failures"
 Block = tuple[str, str]  # (the section it belongs to, its text)
 
 
-def failure_blocks(results: Results, max_items: int, found: Found | None = None) -> list[Block]:
-    """Regressions against the baseline first (they are what a pull request changed), then failures."""
-    blocks: list[Block] = [(REGRESSIONS, b) for b in regression_blocks(results, max_items)]
+def failure_blocks(results: Results, max_items: int, digest: ItemDigest | None = None) -> list[Block]:
+    """Regressions against the baseline first (they are what a pull request changed), then failures.
+    `digest`: the items' digest, gathered once for the several sizes `render` tries."""
+    digest = digest or ItemDigest(results, max_items)
+    blocks: list[Block] = [(REGRESSIONS, b) for b in regression_blocks(results, max_items, digest)]
     failing = [e for e in result_rows(results) if not e.result.passed]
     for entry in sorted(failing, key=lambda e: e.kind != "gate"):  # gate failures first
-        blocks.append((FAILURES, detail_block(results, entry, max_items, found)))
-    errored = errored_block(results, min(max_items * 2, ERRORED_SHOWN))
+        blocks.append((FAILURES, detail_block(results, entry, max_items, digest)))
+    errored = errored_block(results, min(max_items * 2, ERRORED_SHOWN), digest)
     if errored:
         blocks.append((FAILURES, errored))
     return blocks
@@ -564,14 +620,7 @@ def p_text(value: Any) -> str:
     return "< 0.001" if 0 <= number < 0.001 else f"{number:.3g}"
 
 
-def _item_by_id(results: Results) -> dict[str, ItemRecord]:
-    found: dict[str, ItemRecord] = {}
-    for item in results.items:
-        found.setdefault(item.id, item)
-    return found
-
-
-def regression_blocks(results: Results, max_items: int) -> list[str]:
+def regression_blocks(results: Results, max_items: int, digest: ItemDigest) -> list[str]:
     """Per regressed entry, the items that went from pass to fail, with their input and output."""
     comparison = _comparison(results)
     if comparison is None:
@@ -579,7 +628,7 @@ def regression_blocks(results: Results, max_items: int) -> list[str]:
     regressed = [e for e in comparison.get("entries") or [] if e.get("status") == "regressed"]
     if not regressed:
         return []
-    items = _item_by_id(results)
+    items = digest.flipped
     bases = {str(b.get("id")): dict(b) for b in comparison.get("base_items") or [] if isinstance(b, dict)}
     flipped = comparison.get("flipped") or []
     blocks = []
@@ -664,12 +713,6 @@ def judge_note(judge: Any) -> str:
     return note
 
 
-def priciest(results: Results, shown: int = 3) -> list[tuple[str, float]]:
-    """The items that cost most (their `cost_usd`: run and judge), most first."""
-    costs = [(str(i.id), c) for i in results.items if (c := item_cost(i)) is not None]
-    return sorted(costs, key=lambda pair: -pair[1])[:shown]
-
-
 def item_cost(item: Any) -> float | None:
     """An item's `cost_usd` (run and judge), which a record holds only with a judge's cost; else what its
     runs cost (a target that reports cost, no judge), every trial's with repeats."""
@@ -706,7 +749,7 @@ def cost_note(cost: Any, top: Sequence[tuple[str, float]] = (), shown: int = 5) 
     return text + (f" ({'; '.join(parts)})" if parts else "")
 
 
-def footer(results: Results, ctx: ReportContext, truncated: bool) -> str:
+def footer(results: Results, ctx: ReportContext, truncated: bool, priciest: Sequence[tuple[str, float]] = ()) -> str:
     run_url = ctx.run_url if WEB_ADDRESS.fullmatch(ctx.run_url) else ""  # `--run-url` or the runner's env
     parts = []
     if run_url:
@@ -720,7 +763,7 @@ def footer(results: Results, ctx: ReportContext, truncated: bool) -> str:
     judge = judge_note(getattr(results.summary, "judge", None))
     if judge:
         parts.append(judge)
-    cost = cost_note(getattr(results.summary, "cost", None), priciest(results))
+    cost = cost_note(getattr(results.summary, "cost", None), priciest)
     if cost:
         parts.append(cost)
     if ctx.html:
@@ -740,7 +783,7 @@ def _template() -> Template:
 
 
 def assemble(results: Results, ctx: ReportContext, *, blocks: Iterable[Block], max_rows: int | None,
-             truncated: bool) -> str:
+             truncated: bool, priciest: Sequence[tuple[str, float]] = ()) -> str:
     tables = [t for t in (gate_table(results, max_rows), threshold_table(results, max_rows),
                           tracked_table(results, max_rows), comparison_table(results, max_rows),
                           trend_section(results) if max_rows != 0 else "", flaky_table(results, max_rows)) if t]
@@ -756,7 +799,7 @@ def assemble(results: Results, ctx: ReportContext, *, blocks: Iterable[Block], m
         status=status(results),
         tables="\n\n".join(tables),
         details=details,
-        footer=footer(results, ctx, truncated),
+        footer=footer(results, ctx, truncated, priciest),
     )
     # The last line of defence for everything above: no known secret, no control or bidi character.
     text = visible(redact(text))
@@ -767,20 +810,24 @@ def render(results: Results, ctx: ReportContext | None = None, *, limit: int | N
            size: Callable[[str], int] = utf8_size) -> str:
     """The report, at most `limit` (by `size`): item details shrink first, then go, then rows."""
     ctx = ctx or ReportContext()
-    found: Found = {}
-    text = assemble(results, ctx, blocks=failure_blocks(results, ITEMS_PER_ENTRY, found), max_rows=None,
-                    truncated=False)
+    digest = ItemDigest(results)  # one pass over the items, for every size tried
+
+    def assembled(blocks: Iterable[Block], max_rows: int | None, truncated: bool) -> str:
+        return assemble(results, ctx, blocks=blocks, max_rows=max_rows, truncated=truncated,
+                        priciest=digest.priciest)
+
+    text = assembled(failure_blocks(results, ITEMS_PER_ENTRY, digest), None, False)
     if limit is None or size(text) <= limit:
         return text
     blocks: list[Block] = []
     for per_entry in (3, 1):  # fewer items per failure
-        blocks = failure_blocks(results, per_entry, found)
-        text = assemble(results, ctx, blocks=blocks, max_rows=None, truncated=True)
+        blocks = failure_blocks(results, per_entry, digest)
+        text = assembled(blocks, None, True)
         if size(text) <= limit:
             return text
 
     def fits(keep: int) -> str | None:
-        candidate = assemble(results, ctx, blocks=blocks[:keep], max_rows=None, truncated=True)
+        candidate = assembled(blocks[:keep], None, True)
         return candidate if size(candidate) <= limit else None
 
     low, high = 0, len(blocks)  # then as many failures as fit: a binary search on the count
@@ -795,7 +842,7 @@ def render(results: Results, ctx: ReportContext | None = None, *, limit: int | N
                 high = middle - 1
         return best
     for max_rows in (200, 50, 10, 0):
-        text = assemble(results, ctx, blocks=[], max_rows=max_rows, truncated=True)
+        text = assembled([], max_rows, True)
         if size(text) <= limit:
             return text
     return hard_cut(text, limit, size)

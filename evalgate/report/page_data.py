@@ -17,7 +17,7 @@ from evalgate.redaction import redact
 from evalgate.report.labels import bound_text, could_not_evaluate, num, result_rows, turn_label
 from evalgate.results_model import ItemRecord, Results
 from evalgate.textsafe import visible
-from evalgate.verdict import bounds_of, higher_is_better
+from evalgate.verdict import higher_is_better
 
 TEXT_BUDGET = 24_000_000  # characters of item text the page carries, shared among the items
 MAX_FIELD = 20_000  # one text field at most, however few items
@@ -100,7 +100,7 @@ def entries(results: Results) -> list[dict[str, Any]]:
         if row.kind == "gate":
             entry.update({"bound": "= 1.0", "min": 1.0, "max": None, "hib": True})
         else:
-            bounds = bounds_of(result.threshold)
+            bounds = result.threshold.range
             entry.update({"bound": bound_text(result.threshold), "min": finite(bounds.min), "max": finite(bounds.max),
                           "hib": higher_is_better(result.threshold, result.higher_is_better is not False)})
         out.append(entry)
@@ -320,8 +320,9 @@ def page_data(results: Results, limit: int | None = None) -> dict[str, Any]:
     """Everything the page shows; each text field cut to `limit` characters (default: `field_limit`)."""
     shown = entries(results)
     cols = columns(shown)
-    limit = field_limit(len(results.items)) if limit is None else limit
-    rows = [item_row(item, shown, cols, limit) for item in results.items]
+    limit = field_limit(results.item_count()) if limit is None else limit
+    # a results file's items read one at a time: only their rows, cut to the page's budget, are held
+    rows = [item_row(item, shown, cols, limit) for item in results.each_item()]
     base = base_items(results, shown, cols, limit)
     mark_changes(rows, base)
     comparison = results.comparison or {}

@@ -29,7 +29,7 @@ from evalgate.report.numbers import (
     with_margin,
 )
 from evalgate.textsafe import visible
-from evalgate.verdict import Range, bounds_of
+from evalgate.verdict import Range
 
 PROGRESS_MIN_ITEMS = 5
 CI_PROGRESS_EVERY_S = 5.0
@@ -49,7 +49,7 @@ class FailingIds:
         for check in checks:
             entry = check.entry
             if entry.threshold is not None and entry.turn is None:
-                self.bounds[entry.id] = bounds_of(entry.threshold)
+                self.bounds[entry.id] = entry.threshold.range
 
     def note(self, entry_id: str, index: int, item_id: str) -> None:
         self.counts[entry_id] = self.counts.get(entry_id, 0) + 1

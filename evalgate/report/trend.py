@@ -12,7 +12,6 @@ from typing import Any
 
 from evalgate.report.labels import result_rows
 from evalgate.results_model import Results
-from evalgate.verdict import bounds_of
 
 CHARTS = 6  # entries charted at most: the comment has room for a few small charts
 UNSAFE = re.compile(r"[^A-Za-z0-9 _:.,=+/()%-]")
@@ -67,7 +66,7 @@ def trend_section(results: Results) -> str:
         if now is None or not points:
             continue
         points.append(("this run", now))
-        bounds = bounds_of(row.result.threshold) if row.kind == "threshold" else None
+        bounds = row.result.threshold.range if row.kind == "threshold" else None
         bound = 1.0 if bounds is None else bounds.min if bounds.min is not None else bounds.max
         charts.append(chart(label(f"{row.kind} {row.id}"), points, bound if isinstance(bound, int | float) else None))
     if not charts:
