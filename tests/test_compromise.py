@@ -109,3 +109,14 @@ def test_only_a_run_that_scores_completeness_loads_v8(tmp_path: Path, scorer: st
     assert imported is loads_v8
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert set(results["scores"]) == {"content_similarity", scorer}
+
+
+@needs_v8
+def test_a_run_scoring_completeness_on_worker_threads_exits_cleanly(tmp_path: Path) -> None:
+    """V8 crashed the process at exit (SIGSEGV) when its context, made on a worker thread that had ended, was
+    closed from the main thread: the context now lives and dies on a thread of its own."""
+    code = ("import sys\nfrom concurrent.futures import ThreadPoolExecutor\nfrom evalgate.scorers import compromise\n"
+            "with ThreadPoolExecutor(4) as pool:\n"
+            "    print(list(pool.map(compromise.elements, ['He was running', 'It is sunny in Brooklyn'] * 4))[0])\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "['he', 'run']" in proc.stdout, (proc.returncode, proc.stdout, proc.stderr)
