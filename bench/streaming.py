@@ -14,6 +14,7 @@ Run from the checkout's root; the commands run the evalgate that PYTHONPATH give
     PYTHONPATH=$PWD python bench/streaming.py              # 10k and 100k items (about 5 minutes here)
     PYTHONPATH=$PWD python bench/streaming.py --million    # and 1M items (slow: 30+ minutes more)
     PYTHONPATH=$PWD python bench/streaming.py --sizes 2000 --keep /tmp/streaming   # any sizes; keep the files
+    PYTHONPATH=$PWD python bench/streaming.py --sizes 1000000 --only resume      # some commands (by a word)
 """
 
 from __future__ import annotations
@@ -59,14 +60,16 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tupl
     return elapsed, usage.ru_maxrss / 1024.0
 
 
-def prepare(folder: Path, items: int) -> None:
-    """The head's results, a base with some scores changed, and two shards' results."""
+def prepare(folder: Path, items: int, shards: bool = True) -> None:
+    """The head's results, a base with some scores changed, and (for `merge`) two shards' results."""
     if not (folder / "runs.jsonl").exists():
         make_data(folder / "runs.jsonl", items)
     (folder / "evalgate.yaml").write_text(SPEC)
-    for argv in (["run", "evalgate.yaml", "-o", "head.json"],
-                 ["run", "evalgate.yaml", "--shard", "1/2", "-o", "shard1.json"],
-                 ["run", "evalgate.yaml", "--shard", "2/2", "-o", "shard2.json"]):
+    runs = [["run", "evalgate.yaml", "-o", "head.json"]]
+    if shards:
+        runs += [["run", "evalgate.yaml", "--shard", "1/2", "-o", "shard1.json"],
+                 ["run", "evalgate.yaml", "--shard", "2/2", "-o", "shard2.json"]]
+    for argv in runs:
         if not (folder / argv[-1]).exists():
             timed([*EVALGATE, *argv], folder)
     with (folder / "head.json").open("rb") as source, (folder / "base.json").open("wb") as base:
@@ -119,7 +122,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--million", action="store_true", help="add 1,000,000 items (slow)")
     parser.add_argument("--keep", type=Path, help="make the files here and keep them (reused when present)")
+    parser.add_argument("--only", nargs="*", default=[], help="only the commands whose name has one of these words")
     args = parser.parse_args()
+    wanted = [name for name in commands(Path(), "") if not args.only or any(w in name for w in args.only)]
     sizes = [*args.sizes, *([1_000_000] if args.million else [])]
     compile_evalgate()
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeGitHub)
@@ -133,10 +138,12 @@ def main() -> None:
         for items in sizes:
             folder = root / f"items-{items}"
             folder.mkdir(parents=True, exist_ok=True)
-            if not (folder / "base.json").exists():
-                prepare(folder, items)  # a head.json already there (--keep) is used as it is
+            if not (folder / "base.json").exists():  # a head.json already there (--keep) is used as it is
+                prepare(folder, items, shards="merge" in wanted)
             size = (folder / "head.json").stat().st_size / 2**20
             for name, (argv, env) in commands(folder, api).items():
+                if name not in wanted:
+                    continue
                 shutil.copy(folder / "head.json", folder / "resumed.json")
                 seconds, peak = timed(argv, folder, env)
                 print(f"{items:>9,}  {name:<26} {seconds:>8.1f} {peak:>9.0f}  {peak / size:>8.2f}", flush=True)
