@@ -126,6 +126,12 @@ def _print_spec_error(exc: SpecError) -> None:
 VERBOSE_HELP = "Debug log on stderr: requests (redacted), retries, cache hits, timings. Also EVALGATE_LOG=debug."
 
 
+def _where(path: Path, exc: OSError) -> str:
+    """The path the user gave, and the part of it at fault when that is another (`out/r.json` at `out`)."""
+    part = str(exc.filename) if exc.filename else ""
+    return str(path) if not part or part == str(path) else f"{path} (at `{part}`)"
+
+
 def _shown_path(path: Path) -> str:
     """A path inside the working directory as a relative one (`.evalgate/runs/...json`), others as given."""
     try:
@@ -244,7 +250,8 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
         _error(f"{exc}")
         sys.exit(2)
     except OSError as exc:  # e.g. --output in a folder that cannot be created
-        _error(f"cannot write the results: {exc.strerror or exc}: {exc.filename or output}")
+        shown = _where(output, exc) if output is not None else str(exc.filename or "")
+        _error(f"cannot write the results: {exc.strerror or exc}: {shown}")
         sys.exit(2)
     except KeyboardInterrupt:
         display.close()
@@ -294,7 +301,7 @@ def _checked_run_options(output: Path | None, resume: bool, junit: Path | None, 
         try:
             check_writable(junit)
         except OSError as exc:
-            _error(f"cannot write the JUnit XML: {exc.strerror or exc}: {exc.filename or junit}")
+            _error(f"cannot write the JUnit XML: {exc.strerror or exc}: {_where(junit, exc)}")
             sys.exit(2)
     return picked
 
