@@ -7,11 +7,13 @@ many compared entries do not multiply false alarms, and a real drop is found.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import math
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -19,8 +21,20 @@ from scipy import stats as sp
 
 from evalgate import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import exact  # bench/exact.py: the enumeration
+
+def _bench_module(name: str) -> ModuleType:
+    """bench/NAME.py loaded by its path: bench/ on sys.path would make its http.py shadow the standard
+    library's http package for every test collected after this one."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).resolve().parent.parent / "bench"
+                                                  / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+exact = _bench_module("exact")  # the enumeration
 
 RUNS = 1000
 
