@@ -3,8 +3,8 @@
 Not a speed benchmark: it prints the exact false-regression rates of the 0/1 comparison (enumerated by
 bench/exact.py, no simulation), how often 95% intervals cover the true rate, how often a real drop is
 found, and the drop `evalgate plan` says a suite detects beside the share of simulated comparisons that
-find it, each over RUNS simulated runs of agents with known pass rates, through evalgate.stats,
-evalgate.comparison and evalgate.planning. The tests (tests/test_stats.py, test_compare.py, test_plan.py)
+find it, each over RUNS simulated runs of agents with known pass rates, through evalgate.decide.stats,
+evalgate.decide.comparison and evalgate.decide.planning. The tests (tests/test_stats.py, test_compare.py, test_plan.py)
 assert the same figures stay within bounds.
 
     python bench/calibration.py [--runs 2000] [--seed 12]
@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from evalgate import stats
-from evalgate.comparison import compare_results
-from evalgate.planning import plan_results
+from evalgate.decide import stats
+from evalgate.decide.comparison import compare_results
+from evalgate.decide.planning import plan_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import exact  # bench/exact.py

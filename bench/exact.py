@@ -4,7 +4,7 @@ An entry's regression test on n paired 0/1 items sees b base-1/head-0 pairs and 
 a trinomial with rates (p_b, p_c). On the boundary of "no regression beyond max_drop" (p_c - p_b = -max_drop)
 with a discordance rate r = p_b + p_c, the chance the test rejects is a finite sum over (b, c): that is the
 test's size there, and its worst case over r is the size. For a family of entries corrected with Holm and
-Tarone's modification (evalgate.stats.holm), each entry's smallest attainable p-value (`least_p`) depends on
+Tarone's modification (evalgate.decide.stats.holm), each entry's smallest attainable p-value (`least_p`) depends on
 its discordant pairs D = b + c only; entries are grouped by the largest k with least_p <= alpha/k, and the
 family-wise rate is summed exactly over how many entries of each group there are (independent entries).
 
@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats as sp
 
-from evalgate import stats
+from evalgate.decide import stats
 
 ALPHA = 0.025  # one-sided, the comparison's at 95%
 

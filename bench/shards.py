@@ -43,7 +43,7 @@ def timed(argv: list[str], cwd: Path) -> tuple[float, float, float]:
 
 MERGE_WORK = """\
 import sys, time
-from evalgate.merging import merge
+from evalgate.results.merge import merge
 started = time.process_time()
 merge(sys.argv[1:], "merged-in-process.json")
 print(time.process_time() - started)

@@ -9,10 +9,10 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from evalgate.api import run_evals, run_spec
-    from evalgate.comparison import Comparison, compare
+    from evalgate.decide.comparison import Comparison, compare
     from evalgate.judge import Judge
-    from evalgate.merging import MergeError, merge
-    from evalgate.results import EvalResult
+    from evalgate.results.merge import MergeError, merge
+    from evalgate.results.writer import EvalResult
     from evalgate.scorers import checks
     from evalgate.scorers.base import NotScorable, Scorer
     from evalgate.scorers.custom import scorer
@@ -23,11 +23,11 @@ _EXPORTS = {
     "EvalResult": "evalgate.api",
     "run_evals": "evalgate.api",
     "run_spec": "evalgate.api",
-    "compare": "evalgate.comparison",
-    "Comparison": "evalgate.comparison",
+    "compare": "evalgate.decide.comparison",
+    "Comparison": "evalgate.decide.comparison",
     "Judge": "evalgate.judge",
-    "merge": "evalgate.merging",
-    "MergeError": "evalgate.merging",
+    "merge": "evalgate.results.merge",
+    "MergeError": "evalgate.results.merge",
     "checks": "evalgate.scorers.checks",  # the module itself (_MODULES)
     "NotScorable": "evalgate.scorers.base",
     "Scorer": "evalgate.scorers.base",

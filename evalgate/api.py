@@ -10,14 +10,19 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from evalgate import isolation
-from evalgate.budget import Budget
-from evalgate.build import python_cases, python_checks
-from evalgate.cases import Case, Check
-from evalgate.engine import ItemResult, evaluate, input_of, runs_inline
+from evalgate.decide.verdict import Aggregator
 from evalgate.errors import Problem, SpecError, display_path
+from evalgate.infra import isolation
 from evalgate.judge.accounting import JudgeRun
-from evalgate.listeners import (
+from evalgate.load.build import python_cases, python_checks
+from evalgate.load.cases import Case, Check
+from evalgate.load.loader import LoadedSpec, load_spec, unpriced_spend
+from evalgate.results.lock import lock_path, writing
+from evalgate.results.shards import Shard, fingerprints, parse_shard, select
+from evalgate.results.writer import EvalResult, ResultsWriter
+from evalgate.run.budget import Budget
+from evalgate.run.engine import ItemResult, evaluate, input_of, runs_inline
+from evalgate.run.listeners import (
     Aggregation,
     BudgetKeeper,
     BudgetSummary,
@@ -33,15 +38,10 @@ from evalgate.listeners import (
     TargetReport,
     TrialCounts,
 )
-from evalgate.loader import LoadedSpec, load_spec, unpriced_spend
-from evalgate.loop import DataOrder, Events, Listener
-from evalgate.results import EvalResult, ResultsWriter
-from evalgate.shards import Shard, fingerprints, parse_shard, select
+from evalgate.run.loop import DataOrder, Events, Listener
 from evalgate.targets import Target, build_target
 from evalgate.targets.python import PythonTarget
 from evalgate.targets.recorded import RecordedTarget
-from evalgate.verdict import Aggregator
-from evalgate.writelock import lock_path, writing
 
 OnResult = Callable[[ItemResult], None]
 NETWORK_TARGETS = frozenset({"http", "openai"})
@@ -119,7 +119,7 @@ class RunSetup:
 
 class RunLoop:
     """Schedules the cases (resumed, gated by the budget, run by the engine) and emits the run's events
-    to its listeners (`evalgate/loop.py`, `evalgate/listeners.py`)."""
+    to its listeners (`evalgate/run/loop.py`, `evalgate/run/listeners.py`)."""
 
     def __init__(self, run: RunSetup, writer: ResultsWriter | None, *, concurrency: int, keep_items: bool,
                  on_result: OnResult | None, resume: bool, finalize: Callable[[EvalResult], None] | None,
@@ -206,8 +206,8 @@ def _skip_finished(
     from_journal: set[int] | None = None,
 ) -> tuple[Iterator[Case], Any]:
     """from_journal: gets the index of each item taken as the journal holds it (not scored again)."""
-    from evalgate.engine import evaluate_case
-    from evalgate.resume import Changes, skip_finished
+    from evalgate.run.engine import evaluate_case
+    from evalgate.run.resume import Changes, skip_finished
 
     records = writer.journaled()  # read from the journal as each case asks: a million are never held
     result.extra_summary["resumed_items"] = 0
@@ -298,7 +298,7 @@ def network_retries(loaded: LoadedSpec) -> Callable[[], int]:
     """
     if loaded.spec.target.type not in NETWORK_TARGETS and loaded.spec.judge is None:
         return lambda: 0
-    from evalgate.net import global_stats
+    from evalgate.infra.net import global_stats
 
     return lambda: global_stats()["retries"]
 
@@ -313,7 +313,7 @@ def real_path(path: Path) -> Path:
 
 def refuse_clobber(loaded: LoadedSpec, path: Path, flag: str) -> None:
     """A SpecError when writing `path` (or the journal beside it) would overwrite the spec or its data."""
-    from evalgate.results import journal_path
+    from evalgate.results.writer import journal_path
 
     mine = {real_path(loaded.path): "the spec file"}
     if isinstance(loaded.spec.data, str):
@@ -373,7 +373,7 @@ def run_spec(
     compare_settings = loaded.spec.compare.model_dump() if loaded.spec.compare is not None else None
     finalize = None
     if base is not None:
-        from evalgate.comparison import CompareOptions, compare_results, item_views
+        from evalgate.decide.comparison import CompareOptions, compare_results, item_views
 
         views: list[Any] = []
         user_on_result = on_result
@@ -448,7 +448,7 @@ def load_baseline(baseline: Any) -> Any:
         return baseline
     from pydantic import ValidationError as PydanticError
 
-    from evalgate.results_model import load_results
+    from evalgate.results.model import load_results
 
     path = Path(baseline)
     try:

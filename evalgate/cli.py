@@ -19,8 +19,9 @@ from typing import Any, TypeVar
 
 import click
 
-from evalgate import __version__, logs, redaction
+from evalgate import __version__
 from evalgate.errors import SpecError
+from evalgate.infra import logs, redaction
 from evalgate.report.labels import FAIL_ON, fails
 
 T = TypeVar("T")
@@ -66,14 +67,14 @@ REPORT_HINT = "this is a bug in evalgate: please report it with the command you 
 
 def _safe_streams() -> None:
     """Streams that redact known secrets, neutralise control characters and never crash on encoding."""
-    from evalgate import safeio
+    from evalgate.infra import safeio
 
     safeio.install()
 
 
 def entry(argv: list[str] | None = None) -> None:
     """The `evalgate` command: one of the documented exit codes, never a traceback."""
-    from evalgate import isolation
+    from evalgate.infra import isolation
 
     if argv is None:  # this process is the command: start it again without the runner's credentials
         isolation.reexec_without_credentials()
@@ -217,9 +218,9 @@ def run(spec: Path, output: Path | None, fail_on: str, concurrency: int | None, 
     """Run SPEC (default evalgate.yaml) and print the verdict.
 
     Without --output the results are kept in .evalgate/runs/ and .evalgate/last.json (--no-save: not)."""
-    from evalgate import isolation
     from evalgate.api import BaselineError, run_spec
-    from evalgate.writelock import WriterBusy
+    from evalgate.infra import isolation
+    from evalgate.results.lock import WriterBusy
 
     _safe_streams()
     _require_spec(spec)
@@ -272,7 +273,7 @@ def _checked_run_options(output: Path | None, resume: bool, junit: Path | None, 
                          baseline: Path | None, shard: str | None) -> Any:
     """The shard picked (or None); exit 2 with what to change on options that do not go together."""
     from evalgate.api import real_path
-    from evalgate.shards import parse_shard
+    from evalgate.results.shards import parse_shard
 
     picked = None
     if shard is not None:
@@ -296,7 +297,7 @@ def _checked_run_options(output: Path | None, resume: bool, junit: Path | None, 
             _error(f"{flag} and --output are the same file; give each its own path")
             sys.exit(2)
     if junit is not None:  # said before the run: a FIFO there would wait for a reader after every item ran
-        from evalgate.files import check_writable
+        from evalgate.infra.files import check_writable
 
         try:
             check_writable(junit)
@@ -311,7 +312,7 @@ def _results_path(output: Path | None, no_save: bool) -> tuple[Path | None, Path
     .evalgate/runs/ unless --no-save; a folder that cannot be written keeps nothing, with a warning."""
     if output is not None or no_save:
         return output, None
-    from evalgate import kept_runs
+    from evalgate.results import kept_runs
 
     try:
         kept_at = kept_runs.new_run_path(Path.cwd()).absolute()
@@ -342,7 +343,7 @@ class _RunDisplay:
             click.echo(f"warning: {warning}", err=True)
         total = loaded.item_count
         if self.picked is not None:
-            from evalgate.shards import missing_ids
+            from evalgate.results.shards import missing_ids
 
             total = -(-total // self.picked.count)  # about this many: ids hash evenly
             if missing_ids(loaded):
@@ -375,7 +376,7 @@ def _show_run(result: Any, failing_ids: Any, picked: Any, output: Path | None, k
     if picked is not None:
         click.echo(f"shard {picked}: this verdict is the shard's own; `evalgate merge` gives the run's")
     if kept_at is not None and result.results_path is not None and Path(result.results_path).is_file():
-        from evalgate import kept_runs
+        from evalgate.results import kept_runs
 
         try:
             output = result.results_path = kept_runs.keep(started_in, Path(result.results_path), result.name)
@@ -406,9 +407,9 @@ def _write_reports(result: Any, html_path: Path | None, junit: Path | None) -> N
 @click.argument("spec", default=DEFAULT_SPEC, type=click.Path(dir_okay=False, path_type=Path))
 def validate(spec: Path) -> None:
     """Check SPEC and its data without running anything."""
-    from evalgate import isolation
     from evalgate.api import prepare_target
-    from evalgate.loader import load_spec
+    from evalgate.infra import isolation
+    from evalgate.load.loader import load_spec
 
     _safe_streams()
     _require_spec(spec)
@@ -467,8 +468,8 @@ def plan_command(results: Path, drop: float, power: float, entries: int | None, 
     """How many items, or repeats, the suite of RESULTS.json needs to find a drop (docs/statistics.md)."""
     import json
 
-    from evalgate.files import MAX_RESULTS_BYTES, read_capped
-    from evalgate.planning import plan_lines, plan_results
+    from evalgate.decide.planning import plan_lines, plan_results
+    from evalgate.infra.files import MAX_RESULTS_BYTES, read_capped
 
     _safe_streams()
     try:  # a regular file under the cap (docs/security.md): a FIFO or /dev/zero is refused, not read
@@ -491,8 +492,8 @@ def plan_command(results: Path, drop: float, power: float, entries: int | None, 
 
 
 def _writing(output: Path | None, work: Any) -> Any:
-    """`work()` holding --output's lock (evalgate.writelock): exit 2 while another process writes that file."""
-    from evalgate.writelock import WriterBusy, writing
+    """`work()` holding --output's lock (evalgate.results.lock): exit 2 while another process writes that file."""
+    from evalgate.results.lock import WriterBusy, writing
 
     held = contextlib.ExitStack()
     try:
@@ -517,11 +518,11 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
 
     from pydantic import ValidationError
 
-    from evalgate.comparison import CompareOptions, add_to_results, compare_results
-    from evalgate.files import UnreadableFile
+    from evalgate.decide.comparison import CompareOptions, add_to_results, compare_results
+    from evalgate.infra.files import UnreadableFile
     from evalgate.report.terminal import comparison_section
-    from evalgate.results import replaceable_file, write_results_streamed
-    from evalgate.results_model import ItemError, load_results
+    from evalgate.results.model import ItemError, load_results
+    from evalgate.results.writer import replaceable_file, write_results_streamed
 
     try:
         if output is not None:
@@ -579,10 +580,10 @@ def _compare(base: Path, head: Path, output: Path | None, **overrides: Any) -> t
                    "needs --output.")
 def merge(results_files: tuple[Path, ...], output: Path | None, fail_on: str, baseline: Path | None) -> None:
     """Join the shards' results files (from `run --shard I/N`) into the results of one run."""
-    from evalgate.merging import MergeError
-    from evalgate.merging import merge as merge_files
     from evalgate.report.terminal import render_table
-    from evalgate.writelock import WriterBusy
+    from evalgate.results.lock import WriterBusy
+    from evalgate.results.merge import MergeError
+    from evalgate.results.merge import merge as merge_files
 
     _safe_streams()
     if baseline is not None and output is None:
@@ -614,9 +615,9 @@ def estimate(spec: Path, as_json: bool) -> None:
     """Estimate SPEC's calls, tokens and cost from its data and price tables, without running anything."""
     import json
 
-    from evalgate.estimate import estimate as estimate_spec
-    from evalgate.estimate import render
-    from evalgate.loader import load_spec
+    from evalgate.load.loader import load_spec
+    from evalgate.run.estimate import estimate as estimate_spec
+    from evalgate.run.estimate import render
 
     _safe_streams()
     _require_spec(spec)
@@ -634,7 +635,7 @@ def schema() -> None:
     """Print the JSON Schema of spec files (for editors' YAML completion)."""
     import json
 
-    from evalgate.loader import json_schema
+    from evalgate.load.loader import json_schema
 
     click.echo(json.dumps(json_schema(), indent=2))
 
@@ -717,9 +718,9 @@ def _print_started(starter: Any, planned: dict[Path, str]) -> None:
 
 def _write_junit(result: Any, path: Path) -> None:
     """JUnit XML from the results file when there is one, else from the items kept in memory."""
-    from evalgate.files import write_file
+    from evalgate.infra.files import write_file
     from evalgate.report.junit import render_junit
-    from evalgate.results_model import Results, load_results
+    from evalgate.results.model import Results, load_results
 
     if result.results_path is not None:
         results = load_results(Path(result.results_path))
@@ -732,7 +733,7 @@ def _write_junit(result: Any, path: Path) -> None:
 def _write_html(result: Any, path: Path) -> None:
     """The HTML report of the run just finished (from its results file, else from the items kept)."""
     from evalgate.report.html import render_html, write_html
-    from evalgate.results_model import Results, load_results
+    from evalgate.results.model import Results, load_results
 
     if result.results_path is not None:
         results = load_results(Path(result.results_path))
@@ -792,8 +793,8 @@ def _read_results(results_file: Path | None, render: Callable[[Any], T]) -> T:
     from pydantic import ValidationError
 
     from evalgate.errors import not_a_file
-    from evalgate.kept_runs import last_run
-    from evalgate.results_model import load_results
+    from evalgate.results.kept_runs import last_run
+    from evalgate.results.model import load_results
 
     if results_file is None:
         results_file = last_run(Path.cwd())
@@ -837,7 +838,7 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
     import re
 
     from evalgate.github.comments import CommentError, GitHub
-    from evalgate.net import HttpClient, RetryPolicy, header_problem
+    from evalgate.infra.net import HttpClient, RetryPolicy, header_problem
 
     if (results_file is None) == (body_file is None):
         _error("give one of --results (a fork's results file) or --body-file")
@@ -845,7 +846,7 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
         _error(f"--repo must be owner/name, got {repo!r}")
         sys.exit(2)
-    from evalgate.isolation import getenv
+    from evalgate.infra.isolation import getenv
 
     token = getenv(token_env) or ""  # the CLI started again without it in its environment
     if not token:
@@ -886,8 +887,8 @@ def comment(results_file: Path | None, body_file: Path | None, pr_number: int, r
 def _comment_from_body_file(path: Path, key: str | None) -> tuple[str, str]:
     """(body, key): a body file's text as the comment, its marker first and its text made harmless."""
     from evalgate.github.comments import comment_key, marker, marker_in
+    from evalgate.infra.textsafe import visible
     from evalgate.report.markdown import COMMENT_LIMIT, hard_cut, no_pings, utf8_size
-    from evalgate.textsafe import visible
 
     body = path.read_text(encoding="utf-8", errors="replace")
     found = marker_in(body)
@@ -920,7 +921,7 @@ def _comment_from_results(path: Path, key: str) -> tuple[str, str]:
 
     from evalgate.github.comments import comment_key, marker
     from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, render
-    from evalgate.results_model import load_results
+    from evalgate.results.model import load_results
 
     try:  # the items are checked as the comment reads them: one pass over a big file, not two
         results = load_results(path, check_items=False)

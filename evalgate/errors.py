@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # SpecError and display_path are imported by every command, pydantic only by some
     from pydantic import BaseModel, ValidationError
 
-    from evalgate.yamlpos import Positions
+    from evalgate.load.yaml_positions import Positions
 
 MAX_PROBLEMS = 20
 

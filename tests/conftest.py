@@ -72,7 +72,8 @@ def write(tmp_path: Path) -> Callable[[str, str], Path]:
     return _write
 
 
-# The error bar every gate, threshold and tracked result carries beside Mastra's fields (evalgate.verdict.ErrorBar).
+# The error bar every gate, threshold and tracked result carries beside Mastra's fields
+# (evalgate.decide.verdict.ErrorBar).
 ERROR_BAR_KEYS = frozenset({"n", "items", "stderr", "ci95", "pass_at_k", "pass_all_k", "flaky", "flaky_items",
                             "params_hash", "judged", "score_stats"})
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evalgate import NotScorable, checks, run_evals, scorer
-from evalgate.results_model import Results
+from evalgate.results.model import Results
 
 DATA = [
     {"input": "What is the weather in Brooklyn?", "ground_truth": "sunny"},

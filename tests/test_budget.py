@@ -14,7 +14,7 @@ from fake_agent import FakeServer
 
 from evalgate.api import run_spec
 from evalgate.report.markdown import ReportContext, render
-from evalgate.results_model import load_results
+from evalgate.results.model import load_results
 
 ITEMS = 40
 PRICES = {"fake-mini": {"prompt": 1000.0, "completion": 1000.0}}  # USD per 1M tokens: $0.001 per token
@@ -106,7 +106,7 @@ def test_no_budget_no_budget_summary(tmp_path: Path, server: FakeServer) -> None
 def test_cost_per_item_and_per_check_add_up_and_merge_exactly(tmp_path: Path) -> None:
     from fake_judge import FakeJudge
 
-    from evalgate.merging import merge
+    from evalgate.results.merge import merge
 
     with FakeJudge() as judge:
         data = [{"id": f"c{i}", "input": f"What is the weather in city {i}?", "context": [f"City {i} is sunny."],
@@ -171,7 +171,7 @@ def test_a_resume_counts_the_journals_spend_and_starts_what_the_budget_stopped(t
 
 
 def test_the_merge_of_shards_gives_the_runs_caps_not_the_sum_of_their_shares(tmp_path: Path) -> None:
-    from evalgate.merging import merge
+    from evalgate.results.merge import merge
 
     spec = recorded_costs(tmp_path, 12, 0.001, 1.0)
     data = json.loads(spec.read_text())
@@ -244,7 +244,7 @@ PRICED = [0.00359066212, 0.00220679339, 0.00620747578, 0.00157949029, 0.00528705
 @pytest.mark.parametrize("repeats", [None, 2], ids=["columns", "items"])
 def test_a_merged_budget_adds_the_items_spend_in_data_order_not_the_shards_rounded_sums(
         tmp_path: Path, repeats: int | None) -> None:
-    from evalgate.merging import merge
+    from evalgate.results.merge import merge
 
     spec = recorded_costs(tmp_path, 12, 0.0, 1.0)
     rows = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
@@ -587,7 +587,7 @@ def test_finite_costs_that_add_up_past_the_largest_float_reach_the_cap(tmp_path:
 
 
 def test_a_merge_whose_shards_spend_adds_up_past_the_largest_float_says_the_largest_float(tmp_path: Path) -> None:
-    from evalgate.merging import merge
+    from evalgate.results.merge import merge
 
     spec = recorded_costs(tmp_path, 8, 1e308, 1.0)
     shards = [tmp_path / "s1.json", tmp_path / "s2.json"]

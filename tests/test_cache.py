@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fake_agent import FakeServer
 
-from evalgate.net import ResponseCache, key_digest
+from evalgate.infra.net import ResponseCache, key_digest
 
 SECRET = "cache-secret-token-4242"
 

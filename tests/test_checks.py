@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalgate import checks
-from evalgate.items import Item
-from evalgate.runs import Run, ToolCall
+from evalgate.load.items import Item
+from evalgate.replies import Run, ToolCall
 from evalgate.scorers.base import Scorer
 from evalgate.scorers.checks import dice
 
@@ -317,8 +317,8 @@ def test_json_schema_patterns_are_ecma_262(schema: dict, subject: str, expected:
 HOSTILE_SCHEMA_RUN = """
 import sys
 from evalgate import checks
-from evalgate.items import Item
-from evalgate.runs import Run
+from evalgate.load.items import Item
+from evalgate.replies import Run
 item = Item(input="q")
 for schema, output in [
     ({"properties": {"name": {"type": "string", "pattern": "^(a|a)*$"}}}, '{"name": "%sb"}' % ("a" * 45)),

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from conftest import REPO, mastra_fields, run_cli
 
 from evalgate.cli import main
-from evalgate.results import journal_path, read_journal
-from evalgate.results_model import Results
+from evalgate.results.model import Results
+from evalgate.results.writer import journal_path, read_journal
 
 DATA = """\
 data:
@@ -256,7 +256,7 @@ def test_the_committed_schema_is_the_one_the_models_generate() -> None:
     """evalgate.schema.json (what the examples' yaml-language-server lines point at) is generated, not edited."""
     import json as _json
 
-    from evalgate.loader import json_schema
+    from evalgate.load.loader import json_schema
 
     committed = Path(__file__).resolve().parent.parent / "evalgate.schema.json"
     assert _json.loads(committed.read_text()) == json_schema(), "run: evalgate schema > evalgate.schema.json"

@@ -12,11 +12,12 @@ import pytest
 
 from evalgate import run_spec
 from evalgate.errors import SpecError
-from evalgate.items import Item
-from evalgate.loader import load_spec
-from evalgate.runs import Run, ToolCall, messages
-from evalgate.scorers import code, jstext
+from evalgate.load.items import Item
+from evalgate.load.loader import load_spec
+from evalgate.replies import Run, ToolCall, messages
+from evalgate.scorers import code
 from evalgate.scorers.base import NotScorable, Scorer, normalize
+from evalgate.scorers.js import text as jstext
 
 
 def score(scorer: Scorer, output: str | list[str] = "", **item: Any) -> float | None:

@@ -17,7 +17,7 @@ from scipy import stats as sp
 
 import evalgate
 from evalgate import checks, run_evals
-from evalgate.comparison import CompareOptions, compare_results
+from evalgate.decide.comparison import CompareOptions, compare_results
 
 RUNS = 1000
 

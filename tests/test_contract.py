@@ -259,7 +259,7 @@ def test_s4_data_and_spec_files_may_start_with_a_byte_order_mark(tmp_path: Path)
 
 
 def test_s3_a_falsy_tool_error_is_no_error() -> None:
-    from evalgate.runs import run_from_value
+    from evalgate.replies import run_from_value
 
     run = run_from_value({"text": "x", "tool_calls": [{"name": "t", "error": False}, {"name": "u", "error": 0}]})
     assert [c.failed for c in run.tool_calls] == [False, False]

@@ -14,7 +14,7 @@ from conftest import run_cli
 
 from evalgate.api import run_spec
 from evalgate.errors import SpecError
-from evalgate.loader import load_spec
+from evalgate.load.loader import load_spec
 
 ITEMS: list[dict[str, Any]] = [
     {
@@ -239,7 +239,7 @@ NOT_PLAIN = [
 
 @pytest.mark.parametrize("raw", PLAIN)
 def test_a_plain_item_is_the_item_validation_builds(raw: dict[str, Any]) -> None:
-    from evalgate.items import Item, plain_item
+    from evalgate.load.items import Item, plain_item
 
     built, validated = plain_item(raw), Item.model_validate(raw)
     assert built is not None
@@ -255,7 +255,7 @@ def test_a_plain_item_is_the_item_validation_builds(raw: dict[str, Any]) -> None
 
 @pytest.mark.parametrize("raw", NOT_PLAIN)
 def test_an_item_that_needs_validating_is_not_built_plain(raw: dict[str, Any]) -> None:
-    from evalgate.items import plain_item
+    from evalgate.load.items import plain_item
 
     assert plain_item(raw) is None
 
@@ -440,7 +440,7 @@ def test_a_json_data_files_problems_keep_their_lines(tmp_path: Path, content: st
 def test_a_big_json_data_files_problems_name_their_items_line(tmp_path: Path, wrapped: bool) -> None:
     # Past the size whose every node's line is found, a problem named the file and the item only:
     # `items.json: [N].id: ...`, with no line to go to in a file of hundreds of thousands of lines.
-    from evalgate.data import MAX_POSITIONS_CHARS
+    from evalgate.load.data import MAX_POSITIONS_CHARS
 
     filler = "x" * 200
     count = MAX_POSITIONS_CHARS // 250 + 1000

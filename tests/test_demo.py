@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import REPO, run_cli
 
-from evalgate.results_model import Results
+from evalgate.results.model import Results
 
 DEMO = REPO / "examples" / "weather"
 

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from evalgate import NotScorable, checks, run_evals
-from evalgate.cases import Case, Check
-from evalgate.engine import evaluate, evaluate_case, in_data_order
-from evalgate.items import Item
-from evalgate.runs import Run, ToolCall
+from evalgate.decide.verdict import Entry
+from evalgate.load.cases import Case, Check
+from evalgate.load.items import Item
+from evalgate.replies import Run, ToolCall
+from evalgate.run.engine import evaluate, evaluate_case, in_data_order
 from evalgate.scorers.base import Scorer
 from evalgate.targets.base import TargetError
-from evalgate.verdict import Entry
 
 
 class FakeTarget:
@@ -272,7 +272,7 @@ def test_a_python_scorer_hung_on_every_item_stops_being_called(tmp_path: Any) ->
     import sys
 
     from evalgate.api import run_spec
-    from evalgate.overruns import MAX_OVERRUNNING
+    from evalgate.run.overruns import MAX_OVERRUNNING
 
     (tmp_path / "hung_scorer_engine.py").write_text(
         "import threading\n"

@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli
 
 import evalgate
-from evalgate.runs import RunFormatError, run_from_value
+from evalgate.replies import RunFormatError, run_from_value
 
 
 def inv(state: str, name: str, call_id: str, **extra: Any) -> dict[str, Any]:
@@ -345,9 +345,9 @@ def test_faithfulness_evidence_is_the_assistant_messages_legacy_invocations() ->
     # a conversation: a run-format turn gives its returned calls, as the harness writes them
     recorded = run_from_value({"text": "x", "tool_calls": [{"name": "c", "args": {}, "result": 3},
                                                            {"name": "d", "status": "pending"}]})
-    whole = evalgate.runs.conversation([run, recorded])
+    whole = evalgate.replies.conversation([run, recorded])
     assert whole.legacy_tool_invocations == [legacy, {"state": "result", "toolName": "c", "args": {}, "result": 3}]
-    assert evalgate.runs.conversation([recorded, recorded]).legacy_tool_invocations is None
+    assert evalgate.replies.conversation([recorded, recorded]).legacy_tool_invocations is None
 
 
 def test_faithfulness_evidence_survives_the_results_file() -> None:
@@ -386,16 +386,16 @@ def test_what_mastras_summarization_reads_of_messages_survives_results_and_turns
     assert "agent_output" not in run_from_value("x").to_dict()
     with pytest.raises(RunFormatError, match="`agent_output` must be true or false"):
         run_from_value({"text": "x", "agent_output": 0})
-    whole = evalgate.runs.conversation([run_from_value("ok"), run])
+    whole = evalgate.replies.conversation([run_from_value("ok"), run])
     assert whole.agent_output and whole.unreadable["agent_responses"].startswith("turn 2: messages[0].")
-    mixed = evalgate.runs.conversation([other, run])
+    mixed = evalgate.replies.conversation([other, run])
     assert not mixed.agent_output and not mixed.unreadable
 
 
 def test_messages_mastra_cannot_read_stay_unreadable_through_results_turns_and_replies(tmp_path: Path) -> None:
     """Where Mastra's readers throw (`parts: {}`), the run says so: written to the results and read back
     (a resumed rescore), in a conversation, and in a Mastra server reply, the same checks error."""
-    from evalgate.runs.replies import read_reply
+    from evalgate.replies.formats import read_reply
 
     bad = [mastra("assistant", text("hi"), toolInvocations={"state": "result"})]
     run = run_from_value(bad)
@@ -405,7 +405,7 @@ def test_messages_mastra_cannot_read_stay_unreadable_through_results_turns_and_r
     assert again.unreadable == run.unreadable
     with pytest.raises(RunFormatError, match="`unreadable` must map"):
         run_from_value({"text": "x", "unreadable": {"texts": "?"}})
-    whole = evalgate.runs.conversation([run_from_value("ok"), run])
+    whole = evalgate.replies.conversation([run_from_value("ok"), run])
     assert whole.unreadable["tool_calls"].startswith("turn 2: messages[0].")
     reply = read_reply("mastra", {"text": "hi", "response": {"dbMessages": bad}})
     assert reply.unreadable == run.unreadable

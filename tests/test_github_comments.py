@@ -24,7 +24,7 @@ from evalgate.github.comments import (
     link_targets,
     marker,
 )
-from evalgate.net import Exchange, HttpClient, RetryPolicy
+from evalgate.infra.net import Exchange, HttpClient, RetryPolicy
 
 REPO = "octo/agent"
 

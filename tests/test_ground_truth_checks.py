@@ -9,8 +9,8 @@ import pytest
 from conftest import run_cli
 
 from evalgate import checks
-from evalgate.items import Item
-from evalgate.runs import Run
+from evalgate.load.items import Item
+from evalgate.replies import Run
 from evalgate.scorers.base import NotScorable, Scorer
 from evalgate.scorers.checks import dice
 

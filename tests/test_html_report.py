@@ -136,7 +136,7 @@ def test_no_save_keeps_nothing_and_report_without_a_last_run_says_what_to_do(tmp
 
 def test_long_texts_are_cut_until_the_page_fits_its_cap(tmp_path: Path) -> None:
     from evalgate.report.html import render_html
-    from evalgate.results_model import load_results
+    from evalgate.results.model import load_results
 
     runs = [record(i, calls_tool=True, text=f"{i} " + "long answer " * 5000) for i in range(100)]
     results = load_results(write_run(tmp_path, runs, "base"))  # 6 MB of outputs

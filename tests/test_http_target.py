@@ -15,7 +15,7 @@ from conftest import dedent
 from fake_agent import FakeServer
 
 from evalgate.api import run_spec
-from evalgate.spec import ResponseMapping
+from evalgate.load.spec import ResponseMapping
 from evalgate.targets.http import ReplyMapping, compile_body
 
 SECRET = "agt-9f8e7d6c5b4a-secret"

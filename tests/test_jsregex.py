@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
-from evalgate.runs import Run
-from evalgate.scorers import checks, jsproperties
-from evalgate.scorers.jsregex import JsRegexError, translate
+from evalgate.replies import Run
+from evalgate.scorers import checks
+from evalgate.scorers.js import properties as jsproperties
+from evalgate.scorers.js.regexp import JsRegexError, translate
 
 ORACLE = Path(__file__).parent / "js" / "regexp_oracle.mjs"
 PROPERTY_ORACLE = Path(__file__).parent / "js" / "property_runs.mjs"

@@ -15,12 +15,12 @@ from fake_judge import FakeJudge
 from pydantic import BaseModel
 
 from evalgate import run_evals, run_spec
-from evalgate.items import Item
 from evalgate.judge import Judge, cost_usd, parse_reply
 from evalgate.judge.prompts import ANSWER_RELEVANCY, FAITHFULNESS, RUBRIC_BINARY, RUBRIC_GRADED
 from evalgate.judge.served import Server
-from evalgate.runs import Run
-from evalgate.scorers import judge_replies as r
+from evalgate.load.items import Item
+from evalgate.replies import Run
+from evalgate.scorers import judge_reply_models as r
 from evalgate.scorers import judged
 
 FAKE_JUDGE = Path(__file__).with_name("fake_judge.py")

@@ -18,7 +18,7 @@ from evalgate import run_evals, run_spec
 from evalgate.errors import SpecError
 from evalgate.judge import Judge
 from evalgate.judge.prompts import TOXICITY
-from evalgate.loader import load_spec
+from evalgate.load.loader import load_spec
 from evalgate.scorers import judged
 from evalgate.scorers.registry import REGISTRY
 

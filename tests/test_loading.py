@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from evalgate import user_code
 from evalgate.errors import SpecError
-from evalgate.loader import load_spec
-from evalgate.user_code import import_callable
+from evalgate.load.loader import load_spec
+from evalgate.run import user_code
+from evalgate.run.user_code import import_callable
 
 
 def test_two_folders_with_the_same_module_name_each_get_their_own(tmp_path: Path) -> None:

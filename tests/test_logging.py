@@ -17,7 +17,7 @@ from fake_agent import FakeServer
 from fake_github import FakeGitHub
 from test_action_entrypoint import launch_subprocess
 
-from evalgate import logs, redaction
+from evalgate.infra import logs, redaction
 
 SECRET = "agt-5e6f7a8b9c0d-secret"
 TIMEOUT_S = 60

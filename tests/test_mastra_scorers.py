@@ -30,15 +30,15 @@ from typing import Any
 import pytest
 from fake_judge import FakeJudge
 
-from evalgate.build import build_entry
-from evalgate.items import Item
 from evalgate.judge import Judge
-from evalgate.runs import Run, run_from_value
-from evalgate.runs.messages import mastra_system_prompt, no_input_messages
+from evalgate.load.build import build_entry
+from evalgate.load.items import Item
+from evalgate.load.spec.context import BuildContext
+from evalgate.replies import Run, run_from_value
+from evalgate.replies.messages import mastra_system_prompt, no_input_messages
 from evalgate.scorers import checks, code, judged, trajectory
 from evalgate.scorers.base import NotScorable, normalize
 from evalgate.scorers.registry import lookup
-from evalgate.spec.context import BuildContext
 
 HARNESS = Path(__file__).parent / "mastra"
 READY = shutil.which("node") is not None and (HARNESS / "node_modules" / "@mastra" / "evals").is_dir()
@@ -2652,7 +2652,7 @@ def test_random_histories_are_read_as_a_real_agent_reads_them() -> None:
     """Random conversation histories through a real agent (tests/mastra/run_scorers.mjs, "input_text"): wherever
     evalgate reads one, it reads what Mastra's scorers read; where the agent throws, evalgate errors; evalgate
     may only refuse by name (a merge it does not reproduce) what Mastra reads."""
-    from evalgate.runs.messages import NotReproduced, UnreadableInput, mastra_input_texts
+    from evalgate.replies.messages import NotReproduced, UnreadableInput, mastra_input_texts
 
     rng = random.Random(29)
     values = [random_history(rng) for _ in range(600)]

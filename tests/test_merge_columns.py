@@ -17,12 +17,12 @@ import pytest
 from conftest import run_cli
 from test_shards import DEMO, assert_same_run, run_sharded, turns_spec, untimed
 
-from evalgate import merging
 from evalgate.api import run_spec
-from evalgate.merging import merge
-from evalgate.replay import Recorder, columns_sha256, decode
-from evalgate.results import ITEMS_SHA256_PENDING, ResultsWriter
-from evalgate.verdict import Aggregator, Entry
+from evalgate.decide.verdict import Aggregator, Entry
+from evalgate.results import merge as merging
+from evalgate.results.merge import merge
+from evalgate.results.score_columns import Recorder, columns_sha256, decode
+from evalgate.results.writer import ITEMS_SHA256_PENDING, ResultsWriter
 
 AWKWARD = [0.1 + 0.2, 1 / 3, 5e-324, 2.2250738585072014e-308, 0.9999999999999999, -0.0, 0.0, 1.0, 0.5]
 

@@ -541,7 +541,7 @@ def test_a_gate_and_a_scorer_of_one_id_at_a_turn_keep_each_their_reason(tmp_path
     """They share the turn's `reasons` key (it keeps the reason given last, as before); `reasons_by_kind`
     holds each one's, and the report shows the gate's reason for the gate, the scorer's for the scorer."""
     from evalgate.report.markdown import ReportContext, render
-    from evalgate.results_model import load_results
+    from evalgate.results.model import load_results
 
     (tmp_path / "same.py").write_text(SAME_ID_PY)
     both = {"gates": [{"type": "python", "function": "same:gate", "id": "same"}],

@@ -1,4 +1,4 @@
-"""evalgate.net: retries, Retry-After, the adaptive limit, keep-alive, redaction, against a real server."""
+"""evalgate.infra.net: retries, Retry-After, the adaptive limit, keep-alive, redaction, against a real server."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 from fake_agent import FakeServer
 
-from evalgate import redaction
-from evalgate.net import (
+from evalgate.infra import redaction
+from evalgate.infra.net import (
     AdaptiveLimiter,
     HttpClient,
     HttpError,
@@ -255,7 +255,7 @@ def test_redacting_before_cutting_shows_no_part_of_any_secret() -> None:
 
 
 def test_a_header_value_that_cannot_be_encoded_is_named_not_quoted() -> None:
-    from evalgate.net import header_problem
+    from evalgate.infra.net import header_problem
 
     problem = header_problem("Authorization", "Bearer tok-evalgate\u200b", "AGENT_TOKEN")
     assert problem is not None and "AGENT_TOKEN" in problem and "U+200B" in problem and "tok-" not in problem

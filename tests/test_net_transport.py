@@ -1,4 +1,4 @@
-"""evalgate.net against real servers on 127.0.0.1: proxies from the environment, TLS with a test CA,
+"""evalgate.infra.net against real servers on 127.0.0.1: proxies from the environment, TLS with a test CA,
 Retry-After, and secrets that never leave (redaction before cutting, line breaks in header values)."""
 
 from __future__ import annotations
@@ -15,7 +15,15 @@ from fake_agent import FakeServer
 from fake_proxy import FakeProxy
 from tls_ca import TestCA
 
-from evalgate.net import WATCHDOG, HttpClient, HttpError, RetryPolicy, TlsOptions, bypasses_proxy, proxy_for
+from evalgate.infra.net import (
+    WATCHDOG,
+    HttpClient,
+    HttpError,
+    RetryPolicy,
+    TlsOptions,
+    bypasses_proxy,
+    proxy_for,
+)
 
 FAST = RetryPolicy(attempts=3, backoff_s=0.01, max_backoff_s=0.05)
 SECRET = "sk-evalgate-test-9f8e7d6c5b4a"
@@ -290,7 +298,7 @@ def test_a_header_value_with_a_line_break_is_refused_without_echoing_it(server: 
 
 
 def test_replies_echoing_a_secret_are_redacted_in_the_reply_and_the_cache(server: FakeServer, tmp_path: Path) -> None:
-    from evalgate.net import ResponseCache
+    from evalgate.infra.net import ResponseCache
 
     server.faults["leak"] = ["echo"]
     cache = ResponseCache(tmp_path / "cache")
@@ -444,12 +452,12 @@ def test_json_nested_past_the_recursion_limit_is_bad_json_not_a_crash(server: Fa
 
 
 def test_urllib3_still_makes_its_sockets_in_new_conn(server: FakeServer, ca: TestCA) -> None:
-    """The one override of urllib3's private API (evalgate.net: `HTTPConnection._new_conn`): the deadline on
+    """The one override of urllib3's private API (evalgate.infra.net: `HTTPConnection._new_conn`): the deadline on
     resolving and connecting, and the watchdog on the reply's head, hang on it. pyproject pins urllib3 below
     3; this fails on a urllib3 whose `connect()` makes its socket elsewhere, for http and https alike."""
     import urllib3
 
-    from evalgate.net import pool_classes
+    from evalgate.infra.net import pool_classes
 
     assert urllib3.__version__.split(".")[0] == "2"
     classes = pool_classes()

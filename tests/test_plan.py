@@ -12,8 +12,8 @@ import pytest
 from conftest import run_cli
 
 from evalgate import checks, run_evals
-from evalgate.comparison import compare_results
-from evalgate.planning import plan_results
+from evalgate.decide.comparison import compare_results
+from evalgate.decide.planning import plan_results
 
 
 def _results(rng: np.random.Generator, items: int, repeats: int, rate: float) -> dict[str, Any]:

@@ -18,8 +18,9 @@ from fake_agent import FakeServer
 from test_cache import run as run_cached
 from test_cache import write_spec as write_cached_spec
 
-from evalgate import checks, run_evals, stats
-from evalgate.results_model import Results
+from evalgate import checks, run_evals
+from evalgate.decide import stats
+from evalgate.results.model import Results
 
 WORDS = ["sunny in Brooklyn", "rainy", "sunny and warm", "cloudy in Brooklyn", "sunny", "snow in Brooklyn"]
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from conftest import run_cli
 
-from evalgate.runs.replies import read_reply
-from evalgate.spec import ResponseMapping
+from evalgate.load.spec import ResponseMapping
+from evalgate.replies.formats import read_reply
 from evalgate.targets.base import TargetError
 from evalgate.targets.http import ReplyMapping
 

@@ -14,7 +14,7 @@ from same_id import same_id_spec
 
 from evalgate.report.junit import render_junit
 from evalgate.report.markdown import ReportContext, cell, excerpt, render, utf8_size
-from evalgate.results_model import Results
+from evalgate.results.model import Results
 
 
 def results(items: list[dict[str, Any]], **overrides: Any) -> Results:
@@ -178,7 +178,7 @@ def test_a_run_url_that_is_no_plain_web_address_is_no_link() -> None:
 
 
 def test_a_secret_is_redacted_before_a_cell_or_an_excerpt_cuts_it() -> None:
-    from evalgate import redaction
+    from evalgate.infra import redaction
 
     secret = "sk-cut-in-half-0123456789abcdef"
     redaction.register([secret])

@@ -9,7 +9,7 @@ from typing import Any
 from evalgate import checks, run_evals
 from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, render, utf8_size
 from evalgate.report.terminal import render_table
-from evalgate.results_model import Results
+from evalgate.results.model import Results
 
 
 def _results(**extra: Any) -> Results:

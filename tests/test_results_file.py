@@ -14,8 +14,8 @@ from same_id import BY_KIND, assert_each_keeps_its_reason, same_id_spec
 
 from evalgate import run_evals
 from evalgate.api import run_spec
-from evalgate.results import ResultsWriter, item_bytes
-from evalgate.results_model import load_results
+from evalgate.results.model import load_results
+from evalgate.results.writer import ResultsWriter, item_bytes
 
 AWKWARD = [0.1 + 0.2, 1 / 3, 5e-324, 2.2250738585072014e-308, 0.9999999999999999, 1e-7, 0.123456789,
            struct.unpack("d", struct.pack("Q", 0x3FEFFFFFFFFFFFFF))[0]]
@@ -75,7 +75,7 @@ def test_a_big_recorded_run_writes_every_item_once_in_order(tmp_path: Path) -> N
 
 def test_item_lines_redact_known_secrets_in_both_encoders() -> None:
     """orjson writes the journal and the results' items: a secret there is masked as in every other writer."""
-    from evalgate import redaction
+    from evalgate.infra import redaction
 
     secret, quoted = "ghp_results4f3e2d1c", 'pass"word-9c8b7a'
     redaction.register([secret, quoted])
@@ -93,7 +93,7 @@ def test_item_lines_redact_known_secrets_in_both_encoders() -> None:
 def test_a_secret_that_spells_json_is_masked_in_text_and_the_file_stays_results(tmp_path: Path) -> None:
     """A header's `${VAR}` value is a secret, however short: `true`, `null` or `1234` were masked in the
     JSON text, so `"ok":true` became `"ok":***` and `"ms":12345.6` became `***5.6`: results nothing reads."""
-    from evalgate import redaction
+    from evalgate.infra import redaction
 
     (tmp_path / "evalgate.yaml").write_text(
         "version: 1\ndata:\n  - {id: a, input: 'pin 1234 is true', output: {text: 'null 1234 true',"
@@ -116,7 +116,7 @@ def test_a_secret_inside_base64_text_is_masked_at_any_alignment() -> None:
     all the same: its encoded forms are masked, as the Actions runner masks them."""
     import base64
 
-    from evalgate import redaction
+    from evalgate.infra import redaction
 
     secret = "ghs_base64leak0123456789"
     redaction.register([secret])
@@ -136,7 +136,7 @@ def test_redaction_of_long_repetitive_text_is_the_regexs_answer_found_in_linear_
     the regex their product (a 200 KB run took minutes): long texts are searched with `find` instead."""
     import random
 
-    from evalgate import redaction
+    from evalgate.infra import redaction
 
     forms = ["sk-short-secret-123", "short-secret", "token_abc", "x" * 3000 + "Y"]
     redaction.register(forms)
@@ -248,9 +248,9 @@ def test_the_results_model_reads_back_every_outcome_field_the_header_writes() ->
     import dataclasses
     import typing
 
-    from evalgate.results import header
-    from evalgate.results_model import Results
-    from evalgate.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult
+    from evalgate.decide.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult
+    from evalgate.results.model import Results
+    from evalgate.results.writer import header
 
     gate = GateResult(id="g", passed=False, score=0.5, n=2, items=2, stderr=0.1, ci95=(0.1, 0.9))
     threshold = ThresholdResult(id="t", passed=True, average_score=0.75, threshold={"min": 0.5}, n=2, items=2)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import CLI_TIMEOUT_S, run_cli
 
-from evalgate import results_stream
-from evalgate.results_stream import StreamedResults
+from evalgate.results import stream as results_stream
+from evalgate.results.stream import StreamedResults
 
 ITEMS = [{"index": i, "id": f"q{i}", "text": 'brackets ]}[{ and "quotes" \\ in a string', "scores": {"s": i / 3},
           "turns": [{"index": 0, "gates": {"g": 1.0}, "nested": [[{}], {"a": [1, {"b": []}]}]}]} for i in range(6)]

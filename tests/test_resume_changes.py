@@ -10,8 +10,8 @@ from conftest import run_cli
 
 from evalgate.api import run_spec
 from evalgate.errors import SpecError
-from evalgate.results import journal_path
-from evalgate.results_model import load_results
+from evalgate.results.model import load_results
+from evalgate.results.writer import journal_path
 
 CALLS = "calls.txt"
 AGENT = """\

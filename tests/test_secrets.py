@@ -17,7 +17,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 from fake_agent import FakeServer
 
-from evalgate import redaction
+from evalgate.infra import redaction
 
 SECRET = "ak+LEAK/key=9f3c2b1a"  # `+`, `/` and `=`: its URL-encoded forms differ from it
 PROVIDER_KEY = "sk-proj-UNNAMED0provider4key7"

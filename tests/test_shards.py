@@ -14,8 +14,8 @@ from conftest import run_cli
 from same_id import assert_each_keeps_its_reason, same_id_spec
 
 from evalgate.api import run_spec
-from evalgate.merging import MergeError, merge
-from evalgate.shards import parse_shard, shard_of
+from evalgate.results.merge import MergeError, merge
+from evalgate.results.shards import parse_shard, shard_of
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "weather"
@@ -283,7 +283,7 @@ def test_the_cli_runs_shards_and_merges_with_exit_codes(tmp_path: Path) -> None:
 
 def test_evalgate_merge_is_the_function_whatever_was_imported_first(tmp_path: Path, shards: list[Path]) -> None:
     import evalgate
-    from evalgate.merging import MergeError as Imported
+    from evalgate.results.merge import MergeError as Imported
 
     assert Imported is evalgate.MergeError
     assert evalgate.merge(shards).summary["total_items"] == 60
@@ -604,7 +604,7 @@ def test_a_shard_whose_spec_entries_were_edited_is_refused_by_name(shards: list[
 def test_an_item_the_results_reader_would_refuse_is_refused_by_name(shards: list[Path], tmp_path: Path) -> None:
     """Fields the merge copies but does not add up: of a type no run writes, they were merged, and the merged
     results then failed to load (`evalgate compare`, the Action: no summary, no comment, an internal error)."""
-    from evalgate.results_model import load_results
+    from evalgate.results.model import load_results
 
     good = shards[1].read_text()
     assert all(text in good for text in ('"id":"', '"reasons":{}', '"error":null,"gates":{', '"data_hash":"'))
@@ -627,7 +627,7 @@ def test_a_turn_the_report_could_not_read_is_refused_by_name(shards: list[Path],
     behind a failed check: text where their mapping belongs was merged, and rendering the comment then raised
     a TypeError (the Action's merge job: no comment, an internal error)."""
     from evalgate.report.markdown import ReportContext, render
-    from evalgate.results_model import load_results
+    from evalgate.results.model import load_results
 
     lines = shards[1].read_text().split("\n")
     at = next(n for n, line in enumerate(lines) if n and '"turns":[' in line and line.endswith(","))
@@ -721,7 +721,7 @@ def test_a_per_turn_gate_and_scorer_sharing_an_id_merge_their_not_scorable_apart
         columns: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both not scorable at one turn of one item, or one of them in an item that lacks the other: the
     item-by-item merge (older shards, repeats) counts each as the run did."""
-    from evalgate import merging
+    from evalgate.results import merge as merging
 
     spec = shared_id_spec(tmp_path / "spec")
     run_spec(spec, output=tmp_path / "full.json")
@@ -784,7 +784,7 @@ def test_four_shards_of_a_priced_judge_run_merge_to_its_judge_cost_to_the_last_d
     assert full["summary"]["judge"]["calls"] > 40 and all(c > 0 for c in shard_costs)
     assert merged["summary"]["judge"]["cost_usd"] == full["summary"]["judge"]["cost_usd"]
     assert_same_run(full, merged)
-    from evalgate import merging
+    from evalgate.results import merge as merging
 
     monkeypatch.setattr(merging, "_columns", lambda files: None)  # item by item (older shards, repeats): the same
     assert merge(files).summary["judge"] == merged["summary"]["judge"]

@@ -1,4 +1,4 @@
-"""evalgate.stats: cross-checked against scipy.stats, and calibrated against truth by simulation.
+"""evalgate.decide.stats: cross-checked against scipy.stats, and calibrated against truth by simulation.
 
 The simulations draw agents with known pass rates from seeded generators and check what a user relies on:
 95% intervals cover the true rate 93-97% of the time, identical agents are rarely called regressed,
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from scipy import stats as sp
 
-from evalgate import stats
+from evalgate.decide import stats
 
 
 def _bench_module(name: str) -> ModuleType:
@@ -84,7 +84,7 @@ def test_mcnemar_on_millions_of_pairs_is_quick_and_exact() -> None:
     import sys
 
     pairs = [(2_000_000, 2_001_000), (500_000, 501_500), (10_000_000, 10_010_000), (10**9, 10**9 + 30_000)]
-    code = f"from evalgate.stats import mcnemar_p; print([mcnemar_p(b, c) for b, c in {pairs!r}])"
+    code = f"from evalgate.decide.stats import mcnemar_p; print([mcnemar_p(b, c) for b, c in {pairs!r}])"
     done = subprocess.run([sys.executable, "-c", code], text=True, timeout=60, capture_output=True)
     assert done.returncode == 0, done.stderr
     expected = [sp.binomtest(min(b, c), b + c, 0.5).pvalue for b, c in pairs]

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import dedent
 
-from evalgate import checks, overruns, run_evals
+from evalgate import checks, run_evals
 from evalgate.api import run_spec
-from evalgate.overruns import MAX_OVERRUNNING
+from evalgate.run import overruns
+from evalgate.run.overruns import MAX_OVERRUNNING
 from evalgate.targets.python import PythonTarget
 
 DATA = """\

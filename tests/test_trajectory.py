@@ -11,8 +11,8 @@ import pytest
 from conftest import mastra_fields, run_cli
 
 import evalgate
-from evalgate.items import Item
-from evalgate.runs import Run, run_from_value
+from evalgate.load.items import Item
+from evalgate.replies import Run, run_from_value
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.trajectory import trajectory_accuracy
 
@@ -322,7 +322,7 @@ def test_spec_entry_nulls_are_kept_under_the_items(write: Callable[[str, str], P
 
 
 def test_an_explicit_null_changes_the_entry_hash() -> None:
-    from evalgate.build import entry_hash
+    from evalgate.load.build import entry_hash
     from evalgate.scorers.registry import lookup
 
     entry = lookup("trajectory_accuracy")

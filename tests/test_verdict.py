@@ -1,4 +1,4 @@
-"""Verdict semantics (CONTRACT section 2), through evalgate.verdict.Aggregator directly."""
+"""Verdict semantics (CONTRACT section 2), through evalgate.decide.verdict.Aggregator directly."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalgate.verdict import Aggregator, Entry, Outcome
+from evalgate.decide.verdict import Aggregator, Entry, Outcome
 
 NAN = float("nan")
 ORDER = {"passed": 0, "scored": 1, "failed": 2}
@@ -292,7 +292,7 @@ def test_averages_and_error_bars_stay_exact_over_many_items(fed: str) -> None:
     # Scores wait in batches before they are summed: across batch boundaries the sum stays left to right
     import random
 
-    from evalgate.stats import Moments
+    from evalgate.decide.stats import Moments
 
     rng = random.Random(3)
     entry = scorer("s", {"min": 0.5, "confidence": 0.95})

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from evalgate.files import MAX_RESULTS_BYTES, atomic_writer
 from evalgate.github.comments import CommentError, GitHub
-from evalgate.net import HttpError
+from evalgate.infra.files import MAX_RESULTS_BYTES, atomic_writer
+from evalgate.infra.net import HttpError
 
 RUNS_LOOKED_AT = 10  # base-branch runs tried, newest first, before giving up
 MAX_ZIP_BYTES = 256 * 1024 * 1024

@@ -3,7 +3,7 @@
 One comment per key, found by its hidden marker among the comments written by the token's own
 identity (GraphQL `viewer`, which answers for GITHUB_TOKEN, App installation tokens and users'
 tokens alike, or the `comment-author` input), updated in place (PATCH) or created (POST). Requests
-go through the one HTTP layer (`evalgate.net`: proxies, CA bundles), passed in by the caller.
+go through the one HTTP layer (`evalgate.infra.net`: proxies, CA bundles), passed in by the caller.
 Rate limits are honoured, boundedly; nothing is ever written twice. All the calls of one client (one
 step) share one deadline (`deadline_s`, the Action's `github-timeout`): a reply trickled a byte at a time,
 rate-limit waits or endless `next` links cannot hold the job past it. The comments are listed once; the
@@ -24,10 +24,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
-from evalgate.logs import Timer, log_request
-from evalgate.net import Exchange, HttpClient, HttpError, parse_retry_after
-from evalgate.redaction import redact, redact_window
-from evalgate.textsafe import visible
+from evalgate.infra.logs import Timer, log_request
+from evalgate.infra.net import Exchange, HttpClient, HttpError, parse_retry_after
+from evalgate.infra.redaction import redact, redact_window
+from evalgate.infra.textsafe import visible
 
 log = logging.getLogger(__name__)
 PER_PAGE = 100

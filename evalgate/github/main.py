@@ -17,20 +17,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalgate import isolation, logs, redaction, safeio
 from evalgate.errors import SpecError, shortened
-from evalgate.files import write_file
 from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError, excerpt
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
-from evalgate.net import HttpClient, RetryPolicy
-from evalgate.redaction import redact_cut
+from evalgate.infra import isolation, logs, redaction, safeio
+from evalgate.infra.files import write_file
+from evalgate.infra.net import HttpClient, RetryPolicy
+from evalgate.infra.redaction import redact_cut
+from evalgate.infra.textsafe import visible
 from evalgate.report.labels import errored_count, num, turn_label
 from evalgate.report.markdown import COMMENT_LIMIT, ReportContext, cell, render
 from evalgate.report.numbers import delta_text
-from evalgate.results import write_results_streamed
-from evalgate.results_model import Results, load_results
-from evalgate.textsafe import visible
+from evalgate.results.model import Results, load_results
+from evalgate.results.writer import write_results_streamed
 
 OUTPUT_NAMES = ("verdict", "passed", "failure-reason", "gate-failures", "threshold-misses", "errored-items",
                 "scores", "results-path", "html-file", "comment-url", "comment-file", "regressions")
@@ -345,9 +345,9 @@ def spec_error_step(settings: Settings, exc: SpecError, log: Log) -> None:
 
 def merge_step(settings: Settings, log: Log) -> bool:
     """Merge mode: the shards' results files into the results file; False (annotated) when they do not merge."""
-    from evalgate.merging import MergeError, merge
     from evalgate.report.terminal import render_table
-    from evalgate.shards import shard_files
+    from evalgate.results.merge import MergeError, merge
+    from evalgate.results.shards import shard_files
 
     files = shard_files(settings.results, settings.base_dir)
     if not files:
@@ -388,7 +388,7 @@ def _reads_back(path: Path) -> bool:
 def compare_merged_step(settings: Settings, log: Log, baseline: Path) -> None:
     """Merge mode with a baseline: the merged run is compared (shards never are), as `evalgate compare` does.
     A baseline that cannot be compared is a notice, never a red job."""
-    from evalgate.comparison import CompareOptions, add_to_results, compare_results
+    from evalgate.decide.comparison import CompareOptions, add_to_results, compare_results
 
     path = settings.results_file
     try:
@@ -405,7 +405,7 @@ def compare_merged_step(settings: Settings, log: Log, baseline: Path) -> None:
 
 def spec_lines(settings: Settings, lines: Lines) -> None:
     """The spec's entry lines for annotations, when the merge job has the spec checked out."""
-    from evalgate.loader import load_spec
+    from evalgate.load.loader import load_spec
 
     try:
         loaded = load_spec(settings.spec_path)

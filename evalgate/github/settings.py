@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from evalgate.infra.textsafe import visible
 from evalgate.report.labels import FAIL_ON
-from evalgate.textsafe import visible
 
 TRUE = {"true", "True", "TRUE"}  # the YAML 1.2 core schema booleans, as @actions/core reads them
 FALSE = {"false", "False", "FALSE"}
@@ -98,7 +98,7 @@ def parse_concurrency(value: str) -> int | None:
 def parse_shard_input(value: str) -> Any:
     if not value:
         return None
-    from evalgate.shards import MAX_SHARDS, parse_shard
+    from evalgate.results.shards import MAX_SHARDS, parse_shard
 
     try:
         return parse_shard(value)
@@ -201,7 +201,7 @@ class Settings:
     baseline: str = ""  # a results file, `auto` (the base branch's artifact), or empty: no comparison
     baseline_artifact: str = "evalgate-results"
     mode: str = "run"
-    shard: Any = None  # evalgate.shards.Shard: this job runs one shard of a matrix
+    shard: Any = None  # evalgate.results.shards.Shard: this job runs one shard of a matrix
     results: tuple[str, ...] = ()  # merge mode: the shards' results files (glob patterns)
     max_cost: float | None = None  # USD cap, instead of the spec's budget.max_usd
     github_timeout_s: float = 120.0  # every GitHub call of one step, in all (`github-timeout`)

@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from evalgate.redaction import OWN_WORDS, redact, redact_value
-from evalgate.textsafe import no_surrogates, terminal
+from evalgate.infra.redaction import OWN_WORDS, redact, redact_value
+from evalgate.infra.textsafe import no_surrogates, terminal
 
 SUMMARY_LIMIT_BYTES = 1024 * 1024  # the runner refuses a step summary over 1 MiB
 MAX_DELIMITER_TRIES = 10

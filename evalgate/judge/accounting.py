@@ -10,8 +10,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from evalgate.budget import saturated
-from evalgate.spec.models import PriceKey
+from evalgate.load.spec.models import PriceKey
+from evalgate.run.budget import saturated
 
 if TYPE_CHECKING:
     from evalgate.judge.client import Judge

@@ -6,7 +6,7 @@ a reply that ended normally is first repaired as Mastra repairs it (evalgate/jud
 second bad reply raises `JudgeError`, which the engine records as that item's scorer error
 (docs/results.md).
 
-Every request goes through `evalgate.net.HttpClient` (retries with Retry-After, the adaptive
+Every request goes through `evalgate.infra.net.HttpClient` (retries with Retry-After, the adaptive
 in-flight limit, the response cache): no second HTTP stack. The API key is read from the
 environment at first use, sent only in the Authorization header, and redacted from every error.
 """
@@ -23,16 +23,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evalgate import isolation, redaction
-from evalgate.budget import saturated
-from evalgate.judge import repair
-from evalgate.judge.accounting import DEFAULT_PRICES, Tally, cost_usd
-from evalgate.judge.errors import JudgeError, excerpt
-from evalgate.judge.prompts import Prompt
-from evalgate.judge.served import Server
-from evalgate.ledger import charge, current_trial
-from evalgate.logs import log_request
-from evalgate.net import (
+from evalgate.infra import isolation, redaction
+from evalgate.infra.logs import log_request
+from evalgate.infra.net import (
     HttpClient,
     HttpError,
     TooDeep,
@@ -42,9 +35,16 @@ from evalgate.net import (
     policy_from_settings,
     tls_from_settings,
 )
-from evalgate.runs.replies import measure
-from evalgate.spec.context import BuildContext
-from evalgate.spec.models import JudgeSpec
+from evalgate.judge import repair
+from evalgate.judge.accounting import DEFAULT_PRICES, Tally, cost_usd
+from evalgate.judge.errors import JudgeError, excerpt
+from evalgate.judge.prompts import Prompt
+from evalgate.judge.served import Server
+from evalgate.load.spec.context import BuildContext
+from evalgate.load.spec.models import JudgeSpec
+from evalgate.replies.formats import measure
+from evalgate.run.budget import saturated
+from evalgate.run.judge_ledger import charge, current_trial
 
 T = TypeVar("T", bound=BaseModel)
 

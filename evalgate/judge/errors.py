@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalgate.redaction import redact
+from evalgate.infra.redaction import redact
 
 REPLY_SHOWN = 200
 

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-# JavaScript's `\s` and trim() whitespace (evalgate.scorers.jstext.WS_CLASS); `$` is `\Z`, `\b` ASCII
+# JavaScript's `\s` and trim() whitespace (evalgate.scorers.js.text.WS_CLASS); `$` is `\Z`, `\b` ASCII
 _JS_WS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 # The same characters for str.strip: Mastra's regexes here backtrack (`\s+$` over a long run of spaces,
 # a lazy group before a closing fence), quadratic in a hostile judge's reply; strip and find are linear.

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from evalgate import isolation
+from evalgate.infra import isolation
 from evalgate.judge.errors import JudgeError, excerpt
 
 SERVE_START_TIMEOUT_S = 20.0

@@ -17,9 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evalgate.files import check_writable, write_file
+from evalgate.infra.files import check_writable, write_file
 from evalgate.report.page_data import field_limit, page_data
-from evalgate.results_model import Results
+from evalgate.results.model import Results
 
 PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 # In a script element's text, `</script` or `<!--` would end it early; in JSON, `<`, `>` and `&` occur
@@ -76,7 +76,7 @@ def render_html(results: Results, max_bytes: int = MAX_BYTES) -> str:
 
 
 def write_html(path: Path, page: str) -> None:
-    """The page written beside `path` and renamed over it by the one writer (evalgate.files): a reader never
+    """The page written beside `path` and renamed over it by the one writer (evalgate.infra.files): a reader never
     sees half a page, and nothing is written through a symlink, a FIFO or a device."""
     check_writable(path)
     write_file(path, page.encode("utf-8", "backslashreplace"))  # a lone surrogate: its JSON escape

@@ -12,11 +12,11 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from evalgate.redaction import redact
+from evalgate.infra.redaction import redact
+from evalgate.infra.textsafe import visible
 from evalgate.report.labels import bound_text, item_error, num, result_rows
 from evalgate.report.numbers import delta_text, with_margin
-from evalgate.results_model import ItemRecord, Results
-from evalgate.textsafe import visible
+from evalgate.results.model import ItemRecord, Results
 
 INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 TEXT_LIMIT = 4000

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from evalgate.verdict import ThresholdRange
+from evalgate.decide.verdict import ThresholdRange
 
 # Verdicts that fail the step (exit 1), for each value of --fail-on / the `fail-on` input.
 FAIL_ON: dict[str, frozenset[str]] = {

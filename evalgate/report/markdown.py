@@ -20,8 +20,8 @@ from importlib import resources
 from string import Template
 from typing import Any
 
-from evalgate.budget import dollars, saturated
-from evalgate.redaction import redact
+from evalgate.infra.redaction import redact
+from evalgate.infra.textsafe import visible
 from evalgate.report.labels import Row, bound_text, could_not_evaluate, errored_count, item_error, num, result_rows
 from evalgate.report.numbers import (
     against_base,
@@ -32,8 +32,8 @@ from evalgate.report.numbers import (
     status_words,
 )
 from evalgate.report.trend import trend_section
-from evalgate.results_model import ItemRecord, Results
-from evalgate.textsafe import visible
+from evalgate.results.model import ItemRecord, Results
+from evalgate.run.budget import dollars, saturated
 
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
 EXCERPT_CHARS = 400

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from evalgate.verdict import higher_is_better
+from evalgate.decide.verdict import higher_is_better
 
 
 def margin(result: Any) -> float | None:

@@ -13,11 +13,11 @@ from typing import Any
 
 import orjson
 
-from evalgate.redaction import redact
+from evalgate.decide.verdict import higher_is_better
+from evalgate.infra.redaction import redact
+from evalgate.infra.textsafe import visible
 from evalgate.report.labels import bound_text, could_not_evaluate, num, result_rows, turn_label
-from evalgate.results_model import ItemRecord, Results
-from evalgate.textsafe import visible
-from evalgate.verdict import higher_is_better
+from evalgate.results.model import ItemRecord, Results
 
 TEXT_BUDGET = 24_000_000  # characters of item text the page carries, shared among the items
 MAX_FIELD = 20_000  # one text field at most, however few items

@@ -9,8 +9,9 @@ from typing import Any, TextIO
 
 import click
 
-from evalgate.budget import dollars
-from evalgate.redaction import redact
+from evalgate.decide.verdict import Range
+from evalgate.infra.redaction import redact
+from evalgate.infra.textsafe import visible
 from evalgate.report.labels import (
     FAILING_IDS_SHOWN,
     bound_text,
@@ -28,8 +29,7 @@ from evalgate.report.numbers import (
     status_words,
     with_margin,
 )
-from evalgate.textsafe import visible
-from evalgate.verdict import Range
+from evalgate.run.budget import dollars
 
 PROGRESS_MIN_ITEMS = 5
 CI_PROGRESS_EVERY_S = 5.0

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from evalgate.report.labels import result_rows
-from evalgate.results_model import Results
+from evalgate.results.model import Results
 
 CHARTS = 6  # entries charted at most: the comment has room for a few small charts
 UNSAFE = re.compile(r"[^A-Za-z0-9 _:.,=+/()%-]")

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalgate.items import Item
-from evalgate.runs import Run
+from evalgate.load.items import Item
+from evalgate.replies import Run
 
 
 class NotScorable(Exception):

@@ -17,12 +17,12 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field
 
 from evalgate.errors import not_a_file
-from evalgate.items import Item
-from evalgate.runs import Run
-from evalgate.scorers import jsregex
+from evalgate.load.items import Item
+from evalgate.load.spec.context import BuildContext
+from evalgate.replies import Run
 from evalgate.scorers.base import NotScorable
+from evalgate.scorers.js import regexp as jsregex
 from evalgate.scorers.registry import scorer_type
-from evalgate.spec.context import BuildContext
 
 ScoreFn = Any
 T = TypeVar("T")

@@ -19,13 +19,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from evalgate.items import Item
-from evalgate.runs import Run
-from evalgate.runs.messages import NO_INPUT_MESSAGES, mastra_input_texts, no_input_messages
-from evalgate.runs.model import ToolName, shown_name
-from evalgate.scorers import compromise, jstext
+from evalgate.load.items import Item
+from evalgate.replies import Run
+from evalgate.replies.messages import NO_INPUT_MESSAGES, mastra_input_texts, no_input_messages
+from evalgate.replies.model import ToolName, shown_name
+from evalgate.scorers import compromise
 from evalgate.scorers.base import NotScorable
 from evalgate.scorers.checks import dice
+from evalgate.scorers.js import text as jstext
 from evalgate.scorers.registry import scorer_type
 
 ScoreFn = Any

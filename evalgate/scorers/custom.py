@@ -8,11 +8,11 @@ from typing import Annotated, Any, overload
 
 from pydantic import Field
 
-from evalgate.overruns import Overran, Overruns, StillRunning
+from evalgate.load.spec.context import BuildContext
+from evalgate.run.overruns import Overran, Overruns, StillRunning
+from evalgate.run.user_code import FunctionReference, copied, import_callable
 from evalgate.scorers.base import Scorer
 from evalgate.scorers.registry import scorer_type
-from evalgate.spec.context import BuildContext
-from evalgate.user_code import FunctionReference, copied, import_callable
 
 
 def _two_args(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -34,16 +34,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalgate.items import Item
 from evalgate.judge import prompts as p
 from evalgate.judge.client import Judge, judge_for
-from evalgate.runs import Run
-from evalgate.runs.messages import NO_INPUT_MESSAGES, mastra_input_texts, mastra_system_prompt, no_input_messages
-from evalgate.runs.model import js_truthy, shown_name
-from evalgate.scorers import jstext
+from evalgate.load.items import Item
+from evalgate.load.spec.context import BuildContext
+from evalgate.replies import Run
+from evalgate.replies.messages import (
+    NO_INPUT_MESSAGES,
+    mastra_input_texts,
+    mastra_system_prompt,
+    no_input_messages,
+)
+from evalgate.replies.model import js_truthy, shown_name
 from evalgate.scorers.base import NotScorable, ScoreError
+from evalgate.scorers.js import text as jstext
 from evalgate.scorers.registry import scorer_type
-from evalgate.spec.context import BuildContext
 
 UNSURE_WEIGHT = 0.3  # answer_relevancy: an "unsure" statement counts this much
 # answer_similarity (Mastra's defaults): exact 1 + bonus, semantic 0.8, partial half of that, missing -0.15
@@ -295,7 +300,7 @@ def answer_relevancy(round: bool = True, empty: Empty = "score", conversation: b
     no statements: 0. An empty output or input is judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.ANSWER_RELEVANCY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -335,7 +340,7 @@ def answer_similarity(round: bool = True, empty: Empty = "score", conversation: 
     Mastra reads as none) Mastra rejects the run: not scorable.
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.ANSWER_SIMILARITY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -393,7 +398,7 @@ def faithfulness(round: bool = True, empty: Empty = "score", conversation: bool 
     claims: 0. An empty output, and an item with no evidence, are judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.FAITHFULNESS)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -436,7 +441,7 @@ def hallucination(
     judged too, and with no evidence every claim is unsupported (both as in Mastra).
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.HALLUCINATION)
     flagged_verdicts = ("contradicted", "unsupported", "general") if count_general else ("contradicted", "unsupported")
 
@@ -468,7 +473,7 @@ def toxicity(round: bool = True, empty: Empty = "score", conversation: bool = Fa
     output is judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.TOXICITY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -492,7 +497,7 @@ def bias(round: bool = True, empty: Empty = "score", conversation: bool = False,
     empty output is judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.BIAS)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -526,7 +531,7 @@ def context_precision(
     No context: not scorable (Mastra rejects the run).
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.CONTEXT_PRECISION)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -571,7 +576,7 @@ def context_relevance(round: bool = True, empty: Empty = "score", conversation: 
     information is missing, else 1. No context: 1, as Mastra scores an empty context.
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.CONTEXT_RELEVANCE)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -616,7 +621,7 @@ def context_recall(round: bool = True, empty: Empty = "score", conversation: boo
     as Mastra judges an empty context.
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.CONTEXT_RECALL)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -655,7 +660,7 @@ def prompt_alignment(round: bool = True, empty: Empty = "score", conversation: b
     Mastra's score then, is a scorer error.
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.PROMPT_ALIGNMENT)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -708,7 +713,7 @@ def summarization(round: bool = True, empty: Empty = "score", conversation: bool
     decimals; no claims or no key points: 0. An empty summary is judged too, as in Mastra.
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.SUMMARIZATION)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -761,7 +766,7 @@ def tool_call_accuracy(
     decimals; no verdicts (no calls, say): 0 if a tool was missing, else 1.
     """
     options = Options(round, empty, conversation)
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, p.TOOL_CALL_ACCURACY)
 
     def score(item: Item, run: Run) -> tuple[float, str]:
@@ -879,7 +884,7 @@ def rubric(
     listed, whole = _rubric_criteria(criterion, criteria, scale)
     options = Options(True, "score", conversation)
     template = p.RUBRIC_BINARY if scale == "binary" else p.RUBRIC_GRADED
-    from evalgate.scorers import judge_replies as r
+    from evalgate.scorers import judge_reply_models as r
     judge = _setup(ctx, template)
 
     def in_range(reply: Any) -> None:

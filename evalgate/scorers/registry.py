@@ -18,8 +18,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
+from evalgate.load.spec.context import BuildContext
 from evalgate.scorers.base import Scorer
-from evalgate.spec.context import BuildContext
 
 ID_MAX = 40
 

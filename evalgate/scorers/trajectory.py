@@ -35,11 +35,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evalgate.items import Item
-from evalgate.runs import Run, ToolCall
-from evalgate.runs.model import ToolName, name_key, shown_name
-from evalgate.scorers import jstext
+from evalgate.load.items import Item
+from evalgate.replies import Run, ToolCall
+from evalgate.replies.model import ToolName, name_key, shown_name
 from evalgate.scorers.base import NotScorable
+from evalgate.scorers.js import text as jstext
 from evalgate.scorers.registry import scorer_type
 
 Ordering = Literal["strict", "relaxed", "unordered"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from evalgate.cases import Case
-from evalgate.runs import Run
+from evalgate.load.cases import Case
+from evalgate.replies import Run
 
 History = Sequence[tuple[Any, Run]]  # (input, run) of the turns before this one
 

@@ -3,13 +3,13 @@ is built, so a recorded or python run never loads the HTTP stack."""
 
 from __future__ import annotations
 
-from evalgate import spec as s
+from evalgate.load import spec as s
+from evalgate.run.user_code import import_callable
 from evalgate.targets.base import Target
 from evalgate.targets.command import CommandTarget
 from evalgate.targets.python import PythonTarget
 from evalgate.targets.recorded import RecordedTarget
 from evalgate.targets.registry import TargetContext, target_type
-from evalgate.user_code import import_callable
 
 
 @target_type("recorded")

@@ -14,14 +14,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalgate import isolation, redaction
-from evalgate.cases import Case
-from evalgate.redaction import redact_cut
-from evalgate.runs import Run, RunFormatError, run_from_value
-from evalgate.runs.replies import checked_measures
+from evalgate.infra import isolation, redaction
+from evalgate.infra.redaction import redact_cut
+from evalgate.infra.textsafe import plain
+from evalgate.load.cases import Case
+from evalgate.replies import Run, RunFormatError, run_from_value
+from evalgate.replies.formats import checked_measures
+from evalgate.run.user_code import MESSAGE_CHARS
 from evalgate.targets.base import History, TargetError
-from evalgate.textsafe import plain
-from evalgate.user_code import MESSAGE_CHARS
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # only ever inside a JSON string: there an escape means the same

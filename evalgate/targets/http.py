@@ -21,11 +21,9 @@ from typing import Any
 
 import jmespath
 
-from evalgate import isolation, redaction
-from evalgate import spec as s
-from evalgate.cases import Case
-from evalgate.logs import log_request
-from evalgate.net import (
+from evalgate.infra import isolation, redaction
+from evalgate.infra.logs import log_request
+from evalgate.infra.net import (
     HttpClient,
     HttpError,
     Response,
@@ -36,8 +34,10 @@ from evalgate.net import (
     policy_from_settings,
     tls_from_settings,
 )
-from evalgate.runs import TOOL_STATUSES, Run, RunFormatError, run_from_value
-from evalgate.runs.replies import (
+from evalgate.load import spec as s
+from evalgate.load.cases import Case
+from evalgate.replies import TOOL_STATUSES, Run, RunFormatError, run_from_value
+from evalgate.replies.formats import (
     guess_format,
     measure,
     parse_arguments,

@@ -1,7 +1,7 @@
 """The `mastra` target: an agent or a workflow on a Mastra server, read with no mapping.
 
 Agents: `POST {url}/api/agents/{agent}/generate` with `{messages, memory?, ...options}`; the reply
-is read by `evalgate.runs.replies.read_mastra` (text, every tool call with its result, error or pending
+is read by `evalgate.replies.formats.read_mastra` (text, every tool call with its result, error or pending
 state, usage). Conversations either send the history as messages, or, with `memory:`, run on a
 Mastra memory thread of their own (a fresh id per item and repeat) so the server keeps the history.
 
@@ -26,12 +26,12 @@ from urllib.parse import quote
 
 import jmespath
 
-from evalgate import spec as s
-from evalgate.cases import Case
-from evalgate.logs import log_request
-from evalgate.net import HttpError
-from evalgate.runs import Run, RunFormatError
-from evalgate.runs.replies import read_mastra
+from evalgate.infra.logs import log_request
+from evalgate.infra.net import HttpError
+from evalgate.load import spec as s
+from evalgate.load.cases import Case
+from evalgate.replies import Run, RunFormatError
+from evalgate.replies.formats import read_mastra
 from evalgate.targets.base import History, TargetError
 from evalgate.targets.http import (
     HeaderTemplates,

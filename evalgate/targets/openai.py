@@ -14,15 +14,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalgate import isolation
-from evalgate import spec as s
-from evalgate.budget import saturated
-from evalgate.cases import Case
-from evalgate.logs import log_request
-from evalgate.net import HttpError
-from evalgate.runs import Run, RunFormatError
-from evalgate.runs.replies import run_from_chat_completion
-from evalgate.spec.models import PriceKey
+from evalgate.infra import isolation
+from evalgate.infra.logs import log_request
+from evalgate.infra.net import HttpError
+from evalgate.load import spec as s
+from evalgate.load.cases import Case
+from evalgate.load.spec.models import PriceKey
+from evalgate.replies import Run, RunFormatError
+from evalgate.replies.formats import run_from_chat_completion
+from evalgate.run.budget import saturated
 from evalgate.targets.base import History, TargetError, trial_key
 from evalgate.targets.http import HeaderTemplates, make_client, redact_reply, snippet
 

@@ -10,15 +10,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evalgate import isolation
-from evalgate.cases import Case
-from evalgate.overruns import Overran, Overruns, StillRunning
-from evalgate.redaction import redact_cut
-from evalgate.runs import Run, RunFormatError, run_from_value
-from evalgate.runs.replies import checked_measures
+from evalgate.infra import isolation
+from evalgate.infra.redaction import redact_cut
+from evalgate.infra.textsafe import plain
+from evalgate.load.cases import Case
+from evalgate.replies import Run, RunFormatError, run_from_value
+from evalgate.replies.formats import checked_measures
+from evalgate.run.overruns import Overran, Overruns, StillRunning
+from evalgate.run.user_code import MESSAGE_CHARS, copied, describe_exception, exit_argument
 from evalgate.targets.base import History, TargetError
-from evalgate.textsafe import plain
-from evalgate.user_code import MESSAGE_CHARS, copied, describe_exception, exit_argument
 
 
 class PythonTarget:

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from evalgate.spec.plugins import register_target_model
+from evalgate.load.spec.plugins import register_target_model
 from evalgate.targets.base import Target
 
 ENTRY_POINTS = "evalgate.targets"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalgate.items import Item
-from evalgate.runs import Run
+from evalgate.load.items import Item
+from evalgate.replies import Run
 from evalgate.scorers.registry import scorer_type
 
 

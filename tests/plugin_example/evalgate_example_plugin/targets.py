@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evalgate.cases import Case
-from evalgate.runs import Run
+from evalgate.load.cases import Case
+from evalgate.replies import Run
 from evalgate.targets import History, PluginSettings, Target, TargetContext, target_type
 
 

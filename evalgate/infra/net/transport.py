@@ -1,0 +1,247 @@
+"""One HTTP exchange over urllib3: the pool or proxy for its origin, the whole body read within the
+deadline and a size bound, its Content-Encoding undone without inflating past that bound."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+import zlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from evalgate.infra.net.connections import ExchangeDeadline, pool_classes
+from evalgate.infra.net.errors import BadEncoding, NoRetry, one_line
+from evalgate.infra.net.routes import TlsOptions, TlsSettingError, ca_source, proxy_for, ssl_context
+
+if TYPE_CHECKING:  # imported when the first client is built: offline specs never pay for TLS and urllib3
+    import ssl
+
+    import urllib3
+
+MAX_REPLY_BYTES = 32 * 2**20  # a reply bigger than this (sent, or once decompressed) is a runaway, not an answer
+_READ_CHUNK = 1 << 16
+
+
+class RawReply:
+    """One HTTP exchange's result: status, headers, the whole body."""
+
+    __slots__ = ("content", "headers", "status")
+
+    def __init__(self, status: int, headers: Mapping[str, str], content: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.content = content
+
+
+def _read_body(reply: Any, max_bytes: int, deadline: float, timeout_s: float) -> bytes:
+    """The whole body as sent, at most `max_bytes`; NoRetry past that (the rest is never read).
+
+    TimeoutError at `deadline` (monotonic): a server that trickles a byte now and then never trips a
+    socket timeout, so each read may wait only for what is left of the attempt's time.
+    """
+    read = getattr(reply, "read1", None) or reply.read  # read1: one socket read (urllib3 >= 2.2)
+    sock = getattr(getattr(reply, "connection", None), "sock", None)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the reply was still arriving at the deadline")
+        with contextlib.suppress(AttributeError, OSError):
+            sock.settimeout(min(timeout_s, left))  # type: ignore[union-attr]
+        chunk = read(_READ_CHUNK, decode_content=False)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > max_bytes:
+            raise NoRetry(f"the reply is larger than {_size(max_bytes)}; it was not read (a runaway reply?)")
+        chunks.append(chunk)
+
+
+def _decoded(content: bytes, encoding: str | None, max_bytes: int) -> bytes:
+    """The body with its Content-Encoding (gzip, deflate) undone, never inflated past `max_bytes`:
+    a reply of a few KiB that decompresses to gigabytes (a "zip bomb") stops at the limit."""
+    codings = [c.strip().lower() for c in (encoding or "").split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    if len(codings) > 2:
+        raise NoRetry(f"the reply is encoded {len(codings)} times over (Content-Encoding); not decoded")
+    for coding in reversed(codings):
+        if coding in ("gzip", "x-gzip"):
+            content = _inflate(content, 16 + zlib.MAX_WBITS, max_bytes, coding)
+        elif coding == "deflate":  # zlib-wrapped as the RFC says, or raw as some servers send it
+            try:
+                content = _inflate(content, zlib.MAX_WBITS, max_bytes, coding)
+            except BadEncoding:
+                content = _inflate(content, -zlib.MAX_WBITS, max_bytes, coding)
+        else:
+            shown = one_line(coding, 40)
+            raise NoRetry(f"the reply is compressed with `{shown}` (Content-Encoding), which evalgate does not "
+                           "decode; have the server send it plain, gzip or deflate")
+    return content
+
+
+def _inflate(data: bytes, wbits: int, max_bytes: int, coding: str) -> bytes:
+    out = bytearray()
+    while data:
+        inflater = zlib.decompressobj(wbits)
+        try:
+            out += inflater.decompress(data, max_bytes + 1 - len(out))
+        except zlib.error:
+            raise BadEncoding(f"the reply says Content-Encoding {coding} but is not valid {coding} data") from None
+        if len(out) > max_bytes:
+            raise NoRetry(f"the reply decompresses to more than {_size(max_bytes)}; it was not read "
+                           "(a runaway reply, or a compression bomb)")
+        if not inflater.eof:
+            break  # a truncated stream: what came is what there is
+        data = inflater.unused_data if wbits > zlib.MAX_WBITS else b""  # gzip: the next member, if any
+    return bytes(out)
+
+
+def _size(limit: int) -> str:
+    return f"{limit // 2**20} MiB" if limit >= 2**20 and limit % 2**20 == 0 else f"{limit} bytes"
+
+
+class Transport:
+    """urllib3 underneath: one direct PoolManager and one ProxyManager per proxy, picked per origin
+    from the environment, all sharing one TLS context; each pool keeps `size` connections."""
+
+    def __init__(self, size: int, tls: TlsOptions | None = None, environ: Mapping[str, str] | None = None) -> None:
+        self.size = max(1, size)
+        self.environ = dict(os.environ if environ is None else environ)
+        self.tls = tls or TlsOptions()
+        self._ssl: ssl.SSLContext | None = None
+        self._direct: urllib3.PoolManager | None = None
+        self._proxies: dict[str, urllib3.ProxyManager] = {}
+        self._routes: dict[tuple[str, str, int], tuple[Any, str | None]] = {}
+        self._lock = threading.Lock()
+        self.proxy_secrets: list[str] = []
+        # A bad CA bundle or certificate is an error now, not on every request. The spec's own `tls:`
+        # files are loaded now; a bundle from the environment (set on many machines, needed only for
+        # https) must be readable now and is parsed (~25 ms) for the first https origin.
+        if self.tls.ca_bundle or self.tls.client_cert:
+            self.context()
+        else:
+            source, cafile = ca_source(self.tls, self.environ)
+            if cafile is not None and not os.access(cafile, os.R_OK):
+                raise TlsSettingError(f"{source} {cafile}: not a readable PEM CA bundle (missing or not readable)")
+
+    def context(self) -> ssl.SSLContext:
+        if self._ssl is None:
+            self._ssl = ssl_context(self.tls, self.environ)
+        return self._ssl
+
+    def route(self, scheme: str, host: str, port: int) -> tuple[Any, str | None]:
+        """(the pool for this origin, the proxy's shown origin or None), decided once per origin."""
+        key = (scheme, host, port)
+        found = self._routes.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._routes.get(key)
+            if found is None:
+                proxy = proxy_for(scheme, host, port, self.environ)
+                if proxy is None:
+                    import urllib3
+
+                    if self._direct is None:
+                        self._direct = urllib3.PoolManager(num_pools=8, maxsize=self.size)
+                        self._direct.pool_classes_by_scheme = pool_classes()
+                    tls = {"ssl_context": self.context()} if scheme == "https" else None
+                    manager: Any = self._direct.connection_from_host(host, port, scheme, pool_kwargs=tls)
+                    found = (manager, None)
+                else:
+                    found = (self._proxy_manager(proxy), _origin_of(proxy))
+                self._routes[key] = found
+        return found
+
+    def _proxy_manager(self, proxy: str) -> urllib3.ProxyManager:
+        import urllib3
+
+        manager = self._proxies.get(proxy)
+        if manager is None:
+            parts = urlsplit(proxy)
+            headers = None
+            if parts.username is not None or parts.password is not None:
+                credentials = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+                self.proxy_secrets += [s for s in (parts.password, unquote(parts.password or "")) if s]
+                headers = urllib3.make_headers(proxy_basic_auth=credentials)
+            bare = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+            manager = urllib3.ProxyManager(bare, num_pools=8, maxsize=self.size, proxy_headers=headers,
+                                           ssl_context=self.context(), proxy_ssl_context=self.context())  # rare: eager
+            manager.pool_classes_by_scheme = pool_classes()
+            self._proxies[proxy] = manager
+        return manager
+
+    def send(self, method: str, url: str, origin: tuple[str, str, int], path: str, data: bytes | None,
+             headers: Mapping[str, str], timeout_s: float, max_bytes: int = MAX_REPLY_BYTES) -> RawReply:
+        """One exchange, the whole body read (at most `max_bytes`, decoded by us within that bound) within
+        `timeout_s` from the start; urllib3's own retries, redirects and decompression off (ours decide)."""
+        import urllib3
+
+        deadline = time.monotonic() + timeout_s  # the whole exchange, however the server paces it
+        timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s, total=timeout_s)
+        for fresh in (False, True):
+            pool, proxy = self.route(*origin)
+            # a forwarding proxy needs the absolute URL, never with the userinfo (sent as Authorization)
+            target = path if proxy is None else f"{origin[0]}://{urlsplit(url).netloc.rpartition('@')[2]}{path}"
+            # Connect, request, status line and headers within the deadline (see _Watchdog); should the
+            # socket be shut down as the head arrived, _read_body finds the deadline passed at once.
+            with ExchangeDeadline(deadline):
+                try:
+                    reply = pool.urlopen(method, target, body=data, headers=headers, retries=False,
+                                         redirect=False, timeout=timeout, preload_content=False,
+                                         decode_content=False, assert_same_host=False)
+                except urllib3.exceptions.ClosedPoolError:
+                    if fresh:
+                        raise
+                    with self._lock:  # the manager retired this origin's pool (more origins than pools)
+                        self._routes.pop(origin, None)
+                    continue
+            try:
+                if reply.status >= 200:
+                    content = _read_body(reply, max_bytes, deadline, timeout_s)
+                else:  # `101 Switching Protocols`, asked by nobody: no body, and no more HTTP on this connection
+                    reply.close()
+                    content = b""
+            except BaseException:
+                reply.close()  # the connection holds an unread rest: never reused
+                raise
+            finally:
+                reply.release_conn()
+            content = _decoded(content, reply.headers.get("Content-Encoding"), max_bytes)
+            return RawReply(reply.status, reply.headers, content)
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        with self._lock:
+            managers = [m for m in (self._direct, *self._proxies.values()) if m is not None]
+            self._direct, self._proxies, self._routes = None, {}, {}
+        for manager in managers:
+            manager.clear()
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+
+
+_SPLIT_CACHE: dict[str, tuple[str, str, int, str]] = {}
+
+
+def split_url(url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path?query) of an http(s) URL; ValueError otherwise."""
+    found = _SPLIT_CACHE.get(url)
+    if found is not None:
+        return found
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {url}")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    found = (parts.scheme, parts.hostname, port, path)
+    if len(_SPLIT_CACHE) < 256:
+        _SPLIT_CACHE[url] = found
+    return found

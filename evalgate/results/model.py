@@ -1,0 +1,366 @@
+"""The results JSON read back (docs/results.md): pydantic models that validate a results file.
+
+The report, JUnit, `compare` and the Action read results files through these. A run and a merge
+build results without them (evalgate.results.writer, evalgate.decide.verdict): a merge starts without pydantic.
+The gate, threshold and turn results are evalgate.decide.verdict's dataclasses, validated as fields here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
+
+from evalgate.decide.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult, Verdict
+from evalgate.infra.files import MAX_RESULTS_BYTES, refuse_unreadable
+from evalgate.results.stream import StreamedResults
+from evalgate.results.writer import SCHEMA_VERSION
+
+
+class Summary(BaseModel):
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when results are read
+
+    total_items: int
+    errored_items: int
+    not_scorable: dict[str, int] = Field(default_factory=dict)
+    max_errors: int = 0
+    error_budget_exceeded: bool = False
+    failure_reason: str | None = None  # "errors" (too many errored items) or "gates"; null unless failed
+    top_error: dict[str, Any] | None = None  # the most common item error: {"message", "items"}
+    duration_s: float | None = None
+
+
+class ItemRecord(BaseModel):
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when results are read
+
+    id: str
+    index: int | None = None
+    input: Any = None
+    output: dict[str, Any] | None = None
+    error: str | None = None
+    gates: dict[str, float | None] = Field(default_factory=dict)
+    scores: dict[str, float | None] = Field(default_factory=dict)
+    reasons: dict[str, str] = Field(default_factory=dict)
+    not_scorable: dict[str, str] = Field(default_factory=dict)
+    scorer_errors: dict[str, str] = Field(default_factory=dict)
+    # a gate and a scorer of one id share their `reasons` key: each one's reason, {"gates": {...}, "scores": {...}}
+    reasons_by_kind: dict[str, dict[str, str]] | None = None
+    turns: list[dict[str, Any]] | None = None
+    trials: list[dict[str, Any]] | None = None  # with repeats: {trial, run, gates, scores, error, duration_ms}
+    data_hash: str | None = None
+
+
+class ComparedEntry(TypedDict, total=False):
+    """One entry of `comparison.entries` (evalgate.decide.comparison.EntryComparison as written)."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    id: str
+    turn: int | None
+    kind: str
+    status: str
+    base_average: float | None
+    head_average: float | None
+    delta: float | None
+    ci95: tuple[float | None, float | None] | None
+    p_value: float | None
+    p_regression: float | None
+    p_within: float | None  # one-sided: the drop is within max_drop
+    p_decision: float | None  # the p the status came from, held to `alpha`
+    alpha: float | None
+    base_matched: float | None  # the averages on the matched items, the ones delta compares
+    head_matched: float | None
+    mde: float | None  # the drop found with 80% power
+    method: str | None
+    pairs: int
+    errored_pairs: int
+    max_drop: float | None
+    higher_is_better: bool
+    when_uncertain: str
+    fails: bool
+    reason: str | None
+
+
+class FlippedItem(TypedDict, total=False):
+    """One item of `comparison.flipped`: an item that passed an entry in one run and failed it in the other."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    item: str
+    entry: str
+    turn: int | None
+    kind: str
+    base_score: float | None
+    head_score: float | None
+    direction: str
+
+
+class BaselineInfo(TypedDict, total=False):
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    name: str | None
+    verdict: str | None
+    created_at: str | None
+    git_sha: str | None
+    items: int | None
+
+
+class BaseItem(TypedDict, total=False):
+    """One item of `comparison.base_items`: the base's record of an item whose pass or fail changed."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    id: str
+    output: Any
+    error: str | None
+    gates: dict[str, float | None]
+    scores: dict[str, float | None]
+    reasons: dict[str, str]
+    flips: dict[str, str]  # entry label → "pass->fail" | "fail->pass"
+
+
+class HistoryRun(TypedDict, total=False):
+    """One run of `comparison.history`: the base branch's recent runs, oldest first (the trend)."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    name: str | None
+    created_at: str | None
+    git_sha: str | None
+    verdict: str | None
+    items: int | None
+    scores: dict[str, float | None]
+
+
+class ComparisonRecord(TypedDict, total=False):
+    """`comparison`, added by `--baseline` or `compare -o`: read as a mapping, each of its fields typed."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    baseline: BaselineInfo
+    settings: dict[str, Any]
+    entries: list[ComparedEntry]
+    flipped: list[FlippedItem]
+    flipped_count: int
+    matched_items: int
+    new_items: int
+    missing_items: int
+    changed_items: int
+    regressions: int
+    failures: int  # entries failing the verdict: regressions and, under when_uncertain: fail, uncertain ones
+    warnings: list[str]
+    base_items: list[BaseItem]  # additive: absent when no item's status changed
+    history: list[HistoryRun]  # additive: the base's history, then the base (at most 100)
+
+
+class ItemsOnDemand(list[ItemRecord]):
+    """A results file's items as the list `Results.items` always was, read from the file (all of them) the
+    first time anything asks for them: the Python API's `load_results(path).items[3]`. The commands read
+    a big file through `Results.each_item` instead, one item at a time, and never fill this list."""
+
+    def __init__(self, results: Results) -> None:
+        super().__init__()
+        self._results: Results | None = results
+
+    def load(self) -> None:
+        if self._results is not None:
+            results, self._results = self._results, None
+            super().extend(results.stream_items())
+
+    def __iter__(self) -> Iterator[ItemRecord]:
+        self.load()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self.load()
+        return super().__len__()
+
+    def __bool__(self) -> bool:
+        self.load()
+        return super().__len__() > 0
+
+    def __getitem__(self, index: Any) -> Any:
+        self.load()
+        return super().__getitem__(index)
+
+    def __eq__(self, other: object) -> bool:
+        self.load()
+        return super().__eq__(other)
+
+    __hash__ = None  # a list: unhashable
+
+    def __repr__(self) -> str:
+        self.load()
+        return super().__repr__()
+
+
+class Results(BaseModel):
+    """The results JSON, schema_version 1."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when results are read
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    name: str
+    verdict: Verdict | None
+    scores: dict[str, float]
+    gate_results: list[GateResult]
+    threshold_results: list[ThresholdResult]
+    turn_results: list[TurnResult] | None = None
+    score_stats: dict[str, ScoreStats] = Field(default_factory=dict)
+    summary: Summary
+    items: list[ItemRecord] = Field(default_factory=list)
+    comparison: ComparisonRecord | None = None  # with a baseline (docs/results.md)
+    # read from a file (`load_results`): the items stay there, read one at a time by `each_item`
+    _file: StreamedResults | None = PrivateAttr(default=None)
+    _checked = PrivateAttr(default=False)  # every item read once and found a record (`load_results`)
+
+    def each_item(self) -> Iterator[ItemRecord]:
+        """Every item, in file order: those held, or, read from a file, each read and checked in turn
+        (a million items never sit in memory at once). ItemError naming the item that is no record."""
+        if self._streams():
+            yield from self.stream_items()
+        else:
+            yield from self.items
+
+    def stream_items(self) -> Iterator[ItemRecord]:
+        """The file's items, each read and checked in turn."""
+        assert self._file is not None
+        for position, raw in enumerate(self._items()):
+            yield _item_record(raw, position, self._file.path)
+
+    def _streams(self) -> bool:
+        """Read from a file whose items nobody has asked for as a list: they are read from the file."""
+        return self._file is not None and isinstance(self.items, ItemsOnDemand) and self.items._results is not None
+
+    def each_record(self) -> Iterator[dict[str, Any]]:
+        """Every item's record as the file holds it (checked as `each_item` checks it), in file order."""
+        if not self._streams():
+            for item in self.items:
+                yield item.model_dump(mode="python")
+            return
+        path = self._file.path if self._file is not None else None
+        for position, raw in enumerate(self._items()):
+            if not self._checked:
+                _item_record(raw, position, path)
+            yield raw
+
+    def _items(self) -> Iterator[Any]:
+        """The file's items as parsed; ItemError naming the file where it is not JSON."""
+        assert self._file is not None
+        try:
+            yield from self._file.items()
+        except ItemError:
+            raise
+        except (ValueError, RecursionError) as exc:
+            raise ItemError(str(exc) or type(exc).__name__, self._file.path) from None
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        """As pydantic's, a results file's items read first unless they are excluded."""
+        if isinstance(self.items, ItemsOnDemand) and "items" not in (options.get("exclude") or ()):
+            self.items.load()
+        return super().model_dump(**options)
+
+    def model_dump_json(self, **options: Any) -> str:
+        if isinstance(self.items, ItemsOnDemand) and "items" not in (options.get("exclude") or ()):
+            self.items.load()
+        return super().model_dump_json(**options)
+
+    @property
+    def file_header(self) -> dict[str, Any]:
+        """Read from a file: its top-level keys but `items` as written (unknown ones included); else the
+        model's own."""
+        if self._file is None:
+            return self.model_dump(mode="json", exclude={"items"})
+        return dict(self._file.header)
+
+    def item_count(self) -> int:
+        """How many items there are: counted as they are read from a file (one at a time), else those held."""
+        if not self._streams():
+            return len(self.items)
+        return sum(1 for _ in self.each_record())
+
+    @property
+    def has_items(self) -> bool:
+        return bool(self.items) if self._file is None else self._file.has_items
+
+    @property
+    def outcome(self) -> Outcome:
+        return Outcome(
+            verdict=self.verdict,
+            scores=self.scores,
+            gate_results=self.gate_results,
+            threshold_results=self.threshold_results,
+            turn_results=self.turn_results,
+            score_stats=self.score_stats,
+            not_scorable=self.summary.not_scorable,
+            errored_items=self.summary.errored_items,
+            max_errors=self.summary.max_errors,
+            total_items=self.summary.total_items,
+        )
+
+
+def load_results(path: Path, *, check_items: bool = True) -> Results:
+    """A results file's header, its items left in the file (`Results.each_item` reads them); whatever a
+    run writes (lone surrogates, nulls for NaN) reads back. check_items: read every item once now, so
+    that a file whose item is no record is refused here (ValueError) rather than half-way through a report.
+
+    The one way results files are read: the header whole, the items as a stream (evalgate.results.stream).
+    ValueError for a path that is no regular file (a FIFO would block, a device never end) or one over
+    MAX_RESULTS_BYTES (UnreadableFile, also an OSError)."""
+    refuse_unreadable(path, limit=MAX_RESULTS_BYTES, what="results file")
+    streamed = StreamedResults(path)
+    results = Results.model_validate(_nan_for_null(streamed.header))
+    results._file = streamed
+    results.items = ItemsOnDemand(results)  # read only if asked for: the commands stream them (`each_item`)
+    if check_items:
+        for _ in results.each_item():
+            pass
+        results._checked = True
+    return results
+
+
+class ItemError(ValueError):
+    """An item of a results file is no item record: the message says which and why, `path` the file."""
+
+    def __init__(self, message: str, path: Path | None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _item_record(raw: Any, position: int, path: Path | None = None) -> ItemRecord:
+    try:
+        return ItemRecord.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ItemError(f"items.{position}{'.' + where if where else ''}: {first['msg']}", path) from None
+
+
+def _nan_for_null(raw: Any) -> Any:
+    """A NaN average was written as null (strict JSON has no NaN): read it back as NaN."""
+    if not isinstance(raw, dict):
+        return raw
+    nan = float("nan")
+
+    def scores(value: Any) -> Any:
+        return {k: nan if v is None else v for k, v in value.items()} if isinstance(value, dict) else value
+
+    def results(value: Any, key: str) -> Any:
+        if not isinstance(value, list):
+            return value
+        return [{**r, key: nan} if isinstance(r, dict) and r.get(key, 0) is None else r for r in value]
+
+    out = {**raw, "scores": scores(raw.get("scores"))}
+    out["gate_results"] = results(raw.get("gate_results"), "score")
+    out["threshold_results"] = results(raw.get("threshold_results"), "average_score")
+    if isinstance(raw.get("turn_results"), list):
+        out["turn_results"] = [
+            {**t, "scores": scores(t.get("scores")), "gate_results": results(t.get("gate_results"), "score"),
+             "threshold_results": results(t.get("threshold_results"), "average_score")}
+            if isinstance(t, dict) else t
+            for t in raw["turn_results"]
+        ]
+    return out

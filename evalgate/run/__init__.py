@@ -1,0 +1,1 @@
+"""Running: the run loop and its listeners, the engine, resume, budget, estimate, user code."""
