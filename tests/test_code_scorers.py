@@ -264,7 +264,7 @@ def test_a_hostile_output_is_scored_in_linear_time(output: str) -> None:
     import subprocess
     import sys
 
-    code_ = ("import sys; from evalgate.scorers import jstext; t = sys.stdin.read(); "
+    code_ = ("import sys; from evalgate.scorers.js import text as jstext; t = sys.stdin.read(); "
              "jstext.extract_keywords(t); jstext.sentiment(t)")
     done = subprocess.run([sys.executable, "-c", code_], input=output, text=True, timeout=120, capture_output=True)
     assert done.returncode == 0, done.stderr
