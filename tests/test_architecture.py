@@ -294,7 +294,6 @@ LONG_FUNCTIONS = {
     "evalgate/judge/repair.py:fix_json": 143,
     "evalgate/estimate.py:estimate": 73,
     "evalgate/resume.py:skip_finished": 71,
-    "evalgate/net/client.py:HttpClient._send_with_retries": 68,
 }
 
 
