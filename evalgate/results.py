@@ -93,6 +93,7 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=str)
 # A finished item's journal line reaches the operating system within this many seconds (a background
 # thread writes what was appended since): a killed run reruns at most the items of that window.
 FLUSH_WINDOW_S = 0.05
+JOURNAL_READ_BUFFER = 1 << 20
 # A header value `finish` writes over with the SHA-256 of the items array's contents (between its
 # brackets), once they are written: as long as the digest, so nothing moves.
 ITEMS_SHA256_PENDING = "sha256-of-the-items-array-written-once-the-items-are-written...."
@@ -404,7 +405,10 @@ class ResultsWriter:
         self.flush()
         opening = json_utf8(json.dumps(redact_value(head), ensure_ascii=False, indent=None)[:-1])
         digest_at = opening.rfind(ITEMS_SHA256_PENDING.encode()) if items_digest else -1
-        with self.journal_path.open("rb") as journal, atomic_writer(self.path, root=self.root) as file:
+        # A buffer wide enough that items finished out of order (lines a few concurrencies apart) are found
+        # in it by `_copy_sorted`'s seeks, not read again from the file one system call each.
+        with self.journal_path.open("rb", buffering=JOURNAL_READ_BUFFER) as journal, \
+                atomic_writer(self.path, root=self.root) as file:
             file.write(opening)
             file.write(b', "items": [')
             out = _Hashing(file) if digest_at >= 0 else file
