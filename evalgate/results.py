@@ -22,6 +22,7 @@ import math
 import os
 import stat
 import threading
+import weakref
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -451,7 +452,9 @@ class _Flusher:
     written at a time, in the order appended. A write's OSError (a full disk) is raised to the appender."""
 
     def __init__(self, write: Callable[[list[bytes]], None]) -> None:
-        self.write = write  # called with a batch of lines (possibly empty), under `writing`
+        # called with a batch of lines (possibly empty), under `writing`; weakly held, so that a writer a
+        # failed run never closed is collected and its thread ends rather than wake for ever
+        self.write = weakref.WeakMethod(write)
         self.pending: list[bytes] = []
         self.adding = threading.Lock()  # held to add a line or take the batch
         self.writing = threading.Lock()  # one batch written at a time
@@ -487,8 +490,12 @@ class _Flusher:
         with self.writing:
             with self.adding:
                 batch, self.pending = self.pending, []
+            write = self.write()
+            if write is None:  # the writer is gone
+                self.stopped.set()
+                return
             try:
-                self.write(batch)
+                write(batch)
             except OSError as exc:
                 self.error = exc
 
