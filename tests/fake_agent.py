@@ -63,6 +63,7 @@ class FakeServer(ThreadingHTTPServer):
         self.redirect_to = "https://agent.example/v2/agent"
         self.lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []  # {path, headers, body}
+        self.replied_at: dict[str, float] = {}  # request key (its input) -> time.monotonic() of the reply
         self.in_flight = 0
         self.peak_in_flight = 0
         self.count = 0
@@ -212,6 +213,8 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             with server.lock:
                 server.in_flight -= 1
+                if server.keep_log:
+                    server.replied_at[request_key(body)] = time.monotonic()
 
     def serve(self, body: Any) -> None:
         server = self.server

@@ -304,7 +304,6 @@ LONG_FUNCTIONS = {
     "evalgate/judge/repair.py:fix_json": 143,
     "evalgate/run/estimate.py:estimate": 73,
     "evalgate/run/resume.py:skip_finished": 71,
-    "evalgate/infra/net/client.py:HttpClient._send_with_retries": 68,
 }
 
 

@@ -467,3 +467,22 @@ def test_a_reply_nested_hundreds_of_levels_deep_is_written_with_its_secrets_mask
     assert proc.returncode == 0, proc.stderr
     items = {i["id"]: i for i in json.loads((tmp_path / "out.json").read_text())["items"]}
     assert items["deep"]["gates"] == {"called_tool:get_weather": 1.0} and items["ok"]["error"] is None
+
+
+def test_field_only_mappings_find_what_jmespath_finds() -> None:
+    """`response.text: output.text` (fields only) is walked without jmespath's interpreter: it must find
+    exactly what jmespath finds, on every shape a reply takes (a missing part, a string, a list, null)."""
+    import jmespath
+
+    from evalgate.targets.http import FieldPath, compile_path
+
+    replies = [{"output": {"text": "hi", "tool_calls": [{"name": "a"}]}, "usage": {"total": 3}},
+               {"output": "plain"}, {"output": None}, {"output": {"text": False}}, [1, 2], "text", None, 3,
+               {"a.b": {"c": 1}}, {"a": {"b": {"c": 2}}}, {}]
+    for expression in ("output.text", "usage", "output.tool_calls", '"a.b".c', "a.b.c", "output"):
+        path = compile_path(expression)
+        assert isinstance(path, FieldPath), expression
+        for reply in replies:
+            assert path.search(reply) == jmespath.search(expression, reply), (expression, reply)
+    assert not isinstance(compile_path("output.tool_calls[0].name"), FieldPath)  # jmespath's own
+    assert not isinstance(compile_path("a || b"), FieldPath)

@@ -18,6 +18,7 @@ from fake_agent import FakeServer
 from same_id import assert_each_keeps_its_reason, same_id_spec
 
 from evalgate.api import run_spec
+from evalgate.results import writer as results
 
 ITEMS = 24
 WAIT_S = 30.0
@@ -644,3 +645,46 @@ def test_a_resumed_run_keeps_the_reasons_of_a_gate_and_a_scorer_of_one_id(tmp_pa
     again = run_spec(spec, output=out, resume=True, keep_items=True)
     assert again.summary["resumed_items"] == (3 if interrupted else 5)
     assert_each_keeps_its_reason(again.to_dict()["items"])
+
+
+def test_a_killed_run_loses_at_most_the_journal_window(tmp_path: Path) -> None:
+    """SIGKILL mid-run (no cleanup): every item answered longer ago than the journal's window (plus time
+    to score it and for the scheduler) is in the journal; `--resume` sends only the others and the results
+    hold every item once. The journal is written in batches from a background thread (docs/targets.md)."""
+    items = 400
+    slack_s = 0.3  # scoring, the hand-over to the run loop, a loaded machine's scheduling
+    spec = {
+        "version": 1,
+        "data": [{"id": f"q{i}", "input": f"weather in Paris #{i}"} for i in range(items)],
+        "target": {"type": "http", "url": "", "response": {"text": "output.text", "tool_calls": "output.tool_calls"}},
+        "concurrency": 4,
+        "scorers": [{"type": "called_tool", "tool": "get_weather"}],
+    }
+    with FakeServer(delay_s=0.05) as srv:  # 80 items a second: the first 120 answered take 1.5 s
+        spec["target"]["url"] = f"{srv.url}/agent"  # type: ignore[index]
+        (tmp_path / "evalgate.yaml").write_text(json.dumps(spec))
+        journal = tmp_path / "out.json.items.jsonl"
+        proc = start(tmp_path)
+        deadline = time.monotonic() + WAIT_S
+        while len(srv.replied_at) < 120 and time.monotonic() < deadline:  # well into the run
+            time.sleep(0.01)
+        killed_at = time.monotonic()
+        proc.kill()
+        proc.wait(WAIT_S)
+        answered = dict(srv.replied_at)
+        done = set(journal_ids(journal))
+        assert len(done) < items, "the run finished before the kill: nothing tested"
+        due = {f"q{text.rsplit('#', 1)[1]}" for text, at in answered.items()
+               if at < killed_at - results.FLUSH_WINDOW_S - slack_s}
+        assert len(due) >= 60
+        assert due <= done, f"answered long before the kill, not journaled: {sorted(due - done)[:10]}"
+
+        before = srv.count
+        resumed = start(tmp_path, "--resume")
+        out, err = resumed.communicate(timeout=WAIT_S)
+        assert resumed.returncode == 0, out + err
+        sent_after = {r["body"]["input"] for r in srv.requests[before:]}
+        assert sent_after == {f"weather in Paris #{i}" for i in range(items) if f"q{i}" not in done}
+    final = json.loads((tmp_path / "out.json").read_text())
+    assert [i["id"] for i in final["items"]] == [f"q{i}" for i in range(items)]
+    assert final["summary"]["resumed_items"] == len(done)

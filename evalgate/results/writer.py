@@ -1,8 +1,10 @@
 """Results JSON v1 (docs/results.md): the header, the streaming writer (reading back: results_model).
 
 Each finished item is appended to `<output>.items.jsonl` (the journal; the Action keeps it under
-RUNNER_TEMP) as it completes and flushed as soon as the unflushed items hold a few milliseconds of
-work, so a crash costs at most that much rerun on `--resume`; `finish` then writes the results JSON
+RUNNER_TEMP) as it completes; a background thread hands the appended lines to the operating system
+every FLUSH_WINDOW_S, so a killed run loses at most the items of its last FLUSH_WINDOW_S, rerun on
+`--resume` (the run loop's thread never waits on a write: at 64 threads a write that gives up the GIL
+waits milliseconds to get it back, and the loop would stall per item); `finish` then writes the results JSON
 atomically, copying the journal's bytes in data order without encoding any item again or holding
 every item in memory, and removes the journal once a complete run's results are safely written.
 Items are encoded with orjson (about 3x faster than `json` here); anything it refuses (a lone
@@ -19,8 +21,10 @@ import json
 import math
 import os
 import stat
+import threading
+import weakref
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -87,9 +91,10 @@ def _finite(value: Any) -> Any:
 
 # One encoder for every item: json.dumps with options builds a new one per call.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=str)
-# Unflushed journal lines may hold at most this much of the items' own work: a crash costs no more.
-FLUSH_AFTER_MS = 5.0
-PENDING_LINES = 256  # quick items' lines go to the file this many at a time
+# A finished item's journal line reaches the operating system within this many seconds (a background
+# thread writes what was appended since): a killed run reruns at most the items of that window.
+FLUSH_WINDOW_S = 0.05
+JOURNAL_READ_BUFFER = 1 << 20
 # A header value `finish` writes over with the SHA-256 of the items array's contents (between its
 # brackets), once they are written: as long as the digest, so nothing moves.
 ITEMS_SHA256_PENDING = "sha256-of-the-items-array-written-once-the-items-are-written...."
@@ -267,7 +272,6 @@ class ResultsWriter:
         self.indices = array("q")
         self.starts = array("q")
         self.ascending = True  # every line's index above the one before: the journal is the items, in order
-        self.unflushed_ms = 0.0
         self.data_start = 0  # where the items begin: after the journal's own first line, if it has one
         self.checks: JournalChecks | None = None  # the journaled run's checks (see `checks` above)
         self.unreadable_lines = 0  # resumed: lines of the journal that hold no record
@@ -290,7 +294,7 @@ class ResultsWriter:
                 self.handle.write(_journal_head(checks))
                 self.data_start = self.handle.tell()
         self.size = self.handle.tell()  # kept here: tell() on every append would be a system call
-        self.pending: list[bytes] = []  # lines not yet handed to the file: one write() per batch
+        self.flusher = _Flusher(self._write_pending)  # the lines appended, written in batches
         for record in leaked:  # the later line of an index is its record: this one redacted
             data = item_bytes(record)
             self._note(record["index"], self.size)
@@ -378,38 +382,34 @@ class ResultsWriter:
         return JournalRecords(self)
 
     def append(self, record: dict[str, Any]) -> None:
+        """The item's line, written by the flusher within FLUSH_WINDOW_S (its offset known now)."""
         data = item_bytes(record)
-        size = len(data)
         self._note(record["index"], self.size)
-        self.size += size
-        pending = self.pending
-        pending.append(data)
-        # Flush once the buffered items are worth a few ms of work: a slow item (a model call) is
-        # on disk as soon as it finishes; thousands of replayed ones share one write.
-        self.unflushed_ms += record.get("duration_ms") or 0.0
-        if self.unflushed_ms >= FLUSH_AFTER_MS:
-            self.flush()
-        elif len(pending) >= PENDING_LINES:
-            self.handle.write(b"".join(pending))
-            pending.clear()
+        self.size += len(data)
+        self.flusher.add(data)
 
     def flush(self) -> None:
-        """Every appended line to the operating system."""
-        if self.pending:
-            self.handle.write(b"".join(self.pending))
-            self.pending.clear()
+        """Every appended line to the operating system, now; a write the flusher failed raises here."""
+        self.flusher.now()
+
+    def _write_pending(self, batch: list[bytes]) -> None:
+        if batch:
+            self.handle.write(b"".join(batch))
         self.handle.flush()
-        self.unflushed_ms = 0.0
 
     def finish(self, head: dict[str, Any], *, complete: bool = True, keep: set[int] | None = None,
                items_digest: bool = False) -> None:
         """Write the results JSON; a complete run's journal is then removed (an interrupted run keeps
         it for `--resume`). `keep`: only these items (a resumed journal may hold others).
         `items_digest`: write the items' SHA-256 over the head's last ITEMS_SHA256_PENDING (a shard's)."""
+        self.flusher.stop()
         self.flush()
         opening = json_utf8(json.dumps(redact_value(head), ensure_ascii=False, indent=None)[:-1])
         digest_at = opening.rfind(ITEMS_SHA256_PENDING.encode()) if items_digest else -1
-        with self.journal_path.open("rb") as journal, atomic_writer(self.path, root=self.root) as file:
+        # A buffer wide enough that items finished out of order (lines a few concurrencies apart) are found
+        # in it by `_copy_sorted`'s seeks, not read again from the file one system call each.
+        with self.journal_path.open("rb", buffering=JOURNAL_READ_BUFFER) as journal, \
+                atomic_writer(self.path, root=self.root) as file:
             file.write(opening)
             file.write(b', "items": [')
             out = _Hashing(file) if digest_at >= 0 else file
@@ -432,16 +432,76 @@ class ResultsWriter:
             self.journal_path.unlink(missing_ok=True)
 
     def close(self) -> None:
+        self.flusher.stop()
         if not self.handle.closed:
             self.flush()
         self.handle.close()
 
     def discard(self) -> None:
         """Remove the journal this run created: the run was not valid. A resumed journal is kept."""
-        self.pending.clear()
+        self.flusher.stop()
+        self.flusher.pending.clear()
         self.handle.close()
         if self.created:
             self.journal_path.unlink(missing_ok=True)
+
+
+class _Flusher:
+    """Writes the lines appended to `pending` every FLUSH_WINDOW_S from a daemon thread, started with the
+    first line. The appending thread takes a lock only to add a line (never held across I/O); one batch is
+    written at a time, in the order appended. A write's OSError (a full disk) is raised to the appender."""
+
+    def __init__(self, write: Callable[[list[bytes]], None]) -> None:
+        # called with a batch of lines (possibly empty), under `writing`; weakly held, so that a writer a
+        # failed run never closed is collected and its thread ends rather than wake for ever
+        self.write = weakref.WeakMethod(write)
+        self.pending: list[bytes] = []
+        self.adding = threading.Lock()  # held to add a line or take the batch
+        self.writing = threading.Lock()  # one batch written at a time
+        self.stopped = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.error: OSError | None = None
+
+    def add(self, line: bytes) -> None:
+        if self.error is not None:
+            raise self.error
+        with self.adding:
+            self.pending.append(line)
+        if self.thread is None and not self.stopped.is_set():
+            self.thread = threading.Thread(target=self._every_window, name="evalgate-journal", daemon=True)
+            self.thread.start()
+
+    def now(self) -> None:
+        """Write what is pending, in this thread."""
+        if self.error is not None:
+            raise self.error
+        self._write_batch()
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        """No more writes from the thread (what is pending stays, for `now`)."""
+        self.stopped.set()
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+
+    def _write_batch(self) -> None:
+        with self.writing:
+            with self.adding:
+                batch, self.pending = self.pending, []
+            write = self.write()
+            if write is None:  # the writer is gone
+                self.stopped.set()
+                return
+            try:
+                write(batch)
+            except OSError as exc:
+                self.error = exc
+
+    def _every_window(self) -> None:
+        while not self.stopped.wait(FLUSH_WINDOW_S) and self.error is None:
+            self._write_batch()
 
 
 class JournalRecords:

@@ -7,11 +7,12 @@ raising scorer errors that scorer's result, a raising gate scores 0 with the err
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import queue
+import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from time import perf_counter
 from typing import Any
@@ -526,33 +527,70 @@ def evaluate(
         for case in cases:
             yield evaluate_case(case, target, gates, scorers, judged, shared)
         return
-    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalgate")
-    # Each future reports itself here when done: one queue read per item, where `wait()` would
-    # install and remove a waiter on every pending future each time one finished.
-    done: queue.SimpleQueue[Future[ItemResult]] = queue.SimpleQueue()
+    workers = _Workers(concurrency, lambda case: evaluate_case(case, target, gates, scorers, judged, shared))
     in_flight = 0
     source = iter(cases)
-
-    def start(case: Case) -> None:
-        nonlocal in_flight
-        pool.submit(evaluate_case, case, target, gates, scorers, judged, shared).add_done_callback(done.put)
-        in_flight += 1
-
     try:
         for case in source:
-            start(case)
+            workers.start(case)
+            in_flight += 1
             if in_flight >= concurrency:
                 break
         while in_flight:
-            future = done.get()
+            result = workers.next_result()
             in_flight -= 1
-            yield future.result()
+            yield result
             next_case = next(source, None)
             if next_case is not None:
-                start(next_case)
+                workers.start(next_case)
+                in_flight += 1
     finally:
         # On Ctrl-C or an early close, drop what has not started; do not wait for stragglers.
-        pool.shutdown(wait=not in_flight, cancel_futures=True)
+        workers.stop()
+
+
+class _Workers:
+    """`size` threads, each evaluating the cases it takes from one queue and putting the result (or what
+    it raised) on another: per item two queue operations, where an executor made a future, a work item,
+    a condition and a callback for each."""
+
+    def __init__(self, size: int, work: Callable[[Case], ItemResult]) -> None:
+        self.todo: queue.SimpleQueue[Case | None] = queue.SimpleQueue()
+        self.done: queue.SimpleQueue[tuple[ItemResult | None, BaseException | None]] = queue.SimpleQueue()
+        self.work = work
+        self.size = size
+        self.threads: list[threading.Thread] = []
+
+    def start(self, case: Case) -> None:
+        self.todo.put(case)
+        if len(self.threads) < self.size:  # started as needed, as an executor does: a short run needs few
+            thread = threading.Thread(target=self._serve, name=f"evalgate_{len(self.threads)}")
+            self.threads.append(thread)
+            thread.start()
+
+    def next_result(self) -> ItemResult:
+        """The next result to finish; what a worker raised (a user's interrupt), raised here."""
+        result, raised = self.done.get()
+        if raised is not None:
+            raise raised
+        assert result is not None
+        return result
+
+    def stop(self) -> None:
+        """No more cases: the queued ones are dropped, each thread ends after its current one (not waited for)."""
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self.todo.get_nowait()
+        for _ in self.threads:
+            self.todo.put(None)
+
+    def _serve(self) -> None:
+        todo, done, work = self.todo, self.done, self.work
+        while (case := todo.get()) is not None:
+            try:
+                done.put((work(case), None))
+            except BaseException as exc:  # to the loop's thread, as a future's result would raise it
+                done.put((None, exc))
 
 
 def runs_inline(target: Target, gates: list[Check], scorers: list[Check], concurrency: int,

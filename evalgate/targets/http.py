@@ -136,6 +136,47 @@ def _as_text(value: Any) -> str:
 # ---- reply mapping ----
 
 
+class FieldPath:
+    """A JMESPath expression of field names only (`output.text`, `usage`), walked without jmespath's
+    interpreter: the same result (a missing field, or a field of what has none, is null) at a fifth of
+    its cost, paid per reply and per mapped part."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self.keys = keys
+
+    def search(self, value: Any) -> Any:
+        for key in self.keys:
+            try:
+                value = value.get(key)  # as jmespath's field: whatever has `.get`
+            except AttributeError:
+                return None
+        return value
+
+
+def _field_names(node: dict[str, Any]) -> list[str] | None:
+    """The field names of a parsed JMESPath made of fields and `.` only, in order; None for anything else."""
+    if node["type"] == "field":
+        return [node["value"]]
+    if node["type"] != "subexpression":
+        return None
+    names: list[str] = []
+    for child in node["children"]:
+        part = _field_names(child)
+        if part is None:
+            return None
+        names += part
+    return names
+
+
+def compile_path(expression: str) -> Any:
+    """A compiled JMESPath (its `.search(value)`): a FieldPath when it is field names only."""
+    compiled = jmespath.compile(expression)
+    names = _field_names(compiled.parsed)
+    return FieldPath(tuple(names)) if names is not None else compiled
+
+
 class ReplyMapping:
     """`response:`: a reply format and/or JMESPath expressions, compiled once.
 
@@ -145,7 +186,7 @@ class ReplyMapping:
 
     def __init__(self, config: s.ResponseMapping) -> None:
         def comp(expression: str | None) -> Any:
-            return jmespath.compile(expression) if expression else None
+            return compile_path(expression) if expression else None
 
         self.format = config.format
         given = config.model_fields_set

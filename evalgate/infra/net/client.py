@@ -368,25 +368,12 @@ class HttpClient:
                 status = None
             else:
                 status = raw.status
-                elapsed = (time.perf_counter() - started) * 1000.0
                 if 200 <= status < 300:
                     ok = True
-                    try:
-                        return self._response(status, raw, elapsed, attempt)
-                    except TooDeep as exc:
-                        self._count(failures=1)
-                        raise HttpError(f"{method} {shown_url}: the reply {exc}", status=status,
-                                        attempts=attempt) from None
+                    return self._success(method, shown_url, raw, (time.perf_counter() - started) * 1000.0, attempt)
                 throttled = status == 429
                 retry_after = parse_retry_after(raw.headers.get("Retry-After"))
-                text = raw.content[: 4 * (ERROR_BODY_SHOWN + redaction.longest())].decode("utf-8", errors="replace")
-                body = redaction.redact_window(text, ERROR_BODY_SHOWN)
-                problem = f"HTTP {status}" + (f": {one_line(body)}" if body.strip() else "")
-                if 300 <= status < 400:
-                    problem += self._redirect_hint(raw.headers.get("Location"))
-                if not retryable_status(status):
-                    self._count(failures=1)
-                    raise HttpError(f"{method} {shown_url}: {problem}", status=status, attempts=attempt, body=body)
+                problem = self._refusal(method, shown_url, raw, attempt)
             finally:
                 self.limiter.release(token, throttled=throttled, ok=ok)
             if throttled:
@@ -408,6 +395,28 @@ class HttpClient:
             raise HttpError(f"{self.redact(problem)} ({method} {shown_url}{tries})", attempts=attempts)
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         raise HttpError(f"{method} {shown_url}: {self.redact(problem)}{tries}", status=status, attempts=attempts)
+
+    def _success(self, method: str, shown_url: str, raw: RawReply, elapsed_ms: float, attempt: int) -> Response:
+        """A 2xx reply as a Response; HttpError for a reply nested too deeply to read."""
+        try:
+            return self._response(raw.status, raw, elapsed_ms, attempt)
+        except TooDeep as exc:
+            self._count(failures=1)
+            raise HttpError(f"{method} {shown_url}: the reply {exc}", status=raw.status, attempts=attempt) from None
+
+    def _refusal(self, method: str, shown_url: str, raw: RawReply, attempt: int) -> str:
+        """What a non-2xx reply says (its status, the start of its body redacted, a redirect's advice), to
+        retry on; HttpError at once for a status no retry can change."""
+        status = raw.status
+        text = raw.content[: 4 * (ERROR_BODY_SHOWN + redaction.longest())].decode("utf-8", errors="replace")
+        body = redaction.redact_window(text, ERROR_BODY_SHOWN)
+        problem = f"HTTP {status}" + (f": {one_line(body)}" if body.strip() else "")
+        if 300 <= status < 400:
+            problem += self._redirect_hint(raw.headers.get("Location"))
+        if not retryable_status(status):
+            self._count(failures=1)
+            raise HttpError(f"{method} {shown_url}: {problem}", status=status, attempts=attempt, body=body)
+        return problem
 
     def _response(self, status: int, raw: RawReply, elapsed_ms: float, attempt: int) -> Response:
         """The reply with every known secret redacted: an agent echoing a token must not leak it into

@@ -236,51 +236,79 @@ def final_response_class() -> type[http.client.HTTPResponse]:
     return FinalResponse
 
 
+class Watched:
+    """urllib3's connection (the class after it), reporting each exchange's socket to the watchdog and sending
+    a request's head with its body."""
+
+    # A dup of the TCP socket, kept for the connection's life: one handle under whatever wraps it
+    # (TLS detaches the socket it wraps; SSLSocket.shutdown would drop its state mid-read).
+    watch_sock: socket.socket | None = None
+
+    def __init__(self, host: str, *args: Any, **kwargs: Any) -> None:
+        self.dns_name = host.strip("[]")  # the name to resolve: `host` drops a trailing dot
+        super().__init__(host, *args, **kwargs)  # type: ignore[call-arg]
+
+    # THE override of urllib3's private API (docs/architecture.md, "net"): `HTTPConnection.connect`
+    # makes its socket in `_new_conn`, for http, https and tunnels alike. pyproject pins urllib3 below 3;
+    # tests/test_net_transport.py::test_urllib3_still_makes_its_sockets_in_new_conn fails if it moves.
+    def _new_conn(self) -> socket.socket:
+        # Resolve and connect within the exchange's deadline: the watchdog holds no socket before.
+        exchange = getattr(WATCHDOG.local, "exchange", None)
+        sock = super()._new_conn() if exchange is None else _connect_within(self, exchange.deadline)  # type: ignore[misc]
+        self.watch_sock = sock.dup()
+        WATCHDOG.attach(self.watch_sock)
+        return sock
+
+    # The request's head, held back from `endheaders` to go out with the body's first chunk: one
+    # segment and one system call per request (as http.client sends a bytes body), where urllib3
+    # sends two; at 64 threads each send gives up the GIL and waits to get it back.
+    held: bytes | None = None
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        if self.watch_sock is not None:  # a kept-alive connection (a new one attaches in _new_conn)
+            WATCHDOG.attach(self.watch_sock)
+        try:
+            super().request(*args, **kwargs)  # type: ignore[misc]
+        except BaseException:
+            self.held = None
+            raise
+        held, self.held = self.held, None
+        if held:  # no body came: the head alone
+            super().send(held)  # type: ignore[misc]
+
+    def endheaders(self, *args: Any, **kwargs: Any) -> None:
+        self.held = b""  # the next send is the head: held
+        super().endheaders(*args, **kwargs)  # type: ignore[misc]
+
+    def send(self, data: Any) -> None:
+        held = self.held
+        if held is not None and data.__class__ is bytes:
+            if not held:
+                self.held = data
+                return
+            self.held = None
+            data = held + data
+        super().send(data)  # type: ignore[misc]
+
+    def close(self) -> None:
+        try:
+            super().close()  # type: ignore[misc]
+        finally:
+            if self.watch_sock is not None:
+                self.watch_sock.close()
+                self.watch_sock = None
+
+
 def pool_classes() -> dict[str, Any]:
     """urllib3's pools, their connections reporting each exchange's socket to the watchdog."""
     import urllib3
     from urllib3.connection import HTTPConnection, HTTPSConnection
 
-    class Watched:
+    class WatchedHTTP(Watched, HTTPConnection):
         response_class = final_response_class()
 
-        # A dup of the TCP socket, kept for the connection's life: one handle under whatever wraps it
-        # (TLS detaches the socket it wraps; SSLSocket.shutdown would drop its state mid-read).
-        watch_sock: socket.socket | None = None
-
-        def __init__(self, host: str, *args: Any, **kwargs: Any) -> None:
-            self.dns_name = host.strip("[]")  # the name to resolve: `host` drops a trailing dot
-            super().__init__(host, *args, **kwargs)  # type: ignore[call-arg]
-
-        # THE override of urllib3's private API (docs/architecture.md, "net"): `HTTPConnection.connect`
-        # makes its socket in `_new_conn`, for http, https and tunnels alike. pyproject pins urllib3 below 3;
-        # tests/test_net_transport.py::test_urllib3_still_makes_its_sockets_in_new_conn fails if it moves.
-        def _new_conn(self) -> socket.socket:
-            # Resolve and connect within the exchange's deadline: the watchdog holds no socket before.
-            exchange = getattr(WATCHDOG.local, "exchange", None)
-            sock = super()._new_conn() if exchange is None else _connect_within(self, exchange.deadline)  # type: ignore[misc]
-            self.watch_sock = sock.dup()
-            WATCHDOG.attach(self.watch_sock)
-            return sock
-
-        def request(self, *args: Any, **kwargs: Any) -> None:
-            if self.watch_sock is not None:  # a kept-alive connection (a new one attaches in _new_conn)
-                WATCHDOG.attach(self.watch_sock)
-            super().request(*args, **kwargs)  # type: ignore[misc]
-
-        def close(self) -> None:
-            try:
-                super().close()  # type: ignore[misc]
-            finally:
-                if self.watch_sock is not None:
-                    self.watch_sock.close()
-                    self.watch_sock = None
-
-    class WatchedHTTP(Watched, HTTPConnection):
-        pass
-
     class WatchedHTTPS(Watched, HTTPSConnection):
-        pass
+        response_class = final_response_class()
 
     class HTTPPool(urllib3.HTTPConnectionPool):
         ConnectionCls = WatchedHTTP

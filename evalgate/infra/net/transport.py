@@ -59,6 +59,8 @@ def _read_body(reply: Any, max_bytes: int, deadline: float, timeout_s: float) ->
         if size > max_bytes:
             raise NoRetry(f"the reply is larger than {_size(max_bytes)}; it was not read (a runaway reply?)")
         chunks.append(chunk)
+        if getattr(reply, "length_remaining", None) == 0:  # its Content-Length read: no read (and no
+            return b"".join(chunks)  # socket timeout to set, a system call) to learn what that says
 
 
 def _decoded(content: bytes, encoding: str | None, max_bytes: int) -> bytes:
@@ -116,6 +118,7 @@ class Transport:
         self._direct: urllib3.PoolManager | None = None
         self._proxies: dict[str, urllib3.ProxyManager] = {}
         self._routes: dict[tuple[str, str, int], tuple[Any, str | None]] = {}
+        self._timeouts: dict[float, urllib3.Timeout] = {}
         self._lock = threading.Lock()
         self.proxy_secrets: list[str] = []
         # A bad CA bundle or certificate is an error now, not on every request. The spec's own `tls:`
@@ -182,7 +185,11 @@ class Transport:
         import urllib3
 
         deadline = time.monotonic() + timeout_s  # the whole exchange, however the server paces it
-        timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s, total=timeout_s)
+        timeout = self._timeouts.get(timeout_s)
+        if timeout is None:  # one per value (a spec has one or two): urllib3 clones it per request
+            timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s, total=timeout_s)
+            if len(self._timeouts) < 16:
+                self._timeouts[timeout_s] = timeout
         for fresh in (False, True):
             pool, proxy = self.route(*origin)
             # a forwarding proxy needs the absolute URL, never with the userinfo (sent as Authorization)
