@@ -35,6 +35,16 @@ def spending(item: ItemResult) -> tuple[ItemResult, ...]:
                  if part.judge_cost or (part.run is not None and part.run.cost_usd is not None))
 
 
+def turn_scorer(item: ItemResult) -> Callable[[int, str], Entry | None]:
+    """The item's scorer of an id at a turn (its `turns` checks), for `Aggregator.add_causes`."""
+    def find(turn: int, key: str) -> Entry | None:
+        checks = item.case.turn_checks if item.case is not None else None
+        if checks is None or turn >= len(checks):
+            return None
+        return next((c.entry for c in checks[turn] if c.entry.kind == "scorer" and c.entry.id == key), None)
+    return find
+
+
 class Journal(Listener):
     """Each finished item appended to the journal as it finishes (`ResultsFile` writes the results).
 
@@ -96,6 +106,10 @@ class Aggregation(Listener):
             for entry, score in contributions:
                 aggregator.add(entry, score, trial)
         errored = item.errored
+        if errored or item.not_scorable or item.trials is not None:
+            for part in item.trials or (item,):
+                aggregator.add_causes(part.error is not None, part.scorer_errors, part.not_scorable,
+                                      turn_scorer(item))
         aggregator.add_item(errored, item.turn_count, item.id)
         if errored:
             self.errors.add(item)
