@@ -67,7 +67,7 @@ def header(name: str, outcome: Outcome, meta: dict[str, Any] | None = None) -> d
         "failure_reason": outcome.failure_reason,
     }
     if outcome.not_scored:  # only when some gate or threshold had nothing scorable
-        summary["not_scored"] = outcome.not_scored
+        summary["not_scored"] = [record.to_dict() for record in outcome.not_scored]
     meta = dict(meta or {})
     summary.update(meta.pop("summary", {}))
     out["summary"] = summary

@@ -384,6 +384,23 @@ class TurnResult:
                 "score_stats": {k: v.to_dict() for k, v in self.score_stats.items()}}
 
 
+@dataclass(frozen=True, slots=True)
+class NotScored:
+    """A gate or threshold whose every result was not scorable: left out of the verdict (Mastra's rule)."""
+
+    id: str
+    kind: Literal["gate", "threshold"]
+    turn: int | None
+    reason: str  # "no result could be scored: 12 not scorable (the item has no expected_trajectory)"
+
+    @property
+    def label(self) -> str:
+        return self.id if self.turn is None else f"turn {self.turn + 1}: {self.id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "turn": self.turn, "reason": self.reason}
+
+
 @dataclass(kw_only=True)
 class Outcome:
     verdict: Verdict | None
@@ -396,9 +413,9 @@ class Outcome:
     errored_items: int = 0
     max_errors: int = 0
     total_items: int = 0
-    # gates and thresholds whose every result was not scorable, by label (`turn-N:id` per turn): why. Left
-    # out of the verdict as Mastra leaves them out, and reported (`summary.not_scored`)
-    not_scored: dict[str, str] = field(default_factory=dict)
+    # gates and thresholds whose every result was not scorable: left out of the verdict as Mastra leaves
+    # them out, and reported (`summary.not_scored`)
+    not_scored: list[NotScored] = field(default_factory=list)
 
     @property
     def error_budget_exceeded(self) -> bool:
@@ -609,7 +626,7 @@ class Aggregator:
         top = _Section()
         turns: dict[int, _Section] = {index: _Section() for index in range(self.turn_count)}
         not_scorable: dict[str, int] = {}
-        not_scored: dict[str, str] = {}
+        not_scored: list[NotScored] = []
         for key, entry in self.entries.items():
             tally = self.tallies[key]
             section = top if entry.turn is None else turns.setdefault(entry.turn, _Section())
@@ -648,7 +665,7 @@ class Aggregator:
             not_scored=not_scored,
         )
 
-    def _unscored(self, entry: Entry, tally: ScoreSum, section: _Section, not_scored: dict[str, str]) -> None:
+    def _unscored(self, entry: Entry, tally: ScoreSum, section: _Section, not_scored: list[NotScored]) -> None:
         """A gate or threshold with no score. One whose results errored (the judge, the scorer, the target)
         is reported and not met: the verdict fails. One whose every result was not scorable is left out of
         the verdict, as Mastra's runEvals leaves it out (same name, same number), and named in `not_scored`."""
@@ -661,7 +678,7 @@ class Aggregator:
         if errored:
             section.add_unscored(entry, reason)
         else:
-            not_scored[entry.id if entry.turn is None else f"turn-{entry.turn}:{entry.id}"] = reason
+            not_scored.append(NotScored(entry.id, "gate" if entry.kind == "gate" else "threshold", entry.turn, reason))
 
 
 class _Section:

@@ -127,8 +127,9 @@ def test_not_scorable_counted_and_all_not_scorable_left_out_everywhere() -> None
     assert outcome.not_scorable == {"g": 2, "s": 2, "t": 1}
     assert outcome.verdict is None
     # left out of the verdict as Mastra leaves them out, but named, with why
-    assert outcome.not_scored == {"g": "no result could be scored: 2 not scorable",
-                                  "s": "no result could be scored: 2 not scorable"}
+    assert [(r.id, r.kind, r.turn, r.reason) for r in outcome.not_scored] == [
+        ("g", "gate", None, "no result could be scored: 2 not scorable"),
+        ("s", "threshold", None, "no result could be scored: 2 not scorable")]
 
 
 def test_a_gate_or_threshold_whose_every_result_errored_is_reported_and_not_met() -> None:

@@ -17,7 +17,9 @@ from evalgate.report.labels import (
     could_not_evaluate,
     errored_count,
     item_error,
+    shown_unscored,
     turn_label,
+    unscored_entries,
 )
 from evalgate.report.numbers import (
     against_base,
@@ -321,18 +323,13 @@ def network_line(stats: dict[str, Any]) -> str:
 def verdict_reasons(outcome: Any, verdict: str | None) -> list[str]:
     """Why the verdict is what it is, where a gate or threshold had no score: the entries that could not be
     scored (they failed it), or were left out as not scorable; with no verdict, that none was scored."""
-    unscored = [entry for entry in (*outcome.gate_failures, *outcome.threshold_misses) if entry.unscored]
-    not_scored = dict(getattr(outcome, "not_scored", None) or {})
-    said = [f"{entry.id}: {entry.unscored}" for entry in unscored[:3]]
-    left_out = [f"{label}: {why}" for label, why in list(not_scored.items())[:3]]
+    failed, left_out = unscored_entries(outcome)
     if verdict is None:
         return ["no gates or thresholds" if not left_out else
-                "no gate or threshold could be scored; " + "; ".join(left_out)]
+                one_line("no gate or threshold could be scored; " + shown_unscored(left_out), 400)]
+    said = [shown_unscored(failed)] if failed else []
     if left_out:
-        said.append("left out as not scorable, as Mastra's runEvals does: " + "; ".join(left_out))
-    more = max(len(unscored) - 3, 0) + max(len(not_scored) - 3, 0)
-    if more:
-        said.append(f"and {more} more")
+        said.append("left out as not scorable, as Mastra's runEvals does: " + shown_unscored(left_out))
     return [one_line("; ".join(said), 400)] if said else []
 
 
