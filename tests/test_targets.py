@@ -149,7 +149,7 @@ def test_python_function_returning_a_non_run_errors_the_item(tmp_path: Path) -> 
     assert all("not a run" in (i.error or "") for i in result.items)
     # every item errored (within max_errors): nothing scored, so the configured entries are not met, and say why
     assert result.verdict == "failed"
-    assert all(g.score is None and g.unscored and "errored" in g.unscored for g in result.gate_results)
+    assert all(g.score is None and g.unscored and "target error" in g.unscored for g in result.gate_results)
 
 
 def test_python_async_timeout_errors_the_item(tmp_path: Path) -> None:

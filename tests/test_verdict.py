@@ -126,6 +126,10 @@ def test_not_scorable_counted_and_all_not_scorable_left_out_everywhere() -> None
     assert outcome.scores == {"t": 0.4}
     assert outcome.not_scorable == {"g": 2, "s": 2, "t": 1}
     assert outcome.verdict is None
+    # left out of the verdict as Mastra leaves them out, but named, with why
+    assert [(r.id, r.kind, r.turn, r.reason) for r in outcome.not_scored] == [
+        ("g", "gate", None, "no result could be scored: 2 not scorable"),
+        ("s", "threshold", None, "no result could be scored: 2 not scorable")]
 
 
 def test_a_gate_or_threshold_whose_every_result_errored_is_reported_and_not_met() -> None:
@@ -136,8 +140,8 @@ def test_a_gate_or_threshold_whose_every_result_errored_is_reported_and_not_met(
     outcome = aggregator.outcome(max_errors=3)
     assert [(g.id, g.passed, g.score) for g in outcome.gate_results] == [("g", False, None)]
     assert [(t.id, t.passed, t.average_score) for t in outcome.threshold_results] == [("s", False, None)]
-    assert outcome.threshold_results[0].unscored == "no result could be scored: 3 errored"
-    assert outcome.threshold_results[0].to_dict()["unscored"] == "no result could be scored: 3 errored"
+    assert outcome.threshold_results[0].unscored == "no result could be scored: 3 errored items"
+    assert outcome.threshold_results[0].to_dict()["unscored"] == "no result could be scored: 3 errored items"
     assert outcome.scores == {}  # Mastra's numbers: none
     assert outcome.verdict == "failed" and outcome.failure_reason == "gates"
     only = Aggregator([scorer("s", 0.5)])
@@ -145,8 +149,8 @@ def test_a_gate_or_threshold_whose_every_result_errored_is_reported_and_not_met(
     only.add_item(errored=False)
     only.add_item(errored=True)
     shown = only.outcome(max_errors=1)
-    assert shown.verdict == "scored"
-    assert shown.threshold_results[0].unscored == "no result could be scored: 1 errored, 1 not scorable"
+    assert shown.verdict == "failed"  # nothing measured is no miss: an unscored threshold fails the verdict
+    assert shown.threshold_results[0].unscored == "no result could be scored: 1 errored item, 1 not scorable"
 
 
 def test_nan_average_is_reported_and_fails() -> None:

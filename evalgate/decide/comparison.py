@@ -123,6 +123,7 @@ class EntryInfo:
     higher_is_better: bool
     params_hash: str | None
     judged: bool
+    unscored: str | None = None  # no result could be scored on that run: why
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -152,7 +153,8 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
     def section(turn: int | None, holder: Mapping[str, Any]) -> None:
         for gate in holder.get("gate_results") or []:
             infos[(turn, "gate", gate["id"])] = EntryInfo((turn, "gate", gate["id"]), True, gate.get("score"), True,
-                                                          gate.get("params_hash"), bool(gate.get("judged")))
+                                                          gate.get("params_hash"), bool(gate.get("judged")),
+                                                          gate.get("unscored"))
         with_threshold = set()
         for t in holder.get("threshold_results") or []:
             with_threshold.add(t["id"])
@@ -160,7 +162,7 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
             infos[(turn, "scorer", t["id"])] = EntryInfo(
                 (turn, "scorer", t["id"]), True, t.get("average_score"),
                 higher_is_better(_threshold(t.get("threshold")), True if default is None else default),
-                t.get("params_hash"), bool(t.get("judged")))
+                t.get("params_hash"), bool(t.get("judged")), t.get("unscored"))
         stats_of = holder.get("score_stats") or {}
         for sid, average in (holder.get("scores") or {}).items():
             if sid in with_threshold:
@@ -174,6 +176,9 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
     section(None, results)
     for turn in results.get("turn_results") or []:
         section(turn.get("index"), turn)
+    for record in (results.get("summary") or {}).get("not_scored") or []:  # all not scorable: still configured
+        key = (record.get("turn"), "gate" if record.get("kind") == "gate" else "scorer", str(record.get("id")))
+        infos.setdefault(key, EntryInfo(key, True, None, True, None, False, str(record.get("reason"))))
     return infos
 
 
@@ -676,7 +681,7 @@ def _compare_entry(comparison: Comparison, key: Key, info: EntryInfo, old: Entry
         return entry
     entry.pairs = len(paired)
     if not paired:
-        entry.reason = "no item was scored on both runs"
+        entry.reason = _unpaired_reason(old, info)
         return entry
     entry.errored_pairs = paired.errored
     diff = paired.difference(options.confidence)
@@ -694,6 +699,14 @@ def _compare_entry(comparison: Comparison, key: Key, info: EntryInfo, old: Entry
     tested.append((entry, diff, paired.same))
     _flips(comparison, key, label, paired)
     return entry
+
+
+def _unpaired_reason(base: EntryInfo, head: EntryInfo) -> str:
+    """Why an entry of both runs has no pair: a run that scored none of it says why (its `unscored`)."""
+    for run, info in (("this run", head), ("the baseline", base)):
+        if info.unscored:
+            return f"no result could be scored on {run}" + info.unscored.removeprefix("no result could be scored")
+    return "no item was scored on both runs"
 
 
 def _flips(comparison: Comparison, key: Key, kind: str, paired: _Pairs) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import reduce
 from operator import add
@@ -20,6 +20,7 @@ Verdict = Literal["passed", "scored", "failed"]
 FailureReason = Literal["errors", "gates"]
 Kind = Literal["gate", "scorer"]
 FLAKY_IDS_KEPT = 20
+JUDGE_ERROR_PREFIX = "JudgeError:"  # how a result the judge lost reads (`describe_exception` of a JudgeError)
 FOLD_EVERY = 4096  # scores waiting to be summed, per entry: a bound on memory
 
 
@@ -178,6 +179,15 @@ class StatisticalRule:
     when_uncertain: Literal["pass", "fail"] = "pass"
 
 
+def split_label(label: str) -> tuple[int | None, str]:
+    """(turn, id) of how an item's record names a check: `id`, or `turn-N:id` for a per-turn one."""
+    if label.startswith("turn-"):
+        turn, colon, key = label[5:].partition(":")
+        if colon and turn.isdigit():
+            return int(turn), key
+    return None, label
+
+
 def gate_passes(average: float) -> bool:
     return average >= 1.0
 
@@ -210,12 +220,16 @@ class ScoreSum:
     so the sum is exactly the one of the data set listed K times.
     """
 
-    __slots__ = ("count", "flaky_ids", "later", "moments", "not_scorable", "pending", "total", "unfolded")
+    __slots__ = ("count", "flaky_ids", "judge_errors", "later", "moments", "not_scorable", "not_scorable_why",
+                 "pending", "scorer_errors", "total", "unfolded")
 
     def __init__(self) -> None:
         self.total = 0.0
         self.count = 0
         self.not_scorable = 0
+        self.not_scorable_why: str | None = None  # the first reason given, to say why nothing was scored
+        self.judge_errors = 0  # results lost to the judge (no usable reply), beside those lost to the scorer
+        self.scorer_errors = 0
         self.pending: list[float] = []  # the current item's scores (all its trials)
         self.moments = Moments()
         self.later: dict[int, array[float]] | None = None
@@ -370,6 +384,23 @@ class TurnResult:
                 "score_stats": {k: v.to_dict() for k, v in self.score_stats.items()}}
 
 
+@dataclass(frozen=True, slots=True)
+class NotScored:
+    """A gate or threshold whose every result was not scorable: left out of the verdict (Mastra's rule)."""
+
+    id: str
+    kind: Literal["gate", "threshold"]
+    turn: int | None
+    reason: str  # "no result could be scored: 12 not scorable (the item has no expected_trajectory)"
+
+    @property
+    def label(self) -> str:
+        return self.id if self.turn is None else f"turn {self.turn + 1}: {self.id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "turn": self.turn, "reason": self.reason}
+
+
 @dataclass(kw_only=True)
 class Outcome:
     verdict: Verdict | None
@@ -382,6 +413,9 @@ class Outcome:
     errored_items: int = 0
     max_errors: int = 0
     total_items: int = 0
+    # gates and thresholds whose every result was not scorable: left out of the verdict as Mastra leaves
+    # them out, and reported (`summary.not_scored`)
+    not_scored: list[NotScored] = field(default_factory=list)
 
     @property
     def error_budget_exceeded(self) -> bool:
@@ -421,8 +455,8 @@ def decide(
         return "failed"
     if not gates and not thresholds:
         return None
-    if any(not g.passed for g in gates):
-        return "failed"
+    if any(not g.passed for g in gates) or any(t.unscored for t in thresholds):
+        return "failed"  # a threshold no result could be scored for: nothing was measured, not a miss
     if any(not t.passed for t in thresholds):
         return "scored"
     return "passed"
@@ -442,6 +476,7 @@ class Aggregator:
         self.tallies: dict[tuple[int | None, Kind, str], ScoreSum] = {}
         self.total_items = 0
         self.errored_items = 0
+        self.target_errors = 0  # items (trials) whose target failed: none of their checks ran
         self._by_entry: dict[int, ScoreSum] = {}
         self._pinned: list[Entry] = []
         self._touched: list[ScoreSum] = []  # tallies the current item has scored
@@ -538,12 +573,51 @@ class Aggregator:
                 tally.close_item(item_id)
             self._touched = []
 
-    def _unscored_reason(self, tally: ScoreSum) -> str:
-        if self.clustered:
-            return "no result could be scored: every trial errored or was not scorable"
-        errored = self.total_items - tally.not_scorable
-        scorable = f", {tally.not_scorable} not scorable" if tally.not_scorable else ""
-        return f"no result could be scored: {errored} errored{scorable}"
+    def add_error(self, entry: Entry, message: str) -> None:
+        """One result of `entry` lost to an error (the item's `scorer_errors`): counted to say why, when nothing
+        was scored, how many the judge lost (a `JudgeError`) and how many the scorer; declares a per-turn entry
+        so one whose every turn errored is reported too."""
+        tally = self.tallies.get(entry.key) or self.declare(entry)
+        if message.startswith(JUDGE_ERROR_PREFIX):
+            tally.judge_errors += 1
+        else:
+            tally.scorer_errors += 1
+
+    def add_causes(self, target_error: bool, scorer_errors: Mapping[str, str], not_scorable: Mapping[str, str],
+                   per_turn: Callable[[int, str], Entry | None]) -> None:
+        """One item's (or trial's) results that gave no score, by their labels (`id`, `turn-N:id`): counted by
+        cause. per_turn: the scorer of that id at that turn (per-turn entries are declared as first met)."""
+        if target_error:
+            self.target_errors += 1
+        for label, message in scorer_errors.items():
+            turn, key = split_label(label)
+            entry = self.entries.get((None, "scorer", key)) if turn is None else per_turn(turn, key)
+            if entry is not None:
+                self.add_error(entry, message)
+        for label, reason in not_scorable.items():
+            turn, key = split_label(label)
+            for kind in ("gate", "scorer"):
+                self.add_not_scorable_reason((turn, kind, key), reason)
+
+    def add_not_scorable_reason(self, key: tuple[int | None, Kind, str], reason: str) -> None:
+        """The reason an entry's result was not scorable; the first one is kept, to say why nothing was scored."""
+        tally = self.tallies.get(key)
+        if tally is not None and tally.not_scorable_why is None:
+            tally.not_scorable_why = reason
+
+    def _unscored_reason(self, tally: ScoreSum, top_level: bool) -> str:
+        """Why an entry has no score, in counts by cause: "no result could be scored: 60 judge errors"."""
+        causes = [f"{count} {name}{'' if count == 1 else 's'}" for count, name in (
+            (tally.judge_errors, "judge error"), (tally.scorer_errors, "scorer error"),
+            (self.target_errors if top_level else 0, "target error")) if count]
+        if not causes and top_level:  # errored items, the aggregator not told which errors
+            errored = self.errored_items if self.clustered else self.total_items - tally.not_scorable
+            if errored:
+                causes.append(f"{errored} errored item{'' if errored == 1 else 's'}")
+        if tally.not_scorable:
+            why = f" ({tally.not_scorable_why})" if tally.not_scorable_why else ""
+            causes.append(f"{tally.not_scorable} not scorable{why}")
+        return "no result could be scored: " + ", ".join(causes)
 
     def outcome(self, max_errors: int = 0) -> Outcome:
         for tally in self._touched:  # scores added without add_item form one last item
@@ -552,6 +626,7 @@ class Aggregator:
         top = _Section()
         turns: dict[int, _Section] = {index: _Section() for index in range(self.turn_count)}
         not_scorable: dict[str, int] = {}
+        not_scored: list[NotScored] = []
         for key, entry in self.entries.items():
             tally = self.tallies[key]
             section = top if entry.turn is None else turns.setdefault(entry.turn, _Section())
@@ -560,10 +635,8 @@ class Aggregator:
                 not_scorable[entry.id] = not_scorable.get(entry.id, 0) + tally.not_scorable
             average = tally.average
             if average is None:
-                # a gate or threshold whose results errored is reported, not met; one whose every result was
-                # not scorable is left out (Mastra's rule, CONTRACT section 2)
-                if (entry.kind == "gate" or entry.threshold is not None) and tally.not_scorable < self.total_items:
-                    section.add_unscored(entry, self._unscored_reason(tally))
+                if entry.kind == "gate" or entry.threshold is not None:
+                    self._unscored(entry, tally, section, not_scored)
                 continue
             section.add(entry, average, tally)
         turn_results = [
@@ -589,7 +662,23 @@ class Aggregator:
             errored_items=self.errored_items,
             max_errors=max_errors,
             total_items=self.total_items,
+            not_scored=not_scored,
         )
+
+    def _unscored(self, entry: Entry, tally: ScoreSum, section: _Section, not_scored: list[NotScored]) -> None:
+        """A gate or threshold with no score. One whose results errored (the judge, the scorer, the target)
+        is reported and not met: the verdict fails. One whose every result was not scorable is left out of
+        the verdict, as Mastra's runEvals leaves it out (same name, same number), and named in `not_scored`."""
+        if entry.turn is not None:  # declared by a turn that scored, was not scorable or errored
+            errored = bool(tally.judge_errors or tally.scorer_errors or not tally.not_scorable)
+        else:  # every item has the entry: what was not "not scorable" errored
+            errored = bool(tally.judge_errors or tally.scorer_errors or self.target_errors or (
+                not tally.not_scorable if self.clustered else tally.not_scorable < self.total_items))
+        reason = self._unscored_reason(tally, entry.turn is None)
+        if errored:
+            section.add_unscored(entry, reason)
+        else:
+            not_scored.append(NotScored(entry.id, "gate" if entry.kind == "gate" else "threshold", entry.turn, reason))
 
 
 class _Section:

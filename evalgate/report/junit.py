@@ -14,7 +14,7 @@ from typing import Any
 
 from evalgate.infra.redaction import redact
 from evalgate.infra.textsafe import visible
-from evalgate.report.labels import bound_text, item_error, num, result_rows
+from evalgate.report.labels import bound_text, item_error, num, result_rows, turn_label
 from evalgate.report.numbers import delta_text, with_margin
 from evalgate.results.model import ItemRecord, Results
 
@@ -39,7 +39,7 @@ def _close(suite: ET.Element) -> tuple[int, int, int]:
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
-    suite.set("skipped", "0")
+    suite.set("skipped", str(sum(1 for c in cases if c.find("skipped") is not None)))
     return len(cases), failures, errors
 
 
@@ -65,7 +65,9 @@ def _entry_cases(results: Results, suite: ET.Element) -> None:
         result = entry.result
         # The 95% interval (`± half-width`) as the terminal and the report show it: one pass or miss can be noise.
         average = with_margin(result.score if entry.kind == "gate" else result.average_score, result)
-        if entry.kind == "gate":
+        if getattr(result, "unscored", None):  # nothing was measured: say why, not "averaged –"
+            message = str(result.unscored)
+        elif entry.kind == "gate":
             message = f"gate averaged {average}; a gate must average 1.0"
         else:
             message = f"average {average} outside the bound {bound_text(result.threshold)}"
@@ -78,6 +80,13 @@ def _entry_cases(results: Results, suite: ET.Element) -> None:
         out = ET.SubElement(case, "system-out")
         out.text = clean(f"averaged {average}; a gate must average 1.0" if entry.kind == "gate"
                          else f"average {average}, bound {bound_text(result.threshold)}")
+    for record in results.summary.not_scored:  # every result not scorable: left out of the verdict, as Mastra
+        turn = record.get("turn")
+        label = turn_label(str(record.get("id")), turn if isinstance(turn, int) else None)
+        kind = "gate" if record.get("kind") == "gate" else "threshold"
+        case = ET.SubElement(suite, "testcase", classname=f"evalgate.{kind}s", name=clean(label, 300))
+        ET.SubElement(case, "skipped", message=clean(f"{record.get('reason')}; left out of the verdict, as "
+                                                     "Mastra's runEvals leaves it out", 500))
 
 
 def _item_case(item: ItemRecord, suite: ET.Element, duration_ms: Any) -> None:

@@ -76,6 +76,31 @@ def result_rows(outcome: Any) -> list[Row]:
     return out
 
 
+UNSCORED_SHOWN = 3  # entries named in a verdict's reason; the rest are counted
+
+
+def unscored_entries(outcome: Any) -> tuple[list[str], list[str]]:
+    """`label: why` of the gates and thresholds no result could be scored for (they failed the verdict), and
+    of those whose every result was not scorable (left out of it, as Mastra's runEvals): an Outcome or Results,
+    plain text (untrusted: the caller escapes it)."""
+    failed = [f"{row.label}: {row.result.unscored}" for row in result_rows(outcome)
+              if getattr(row.result, "unscored", None)]
+    summary = getattr(outcome, "summary", None)
+    records = getattr(summary, "not_scored", None) if summary is not None else getattr(outcome, "not_scored", None)
+    left_out = []
+    for record in records or []:
+        turn = _field(record, "turn")
+        left_out.append(f"{turn_label(str(_field(record, 'id')), turn if isinstance(turn, int) else None)}: "
+                        f"{_field(record, 'reason')}")
+    return failed, left_out
+
+
+def shown_unscored(entries: list[str]) -> str:
+    """The first few of `unscored_entries`' lines, the rest counted."""
+    more = len(entries) - UNSCORED_SHOWN
+    return "; ".join(entries[:UNSCORED_SHOWN]) + (f"; and {more} more" if more > 0 else "")
+
+
 def _field(record: Any, name: str) -> Any:
     return record.get(name) if isinstance(record, dict) else getattr(record, name, None)
 

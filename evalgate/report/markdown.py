@@ -22,7 +22,17 @@ from typing import Any
 
 from evalgate.infra.redaction import redact
 from evalgate.infra.textsafe import visible
-from evalgate.report.labels import Row, bound_text, could_not_evaluate, errored_count, item_error, num, result_rows
+from evalgate.report.labels import (
+    Row,
+    bound_text,
+    could_not_evaluate,
+    errored_count,
+    item_error,
+    num,
+    result_rows,
+    shown_unscored,
+    unscored_entries,
+)
 from evalgate.report.numbers import (
     against_base,
     delta_text,
@@ -207,8 +217,7 @@ def status(results: Results) -> str:
     if getattr(summary, "failure_reason", None) == "regression":
         text += ("\n\n> **Failed because it regressed against the baseline**: the interval of head − base lies "
                  "below −max_drop, beyond what noise explains. See *Regressions* below.")
-    if results.verdict is None:
-        text += "\n\nNo gates or thresholds produced a score: this run only reports scores."
+    text += _unscored_note(results)
     if summary.error_budget_exceeded:
         text += (
             f"\n\n> **Failed because {errored_count(summary)}**, more than `max_errors: "
@@ -225,6 +234,22 @@ def status(results: Results) -> str:
         spent = dollars(amount(budget.get("spent_usd")) or 0)
         text += (f"\n\n> **Budget exceeded**: {not_run:.0f} items were not run (the cap is {caps or 'unknown'}; "
                  f"spent {spent}, {amount(budget.get('spent_tokens')) or 0:.0f} tokens). They count as errored items.")
+    return text
+
+
+def _unscored_note(results: Results) -> str:
+    """Why gates or thresholds have no score: those that failed the verdict, those left out of it."""
+    failed, left_out = unscored_entries(results)
+    text = ""
+    if results.verdict is None:
+        text += ("\n\nNo gates or thresholds produced a score: this run only reports scores." if not left_out else
+                 f"\n\n> **No gate or threshold could be scored**: {cell(shown_unscored(left_out), 600)}")
+        return text
+    if failed and not results.summary.error_budget_exceeded:  # an outage says so below, and why
+        text += f"\n\n> **Failed because a gate or threshold has no score**: {cell(shown_unscored(failed), 600)}"
+    if left_out:
+        text += (f"\n\n> Left out of the verdict, every result not scorable (as Mastra's runEvals does): "
+                 f"{cell(shown_unscored(left_out), 600)}")
     return text
 
 

@@ -16,7 +16,15 @@ import orjson
 from evalgate.decide.verdict import higher_is_better
 from evalgate.infra.redaction import redact
 from evalgate.infra.textsafe import visible
-from evalgate.report.labels import bound_text, could_not_evaluate, num, result_rows, turn_label
+from evalgate.report.labels import (
+    bound_text,
+    could_not_evaluate,
+    num,
+    result_rows,
+    shown_unscored,
+    turn_label,
+    unscored_entries,
+)
 from evalgate.results.model import ItemRecord, Results
 
 TEXT_BUDGET = 24_000_000  # characters of item text the page carries, shared among the items
@@ -97,6 +105,8 @@ def entries(results: Results) -> list[dict[str, Any]]:
                  "avg": finite(result.score if row.kind == "gate" else result.average_score),
                  "lo": finite(ci[0]), "hi": finite(ci[1]), "passed": bool(result.passed),
                  "uncertain": bool(getattr(result, "uncertain", False)), "flaky": getattr(result, "flaky", None)}
+        if getattr(result, "unscored", None):  # no result could be scored: why
+            entry["unscored"] = text(result.unscored, 300)
         if row.kind == "gate":
             entry.update({"bound": "= 1.0", "min": 1.0, "max": None, "hib": True})
         else:
@@ -147,16 +157,22 @@ def why(results: Results, shown: list[dict[str, Any]]) -> list[str]:
     for entry in shown:
         if entry["kind"] == "tracked" or entry["passed"]:
             continue
-        lines.append(f"{entry['kind']} {entry['label']}: {num(entry['avg'])} is not {entry['bound']}")
+        lines.append(f"{entry['kind']} {entry['label']}: {entry['unscored']}" if entry.get("unscored") else
+                     f"{entry['kind']} {entry['label']}: {num(entry['avg'])} is not {entry['bound']}")
     for entry in shown:
         compared = entry.get("cmp") or {}
         if compared.get("status") == "regressed" and entry["kind"] != "tracked":
             lines.append(f"{entry['label']} regressed: base {num(compared['base'])} → {num(entry['avg'])}, "
                          f"beyond max_drop {compared['max_drop'] or 0:g}")
-    if not lines:
+    left_out = unscored_entries(results)[1]
+    if not lines and not (left_out and results.verdict is None):
         lines.append("every gate passed and every threshold was met" if results.verdict == "passed"
                      else "no gate or threshold produced a score" if results.verdict is None
                      else f"verdict {results.verdict}")
+    if left_out:  # every result not scorable: left out of the verdict, as Mastra's runEvals
+        lines.append(("no gate or threshold could be scored: " if results.verdict is None else
+                      "left out of the verdict as not scorable (as Mastra's runEvals does): ")
+                     + text(shown_unscored(left_out), 600))
     return lines
 
 

@@ -18,7 +18,9 @@ from evalgate.report.labels import (
     could_not_evaluate,
     errored_count,
     item_error,
+    shown_unscored,
     turn_label,
+    unscored_entries,
 )
 from evalgate.report.numbers import (
     against_base,
@@ -318,6 +320,19 @@ def network_line(stats: dict[str, Any]) -> str:
     return "network: " + ", ".join(parts)
 
 
+def verdict_reasons(outcome: Any, verdict: str | None) -> list[str]:
+    """Why the verdict is what it is, where a gate or threshold had no score: the entries that could not be
+    scored (they failed it), or were left out as not scorable; with no verdict, that none was scored."""
+    failed, left_out = unscored_entries(outcome)
+    if verdict is None:
+        return ["no gates or thresholds" if not left_out else
+                one_line("no gate or threshold could be scored; " + shown_unscored(left_out), 400)]
+    said = [shown_unscored(failed)] if failed else []
+    if left_out:
+        said.append("left out as not scorable, as Mastra's runEvals does: " + shown_unscored(left_out))
+    return [one_line("; ".join(said), 400)] if said else []
+
+
 def one_line(text: str, limit: int = 160) -> str:
     """Untrusted text on one bounded line, control and bidi characters shown as escapes, no workflow command."""
     flat = visible(" ".join(redact(text).split()))  # redacted before the cut, which could leave part of a secret
@@ -330,9 +345,11 @@ def one_line(text: str, limit: int = 160) -> str:
 
 def verdict_line(outcome: Any, *, color: bool) -> str:
     verdict = outcome.verdict
-    text = f"verdict: {verdict.upper() if verdict else 'none (no gates or thresholds)'}"
+    text = f"verdict: {verdict.upper() if verdict else 'none'}"
     if outcome.error_budget_exceeded:
         text += f" ({outcome.errored_items} errored items > max_errors {outcome.max_errors})"
+    else:
+        text += "".join(f" ({why})" for why in verdict_reasons(outcome, verdict))
     if not color or verdict is None:
         return text
     return click.style(text, fg={"passed": "green", "scored": "yellow", "failed": "red"}[verdict], bold=True)

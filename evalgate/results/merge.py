@@ -366,8 +366,10 @@ def check_shards(files: list[ShardFile]) -> None:
 
 
 def _top_entries(file: ShardFile) -> list[dict[str, Any]]:
-    """The spec's gates and scorers as the shard recorded them (per-turn entries differ from shard to shard)."""
-    return [record for record in file.shard["entries"] if record.get("first") is None]
+    """The spec's gates and scorers as the shard recorded them (per-turn entries differ from shard to shard, and
+    so does what the shard's items said when not scorable)."""
+    return [{k: v for k, v in record.items() if k != "not_scorable_why"}
+            for record in file.shard["entries"] if record.get("first") is None]
 
 
 def _repeats(file: ShardFile) -> Any:
@@ -396,7 +398,31 @@ def _aggregator(files: list[ShardFile], clustered: bool = False) -> tuple[Aggreg
     for _, entry in sorted(turn_entries.values(), key=lambda pair: pair[0]):
         aggregator.declare(entry)
     aggregator.turn_count = max(int(f.shard.get("turn_count") or 0) for f in files)
+    _not_scorable_reasons(files, aggregator)
     return aggregator, {key: aggregator.entries[key] for key in aggregator.entries}
+
+
+def _not_scorable_reasons(files: list[ShardFile], aggregator: Aggregator) -> None:
+    """Each entry's first not scorable reason over the shards (lowest item index), as one run keeps it."""
+    found = []
+    for file in files:
+        for record in file.shard["entries"]:
+            why = record.get("not_scorable_why")
+            if isinstance(why, list) and len(why) == 2 and isinstance(why[0], int) and isinstance(why[1], str):
+                found.append((why[0], (record.get("turn"), record.get("kind"), record.get("id")), why[1]))
+    for _, key, reason in sorted(found, key=lambda row: row[0]):
+        aggregator.add_not_scorable_reason(key, reason)
+
+
+def _causes(record: dict[str, Any], aggregator: Aggregator, entries: dict[Any, Entry]) -> None:
+    """Why an item (each trial of it) gave no score, counted as the run counted it (`Aggregator.add_causes`)."""
+    trials = record.get("trials")
+    for part in trials if isinstance(trials, list) else (record,):
+        if not isinstance(part, dict):
+            continue
+        errors = part.get("scorer_errors")
+        aggregator.add_causes(part.get("error") is not None, errors if isinstance(errors, dict) else {}, {},
+                              lambda turn, key: entries.get((turn, "scorer", key)))
 
 
 def _number(value: Any) -> float:
@@ -728,6 +754,7 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
             previous = index
             try:
                 _replay(record, aggregator, top, entries)
+                _causes(record, aggregator, entries)
             except (AttributeError, TypeError, KeyError, ValueError, OverflowError):  # a 400-digit score overflows
                 raise MergeError(f"{name}: item {item_id!r} does not fit the shards' entries (edited, or another "
                                  "evalgate version?); run the shard again") from None
@@ -884,6 +911,7 @@ def _add_columns(columns: list[_Columns], aggregator: Aggregator, spend: _Spend)
             raise _ReadItems
         try:
             spend.take(index, ids[starts[n] + p], record)
+            _causes(record, aggregator, dict(aggregator.entries))
         except _BadRecord:
             raise _ReadItems from None  # reading item by item names the file and the item
     aggregator.add_items(total, spend.errored)

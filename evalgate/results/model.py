@@ -26,6 +26,8 @@ class Summary(BaseModel):
     total_items: int
     errored_items: int
     not_scorable: dict[str, int] = Field(default_factory=dict)
+    # gates and thresholds whose every result was not scorable (left out of the verdict, as Mastra): why
+    not_scored: list[dict[str, Any]] = Field(default_factory=list)  # [{id, kind, turn, reason}]
     max_errors: int = 0
     error_budget_exceeded: bool = False
     failure_reason: str | None = None  # "errors" (too many errored items) or "gates"; null unless failed

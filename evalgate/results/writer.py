@@ -70,6 +70,8 @@ def header(name: str, outcome: Outcome, meta: dict[str, Any] | None = None) -> d
         "error_budget_exceeded": outcome.error_budget_exceeded,
         "failure_reason": outcome.failure_reason,
     }
+    if outcome.not_scored:  # only when some gate or threshold had nothing scorable
+        summary["not_scored"] = [record.to_dict() for record in outcome.not_scored]
     meta = dict(meta or {})
     summary.update(meta.pop("summary", {}))
     out["summary"] = summary

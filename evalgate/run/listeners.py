@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from evalgate.decide.verdict import Aggregator, Entry
+from evalgate.decide.verdict import Aggregator, Entry, split_label
 from evalgate.judge.accounting import JudgeRun
 from evalgate.results.score_columns import Recorder
 from evalgate.results.writer import ITEMS_SHA256_PENDING, ErrorTally, EvalResult, ResultsWriter
@@ -33,6 +33,16 @@ def spending(item: ItemResult) -> tuple[ItemResult, ...]:
         return ()
     return tuple(part for part in (trials or (item,))
                  if part.judge_cost or (part.run is not None and part.run.cost_usd is not None))
+
+
+def turn_scorer(item: ItemResult) -> Callable[[int, str], Entry | None]:
+    """The item's scorer of an id at a turn (its `turns` checks), for `Aggregator.add_causes`."""
+    def find(turn: int, key: str) -> Entry | None:
+        checks = item.case.turn_checks if item.case is not None else None
+        if checks is None or turn >= len(checks):
+            return None
+        return next((c.entry for c in checks[turn] if c.entry.kind == "scorer" and c.entry.id == key), None)
+    return find
 
 
 class Journal(Listener):
@@ -96,6 +106,10 @@ class Aggregation(Listener):
             for entry, score in contributions:
                 aggregator.add(entry, score, trial)
         errored = item.errored
+        if errored or item.not_scorable or item.trials is not None:
+            for part in item.trials or (item,):
+                aggregator.add_causes(part.error is not None, part.scorer_errors, part.not_scorable,
+                                      turn_scorer(item))
         aggregator.add_item(errored, item.turn_count, item.id)
         if errored:
             self.errors.add(item)
@@ -226,6 +240,7 @@ class ShardRecorder(Listener):
         self.shard = shard
         self.aggregator = aggregator
         self.first_seen: dict[Any, tuple[Entry, int, int]] = {}
+        self.not_scorable_why: dict[Any, tuple[int, str]] = {}  # by entry key: (item index, reason), first given
         self.replay = Recorder() if columns else None
         self.journaled = journaled
 
@@ -238,17 +253,39 @@ class ShardRecorder(Listener):
                 if entry.turn is not None and entry.key not in first_seen:
                     first_seen[entry.key] = (entry, item.index, position)
             offset += len(contributions)
+        if item.errored or item.not_scorable or item.trials is not None:
+            self._unscored_causes(item, offset)
         if self.replay is not None:
             self.replay.add(item.index, item.id, item.contributions, item.errored or bool(spending(item)))
+
+    def _unscored_causes(self, item: ItemResult, offset: int) -> None:
+        """A per-turn scorer met only erroring is an entry of the shard too; the first not scorable reason
+        of each entry is kept, so the merge says why an entry has no score as one run does."""
+        find = turn_scorer(item)
+        for part in item.trials or (item,):
+            for label in part.scorer_errors:
+                turn, key = split_label(label)
+                entry = find(turn, key) if turn is not None else None
+                if entry is not None and entry.key not in self.first_seen:
+                    self.first_seen[entry.key] = (entry, item.index, offset)
+                    offset += 1
+            for label, reason in part.not_scorable.items():
+                turn, key = split_label(label)
+                for kind in ("gate", "scorer"):
+                    self.not_scorable_why.setdefault((turn, kind, key), (item.index, reason))
 
     def run_finished(self, result: EvalResult) -> None:
         from evalgate.results.shards import entry_record
 
         replay = self.replay if self.journaled() else None
         top = [e for e in self.aggregator.entries.values() if e.turn is None]
-        record = {**self.shard, "turn_count": self.aggregator.turn_count,
-                  "entries": [entry_record(e, None) for e in top]
-                  + [entry_record(e, (index, position)) for e, index, position in self.first_seen.values()]}
+        entries = [entry_record(e, None) for e in top] + [
+            entry_record(e, (index, position)) for e, index, position in self.first_seen.values()]
+        for entry in entries:
+            why = self.not_scorable_why.get((entry["turn"], entry["kind"], entry["id"]))
+            if why is not None:
+                entry["not_scorable_why"] = list(why)
+        record = {**self.shard, "turn_count": self.aggregator.turn_count, "entries": entries}
         columns = replay.record([e.key for e in top] + list(self.first_seen)) if replay is not None else None
         if columns is not None:  # the writer puts the items' digest in: the merge uses the columns for those items only
             record["replay"] = {**columns, "items_sha256": ITEMS_SHA256_PENDING}
