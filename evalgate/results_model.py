@@ -259,14 +259,16 @@ class Results(BaseModel):
 
     def model_dump(self, **options: Any) -> dict[str, Any]:
         """As pydantic's, a results file's items read first unless they are excluded."""
-        if isinstance(self.items, ItemsOnDemand) and "items" not in (options.get("exclude") or ()):
-            self.items.load()
+        self._load_items_unless_excluded(options)
         return super().model_dump(**options)
 
     def model_dump_json(self, **options: Any) -> str:
+        self._load_items_unless_excluded(options)
+        return super().model_dump_json(**options)
+
+    def _load_items_unless_excluded(self, options: dict[str, Any]) -> None:
         if isinstance(self.items, ItemsOnDemand) and "items" not in (options.get("exclude") or ()):
             self.items.load()
-        return super().model_dump_json(**options)
 
     @property
     def file_header(self) -> dict[str, Any]:

@@ -291,9 +291,6 @@ MAX_FUNCTION_LINES = 60
 # estimate's private reach) and the judge's JSON repair. Each may only shrink, and leaves this list once it
 # is 60 lines or fewer; nothing may join it.
 LONG_FUNCTIONS = {
-    "evalgate/judge/repair.py:fix_json": 143,
-    "evalgate/estimate.py:estimate": 73,
-    "evalgate/resume.py:skip_finished": 71,
     "evalgate/net/client.py:HttpClient._send_with_retries": 68,
 }
 
