@@ -15,7 +15,7 @@ import orjson
 
 from evalgate.redaction import redact
 from evalgate.report.labels import bound_text, could_not_evaluate, num, result_rows, turn_label
-from evalgate.results_model import ItemRecord, Results
+from evalgate.results_model import ByKind, ItemRecord, Results
 from evalgate.textsafe import visible
 from evalgate.verdict import higher_is_better
 
@@ -169,7 +169,7 @@ def columns(shown: list[dict[str, Any]]) -> list[int]:
 
 
 def reason_for(item: ItemRecord, entry: dict[str, Any]) -> str | None:
-    kind = "gates" if entry["kind"] == "gate" else "scores"
+    kind: ByKind = "gates" if entry["kind"] == "gate" else "scores"
     by_kind = item.reasons_by_kind or {}
     if entry["id"] in mapping(by_kind.get(kind)):
         return str(by_kind[kind][entry["id"]])
