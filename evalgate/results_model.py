@@ -1,8 +1,10 @@
-"""The results JSON read back (docs/results.md): pydantic models that validate a results file.
+"""The results JSON (docs/results.md): pydantic models of a results file, the one definition of its records.
 
-The report, JUnit, `compare` and the Action read results files through these. A run and a merge
-build results without them (evalgate.results, evalgate.verdict): a merge starts without pydantic.
-The gate, threshold and turn results are evalgate.verdict's dataclasses, validated as fields here.
+The report, JUnit, `compare` and the Action read results files through these. `Results` is a
+`verdict.Decision`, as a run's (and a merge's) `Outcome` is: the writer writes those fields, the reader
+reads them. The merge holds every item record it adds up, and every shard entry, to the models here
+(`record_problem`, `shard_entries_fit`), strictly: what it accepts reads back. The gate, threshold and
+turn results are evalgate.verdict's dataclasses, validated as fields here.
 """
 
 from __future__ import annotations

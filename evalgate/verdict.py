@@ -264,8 +264,8 @@ class ScoreSum:
         self.pending = []
 
 
-# ---- results: plain dataclasses, built without pydantic; evalgate.results_model validates them
-# when a results file is read (and so describes those parts of the results JSON) ----
+# ---- results: plain dataclasses, built without validation; `Decision` holds them, and evalgate.results_model
+# validates them when a results file is read (and so describes those parts of the results JSON) ----
 
 # Written only when they say something: absent from a run without repeats, statistical rules or hashes.
 _WHEN_SET = ("pass_at_k", "pass_all_k", "flaky", "flaky_items", "uncertain", "interval", "params_hash", "judged",
