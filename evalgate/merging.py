@@ -29,7 +29,7 @@ from evalgate.files import MAX_RESULTS_BYTES, UnreadableFile, atomic_writer, ref
 from evalgate.redaction import redact_value
 from evalgate.replay import Column, Replay, decode
 from evalgate.results import ErrorTally, EvalResult, dumps_item, json_utf8, new_file, replaceable_file
-from evalgate.results_model import record_problem, shard_entries_fit
+from evalgate.results_model import record_problem, shard_entries_fit, summary_problem
 from evalgate.results_stream import StreamedResults
 from evalgate.shards import MAX_SHARDS, entry_from_record
 from evalgate.verdict import Aggregator, Entry
@@ -122,43 +122,6 @@ class _BadRecord(Exception):
     """An item record whose field is not what a run writes (the field's name, as the message)."""
 
 
-def _counters(value: Any, depth: int = 0) -> bool:
-    """Numbers (or null, or flags), in mappings at most three deep: what the summary's counters hold."""
-    if isinstance(value, dict):
-        return depth < 3 and all(isinstance(k, str) and _counters(v, depth + 1) for k, v in value.items())
-    return value is None or isinstance(value, bool) or _finite(value)
-
-
-def _summary_problem(summary: dict[str, Any]) -> str | None:
-    """The first summary key the merge reads that does not hold what a run writes there; None if all do.
-
-    The merged summary and report are built from these: text where a number belongs would reach them."""
-    if "duration_s" in summary and not _finite(summary["duration_s"]):
-        return "duration_s"
-    for key in ("max_errors", "trials", "errored_trials", "resumed_items", "repeats"):
-        value = summary.get(key)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            return key
-    budget = summary.get("budget")
-    if budget is not None and not (isinstance(budget, dict) and isinstance(budget.get("share", ""), str)
-                                   and _counters({k: v for k, v in budget.items() if k != "share"})):
-        return "budget"
-    if summary.get("network") is not None and not _counters(summary["network"]):
-        return "network"
-    judge = summary.get("judge")
-    if judge is not None:
-        prompts = judge.get("prompts") if isinstance(judge, dict) else None
-        if not (isinstance(judge, dict) and isinstance(judge.get("model", ""), str)
-                and (prompts is None or (isinstance(prompts, dict)
-                                         and all(isinstance(v, str) for v in prompts.values())))
-                and _counters({k: v for k, v in judge.items() if k not in ("model", "prompts")})):
-            return "judge"
-    warnings = summary.get("warnings")
-    if warnings is not None and not isinstance(warnings, list):
-        return "warnings"
-    return None
-
-
 def _one_item(line: bytes) -> bool:
     """Whether the rest of the header's line is one item (or none), as evalgate writes its results."""
     text = line.rstrip(b"\n")
@@ -219,7 +182,7 @@ def read_shard(path: Path) -> ShardFile:
         raise MergeError(f"{name}: its `shard` record is malformed (edited?); run the shard again")
     if not isinstance(head.get("summary") or {}, dict):
         raise MergeError(f"{name}: its `summary` is not a mapping (edited?); run the shard again")
-    wrong = _summary_problem(head.get("summary") or {})
+    wrong = summary_problem(head.get("summary") or {})
     if wrong is not None:
         raise MergeError(f"{name}: its `summary.{wrong}` is not what evalgate writes (edited?); run the shard again")
     if (head.get("summary") or {}).get("interrupted"):

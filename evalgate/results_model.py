@@ -2,9 +2,9 @@
 
 The report, JUnit, `compare` and the Action read results files through these. `Results` is a
 `verdict.Decision`, as a run's (and a merge's) `Outcome` is: the writer writes those fields, the reader
-reads them. The merge holds every item record it adds up, and every shard entry, to the models here
-(`record_problem`, `shard_entries_fit`), strictly: what it accepts reads back. The gate, threshold and
-turn results are evalgate.verdict's dataclasses, validated as fields here.
+reads them. The merge holds every item record it adds up, every shard entry and summary to the models
+here (`record_problem`, `shard_entries_fit`, `summary_problem`), strictly: what it accepts reads back.
+The gate, threshold and turn results are evalgate.verdict's dataclasses, validated as fields here.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     Strict,
+    StrictBool,
     StrictInt,
     TypeAdapter,
     ValidationError,
@@ -181,6 +182,63 @@ def shard_entries_fit(entries: Any) -> bool:
     except ValidationError:
         return False
     return True
+
+
+# A summary's counters as a run writes them: numbers (finite), flags or null, in mappings at most three deep
+Counter = StrictBool | Amount | None
+Counters = dict[str, Counter | dict[str, Counter | dict[str, Counter]]]
+
+
+class BudgetSummary(BaseModel):
+    """`summary.budget`: its share of the run's caps (`share`, a shard's) and counters."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+    __pydantic_extra__: dict[str, Counter | dict[str, Counter | dict[str, Counter]]] = Field(init=False)
+
+    share: Text = ""
+
+
+class JudgeSummary(BaseModel):
+    """`summary.judge`: the model, its prompts' digests and counters."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+    __pydantic_extra__: dict[str, Counter | dict[str, Counter | dict[str, Counter]]] = Field(init=False)
+
+    model: Text = ""
+    prompts: dict[str, Text] | None = None
+
+
+class ShardSummary(TypedDict, total=False):
+    """The `summary` fields a merge adds up or shows, as a run writes them (the merge holds a shard to these:
+    text where a number belongs would reach the merged summary and report)."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    duration_s: Amount
+    max_errors: StrictInt | None
+    trials: StrictInt | None
+    errored_trials: StrictInt | None
+    resumed_items: StrictInt | None
+    repeats: StrictInt | None
+    budget: BudgetSummary | None
+    network: Counter | Counters
+    judge: JudgeSummary | None
+    warnings: list[Any] | None
+
+
+def summary_problem(summary: dict[str, Any]) -> str | None:
+    """The first `summary` field a merge reads that is not what a run writes there (its name); None if all are."""
+    try:
+        _shard_summary().validate_python(summary)
+    except ValidationError as exc:
+        where = exc.errors()[0]["loc"]
+        return str(where[0]) if where else "summary"
+    return None
+
+
+@cache
+def _shard_summary() -> TypeAdapter[ShardSummary]:
+    return TypeAdapter(ShardSummary)
 
 
 class ComparedEntry(TypedDict, total=False):
