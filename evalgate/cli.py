@@ -389,17 +389,14 @@ def _show_run(result: Any, failing_ids: Any, picked: Any, output: Path | None, k
 
 def _write_reports(result: Any, html_path: Path | None, junit: Path | None) -> None:
     """The HTML report and the JUnit XML the run was asked for; exit 2 when one cannot be written."""
-    if html_path is not None:
+    writers = ((html_path, _write_html, "the HTML report"), (junit, _write_junit, "the JUnit XML"))
+    for path, write, what in writers:
+        if path is None:
+            continue
         try:
-            _write_html(result, html_path)
+            write(result, path)
         except OSError as exc:
-            click.echo(f"{_command()}: cannot write the HTML report: {exc.strerror or exc}: {html_path}", err=True)
-            sys.exit(2)
-    if junit is not None:
-        try:
-            _write_junit(result, junit)
-        except OSError as exc:
-            click.echo(f"{_command()}: cannot write the JUnit XML: {exc.strerror or exc}: {junit}", err=True)
+            click.echo(f"{_command()}: cannot write {what}: {exc.strerror or exc}: {path}", err=True)
             sys.exit(2)
 
 

@@ -243,12 +243,9 @@ def test_a_symlink_or_fifo_at_the_results_temporary_file_is_replaced_not_written
 
 
 def test_the_results_model_reads_back_every_outcome_field_the_header_writes() -> None:
-    """Results (the file, read back) and Outcome (the verdict in memory) list the same top-level fields on
-    purpose: the file's top level is the outcome. This keeps them from drifting apart silently."""
-    import dataclasses
-    import typing
-
-    from evalgate.decide.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult
+    """Results (the file, read back) and Outcome (the verdict in memory) are one model of the decided fields
+    (Decision): the file's top level is the outcome, written and read back field for field."""
+    from evalgate.decide.verdict import Decision, GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult
     from evalgate.results.model import Results
     from evalgate.results.writer import header
 
@@ -259,16 +256,10 @@ def test_the_results_model_reads_back_every_outcome_field_the_header_writes() ->
                       turn_results=[TurnResult(index=0, gate_results=[gate], scores={"s": 0.25})],
                       not_scorable={"t": 1}, errored_items=1, max_errors=3, total_items=4)
     written = header("x", outcome)
-    hints = typing.get_type_hints(Outcome)
-    shared = [f.name for f in dataclasses.fields(Outcome) if f.name in written]
-    assert shared == ["verdict", "scores", "gate_results", "threshold_results", "turn_results", "score_stats"]
-    for name in shared:
-        field = Results.model_fields.get(name)
-        assert field is not None, f"Results does not read back `{name}`"
-        assert field.annotation == hints[name], name
-        outcome_field = next(f for f in dataclasses.fields(Outcome) if f.name == name)
-        assert field.is_required() == (outcome_field.default is dataclasses.MISSING
-                                       and outcome_field.default_factory is dataclasses.MISSING), name
+    assert issubclass(Results, Decision) and issubclass(Outcome, Decision)
+    shared = [name for name in written if name in Outcome.model_fields]
+    assert shared == list(Decision.model_fields) == ["verdict", "scores", "gate_results", "threshold_results",
+                                                     "turn_results", "score_stats"]
     assert Results.model_validate(json.loads(json.dumps(written))).outcome == outcome
 
 

@@ -14,6 +14,8 @@ from functools import reduce
 from operator import add
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from evalgate.decide.stats import Estimate, Moments, whole_steps
 
 Verdict = Literal["passed", "scored", "failed"]
@@ -276,8 +278,8 @@ class ScoreSum:
         self.pending = []
 
 
-# ---- results: plain dataclasses, built without pydantic; evalgate.results.model validates them
-# when a results file is read (and so describes those parts of the results JSON) ----
+# ---- results: plain dataclasses, built without validation; `Decision` holds them, and evalgate.results.model
+# validates them when a results file is read (and so describes those parts of the results JSON) ----
 
 # Written only when they say something: absent from a run without repeats, statistical rules or hashes.
 _WHEN_SET = ("pass_at_k", "pass_all_k", "flaky", "flaky_items", "uncertain", "interval", "params_hash", "judged",
@@ -401,21 +403,40 @@ class NotScored:
         return {"id": self.id, "kind": self.kind, "turn": self.turn, "reason": self.reason}
 
 
-@dataclass(kw_only=True)
-class Outcome:
+class Decision(BaseModel):
+    """The verdict and the results it rests on: the results JSON's fields of these names, in this order
+    (docs/results.md). A run's Outcome is one, and so is a results file read back (results_model.Results)."""
+
+    model_config = ConfigDict(defer_build=True)
+
     verdict: Verdict | None
     scores: dict[str, float]
     gate_results: list[GateResult]
     threshold_results: list[ThresholdResult]
-    turn_results: list[TurnResult] | None = None
-    score_stats: dict[str, ScoreStats] = field(default_factory=dict)
-    not_scorable: dict[str, int] = field(default_factory=dict)
+    turn_results: list[TurnResult] | None = None  # absent without turns
+    score_stats: dict[str, ScoreStats] = Field(default_factory=dict)
+
+    def written(self) -> dict[str, Any]:
+        """These fields as the results JSON holds them, in its order (NaN not yet made null)."""
+        out: dict[str, Any] = {"verdict": self.verdict, "scores": self.scores,
+                               "gate_results": [g.to_dict() for g in self.gate_results],
+                               "threshold_results": [t.to_dict() for t in self.threshold_results]}
+        if self.turn_results is not None:
+            out["turn_results"] = [t.to_dict() for t in self.turn_results]
+        out["score_stats"] = {k: v.to_dict() for k, v in self.score_stats.items()}
+        return out
+
+
+class Outcome(Decision):
+    """A run's (or a merge's) decision and the counts behind it, which the results file keeps in `summary`."""
+
+    not_scorable: dict[str, int] = Field(default_factory=dict)
     errored_items: int = 0
     max_errors: int = 0
     total_items: int = 0
     # gates and thresholds whose every result was not scorable: left out of the verdict as Mastra leaves
     # them out, and reported (`summary.not_scored`)
-    not_scored: list[NotScored] = field(default_factory=list)
+    not_scored: list[NotScored] = Field(default_factory=list)
 
     @property
     def error_budget_exceeded(self) -> bool:
@@ -651,7 +672,7 @@ class Aggregator:
         ]
         all_gates = top.gates + [g for t in turn_results for g in t.gate_results]
         all_thresholds = top.thresholds + [t for r in turn_results for t in r.threshold_results]
-        return Outcome(
+        return Outcome.model_construct(  # built of results made here: nothing to check
             verdict=decide(all_gates, all_thresholds, self.errored_items, max_errors),
             scores=top.scores,
             gate_results=top.gates,

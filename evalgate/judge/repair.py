@@ -106,148 +106,169 @@ _ARRAY_STATES = ("ARRAY_START", "ARRAY_AFTER_COMMA", "ARRAY_AFTER_VALUE")
 
 def fix_json(text: str) -> str:
     """The AI SDK's `fixJson`: `text` cut after its last complete token, with what is open closed."""
-    stack = ["ROOT"]
-    last_valid = -1
-    literal_start = 0
-    unicode_digits = 0
+    fixer = _JsonFixer(text)
+    for i, char in enumerate(text):
+        fixer.step(char, i)
+    return fixer.closed()
 
-    def value_start(char: str, i: int, swap: str) -> None:
-        nonlocal last_valid, literal_start
+
+class _JsonFixer:
+    """`fixJson`'s state machine: a stack of states, one method per state, and the last valid position."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.stack = ["ROOT"]
+        self.last_valid = -1
+        self.literal_start = 0
+        self.unicode_digits = 0
+        self.steps = {
+            "ROOT": self.root, "OBJECT_START": self.object_start, "OBJECT_AFTER_COMMA": self.object_after_comma,
+            "OBJECT_KEY": self.object_key, "OBJECT_AFTER_KEY": self.object_after_key,
+            "OBJECT_BEFORE_VALUE": self.object_before_value, "OBJECT_AFTER_VALUE": self.after_object_value,
+            "STRING": self.string, "ARRAY_START": self.array_start, "ARRAY_AFTER_VALUE": self.array_after_value,
+            "ARRAY_AFTER_COMMA": self.array_after_comma, "STRING_ESCAPE": self.string_escape,
+            "STRING_UNICODE_ESCAPE": self.string_unicode_escape, "NUMBER": self.number, "LITERAL": self.literal,
+        }  # FINISH: the value is whole, the rest is ignored
+
+    def step(self, char: str, i: int) -> None:
+        step = self.steps.get(self.stack[-1])
+        if step is not None:
+            step(char, i)
+
+    def swap(self, state: str) -> None:
+        self.stack.pop()
+        self.stack.append(state)
+
+    def value_start(self, char: str, i: int, swap: str) -> None:
         opened = {'"': "STRING", "f": "LITERAL", "t": "LITERAL", "n": "LITERAL", "-": "NUMBER", "{": "OBJECT_START",
                   "[": "ARRAY_START"}.get(char) or ("NUMBER" if char in _DIGITS else None)
         if opened is None:
             return
         if char != "-":
-            last_valid = i
+            self.last_valid = i
         if opened == "LITERAL":
-            literal_start = i
-        stack.pop()
-        stack.append(swap)
-        stack.append(opened)
+            self.literal_start = i
+        self.swap(swap)
+        self.stack.append(opened)
 
-    def after_value(char: str, i: int, comma: str, close: str) -> None:
-        nonlocal last_valid
+    def after_value(self, char: str, i: int, comma: str, close: str) -> None:
         if char == ",":
-            stack.pop()
-            stack.append(comma)
+            self.swap(comma)
         elif char == close:
-            last_valid = i
-            stack.pop()
+            self.last_valid = i
+            self.stack.pop()
 
-    def after_object_value(char: str, i: int) -> None:
-        after_value(char, i, "OBJECT_AFTER_COMMA", "}")
+    def after_object_value(self, char: str, i: int) -> None:
+        self.after_value(char, i, "OBJECT_AFTER_COMMA", "}")
 
-    def after_array_value(char: str, i: int) -> None:
-        after_value(char, i, "ARRAY_AFTER_COMMA", "]")
+    def after_array_value(self, char: str, i: int) -> None:
+        self.after_value(char, i, "ARRAY_AFTER_COMMA", "]")
 
-    for i, char in enumerate(text):
-        state = stack[-1]
-        if state == "ROOT":
-            value_start(char, i, "FINISH")
-        elif state == "OBJECT_START":
-            if char == '"':
-                stack.pop()
-                stack.append("OBJECT_KEY")
-            elif char == "}":
-                last_valid = i
-                stack.pop()
-        elif state == "OBJECT_AFTER_COMMA":
-            if char == '"':
-                stack.pop()
-                stack.append("OBJECT_KEY")
-        elif state == "OBJECT_KEY":
-            if char == '"':
-                stack.pop()
-                stack.append("OBJECT_AFTER_KEY")
-        elif state == "OBJECT_AFTER_KEY":
-            if char == ":":
-                stack.pop()
-                stack.append("OBJECT_BEFORE_VALUE")
-        elif state == "OBJECT_BEFORE_VALUE":
-            value_start(char, i, "OBJECT_AFTER_VALUE")
-        elif state == "OBJECT_AFTER_VALUE":
-            after_object_value(char, i)
-        elif state == "STRING":
-            if char == '"':
-                stack.pop()
-                last_valid = i
-            elif char == "\\":
-                stack.append("STRING_ESCAPE")
-            else:
-                last_valid = i
-        elif state == "ARRAY_START":
-            if char == "]":
-                last_valid = i
-                stack.pop()
-            else:
-                last_valid = i
-                value_start(char, i, "ARRAY_AFTER_VALUE")
-        elif state == "ARRAY_AFTER_VALUE":
-            if char in ",]":
-                after_array_value(char, i)
-            else:
-                last_valid = i
-        elif state == "ARRAY_AFTER_COMMA":
-            value_start(char, i, "ARRAY_AFTER_VALUE")
-        elif state == "STRING_ESCAPE":
-            stack.pop()
-            if char == "u":
-                unicode_digits = 0
-                stack.append("STRING_UNICODE_ESCAPE")
-            else:
-                last_valid = i
-        elif state == "STRING_UNICODE_ESCAPE":
-            if char in _HEX:
-                unicode_digits += 1
-                if unicode_digits == 4:
-                    stack.pop()
-                    last_valid = i
-        elif state == "NUMBER":
-            if char in _DIGITS:
-                last_valid = i
-            elif char in "eE-.":
-                pass
-            elif char == ",":
-                stack.pop()
-                if stack[-1] == "ARRAY_AFTER_VALUE":
-                    after_array_value(char, i)
-                if stack[-1] == "OBJECT_AFTER_VALUE":
-                    after_object_value(char, i)
-            elif char == "}":
-                stack.pop()
-                if stack[-1] == "OBJECT_AFTER_VALUE":
-                    after_object_value(char, i)
-            elif char == "]":
-                stack.pop()
-                if stack[-1] == "ARRAY_AFTER_VALUE":
-                    after_array_value(char, i)
-            else:
-                stack.pop()
-        elif state == "LITERAL":
-            partial = text[literal_start : i + 1]
-            if not any(word.startswith(partial) for word in ("false", "true", "null")):
-                stack.pop()
-                if stack[-1] == "OBJECT_AFTER_VALUE":
-                    after_object_value(char, i)
-                elif stack[-1] == "ARRAY_AFTER_VALUE":
-                    after_array_value(char, i)
-            else:
-                last_valid = i
-    out = text[: last_valid + 1]
-    for state in reversed(stack):
-        if state == "STRING":
-            out += '"'
-        elif state in _OBJECT_STATES:
-            out += "}"
-        elif state in _ARRAY_STATES:
-            out += "]"
-        elif state == "LITERAL":
-            partial = text[literal_start:]
-            for word in ("true", "false", "null"):
-                if word.startswith(partial):
-                    out += word[len(partial) :]
-                    break
-    return out
+    def root(self, char: str, i: int) -> None:
+        self.value_start(char, i, "FINISH")
+
+    def object_start(self, char: str, i: int) -> None:
+        if char == '"':
+            self.swap("OBJECT_KEY")
+        elif char == "}":
+            self.last_valid = i
+            self.stack.pop()
+
+    def object_after_comma(self, char: str, i: int) -> None:
+        if char == '"':
+            self.swap("OBJECT_KEY")
+
+    def object_key(self, char: str, i: int) -> None:
+        if char == '"':
+            self.swap("OBJECT_AFTER_KEY")
+
+    def object_after_key(self, char: str, i: int) -> None:
+        if char == ":":
+            self.swap("OBJECT_BEFORE_VALUE")
+
+    def object_before_value(self, char: str, i: int) -> None:
+        self.value_start(char, i, "OBJECT_AFTER_VALUE")
+
+    def string(self, char: str, i: int) -> None:
+        if char == '"':
+            self.stack.pop()
+            self.last_valid = i
+        elif char == "\\":
+            self.stack.append("STRING_ESCAPE")
+        else:
+            self.last_valid = i
+
+    def array_start(self, char: str, i: int) -> None:
+        self.last_valid = i
+        if char == "]":
+            self.stack.pop()
+        else:
+            self.value_start(char, i, "ARRAY_AFTER_VALUE")
+
+    def array_after_value(self, char: str, i: int) -> None:
+        if char in ",]":
+            self.after_array_value(char, i)
+        else:
+            self.last_valid = i
+
+    def array_after_comma(self, char: str, i: int) -> None:
+        self.value_start(char, i, "ARRAY_AFTER_VALUE")
+
+    def string_escape(self, char: str, i: int) -> None:
+        self.stack.pop()
+        if char == "u":
+            self.unicode_digits = 0
+            self.stack.append("STRING_UNICODE_ESCAPE")
+        else:
+            self.last_valid = i
+
+    def string_unicode_escape(self, char: str, i: int) -> None:
+        if char in _HEX:
+            self.unicode_digits += 1
+            if self.unicode_digits == 4:
+                self.stack.pop()
+                self.last_valid = i
+
+    def number(self, char: str, i: int) -> None:
+        if char in _DIGITS:
+            self.last_valid = i
+            return
+        if char in "eE-.":
+            return
+        self.stack.pop()
+        if char == "," and self.stack[-1] == "ARRAY_AFTER_VALUE":
+            self.after_array_value(char, i)
+        if char in ",}" and self.stack[-1] == "OBJECT_AFTER_VALUE":
+            self.after_object_value(char, i)
+        if char == "]" and self.stack[-1] == "ARRAY_AFTER_VALUE":
+            self.after_array_value(char, i)
+
+    def literal(self, char: str, i: int) -> None:
+        partial = self.text[self.literal_start : i + 1]
+        if any(word.startswith(partial) for word in ("false", "true", "null")):
+            self.last_valid = i
+            return
+        self.stack.pop()
+        if self.stack[-1] == "OBJECT_AFTER_VALUE":
+            self.after_object_value(char, i)
+        elif self.stack[-1] == "ARRAY_AFTER_VALUE":
+            self.after_array_value(char, i)
+
+    def closed(self) -> str:
+        """The text up to its last valid character, then what each open state needs to close."""
+        out = self.text[: self.last_valid + 1]
+        for state in reversed(self.stack):
+            if state == "STRING":
+                out += '"'
+            elif state in _OBJECT_STATES:
+                out += "}"
+            elif state in _ARRAY_STATES:
+                out += "]"
+            elif state == "LITERAL":
+                partial = self.text[self.literal_start :]
+                endings = (word[len(partial) :] for word in ("true", "false", "null") if word.startswith(partial))
+                out += next(endings, "")
+        return out
 
 
 # secure-json-parse's prefilter (the AI SDK's `secureJsonParse`): a `"__proto__":` or `"constructor":`

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from typing import Any
 
 from evalgate.infra.redaction import redact
@@ -135,7 +136,7 @@ def _seconds(value: Any, per_second: int = 1) -> str | None:
     return f"{seconds:.3f}" if math.isfinite(seconds) and seconds >= 0 else None
 
 
-def _gate_reasons(given: dict[str, Any], by_kind: dict[str, Any] | None) -> dict[str, str]:
+def _gate_reasons(given: Mapping[str, Any], by_kind: Mapping[Any, Any] | None) -> dict[str, str]:
     """An item's (or a turn's) reasons, the gate's own for an id a scorer shares (`reasons` holds the
     scorer's there)."""
     reasons = {str(k): str(v) for k, v in given.items()} if isinstance(given, dict) else {}

@@ -25,7 +25,7 @@ from evalgate.report.labels import (
     turn_label,
     unscored_entries,
 )
-from evalgate.results.model import ItemRecord, Results
+from evalgate.results.model import ByKind, ItemRecord, Results
 
 TEXT_BUDGET = 24_000_000  # characters of item text the page carries, shared among the items
 MAX_FIELD = 20_000  # one text field at most, however few items
@@ -185,7 +185,7 @@ def columns(shown: list[dict[str, Any]]) -> list[int]:
 
 
 def reason_for(item: ItemRecord, entry: dict[str, Any]) -> str | None:
-    kind = "gates" if entry["kind"] == "gate" else "scores"
+    kind: ByKind = "gates" if entry["kind"] == "gate" else "scores"
     by_kind = item.reasons_by_kind or {}
     if entry["id"] in mapping(by_kind.get(kind)):
         return str(by_kind[kind][entry["id"]])

@@ -23,10 +23,11 @@ from typing import Any
 
 import orjson
 
-from evalgate.decide.verdict import Aggregator, Entry, ThresholdRange
+from evalgate.decide.verdict import Aggregator, Entry
 from evalgate.errors import display_path
 from evalgate.infra.files import MAX_RESULTS_BYTES, UnreadableFile, atomic_writer, refuse_unreadable
 from evalgate.infra.redaction import redact_value
+from evalgate.results.model import record_problem, shard_entries_fit, summary_problem
 from evalgate.results.score_columns import Column, Replay, decode
 from evalgate.results.shards import MAX_SHARDS, entry_from_record
 from evalgate.results.stream import StreamedResults
@@ -121,116 +122,6 @@ class _BadRecord(Exception):
     """An item record whose field is not what a run writes (the field's name, as the message)."""
 
 
-def _check_record(record: dict[str, Any], run_key: str = "output") -> None:
-    """The fields the merge reads of an item (or, with `run_key="run"`, a trial): their types as a run
-    writes them, so an edited or hostile shard is refused by name, never an internal error, and the merged
-    results read back (`evalgate compare`, the Action's summary and comment) as a run's do."""
-    error = record.get("error")
-    if error is not None and error.__class__ is not str:
-        raise _BadRecord("error")
-    if run_key == "output":  # the item's own fields, as the results' reader takes them
-        if record.get("id").__class__ is not str:
-            raise _BadRecord("id")
-        if record.get("data_hash") is not None and record["data_hash"].__class__ is not str:
-            raise _BadRecord("data_hash")
-        for key in ("scorer_errors", "gates", "scores", "reasons", "not_scorable"):  # a mapping, never null
-            if key in record and record[key].__class__ is not dict:
-                raise _BadRecord(key)
-    for key in ("scorer_errors", "judge_cost_usd", "gates", "scores", "reasons", "not_scorable"):
-        value = record.get(key)
-        if value is not None and value.__class__ is not dict:
-            raise _BadRecord(key)
-    for key in ("gates", "scores"):  # a score, or null for NaN (a flag or text is none)
-        values = record.get(key)
-        if values and not all(v is None or v.__class__ is float or v.__class__ is int for v in values.values()):
-            raise _BadRecord(key)
-    for key in ("scorer_errors", "reasons", "not_scorable"):  # messages
-        values = record.get(key)
-        if values and not all(message.__class__ is str for message in values.values()):
-            raise _BadRecord(key)
-    judge_cost = record.get("judge_cost_usd")  # added up by check: each a finite amount, as a run bills it
-    if judge_cost and not all(_finite(usd) for usd in judge_cost.values()):
-        raise _BadRecord("judge_cost_usd")
-    by_kind = record.get("reasons_by_kind")  # a gate and a scorer of one id: each one's reason, by kind
-    if by_kind is not None and not (by_kind.__class__ is dict and all(
-            kind in ("gates", "scores") and reasons.__class__ is dict
-            and all(reason.__class__ is str for reason in reasons.values()) for kind, reasons in by_kind.items())):
-        raise _BadRecord("reasons_by_kind")
-    run = record.get(run_key)
-    if run is not None and (run.__class__ is not dict or not (run.get("cost_usd") is None
-                                                            or isinstance(run["cost_usd"], int | float))):
-        raise _BadRecord(run_key)
-    turns = record.get("turns")
-    if turns is not None and (turns.__class__ is not list or not all(_turn_fits(t) for t in turns)):
-        raise _BadRecord("turns")
-    trials = record.get("trials")
-    if trials is not None:
-        if trials.__class__ is not list or not all(t.__class__ is dict for t in trials):
-            raise _BadRecord("trials")
-        for trial in trials:
-            _check_record(trial, "run")
-
-
-def _turn_fits(turn: Any) -> bool:
-    """A turn's record as a run writes it: scores (or null) by id, reasons as text, `not_scorable` as ids by kind."""
-    if turn.__class__ is not dict:
-        return False
-    for key in ("gates", "scores"):
-        values = turn.get(key)
-        if values is not None and not (values.__class__ is dict and all(
-                v is None or v.__class__ is float or v.__class__ is int for v in values.values())):
-            return False
-    reasons = turn.get("reasons")
-    if reasons is not None and not (reasons.__class__ is dict and all(v.__class__ is str for v in reasons.values())):
-        return False
-    kinds = turn.get("not_scorable")
-    if kinds is not None and not (kinds.__class__ is dict and all(
-            kind in ("gates", "scores") and ids.__class__ is list and all(i.__class__ is str for i in ids)
-            for kind, ids in kinds.items())):
-        return False
-    by_kind = turn.get("reasons_by_kind")
-    return by_kind is None or (by_kind.__class__ is dict and all(
-        kind in ("gates", "scores") and reasons.__class__ is dict
-        and all(reason.__class__ is str for reason in reasons.values()) for kind, reasons in by_kind.items()))
-
-
-def _counters(value: Any, depth: int = 0) -> bool:
-    """Numbers (or null, or flags), in mappings at most three deep: what the summary's counters hold."""
-    if isinstance(value, dict):
-        return depth < 3 and all(isinstance(k, str) and _counters(v, depth + 1) for k, v in value.items())
-    return value is None or isinstance(value, bool) or _finite(value)
-
-
-def _summary_problem(summary: dict[str, Any]) -> str | None:
-    """The first summary key the merge reads that does not hold what a run writes there; None if all do.
-
-    The merged summary and report are built from these: text where a number belongs would reach them."""
-    if "duration_s" in summary and not _finite(summary["duration_s"]):
-        return "duration_s"
-    for key in ("max_errors", "trials", "errored_trials", "resumed_items", "repeats"):
-        value = summary.get(key)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            return key
-    budget = summary.get("budget")
-    if budget is not None and not (isinstance(budget, dict) and isinstance(budget.get("share", ""), str)
-                                   and _counters({k: v for k, v in budget.items() if k != "share"})):
-        return "budget"
-    if summary.get("network") is not None and not _counters(summary["network"]):
-        return "network"
-    judge = summary.get("judge")
-    if judge is not None:
-        prompts = judge.get("prompts") if isinstance(judge, dict) else None
-        if not (isinstance(judge, dict) and isinstance(judge.get("model", ""), str)
-                and (prompts is None or (isinstance(prompts, dict)
-                                         and all(isinstance(v, str) for v in prompts.values())))
-                and _counters({k: v for k, v in judge.items() if k not in ("model", "prompts")})):
-            return "judge"
-    warnings = summary.get("warnings")
-    if warnings is not None and not isinstance(warnings, list):
-        return "warnings"
-    return None
-
-
 def _one_item(line: bytes) -> bool:
     """Whether the rest of the header's line is one item (or none), as evalgate writes its results."""
     text = line.rstrip(b"\n")
@@ -291,7 +182,7 @@ def read_shard(path: Path) -> ShardFile:
         raise MergeError(f"{name}: its `shard` record is malformed (edited?); run the shard again")
     if not isinstance(head.get("summary") or {}, dict):
         raise MergeError(f"{name}: its `summary` is not a mapping (edited?); run the shard again")
-    wrong = _summary_problem(head.get("summary") or {})
+    wrong = summary_problem(head.get("summary") or {})
     if wrong is not None:
         raise MergeError(f"{name}: its `summary.{wrong}` is not what evalgate writes (edited?); run the shard again")
     if (head.get("summary") or {}).get("interrupted"):
@@ -304,26 +195,9 @@ def _well_formed(shard: dict[str, Any]) -> bool:
     def whole(value: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
 
-    entries = shard["entries"]
     return (whole(shard["count"]) and whole(shard["index"]) and 1 <= shard["index"] <= shard["count"] <= MAX_SHARDS
-            and isinstance(entries, list) and whole(shard.get("turn_count", 0))
-            and all(isinstance(e, dict) and isinstance(e.get("id"), str) and e.get("kind") in ("gate", "scorer")
-                    and (e.get("turn") is None or whole(e["turn"])) and _bound(e.get("threshold"))
-                    and (e.get("params_hash") is None or isinstance(e["params_hash"], str))
-                    and (e.get("first") is None or (isinstance(e["first"], list) and len(e["first"]) == 2
-                                                    and all(whole(v) for v in e["first"])))
-                    for e in entries))
-
-
-def _bound(threshold: Any) -> bool:
-    """A threshold as a run records it (none, or what `ThresholdRange` reads), its bounds finite."""
-    if threshold is None:
-        return True
-    try:
-        typed = ThresholdRange.of(threshold)
-    except ValueError:
-        return False
-    return all(bound is None or _finite(bound) for bound in (typed.min, typed.max))
+            and isinstance(shard["entries"], list) and whole(shard.get("turn_count", 0))
+            and shard_entries_fit(shard["entries"]))
 
 
 def check_shards(files: list[ShardFile]) -> None:
@@ -616,8 +490,10 @@ class _Spend:
 
     def take(self, index: int, item_id: str, record: dict[str, Any]) -> bool:
         """Count the item's spend and, when it errored, show it; True when it errored.
-        _BadRecord (before anything is counted) when a field it reads is not what a run writes."""
-        _check_record(record)
+        _BadRecord (before anything is counted) when a field is not what a run writes (the results model's)."""
+        wrong = record_problem(record)
+        if wrong is not None:
+            raise _BadRecord(wrong)
         trials = record.get("trials")
         for part in trials if isinstance(trials, list) else (record,):  # with repeats: every trial's spend
             judge_cost = part.get("judge_cost_usd")

@@ -1,20 +1,40 @@
-"""The results JSON read back (docs/results.md): pydantic models that validate a results file.
+"""The results JSON (docs/results.md): pydantic models of a results file, the one definition of its records.
 
-The report, JUnit, `compare` and the Action read results files through these. A run and a merge
-build results without them (evalgate.results.writer, evalgate.decide.verdict): a merge starts without pydantic.
+The report, JUnit, `compare` and the Action read results files through these. `Results` is a
+`verdict.Decision`, as a run's (and a merge's) `Outcome` is: the writer writes those fields, the reader
+reads them. The merge holds every item record it adds up, every shard entry and summary to the models
+here (`record_problem`, `shard_entries_fit`, `summary_problem`), strictly: what it accepts reads back.
 The gate, threshold and turn results are evalgate.decide.verdict's dataclasses, validated as fields here.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Required
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import (
+    AfterValidator,
+    AllowInfNan,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    Strict,
+    StrictBool,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+)
 from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
-from evalgate.decide.verdict import GateResult, Outcome, ScoreStats, ThresholdResult, TurnResult, Verdict
+from evalgate.decide.verdict import (
+    Decision,
+    Outcome,
+    ThresholdRange,
+)
 from evalgate.infra.files import MAX_RESULTS_BYTES, refuse_unreadable
 from evalgate.results.stream import StreamedResults
 from evalgate.results.writer import SCHEMA_VERSION
@@ -35,24 +55,196 @@ class Summary(BaseModel):
     duration_s: float | None = None
 
 
+# An item's fields as a run writes them, strictly: a flag or a numeral is no score, a number no message. The
+# merge checks every record it adds up against these (`record_problem`), so what it accepts reads back.
+Text = Annotated[str, Strict()]
+Score = Annotated[float, Strict()] | None  # null: NaN (strict JSON has none)
+Amount = Annotated[float, Strict(), AllowInfNan(False)]  # money added up: finite
+Scores = dict[str, Score]
+Messages = dict[str, Text]
+ByKind = Literal["gates", "scores"]
+
+
+def _cost_is_a_number(run: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A run's `cost_usd`: a number or null (the merge adds it up)."""
+    if run is not None and not (run.get("cost_usd") is None or isinstance(run["cost_usd"], int | float)):
+        raise ValueError("its cost_usd is no number")
+    return run
+
+
+RunRecord = Annotated[dict[str, Any], AfterValidator(_cost_is_a_number)]
+
+
+class TurnRecord(TypedDict, total=False):
+    """One of an item's `turns`: its scores (or null) by id, reasons as text, `not_scorable` as ids by kind."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    gates: Scores | None
+    scores: Scores | None
+    reasons: Messages | None
+    not_scorable: dict[ByKind, list[Text]] | None
+    reasons_by_kind: dict[ByKind, Messages] | None  # a gate and a scorer of one id: each one's reason
+
+
+class TrialRecord(TypedDict, total=False):
+    """One of an item's `trials` (with repeats): {trial, run, gates, scores, error, duration_ms, ...}."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    error: Text | None
+    run: RunRecord | None
+    gates: Scores | None
+    scores: Scores | None
+    reasons: Messages | None
+    not_scorable: Messages | None
+    scorer_errors: Messages | None
+    judge_cost_usd: dict[str, Amount] | None
+    reasons_by_kind: dict[ByKind, Messages] | None
+    turns: list[TurnRecord] | None
+
+
 class ItemRecord(BaseModel):
     model_config = ConfigDict(extra="allow", defer_build=True)  # built when results are read
 
-    id: str
-    index: int | None = None
+    id: Text
+    index: StrictInt | None = None
     input: Any = None
-    output: dict[str, Any] | None = None
-    error: str | None = None
-    gates: dict[str, float | None] = Field(default_factory=dict)
-    scores: dict[str, float | None] = Field(default_factory=dict)
-    reasons: dict[str, str] = Field(default_factory=dict)
-    not_scorable: dict[str, str] = Field(default_factory=dict)
-    scorer_errors: dict[str, str] = Field(default_factory=dict)
+    output: RunRecord | None = None
+    error: Text | None = None
+    gates: Scores = Field(default_factory=dict)
+    scores: Scores = Field(default_factory=dict)
+    reasons: Messages = Field(default_factory=dict)
+    not_scorable: Messages = Field(default_factory=dict)
+    scorer_errors: Messages = Field(default_factory=dict)
     # a gate and a scorer of one id share their `reasons` key: each one's reason, {"gates": {...}, "scores": {...}}
-    reasons_by_kind: dict[str, dict[str, str]] | None = None
+    reasons_by_kind: dict[ByKind, Messages] | None = None
+    # read as they come (a fork's results file may hold anything in a turn: the reports read each field
+    # warily); a merge, which adds them up, holds them to TurnRecord and TrialRecord (`record_problem`)
     turns: list[dict[str, Any]] | None = None
     trials: list[dict[str, Any]] | None = None  # with repeats: {trial, run, gates, scores, error, duration_ms}
-    data_hash: str | None = None
+    data_hash: Text | None = None
+    judge_cost_usd: dict[str, Amount] | None = Field(default=None, exclude_if=lambda costs: costs is None)
+
+
+class AddedUp(TypedDict, total=False):
+    """The parts of an item record that a merge adds up beyond ItemRecord's: its turns and trials as written."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    turns: list[TurnRecord] | None
+    trials: list[TrialRecord] | None
+
+
+def record_problem(record: dict[str, Any]) -> str | None:
+    """The first field of an item record that is not what a run writes there (its name); None if all are."""
+    try:
+        ItemRecord.model_validate(record)
+        if "turns" in record or "trials" in record:
+            _added_up().validate_python(record)
+    except ValidationError as exc:
+        where = exc.errors()[0]["loc"]
+        return str(where[0]) if where else "record"
+    return None
+
+
+@cache
+def _added_up() -> TypeAdapter[AddedUp]:
+    return TypeAdapter(AddedUp)
+
+
+def _finite_bounds(threshold: ThresholdRange) -> ThresholdRange:
+    for bound in (threshold.min, threshold.max):
+        try:
+            if bound is not None and not math.isfinite(bound):
+                raise ValueError("its bounds are not finite")
+        except OverflowError:  # an integer past the largest float
+            raise ValueError("its bounds are not finite") from None
+    return threshold
+
+
+class ShardEntry(TypedDict, total=False):
+    """One of a shard's `shard.entries`: a gate or scorer as the run recorded it, its threshold a finite range."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    id: Required[Text]
+    kind: Required[Literal["gate", "scorer"]]
+    turn: StrictInt | None
+    threshold: Annotated[ThresholdRange, AfterValidator(_finite_bounds)] | None
+    params_hash: Text | None
+    first: tuple[StrictInt, StrictInt] | None  # per-turn entries: (item, turn) where the data set first saw it
+
+
+@cache
+def _shard_entries() -> TypeAdapter[list[ShardEntry]]:
+    return TypeAdapter(list[ShardEntry])  # built when first asked for: a command reading results needs it not
+
+
+def shard_entries_fit(entries: Any) -> bool:
+    """Whether `shard.entries` is a list of ShardEntry records."""
+    try:
+        _shard_entries().validate_python(entries)
+    except ValidationError:
+        return False
+    return True
+
+
+# A summary's counters as a run writes them: numbers (finite), flags or null, in mappings at most three deep
+Counter = StrictBool | Amount | None
+Counters = dict[str, Counter | dict[str, Counter | dict[str, Counter]]]
+
+
+class BudgetSummary(BaseModel):
+    """`summary.budget`: its share of the run's caps (`share`, a shard's) and counters."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+    __pydantic_extra__: dict[str, Counter | dict[str, Counter | dict[str, Counter]]] = Field(init=False)
+
+    share: Text = ""
+
+
+class JudgeSummary(BaseModel):
+    """`summary.judge`: the model, its prompts' digests and counters."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+    __pydantic_extra__: dict[str, Counter | dict[str, Counter | dict[str, Counter]]] = Field(init=False)
+
+    model: Text = ""
+    prompts: dict[str, Text] | None = None
+
+
+class ShardSummary(TypedDict, total=False):
+    """The `summary` fields a merge adds up or shows, as a run writes them (the merge holds a shard to these:
+    text where a number belongs would reach the merged summary and report)."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    duration_s: Amount
+    max_errors: StrictInt | None
+    trials: StrictInt | None
+    errored_trials: StrictInt | None
+    resumed_items: StrictInt | None
+    repeats: StrictInt | None
+    budget: BudgetSummary | None
+    network: Counter | Counters
+    judge: JudgeSummary | None
+    warnings: list[Any] | None
+
+
+def summary_problem(summary: dict[str, Any]) -> str | None:
+    """The first `summary` field a merge reads that is not what a run writes there (its name); None if all are."""
+    try:
+        _shard_summary().validate_python(summary)
+    except ValidationError as exc:
+        where = exc.errors()[0]["loc"]
+        return str(where[0]) if where else "summary"
+    return None
+
+
+@cache
+def _shard_summary() -> TypeAdapter[ShardSummary]:
+    return TypeAdapter(ShardSummary)
 
 
 class ComparedEntry(TypedDict, total=False):
@@ -199,19 +391,14 @@ class ItemsOnDemand(list[ItemRecord]):
         return super().__repr__()
 
 
-class Results(BaseModel):
-    """The results JSON, schema_version 1."""
+class Results(Decision):
+    """The results JSON, schema_version 1: a Decision (verdict, scores, gate, threshold and turn results)
+    with its name, summary, items and comparison."""
 
     model_config = ConfigDict(extra="allow", defer_build=True)  # built when results are read
 
     schema_version: Literal[1] = SCHEMA_VERSION
     name: str
-    verdict: Verdict | None
-    scores: dict[str, float]
-    gate_results: list[GateResult]
-    threshold_results: list[ThresholdResult]
-    turn_results: list[TurnResult] | None = None
-    score_stats: dict[str, ScoreStats] = Field(default_factory=dict)
     summary: Summary
     items: list[ItemRecord] = Field(default_factory=list)
     comparison: ComparisonRecord | None = None  # with a baseline (docs/results.md)
@@ -261,14 +448,16 @@ class Results(BaseModel):
 
     def model_dump(self, **options: Any) -> dict[str, Any]:
         """As pydantic's, a results file's items read first unless they are excluded."""
-        if isinstance(self.items, ItemsOnDemand) and "items" not in (options.get("exclude") or ()):
-            self.items.load()
+        self._load_items_unless_excluded(options)
         return super().model_dump(**options)
 
     def model_dump_json(self, **options: Any) -> str:
+        self._load_items_unless_excluded(options)
+        return super().model_dump_json(**options)
+
+    def _load_items_unless_excluded(self, options: dict[str, Any]) -> None:
         if isinstance(self.items, ItemsOnDemand) and "items" not in (options.get("exclude") or ()):
             self.items.load()
-        return super().model_dump_json(**options)
 
     @property
     def file_header(self) -> dict[str, Any]:
@@ -290,18 +479,10 @@ class Results(BaseModel):
 
     @property
     def outcome(self) -> Outcome:
-        return Outcome(
-            verdict=self.verdict,
-            scores=self.scores,
-            gate_results=self.gate_results,
-            threshold_results=self.threshold_results,
-            turn_results=self.turn_results,
-            score_stats=self.score_stats,
-            not_scorable=self.summary.not_scorable,
-            errored_items=self.summary.errored_items,
-            max_errors=self.summary.max_errors,
-            total_items=self.summary.total_items,
-        )
+        decided = {name: getattr(self, name) for name in Decision.model_fields}
+        return Outcome.model_construct(**decided, not_scorable=self.summary.not_scorable,
+                                       errored_items=self.summary.errored_items, max_errors=self.summary.max_errors,
+                                       total_items=self.summary.total_items)
 
 
 def load_results(path: Path, *, check_items: bool = True) -> Results:

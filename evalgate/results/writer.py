@@ -51,17 +51,7 @@ SCHEMA_VERSION: Final = 1
 
 def header(name: str, outcome: Outcome, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything of the results JSON but `items`, in the documented key order."""
-    out: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "name": name,
-        "verdict": outcome.verdict,
-        "scores": outcome.scores,
-        "gate_results": [g.to_dict() for g in outcome.gate_results],
-        "threshold_results": [t.to_dict() for t in outcome.threshold_results],
-    }
-    if outcome.turn_results is not None:
-        out["turn_results"] = [t.to_dict() for t in outcome.turn_results]
-    out["score_stats"] = {k: v.to_dict() for k, v in outcome.score_stats.items()}
+    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "name": name, **outcome.written()}
     summary = {
         "total_items": outcome.total_items,
         "errored_items": outcome.errored_items,

@@ -107,12 +107,29 @@ class Estimate:
 
 def estimate(loaded: Any) -> Estimate:
     """The calls, tokens and cost of running a loaded spec, from its data and settings alone."""
-    from evalgate.judge import prompts
-    from evalgate.judge.accounting import DEFAULT_PRICES
-    from evalgate.judge.client import repair_request
-
     spec = loaded.spec
     target_spec = spec.target
+    target = _target_line(target_spec)
+    judge = _judge_line(spec.judge)
+    reply_cap = getattr(target_spec, "max_tokens", None)
+    judge_cap = spec.judge.max_tokens if spec.judge is not None else None
+    fixed = tokens(getattr(target_spec, "system", None)) + (tokens(target_spec.tools) if target_spec.type == "openai"
+                                                             and target_spec.tools else 0)
+    trials = range(spec.repeats or 1)  # with `repeats`, every item's calls are made once per trial
+    count = 0
+    for case in loaded.iter_cases():
+        count += 1
+        inputs = case.item.turn_inputs()
+        if target_spec.type != "recorded":
+            _add_target_calls(target, target_spec.type == "openai", inputs, fixed, reply_cap, trials)
+        _add_judge_calls(judge, _judged_checks(loaded, case, inputs, reply_cap), judge_cap, trials)
+    result = Estimate(loaded.name, count, [target, judge] if spec.judge is not None else [target], spec.budget)
+    _refuse_overflow(result, loaded)
+    return result
+
+
+def _target_line(target_spec: Any) -> Line:
+    """The target's line, its prices where the spec gives them; a note where it cannot count or cost."""
     kind = target_spec.type
     model = getattr(target_spec, "model", None)
     target = Line(f"target ({kind})", model)
@@ -126,7 +143,13 @@ def estimate(loaded: Any) -> Estimate:
     else:
         target.note = "tokens and cost are whatever the agent reports at run time"
         target.counts_tokens = False
-    judge_spec = spec.judge
+    return target
+
+
+def _judge_line(judge_spec: Any) -> Line:
+    """The judge's line, priced from the spec's prices over the built-in table."""
+    from evalgate.judge.accounting import DEFAULT_PRICES
+
     judge = Line("judge", judge_spec.model if judge_spec is not None else None)
     if judge_spec is not None:
         judge.prices = {**DEFAULT_PRICES, **judge_spec.prices}.get(judge_spec.model)
@@ -134,51 +157,58 @@ def estimate(loaded: Any) -> Estimate:
             judge.prices_at = ("judge", "prices", judge_spec.model)
         if judge.prices is None:
             judge.note = f"no price for `{judge_spec.model}` (judge.prices, built-in table): cost unknown"
-    reply_cap = getattr(target_spec, "max_tokens", None)
-    judge_cap = judge_spec.max_tokens if judge_spec is not None else None
-    fixed = tokens(getattr(target_spec, "system", None)) + (tokens(target_spec.tools) if kind == "openai" and
-                                                             target_spec.tools else 0)
-    trials = range(spec.repeats or 1)  # with `repeats`, every item's calls are made once per trial
-    count = 0
-    for case in loaded.iter_cases():
-        count += 1
-        item = case.item
-        inputs = item.turn_inputs()
-        recorded = case.recorded
-        if kind != "recorded":
-            low = high = 0
-            for turn, value in enumerate(inputs):  # each turn resends the conversation so far
-                history = sum(tokens(v) for v in inputs[:turn])
-                low += fixed + history + tokens(value)
-                high += fixed + history + tokens(value) + (turn * reply_cap if reply_cap else 0)
-            cap = reply_cap * len(inputs) if reply_cap else None
-            for _ in trials:
-                target.add((len(inputs), len(inputs)), (low, high) if kind == "openai" else (0, 0),
-                           (0, cap) if kind == "openai" else (0, 0))
-        output = (sum(tokens(r.text) for r in recorded), sum(tokens(r.text) for r in recorded)) if recorded else \
-            (0, reply_cap * len(inputs) if reply_cap else None)
-        shared = tokens(item.ground_truth) + tokens(item.context) + SECTION_OVERHEAD_TOKENS
-        # (check, material, output): top-level checks judge the first input and the whole conversation,
-        # a turn's checks that turn's input and run (which the first input and all replies need not bound)
-        judged = [(c, tokens(inputs[0]) + shared, output) for c in (*loaded.gates, *loaded.scorers) if c.scorer.judged]
-        for turn, turn_checks in enumerate(case.turn_checks or ()):
-            reply = (tokens(recorded[turn].text),) * 2 if recorded else (0, reply_cap)
-            judged += [(c, tokens(inputs[turn]) + shared, reply) for c in turn_checks if c.scorer.judged]
-        for check, material, output in judged:
-            prompt = getattr(prompts, check.scorer.type.upper(), None) or prompts.RUBRIC_GRADED
-            ask = tokens(prompt.system) + material
-            per_low = ask + output[0]
-            per_high = ask + (output[1] if output[1] is not None else output[0])
-            # one call, or two with a repair (which resends the exchange and the bad reply, and asks again)
-            repair = tokens(repair_request("", prompt)) + REPAIR_PROBLEM_TOKENS
-            for _ in trials:
-                judge.add((1, 2), (per_low, 2 * per_high + (judge_cap or 0) + repair),
-                          (0, 2 * judge_cap if judge_cap else None))
-            if output[1] is None and not judge.note:
-                judge.note = "the target has no max_tokens: the judged outputs' length is unknown (counted as empty)"
-    result = Estimate(loaded.name, count, [target, judge] if judge_spec is not None else [target], spec.budget)
-    _refuse_overflow(result, loaded)
-    return result
+    return judge
+
+
+def _add_target_calls(target: Line, openai: bool, inputs: list[Any], fixed: int, reply_cap: int | None,
+                      trials: range) -> None:
+    """One item's calls to the target, once per trial; tokens counted for an OpenAI target only."""
+    low = high = 0
+    for turn, value in enumerate(inputs):  # each turn resends the conversation so far
+        history = sum(tokens(v) for v in inputs[:turn])
+        low += fixed + history + tokens(value)
+        high += fixed + history + tokens(value) + (turn * reply_cap if reply_cap else 0)
+    cap = reply_cap * len(inputs) if reply_cap else None
+    for _ in trials:
+        target.add((len(inputs), len(inputs)), (low, high) if openai else (0, 0), (0, cap) if openai else (0, 0))
+
+
+Judged = tuple[Any, int, tuple[int, int | None]]  # (check, material tokens, output tokens low and high)
+
+
+def _judged_checks(loaded: Any, case: Any, inputs: list[Any], reply_cap: int | None) -> list[Judged]:
+    """One item's judged checks: top-level checks judge the first input and the whole conversation,
+    a turn's checks that turn's input and run (which the first input and all replies need not bound)."""
+    item, recorded = case.item, case.recorded
+    output: tuple[int, int | None] = (
+        (sum(tokens(r.text) for r in recorded), sum(tokens(r.text) for r in recorded)) if recorded
+        else (0, reply_cap * len(inputs) if reply_cap else None))
+    shared = tokens(item.ground_truth) + tokens(item.context) + SECTION_OVERHEAD_TOKENS
+    judged: list[Judged] = [(c, tokens(inputs[0]) + shared, output)
+                            for c in (*loaded.gates, *loaded.scorers) if c.scorer.judged]
+    for turn, turn_checks in enumerate(case.turn_checks or ()):
+        reply: tuple[int, int | None] = (tokens(recorded[turn].text),) * 2 if recorded else (0, reply_cap)
+        judged += [(c, tokens(inputs[turn]) + shared, reply) for c in turn_checks if c.scorer.judged]
+    return judged
+
+
+def _add_judge_calls(judge: Line, judged: list[Judged], judge_cap: int | None, trials: range) -> None:
+    """Each judged check's calls, once per trial: one, or two with a repair (which resends the exchange and
+    the bad reply, and asks again)."""
+    from evalgate.judge import prompts
+    from evalgate.judge.client import repair_request
+
+    for check, material, output in judged:
+        prompt = getattr(prompts, check.scorer.type.upper(), None) or prompts.RUBRIC_GRADED
+        ask = tokens(prompt.system) + material
+        per_low = ask + output[0]
+        per_high = ask + (output[1] if output[1] is not None else output[0])
+        repair = tokens(repair_request("", prompt)) + REPAIR_PROBLEM_TOKENS
+        for _ in trials:
+            judge.add((1, 2), (per_low, 2 * per_high + (judge_cap or 0) + repair),
+                      (0, 2 * judge_cap if judge_cap else None))
+        if output[1] is None and not judge.note:
+            judge.note = "the target has no max_tokens: the judged outputs' length is unknown (counted as empty)"
 
 
 def _refuse_overflow(result: Estimate, loaded: Any) -> None:

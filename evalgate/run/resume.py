@@ -139,67 +139,80 @@ def skip_finished(
     or run again when those runs were not recorded per turn (an item with trials: always run again; an
     errored trial holds no scores, so the trials that scored decide).
     """
-    changes = changes or Changes(records)
-    stale = changes.changed_checks | set(changes.moved_checks)  # top-level checks the journal scored otherwise
-    # A check new beside one of the other kind and its id: the record's entry of that id is not its own
-    beside = changes.added_beside
+    reuse = _Reuse(gates, scorers, take, rescore, changes or Changes(records))
     for case in cases:
         record = records.get(case.index)
-        if record is None:
+        if record is None or not _record_fits(record, case, repeats, reuse.changes):
             yield case
-            continue
-        if record.get("id") != case.id:
-            changes.changed_ids += 1
+        elif not (reuse.trials(record, case) if repeats is not None else reuse.item(record, case)):
+            reuse.changes.rerun_for_checks += 1
             yield case
-            continue
-        changes.matched += 1
-        if not _readable(record) or not all(_readable(t) for t in record.get("trials") or ()):
-            changes.rerun_unreadable += 1
-            yield case
-            continue
-        recorded_hash = record.get("data_hash")
-        if isinstance(recorded_hash, str) and recorded_hash != data_hash(case):
-            changes.rerun_for_data += 1
-            yield case
-            continue
-        if _budget_stopped(record):
-            changes.rerun_budget += 1
-            yield case
-            continue
-        if not _same_trials(record, repeats):
-            changes.rerun_for_repeats += 1
-            yield case
-            continue
-        changed_turns, new_turns = _changed_turn_checks(record, case, changes)
-        if repeats is not None:
-            trials = record["trials"]
-            # An errored trial holds no scores (nothing stale, nothing to compare): the scored ones decide
-            scored = [t for t in trials if t.get("error") is None]
-            missing = set()
-            for trial in scored:
-                trial_missing, extra = _check_ids(trial, case, gates, scorers)
-                missing |= trial_missing | stale | beside | changed_turns | new_turns
-                changes.dropped_checks |= extra
-            if not missing:
-                take(merge_trials([_trial_from_record(t, record, case, gates, scorers) for t in trials]))
-                continue
-            changes.rerun_for_checks += 1
-            yield case
-            continue
-        missing, extra = _check_ids(record, case, gates, scorers)
-        missing |= stale | beside | changed_turns | new_turns
-        changes.dropped_checks |= extra
+
+
+def _record_fits(record: dict[str, Any], case: Case, repeats: int | None, changes: Changes) -> bool:
+    """Whether the journal's record is of this case as it is now (its id, data, readable runs, a run the
+    budget did not stop, the trials asked for); counted in `changes` under why not."""
+    if record.get("id") != case.id:
+        changes.changed_ids += 1
+        return False
+    changes.matched += 1
+    if not _readable(record) or not all(_readable(t) for t in record.get("trials") or ()):
+        changes.rerun_unreadable += 1
+        return False
+    recorded_hash = record.get("data_hash")
+    if isinstance(recorded_hash, str) and recorded_hash != data_hash(case):
+        changes.rerun_for_data += 1
+        return False
+    if _budget_stopped(record):
+        changes.rerun_budget += 1
+        return False
+    if not _same_trials(record, repeats):
+        changes.rerun_for_repeats += 1
+        return False
+    return True
+
+
+class _Reuse:
+    """A fitting record taken as the item's result, or rescored from its runs; False: run the item again."""
+
+    def __init__(self, gates: list[Check], scorers: list[Check], take: Callable[[ItemResult], None],
+                 rescore: Callable[[Case, list[Run]], None] | None, changes: Changes) -> None:
+        self.gates, self.scorers, self.take, self.rescore, self.changes = gates, scorers, take, rescore, changes
+        self.stale = changes.changed_checks | set(changes.moved_checks)  # top-level checks the journal scored otherwise
+        # A check new beside one of the other kind and its id: the record's entry of that id is not its own
+        self.beside = changes.added_beside
+
+    def trials(self, record: dict[str, Any], case: Case) -> bool:
+        """An item with trials: taken when no scored trial misses a check (never rescored)."""
+        changed_turns, new_turns = _changed_turn_checks(record, case, self.changes)
+        trials = record["trials"]
+        # An errored trial holds no scores (nothing stale, nothing to compare): the scored ones decide
+        missing: set[str] = set()
+        for trial in (t for t in trials if t.get("error") is None):
+            trial_missing, extra = _check_ids(trial, case, self.gates, self.scorers)
+            missing |= trial_missing | self.stale | self.beside | changed_turns | new_turns
+            self.changes.dropped_checks |= extra
+        if missing:
+            return False
+        self.take(merge_trials([_trial_from_record(t, record, case, self.gates, self.scorers) for t in trials]))
+        return True
+
+    def item(self, record: dict[str, Any], case: Case) -> bool:
+        """An item: taken when it misses no check (or errored), else rescored from its recorded runs."""
+        changed_turns, new_turns = _changed_turn_checks(record, case, self.changes)
+        missing, extra = _check_ids(record, case, self.gates, self.scorers)
+        missing |= self.stale | self.beside | changed_turns | new_turns
+        self.changes.dropped_checks |= extra
         if not missing or record.get("error") is not None:
-            take(item_from_record(record, case, gates, scorers))
-            continue
+            self.take(item_from_record(record, case, self.gates, self.scorers))
+            return True
         runs = _recorded_runs(record, case)
-        if runs is not None and rescore is not None:
-            for check_id in missing - stale - changed_turns:  # a changed or moved check has its own note
-                changes.rescored[check_id] = changes.rescored.get(check_id, 0) + 1
-            rescore(case, runs)
-        else:
-            changes.rerun_for_checks += 1
-            yield case
+        if runs is None or self.rescore is None:
+            return False
+        for check_id in missing - self.stale - changed_turns:  # a changed or moved check has its own note
+            self.changes.rescored[check_id] = self.changes.rescored.get(check_id, 0) + 1
+        self.rescore(case, runs)
+        return True
 
 
 def _changed_turn_checks(record: dict[str, Any], case: Case, changes: Changes) -> tuple[set[str], set[str]]:
