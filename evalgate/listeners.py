@@ -96,7 +96,7 @@ class Aggregation(Listener):
             for entry, score in contributions:
                 aggregator.add(entry, score, trial)
         errored = item.errored
-        aggregator.add_item(errored, item.turn_count, item.id)
+        aggregator.add_item(errored, item.turn_count, item.id, len(item.trials) if item.trials is not None else None)
         if errored:
             self.errors.add(item)
             if len(self.result.errored) < KEEP_ERRORED:
