@@ -103,6 +103,8 @@ def entries(results: Results) -> list[dict[str, Any]]:
             bounds = result.threshold.range
             entry.update({"bound": bound_text(result.threshold), "min": finite(bounds.min), "max": finite(bounds.max),
                           "hib": higher_is_better(result.threshold, result.higher_is_better is not False)})
+        if result.pass_k_curve:
+            entry["passk"] = curve_rows(result)
         out.append(entry)
     for entry_id, stats in results.score_stats.items():
         ci = stats.ci95 or (None, None)
@@ -110,6 +112,8 @@ def entries(results: Results) -> list[dict[str, Any]]:
                     "avg": finite(results.scores.get(entry_id)), "lo": finite(ci[0]), "hi": finite(ci[1]),
                     "passed": None, "uncertain": False, "flaky": stats.flaky, "bound": "", "min": None,
                     "max": None, "hib": True})
+        if stats.pass_k_curve:
+            out[-1]["passk"] = curve_rows(stats)
     compared: dict[tuple[Any, Any], Any] = {(e.get("turn"), e.get("id")): e
                                              for e in (results.comparison or {}).get("entries") or []}
     for entry in out:
@@ -118,6 +122,15 @@ def entries(results: Results) -> list[dict[str, Any]]:
             entry["cmp"] = comparison_of(found)
             entry["hib"] = bool(found.get("higher_is_better", entry["hib"]))
     return out
+
+
+def curve_rows(bar: Any) -> list[list[float | None]] | None:
+    """A result's pass^k curve as rows [k, pass^k, lo, hi, pass@k, lo, hi] (0/1 entries with repeats)."""
+    curve = getattr(bar, "pass_k_curve", None)
+    if not curve:
+        return None
+    return [[p.k, finite(p.pass_all_k), finite(p.pass_all_k_ci95[0]), finite(p.pass_all_k_ci95[1]),
+             finite(p.pass_at_k), finite(p.pass_at_k_ci95[0]), finite(p.pass_at_k_ci95[1])] for p in curve]
 
 
 def comparison_of(found: Any) -> dict[str, Any]:
