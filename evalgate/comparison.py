@@ -32,7 +32,7 @@ HISTORY_KEPT = 100  # the base branch's runs whose summaries travel with the res
 BASE_FIELDS = ("id", "output", "error", "gates", "scores", "reasons", "scorer_errors", "not_scorable",
                "reasons_by_kind")
 FLIPS_KEPT = max(FLIPPED_KEPT * 4, BASE_ITEMS_KEPT)  # an entry's flipped items kept while items are paired
-PASS_K = ".pass^k"  # `<entry id>.pass^k`: the comparison of an entry's pass^k (repeats), as `compare.entries` names it
+PASS_K = stats.PASS_K_ID  # `<entry id>.pass^k`: an entry's pass^k compared (repeats), as `compare.entries` names it
 
 
 def pass_k_id(entry_id: str) -> str:

@@ -41,6 +41,7 @@ from evalgate.scorers.registry import REGISTRY
 from evalgate.spec.context import BuildContext
 from evalgate.spec.models import PriceKey, Spec
 from evalgate.spec.schema import json_schema as spec_schema
+from evalgate.stats import PASS_K_ID
 from evalgate.targets import type_names
 from evalgate.yamlpos import MAX_YAML_CHARS, Positions, YAMLSyntaxError, load
 
@@ -324,14 +325,12 @@ def _unknown_compare_ids(spec: Spec, file: str, positions: Positions, checks: li
     turn_ids: the ids of the items' per-turn checks (a streamed data set's are known once it was read)."""
     if spec.compare is None or not spec.compare.entries:
         return []
-    from evalgate.comparison import PASS_K  # only for a spec that names entries
-
     known = {c.entry.id for c in checks}
     known.update(turn_ids)
     return [Problem(file, positions.line(("compare", "entries", name), key=True),
                     f"compare.entries: `{name}` is not the id of a gate or scorer" + suggest(name, sorted(known)))
             for name in spec.compare.entries
-            if name not in known and not (name.endswith(PASS_K) and name[:-len(PASS_K)] in known)]
+            if name not in known and not (name.endswith(PASS_K_ID) and name[:-len(PASS_K_ID)] in known)]
 
 
 def load_cases(

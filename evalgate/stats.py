@@ -401,6 +401,9 @@ def estimate(values_by_item: Sequence[Sequence[float]], confidence: float = 0.95
 # ---- pass@k and pass^k over repeated trials ----
 
 
+PASS_K_ID = ".pass^k"  # `<entry id>.pass^k`: how a comparison and `compare.entries` name an entry's pass^k
+
+
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Chen et al. (2021): the chance that at least one of k trials, drawn without replacement from an item's n
     trials of which c passed, passed: 1 - C(n-c, k)/C(n, k), unbiased for 1 - (1-p)^k. One rounding."""
