@@ -16,6 +16,7 @@ from evalgate.api import run_spec
 from evalgate.merging import merge
 from evalgate.report import markdown
 from evalgate.report.page_data import entries as page_entries
+from evalgate.report.page_data import why as page_why
 from evalgate.results_model import load_results
 
 GATE = "called_tool:get_weather"
@@ -141,3 +142,11 @@ def test_a_pass_k_regression_is_flagged_and_gates_when_named(server: FakeServer,
     assert entry["max_drop"] == 0.1 and entry["p_decision"] <= entry["alpha"]
     assert [e["id"] for e in gated["comparison"]["entries"] if e.get("fails")] == [GATE + ".pass^k"]
     assert gated["verdict"] == "failed" and done.code == 1, done.output
+    assert "pass^5 (all 5 trials of an item pass): dropped 0.50 → 0.00" in done.stdout, done.stdout
+    # the reports say why the verdict failed: the HTML page's reasons and entry, the Markdown's status line
+    results = load_results(tmp_path / "gated.json")
+    shown = page_entries(results)
+    assert any(f"{GATE}: pass^5 regressed: base 0.500 → 0.000" in line for line in page_why(results, shown))
+    entry = next(e for e in shown if e["id"] == GATE)
+    assert entry["passk_cmp"]["status"] == "regressed" and entry["passk_cmp"]["gates"]
+    assert "1 regressed against the baseline" in markdown.render(results)

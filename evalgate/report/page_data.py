@@ -16,6 +16,7 @@ import orjson
 from evalgate.redaction import redact
 from evalgate.report.labels import bound_text, could_not_evaluate, num, result_rows, turn_label
 from evalgate.results_model import ItemRecord, Results
+from evalgate.stats import PASS_K_ID
 from evalgate.textsafe import visible
 from evalgate.verdict import higher_is_better
 
@@ -121,6 +122,12 @@ def entries(results: Results) -> list[dict[str, Any]]:
         if found is not None:
             entry["cmp"] = comparison_of(found)
             entry["hib"] = bool(found.get("higher_is_better", entry["hib"]))
+        reliability = compared.get((entry["turn"], f"{entry['id']}{PASS_K_ID}"))
+        k = reliability.get("k") if reliability is not None else None
+        if reliability is not None and reliability.get("measure") == "pass^k" and type(k) is int:
+            entry["passk_cmp"] = {**comparison_of(reliability), "k": k,
+                                  "head": finite(reliability.get("head_average")),
+                                  "gates": reliability.get("kind") != "tracked"}
     return out
 
 
@@ -166,6 +173,10 @@ def why(results: Results, shown: list[dict[str, Any]]) -> list[str]:
         if compared.get("status") == "regressed" and entry["kind"] != "tracked":
             lines.append(f"{entry['label']} regressed: base {num(compared['base'])} → {num(entry['avg'])}, "
                          f"beyond max_drop {compared['max_drop'] or 0:g}")
+        reliability = entry.get("passk_cmp") or {}
+        if reliability.get("status") == "regressed" and reliability.get("gates"):
+            lines.append(f"{entry['label']}: pass^{reliability['k']} regressed: base {num(reliability['base'])} → "
+                         f"{num(reliability['head'])}, beyond max_drop {reliability['max_drop'] or 0:g}")
     if not lines:
         lines.append("every gate passed and every threshold was met" if results.verdict == "passed"
                      else "no gate or threshold produced a score" if results.verdict is None
