@@ -4,6 +4,7 @@ merge of its shards, a comparison where pass^k regresses, and the reports (docs/
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from conftest import run_cli
 from fake_agent import FakeServer
+from report_runs import CHROMIUM, browser
 
 from evalgate.api import run_spec
 from evalgate.merging import merge
@@ -19,6 +21,7 @@ from evalgate.report.page_data import entries as page_entries
 from evalgate.report.page_data import why as page_why
 from evalgate.results_model import load_results
 
+__all__ = ["browser"]  # the fixture, used by name
 GATE = "called_tool:get_weather"
 CITIES = ("Brooklyn", "Paris", "Tokyo", "London", "Cairo", "Oslo", "Lima", "Sydney")
 
@@ -150,3 +153,31 @@ def test_a_pass_k_regression_is_flagged_and_gates_when_named(server: FakeServer,
     entry = next(e for e in shown if e["id"] == GATE)
     assert entry["passk_cmp"]["status"] == "regressed" and entry["passk_cmp"]["gates"]
     assert "1 regressed against the baseline" in markdown.render(results)
+
+
+@pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_the_page_shows_the_curve_and_the_gating_pass_k_in_a_browser(browser: Any, server: FakeServer,
+                                                                       tmp_path: Path) -> None:
+    count = 12
+    fail_trials(server, {i: 2 for i in range(6, 12)}, count)
+    assert run_cli("run", write_spec(tmp_path / "base", server.url, count), "-o", tmp_path / "base.json",
+                   cwd=tmp_path).code == 0
+    fail_trials(server, dict.fromkeys(range(count), 1), count)
+    named = write_spec(tmp_path / "head", server.url, count, compare={"entries": {GATE + ".pass^k": {"max_drop": 0}}})
+    run_cli("run", named, "--baseline", tmp_path / "base.json", "-o", tmp_path / "head.json", cwd=tmp_path)
+    done = run_cli("report", tmp_path / "head.json", "--format", "html")
+    assert done.code == 0, done.output
+    path = tmp_path / "head.html"
+    path.write_text(done.stdout, encoding="utf-8")
+    page = browser.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    entries = page.locator("#entries").inner_text()
+    assert "pass^k (all k trials of an item pass): k=1 0.80" in entries, entries  # every item 4 of 5
+    assert "k=5 0.00" in entries and "Against the base: pass^5 0.50 → 0.00" in entries and "regressed" in entries
+    assert f"{GATE}: pass^5 regressed: base 0.500 → 0.000" in page.locator("#overview").inner_text()
+    assert problems == []
+    page.close()
