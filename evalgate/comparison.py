@@ -624,9 +624,11 @@ def _setting_warnings(comparison: Comparison, base_d: Mapping[str, Any], head_d:
         comparison.warnings.append(f"the baseline is another spec ({base_d.get('name')!r})")
     base_k, head_k = _repeats(base_d), _repeats(head_d)
     if base_k != head_k:
+        fewer = min(base_k, head_k)
+        also = f" (and pass^k at k = {fewer})" if fewer > 1 else ""
         comparison.warnings.append(
             f"the baseline ran {base_k} trial{'s' if base_k != 1 else ''} per item, this run {head_k}: item means "
-            "are compared, but pass^k, flaky items and the noise of each side differ")
+            f"are compared{also}, but flaky items and the noise of each side differ")
 
 
 def _error_warnings(comparison: Comparison, errored: int, counted: bool) -> None:

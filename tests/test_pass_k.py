@@ -14,7 +14,9 @@ from conftest import run_cli
 from fake_agent import FakeServer
 from report_runs import CHROMIUM, browser
 
-from evalgate.api import run_spec
+from evalgate import checks
+from evalgate.api import run_evals, run_spec
+from evalgate.comparison import compare
 from evalgate.merging import merge
 from evalgate.report import markdown
 from evalgate.report.page_data import entries as page_entries
@@ -181,3 +183,25 @@ def test_the_page_shows_the_curve_and_the_gating_pass_k_in_a_browser(browser: An
     assert f"{GATE}: pass^5 regressed: base 0.500 → 0.000" in page.locator("#overview").inner_text()
     assert problems == []
     page.close()
+
+
+def test_runs_of_other_repeats_compare_pass_k_at_the_fewer_trials() -> None:
+    """Base 5 trials an item, head 3: pass^3 is compared (each item's unbiased pass^3 from its own trials)."""
+    def agent(fails_every: int) -> Any:
+        calls: dict[str, int] = {}
+
+        def answer(question: str) -> str:
+            calls[question] = calls.get(question, 0) + 1
+            return "no" if calls[question] % fails_every == 0 else "yes"
+        return answer
+
+    data = [{"id": f"i{i}", "input": f"q{i}"} for i in range(30)]
+    base = run_evals(data=data, target=agent(5), gates=[checks.includes("yes")], repeats=5, concurrency=1)
+    head = run_evals(data=data, target=agent(2), gates=[checks.includes("yes")], repeats=3, concurrency=1)
+    comparison = compare(base, head)
+    reliability = next(e for e in comparison.entries if e.measure == "pass^k")
+    # base: 4 of 5 pass, pass^3 = C(4,3)/C(5,3) = 0.4; head: 2 of 3 pass, pass^3 = 0
+    assert reliability.id == "includes:yes.pass^k" and reliability.k == 3 and reliability.pairs == 30
+    assert reliability.base_matched == pytest.approx(0.4) and reliability.head_matched == 0.0
+    assert reliability.status == "regressed" and reliability.kind == "tracked" and not reliability.fails
+    assert any("and pass^k at k = 3" in w for w in comparison.warnings), comparison.warnings
