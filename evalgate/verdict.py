@@ -211,7 +211,7 @@ class ScoreSum:
     """
 
     __slots__ = ("count", "flaky_ids", "item_unscorable", "later", "moments", "not_scorable", "pending",
-                 "total", "trial_counts", "unfolded")
+                 "total", "trial_counts", "trials_seen", "unfolded")
 
     def __init__(self) -> None:
         self.total = 0.0
@@ -224,6 +224,7 @@ class ScoreSum:
         # With repeats: items by (n, ones, zeros), n the item's trials less those not scorable (an errored
         # trial counts: a failure of pass@k and pass^k); and the current item's not-scorable trials
         self.trial_counts: dict[tuple[int, int, int], int] = {}
+        self.trials_seen: dict[int, int] = {}  # the items counted there, by their trials
         self.item_unscorable = 0
         # Without repeats, each item's one score waits here (data order) to be folded into `count`,
         # `total` and `moments` by one loop: the same arithmetic in the same order, without a call per score.
@@ -269,6 +270,7 @@ class ScoreSum:
             ones, zeros = values.count(1.0), values.count(0.0)
             key = (max(trials - self.item_unscorable, ones + zeros), ones, zeros)
             self.trial_counts[key] = self.trial_counts.get(key, 0) + 1
+            self.trials_seen[trials] = self.trials_seen.get(trials, 0) + 1
         self.pending = []
         self.item_unscorable = 0
 
@@ -475,7 +477,8 @@ class Aggregator:
         self._by_entry: dict[int, ScoreSum] = {}
         self._pinned: list[Entry] = []
         self._touched: list[ScoreSum] = []  # tallies the current item has scored
-        self._top: list[ScoreSum] = []  # the top-level entries' tallies: every item has them
+        self._top: set[int] = set()  # id() of the top-level entries' tallies: every item has them
+        self._items_by_trials: dict[int, int] = {}  # with repeats: items closed, by their trials
         self._unfolded_items = 0  # add_scores calls since its last fold of every tally
         self.turn_count = 0  # Mastra lists every turn index of `turns` items, asserted or not
         for entry in entries:
@@ -487,7 +490,7 @@ class Aggregator:
             self.entries[entry.key] = entry
             tally = self.tallies[entry.key] = ScoreSum()
             if entry.turn is None:
-                self._top.append(tally)
+                self._top.add(id(tally))
         return tally
 
     def add(self, entry: Entry, score: float | None, trial: int = 0) -> None:
@@ -574,29 +577,26 @@ class Aggregator:
         if errored:
             self.errored_items += 1
         if trials is not None and self.clustered:
-            self._unscored_trials(trials)
+            self._items_by_trials[trials] = self._items_by_trials.get(trials, 0) + 1
         if self._touched:  # with repeats: the item's scores are one cluster
             for tally in self._touched:
                 tally.close_item(item_id, trials)
             self._touched = []
 
-    def _unscored_trials(self, trials: int) -> None:
-        """A top-level entry the item gave no result in any trial (each errored, or its scorer raised): `trials`
-        failed trials."""
-        touched = {id(tally) for tally in self._touched}
-        failed = (trials, 0, 0)
-        for tally in self._top:
-            if id(tally) not in touched:
-                tally.trial_counts[failed] = tally.trial_counts.get(failed, 0) + 1
-
     def pass_k(self, entry: Entry, tally: ScoreSum) -> list[PassK] | None:
         """pass@k and pass^k for k = 1..K of a 0/1 entry run with repeats (None otherwise): a trial passes when
         it scores 1, or 0 where lower is better; one that errored, or whose scorer raised, fails."""
-        if not tally.trial_counts or not tally.moments.binary:
+        if not self._items_by_trials or not tally.moments.binary:
             return None
+        trial_counts = dict(tally.trial_counts)
+        if id(tally) in self._top:  # an item that gave it no result in any trial (each errored, or its scorer
+            for trials, items in self._items_by_trials.items():  # raised): that many failed trials
+                unscored = items - tally.trials_seen.get(trials, 0)
+                if unscored > 0:
+                    trial_counts[(trials, 0, 0)] = trial_counts.get((trials, 0, 0), 0) + unscored
         good_is_one = higher_is_better(entry.threshold, entry.higher_is_better)
         counts: dict[tuple[int, int], int] = {}
-        for (n, ones, zeros), items in tally.trial_counts.items():
+        for (n, ones, zeros), items in trial_counts.items():
             key = (n, ones if good_is_one else zeros)
             counts[key] = counts.get(key, 0) + items
         curve = pass_k_curve(counts)
