@@ -74,8 +74,8 @@ def write(tmp_path: Path) -> Callable[[str, str], Path]:
 
 # The error bar every gate, threshold and tracked result carries beside Mastra's fields
 # (evalgate.decide.verdict.ErrorBar).
-ERROR_BAR_KEYS = frozenset({"n", "items", "stderr", "ci95", "pass_at_k", "pass_all_k", "flaky", "flaky_items",
-                            "params_hash", "judged", "score_stats"})
+ERROR_BAR_KEYS = frozenset({"n", "items", "stderr", "ci95", "pass_at_k", "pass_all_k", "pass_k_curve", "flaky",
+                            "flaky_items", "params_hash", "judged", "score_stats"})
 
 
 def mastra_fields(value: Any) -> Any:

@@ -397,7 +397,13 @@ def test_the_flaky_demo_passes_on_noise_and_fails_on_a_real_drop(tmp_path: Path)
     head = json.loads((tmp_path / "head.json").read_text())
     assert head["summary"]["failure_reason"] == "regression" and head["summary"]["repeats"] == 5
     assert {e["id"]: e["status"] for e in head["comparison"]["entries"]} == {
-        "called_tool:get_weather": "regressed", "apologies": "regressed", "brooklyn-answer": "regressed"}
+        "called_tool:get_weather": "regressed", "apologies": "regressed", "brooklyn-answer": "regressed",
+        # the 0/1 entries' pass^5, compared too: reported, never failing, unless `compare.entries` names them
+        "called_tool:get_weather.pass^k": "regressed", "apologies.pass^k": "regressed"}
+    reliability = [e for e in head["comparison"]["entries"] if e.get("measure") == "pass^k"]
+    assert all(e["kind"] == "tracked" and e["k"] == 5 and not e.get("fails") for e in reliability)
+    failing = {e["id"] for e in head["comparison"]["entries"] if e.get("fails")}
+    assert failing == {"called_tool:get_weather", "apologies"}  # the thresholds (brooklyn-answer is tracked)
 
 
 def test_per_turn_entries_carry_error_bars_and_are_compared_by_turn() -> None:
@@ -423,11 +429,14 @@ def test_per_turn_entries_carry_error_bars_and_are_compared_by_turn() -> None:
 def test_a_compare_entry_naming_no_entry_is_warned_at_its_line(tmp_path: Path) -> None:
     (tmp_path / "evalgate.yaml").write_text(
         "version: 1\ndata: [{input: x, output: x}]\nscorers:\n  - type: includes\n    value: x\n"
-        "compare:\n  entries:\n    includes:y: {max_drop: 0.1}\n    includes:x: {max_drop: 0.1}\n")
+        "compare:\n  entries:\n    includes:y: {max_drop: 0.1}\n    includes:x: {max_drop: 0.1}\n"
+        "    includes:x.pass^k: {max_drop: 0.1}\n    includes:z.pass^k: {max_drop: 0.1}\n")
     result = run_cli("validate", cwd=tmp_path)
     assert result.code == 0, result.output
     assert "evalgate.yaml:8: compare.entries: `includes:y` is not the id of a gate or scorer" in result.stderr
-    assert result.stderr.count("is not the id") == 1
+    # an entry's pass^k is named `ID.pass^k`: known for an entry of the spec, warned for another
+    assert "evalgate.yaml:11: compare.entries: `includes:z.pass^k` is not the id" in result.stderr
+    assert result.stderr.count("is not the id") == 2
 
 
 def test_a_compare_entry_naming_no_entry_is_warned_once_a_streamed_data_set_was_read(tmp_path: Path) -> None:

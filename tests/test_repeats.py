@@ -92,7 +92,14 @@ def test_records_keep_every_trial_and_the_item_means() -> None:
     # 8 scored trials (one errored): 7 passed. As if the data were listed three times.
     assert gate["score"] == 7 / 8 and gate["n"] == 8 and gate["items"] == 3
     assert gate["pass_at_k"] == 1.0  # every item passed at least once
-    assert gate["pass_all_k"] == pytest.approx(2 / 3)  # "always" and "boom" (its scored trials) passed every time
+    # pass^3: only "always" passed every trial; boom's errored trial counts as a failure (not left out)
+    assert gate["pass_all_k"] == pytest.approx(1 / 3)
+    # the curve, k = 1..3, each item's unbiased estimate averaged: always 3 of 3, flaky and boom 2 of 3
+    curve = gate["pass_k_curve"]
+    assert [p["k"] for p in curve] == [1, 2, 3] and all(p["items"] == 3 for p in curve)
+    assert [p["pass_all_k"] for p in curve] == pytest.approx([7 / 9, 5 / 9, 1 / 3])
+    assert [p["pass_at_k"] for p in curve] == pytest.approx([7 / 9, 1.0, 1.0])
+    assert all(lo <= p["pass_all_k"] <= hi for p in curve for lo, hi in [p["pass_all_k_ci95"]])
     assert gate["flaky"] == 1 and gate["flaky_items"] == ["f"]
 
 

@@ -32,6 +32,12 @@ HISTORY_KEPT = 100  # the base branch's runs whose summaries travel with the res
 BASE_FIELDS = ("id", "output", "error", "gates", "scores", "reasons", "scorer_errors", "not_scorable",
                "reasons_by_kind")
 FLIPS_KEPT = max(FLIPPED_KEPT * 4, BASE_ITEMS_KEPT)  # an entry's flipped items kept while items are paired
+PASS_K = stats.PASS_K_ID  # `<entry id>.pass^k`: an entry's pass^k compared (repeats), as `compare.entries` names it
+
+
+def pass_k_id(entry_id: str) -> str:
+    """The id of an entry's pass^k comparison: `called_tool:get_weather.pass^k`."""
+    return entry_id + PASS_K
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,7 @@ class EntryInfo:
     params_hash: str | None
     judged: bool
     unscored: str | None = None  # no result could be scored on that run: why
+    pass_all_k: float | None = None  # the run's pass^K (0/1 entries with repeats)
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -154,7 +161,7 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
         for gate in holder.get("gate_results") or []:
             infos[(turn, "gate", gate["id"])] = EntryInfo((turn, "gate", gate["id"]), True, gate.get("score"), True,
                                                           gate.get("params_hash"), bool(gate.get("judged")),
-                                                          gate.get("unscored"))
+                                                          gate.get("unscored"), _rate(gate.get("pass_all_k")))
         with_threshold = set()
         for t in holder.get("threshold_results") or []:
             with_threshold.add(t["id"])
@@ -162,7 +169,8 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
             infos[(turn, "scorer", t["id"])] = EntryInfo(
                 (turn, "scorer", t["id"]), True, t.get("average_score"),
                 higher_is_better(_threshold(t.get("threshold")), True if default is None else default),
-                t.get("params_hash"), bool(t.get("judged")), t.get("unscored"))
+                t.get("params_hash"), bool(t.get("judged")), t.get("unscored"),
+                _rate(t.get("pass_all_k")))
         stats_of = holder.get("score_stats") or {}
         for sid, average in (holder.get("scores") or {}).items():
             if sid in with_threshold:
@@ -171,7 +179,8 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
             default = bar.get("higher_is_better")
             infos[(turn, "scorer", sid)] = EntryInfo((turn, "scorer", sid), False, average,
                                                      True if default is None else bool(default),
-                                                     bar.get("params_hash"), bool(bar.get("judged")))
+                                                     bar.get("params_hash"), bool(bar.get("judged")),
+                                                     pass_all_k=_rate(bar.get("pass_all_k")))
 
     section(None, results)
     for turn in results.get("turn_results") or []:
@@ -180,6 +189,10 @@ def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
         key = (record.get("turn"), "gate" if record.get("kind") == "gate" else "scorer", str(record.get("id")))
         infos.setdefault(key, EntryInfo(key, True, None, True, None, False, str(record.get("reason"))))
     return infos
+
+
+def _rate(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _threshold(value: Any) -> ThresholdRange | None:
@@ -319,6 +332,8 @@ class EntryComparison:
     errored_pairs: int = 0  # pairs with an error on either side, counted as failures there (errors: fail)
     when_uncertain: str = "pass"
     fails: bool = False  # fails the verdict: regressed, or uncertain under when_uncertain: fail
+    measure: str | None = None  # "pass^k": an entry's pass^k compared (its id ends in .pass^k), not its average
+    k: int | None = None  # with measure pass^k: the k compared (the fewer trials of the two runs)
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -330,7 +345,7 @@ class EntryComparison:
         }
         optional = {"p_regression": self.p_regression, "p_within": self.p_within, "p_decision": self.p_decision,
                     "alpha": self.alpha, "base_matched": self.base_matched, "head_matched": self.head_matched,
-                    "mde": self.mde}
+                    "mde": self.mde, "measure": self.measure, "k": self.k}
         out.update({k: v for k, v in optional.items() if v is not None})
         if self.errored_pairs:
             out["errored_pairs"] = self.errored_pairs
@@ -462,7 +477,7 @@ class _Pairs:
     items need."""
 
     __slots__ = ("base_means", "better_high", "binary", "counts", "differences", "errored", "flip_count", "flips",
-                 "head_means", "ones_and_zeros", "same")
+                 "head_means", "ones_and_zeros", "same", "trial_counts")
 
     def __init__(self, better_high: bool) -> None:
         self.better_high = better_high
@@ -476,6 +491,8 @@ class _Pairs:
         self.errored = 0  # pairs with an error on either side
         self.flips: list[tuple[str, list[float], list[float]]] = []
         self.flip_count = 0
+        # 0/1 entries: pairs by (base trials, base passes, head trials, head passes), for pass^k
+        self.trial_counts: dict[tuple[int, int, int, int], int] = {}
 
     def __len__(self) -> int:
         return len(self.differences)
@@ -502,12 +519,28 @@ class _Pairs:
             if any(v not in (0.0, 1.0) for v in (*base, *head)):
                 self.ones_and_zeros = False
                 self.flips = []
+                self.trial_counts = {}
                 return
             good = 1.0 if better_high else 0.0
+            key = (len(base), base.count(good), len(head), head.count(good))
+            self.trial_counts[key] = self.trial_counts.get(key, 0) + 1
             if all(v == good for v in base) != all(v == good for v in head):
                 self.flip_count += 1
                 if len(self.flips) < FLIPS_KEPT:
                     self.flips.append((item_id, base, head))
+
+    def pass_k(self) -> tuple[int, list[tuple[float, float, int]]] | None:
+        """For pass^k: k, the fewer trials of the two runs (at least 2), and per pair of items with k trials on
+        both sides (base pass^k, head pass^k, how many such pairs), in one order; None for a continuous entry
+        or one trial a side."""
+        if not self.ones_and_zeros or not self.trial_counts:
+            return None
+        k = min(max(key[0] for key in self.trial_counts), max(key[2] for key in self.trial_counts))
+        if k < 2:
+            return None
+        rows = [(stats.pass_all_k(nb, cb, k), stats.pass_all_k(nh, ch, k), count)
+                for (nb, cb, nh, ch), count in sorted(self.trial_counts.items()) if nb >= k and nh >= k]
+        return k, rows
 
     def difference(self, confidence: float) -> stats.Difference:
         """head - base, as `better_high` orients it (lower-is-better entries flipped so a drop is always bad)."""
@@ -596,9 +629,11 @@ def _setting_warnings(comparison: Comparison, base_d: Mapping[str, Any], head_d:
         comparison.warnings.append(f"the baseline is another spec ({base_d.get('name')!r})")
     base_k, head_k = _repeats(base_d), _repeats(head_d)
     if base_k != head_k:
+        fewer = min(base_k, head_k)
+        also = f" (and pass^k at k = {fewer})" if fewer > 1 else ""
         comparison.warnings.append(
             f"the baseline ran {base_k} trial{'s' if base_k != 1 else ''} per item, this run {head_k}: item means "
-            "are compared, but pass^k, flaky items and the noise of each side differ")
+            f"are compared{also}, but flaky items and the noise of each side differ")
 
 
 def _error_warnings(comparison: Comparison, errored: int, counted: bool) -> None:
@@ -647,6 +682,9 @@ def compare_results(base: Any, head: Any, options: CompareOptions | None = None,
         entry = _compare_entry(comparison, key, info, base_info.get(key), (base_judge, head_judge), pairs[key],
                                tested)
         comparison.entries.append(entry)
+        reliability = _compare_pass_k(comparison.options, entry, info, base_info.get(key), pairs[key], tested)
+        if reliability is not None:
+            comparison.entries.append(reliability)
     gone = [key for key in base_info if key not in head_info]
     if gone:
         names = ", ".join(k[2] if k[0] is None else f"turn {k[0]}: {k[2]}" for k in gone[:10])
@@ -709,6 +747,41 @@ def _unpaired_reason(base: EntryInfo, head: EntryInfo) -> str:
     return "no item was scored on both runs"
 
 
+def _compare_pass_k(options: CompareOptions, entry: EntryComparison, info: EntryInfo, old: EntryInfo | None,
+                    paired: _Pairs, tested: list[Tested]) -> EntryComparison | None:
+    """A 0/1 entry run with repeats on both sides: its pass^k compared too, paired on items (head - base of
+    each item's unbiased pass^k, paired t), as `<id>.pass^k`. It gates when `compare.entries` names it (and
+    its entry is a gate or threshold); otherwise it is reported, never failing, in a family of its own."""
+    if old is None or entry.reason is not None or entry.pairs == 0:
+        return None
+    found = paired.pass_k()
+    if found is None:
+        return None
+    k, rows = found
+    name = pass_k_id(entry.id)
+    named = name in options.entries or name in options.uncertain_entries
+    compared = EntryComparison(name, entry.turn, entry.kind if named else "tracked", old.pass_all_k, info.pass_all_k,
+                               max_drop=options.drop_for(name), when_uncertain=options.uncertain_for(name),
+                               measure="pass^k", k=k)
+    differences = array("d", (head - base for base, head, count in rows for _ in range(count)))
+    compared.pairs = len(differences)
+    if not differences:
+        compared.reason = f"no item ran {k} trials on both runs"
+        return compared
+    compared.errored_pairs = entry.errored_pairs
+    diff = stats.paired_means(differences, options.confidence)
+    compared.delta = diff.delta
+    compared.base_matched = _mean([base for base, _, count in rows for _ in range(count)])
+    compared.head_matched = _mean([head for _, head, count in rows for _ in range(count)])
+    shown = diff if options.confidence == 0.95 else stats.paired_means(differences, 0.95)
+    compared.ci95 = shown.ci
+    compared.p_value, compared.method = diff.p_value, diff.method
+    compared.p_regression = diff.below(-compared.max_drop)
+    compared.p_within = diff.above(-compared.max_drop)
+    tested.append((compared, diff, all(d == 0.0 for d in differences)))
+    return compared
+
+
 def _flips(comparison: Comparison, key: Key, kind: str, paired: _Pairs) -> None:
     """Items whose 0/1 outcome changed (with repeats: whose pass on every trial changed). Of an entry's
     flipped items the first FLIPS_KEPT are kept (its count is exact): the items kept in `flipped`, and
@@ -757,14 +830,15 @@ def run_history(base: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _decide(tested: list[Tested], options: CompareOptions) -> None:
-    """Statuses, the regression tests of gating entries (and, apart, of tracked ones) corrected together.
+    """Statuses, the regression tests of gating entries (and, apart, of tracked ones, and of the pass^k
+    comparisons reported only) corrected together.
 
     An entry whose every matched item scored exactly as on the baseline is `unchanged`, whatever its interval
     allows: nothing changed on the items measured.
     """
     alpha = (1.0 - options.confidence) / 2.0  # one-sided: head - base below -max_drop
-    for gating in (True, False):
-        group = [(e, d, same) for e, d, same in tested if (e.kind != "tracked") == gating]
+    for kind in ("gating", "tracked", "pass^k"):
+        group = [(e, d, same) for e, d, same in tested if _family(e) == kind]
         p_values = [e.p_regression if e.p_regression is not None else 1.0 for e, _, _ in group]
         # the smallest p each test could give on its discordant pairs: Tarone's modification keeps the
         # entries that cannot move (constant on both runs) from spending the family's alpha
@@ -783,6 +857,15 @@ def _decide(tested: list[Tested], options: CompareOptions) -> None:
             _entry_status(entry, diff, same, regressed, alpha, family, options)
             if entry.status in ("regressed", "uncertain"):
                 entry.p_decision = p_adjusted  # held to alpha: rejected exactly when at most alpha
+
+
+def _family(entry: EntryComparison) -> str:
+    """Whose regression tests are corrected together: the gating entries (a pass^k that `compare.entries`
+    names among them), the tracked scorers, and apart the pass^k comparisons reported only (so adding them
+    changes no other entry's status)."""
+    if entry.kind != "tracked":
+        return "gating"
+    return "pass^k" if entry.measure == "pass^k" else "tracked"
 
 
 def _entry_status(entry: EntryComparison, diff: stats.Difference, same: bool, regressed: bool, alpha: float,

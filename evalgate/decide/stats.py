@@ -15,13 +15,15 @@ The methods (docs/statistics.md says why each was chosen, and what the simulatio
 - many entries: Holm-Bonferroni on one-sided p-values within Tarone's family (tests that can reach the
   level), so an unchanged agent is called regressed on any entry with probability at most
   (1 - confidence) / 2 (enumerated exactly in the tests).
+- repeats, 0/1 entries: pass@k (Chen et al. 2021) and pass^k (tau-bench) per item by their unbiased
+  estimators over its trials, averaged over items with the clustered 0/1 interval, for k = 1..K.
 - power: the drop a comparison detects (`detectable_drop`) and the items it needs (`items_needed`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, reduce
 from itertools import repeat
@@ -210,6 +212,18 @@ def wilson(p: float, n: float, confidence: float = 0.95, z: float | None = None)
     return (low, high)
 
 
+def clustered_wilson(p: float, stderr: float | None, items: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson's interval on Kish's effective sample size n_eff = p(1-p)/SE², kept within [items, n]: a rate
+    of n trials clustered in `items` items, SE its cluster-robust standard error (None: fewer than two items)."""
+    if stderr and 0.0 < p < 1.0:
+        n_eff = min(float(n), max(float(items), p * (1.0 - p) / (stderr * stderr)))
+    elif 0.0 < p < 1.0:
+        n_eff = float(n)  # identical item means: no sign of clustering
+    else:
+        n_eff = float(items)  # all 0 or all 1: clustering unknown, assume the worst
+    return wilson(p, n_eff, confidence)
+
+
 def t_interval(mean: float, stderr: float, df: float, confidence: float = 0.95,
                low: float = 0.0, high: float = 1.0) -> Interval:
     half = t_quantile((1.0 + confidence) / 2.0, df) * stderr
@@ -358,17 +372,10 @@ class Moments:
             stderr = math.sqrt(variance)
         if self.binary:
             p = min(1.0, max(0.0, mean))
-            n_eff: float = self.n
-            if repeated:
-                if stderr and 0.0 < p < 1.0:
-                    n_eff = min(float(self.n), max(float(self.items), p * (1.0 - p) / (stderr * stderr)))
-                elif 0.0 < p < 1.0:
-                    n_eff = float(self.n)  # identical item means: no sign of clustering
-                else:
-                    n_eff = float(self.items)  # all 0 or all 1: clustering unknown, assume the worst
+            ci = clustered_wilson(p, stderr, self.items, self.n, confidence) if repeated else wilson(p, self.n,
+                                                                                                     confidence)
             method = "wilson-clustered" if repeated else "wilson"
-            return Estimate(mean, self.n, self.items, stderr, wilson(p, n_eff, confidence), method, True,
-                            **extra)  # type: ignore[arg-type]
+            return Estimate(mean, self.n, self.items, stderr, ci, method, True, **extra)  # type: ignore[arg-type]
         method = "t-clustered" if repeated else "t"
         if stderr is None:
             return Estimate(mean, self.n, self.items, None, (0.0, 1.0), method, False)
@@ -389,6 +396,80 @@ def estimate(values_by_item: Sequence[Sequence[float]], confidence: float = 0.95
     for values in values_by_item:
         moments.add_item(values)
     return moments.estimate(confidence)
+
+
+# ---- pass@k and pass^k over repeated trials ----
+
+
+PASS_K_ID = ".pass^k"  # `<entry id>.pass^k`: how a comparison and `compare.entries` name an entry's pass^k
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Chen et al. (2021): the chance that at least one of k trials, drawn without replacement from an item's n
+    trials of which c passed, passed: 1 - C(n-c, k)/C(n, k), unbiased for 1 - (1-p)^k. One rounding."""
+    if not 1 <= k <= n or not 0 <= c <= n:
+        raise ValueError(f"pass@k needs 1 <= k <= n and 0 <= c <= n, got n={n}, c={c}, k={k}")
+    total = math.comb(n, k)
+    return (total - math.comb(n - c, k)) / total
+
+
+def pass_all_k(n: int, c: int, k: int) -> float:
+    """tau-bench's pass^k (Yao et al. 2024): the chance that all k trials, drawn without replacement from an
+    item's n trials of which c passed, passed: C(c, k)/C(n, k), unbiased for p^k. One rounding."""
+    if not 1 <= k <= n or not 0 <= c <= n:
+        raise ValueError(f"pass^k needs 1 <= k <= n and 0 <= c <= n, got n={n}, c={c}, k={k}")
+    return math.comb(c, k) / math.comb(n, k)
+
+
+@dataclass(slots=True)  # not frozen: see Estimate
+class PassK:
+    """pass@k and pass^k at one k: the average over the items with at least k trials of each item's unbiased
+    estimate, with a 95% interval clustered by item (`item_rate`)."""
+
+    k: int
+    items: int
+    pass_at_k: float
+    pass_at_k_ci95: Interval
+    pass_all_k: float
+    pass_all_k_ci95: Interval
+
+
+def item_rate(values: Sequence[tuple[float, int, int]], confidence: float = 0.95) -> tuple[float, Interval]:
+    """The average of per-item rates in [0, 1] and its interval: (value, weight, trials) rows, `weight` items
+    each holding `trials` trials. The standard error is that of the item means (items are the clusters); the
+    interval is the one evalgate gives a clustered 0/1 rate: Wilson on Kish's effective size, kept within
+    [items, trials] (`clustered_wilson`)."""
+    items = trials = 0
+    total = 0.0
+    for value, weight, held in values:
+        items += weight
+        trials += weight * held
+        total += value * weight
+    if not items:
+        return math.nan, (0.0, 1.0)
+    mean = min(1.0, max(0.0, total / items))
+    stderr: float | None = None
+    if items >= 2:
+        square = 0.0
+        for value, weight, _ in values:
+            square += weight * (value - mean) ** 2
+        stderr = math.sqrt(square / (items - 1) / items)
+    return mean, clustered_wilson(mean, stderr, items, trials, confidence)
+
+
+def pass_k_curve(counts: Mapping[tuple[int, int], int], confidence: float = 0.95) -> list[PassK]:
+    """pass@k and pass^k for k = 1..K, K the most trials an item has. counts: items by (n, c), n an item's
+    trials (an errored trial counts, as a failure) and c those that passed. An item with fewer than k trials
+    is left out at that k (it says nothing of k trials in a row)."""
+    rows = sorted((n, c, w) for (n, c), w in counts.items() if n >= 1 and w > 0)  # sorted: one sum, one float
+    most = max((n for n, _, _ in rows), default=0)
+    curve = []
+    for k in range(1, most + 1):
+        held = [(n, c, w) for n, c, w in rows if n >= k]
+        at_k, at_ci = item_rate([(pass_at_k(n, c, k), w, n) for n, c, w in held], confidence)
+        all_k, all_ci = item_rate([(pass_all_k(n, c, k), w, n) for n, c, w in held], confidence)
+        curve.append(PassK(k, sum(w for _, _, w in held), at_k, at_ci, all_k, all_ci))
+    return curve
 
 
 # ---- two runs on the same items ----

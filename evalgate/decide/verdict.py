@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalgate.decide.stats import Estimate, Moments, whole_steps
+from evalgate.decide.stats import Estimate, Moments, PassK, pass_k_curve, whole_steps
 
 Verdict = Literal["passed", "scored", "failed"]
 FailureReason = Literal["errors", "gates"]
@@ -222,8 +222,9 @@ class ScoreSum:
     so the sum is exactly the one of the data set listed K times.
     """
 
-    __slots__ = ("count", "flaky_ids", "judge_errors", "later", "moments", "not_scorable", "not_scorable_why",
-                 "pending", "scorer_errors", "total", "unfolded")
+    __slots__ = ("count", "flaky_ids", "item_unscorable", "judge_errors", "later", "moments", "not_scorable",
+                 "not_scorable_why", "pending", "scorer_errors", "total", "trial_counts",
+                 "trials_seen", "unfolded")
 
     def __init__(self) -> None:
         self.total = 0.0
@@ -236,6 +237,11 @@ class ScoreSum:
         self.moments = Moments()
         self.later: dict[int, array[float]] | None = None
         self.flaky_ids: list[str] = []
+        # With repeats: items by (n, ones, zeros), n the item's trials less those not scorable (an errored
+        # trial counts: a failure of pass@k and pass^k); and the current item's not-scorable trials
+        self.trial_counts: dict[tuple[int, int, int], int] = {}
+        self.trials_seen: dict[int, int] = {}  # the items counted there, by their trials
+        self.item_unscorable = 0
         # Without repeats, each item's one score waits here (data order) to be folded into `count`,
         # `total` and `moments` by one loop: the same arithmetic in the same order, without a call per score.
         self.unfolded = array("d")
@@ -269,13 +275,20 @@ class ScoreSum:
                 total += value
         return total / self.count
 
-    def close_item(self, item_id: str | None) -> None:
+    def close_item(self, item_id: str | None, trials: int | None = None) -> None:
+        """trials: the item's trials, errored ones included (with repeats), for pass@k and pass^k."""
         values = self.pending
         self.moments.add_item(values)
         if (len(values) > 1 and item_id is not None and len(self.flaky_ids) < FLAKY_IDS_KEPT
                 and 0.0 < sum(values) < len(values) and all(v == 0.0 or v == 1.0 for v in values)):
             self.flaky_ids.append(item_id)
+        if trials is not None:
+            ones, zeros = values.count(1.0), values.count(0.0)
+            key = (max(trials - self.item_unscorable, ones + zeros), ones, zeros)
+            self.trial_counts[key] = self.trial_counts.get(key, 0) + 1
+            self.trials_seen[trials] = self.trials_seen.get(trials, 0) + 1
         self.pending = []
+        self.item_unscorable = 0
 
 
 # ---- results: plain dataclasses, built without validation; `Decision` holds them, and evalgate.results.model
@@ -283,7 +296,7 @@ class ScoreSum:
 
 # Written only when they say something: absent from a run without repeats, statistical rules or hashes.
 _WHEN_SET = ("pass_at_k", "pass_all_k", "flaky", "flaky_items", "uncertain", "interval", "params_hash", "judged",
-             "unscored")
+             "unscored", "pass_k_curve")
 
 
 @dataclass(kw_only=True)
@@ -303,6 +316,9 @@ class ErrorBar:
     params_hash: str | None = None
     judged: bool | None = None  # scored by the LLM judge (`summary.judge` names it)
     unscored: str | None = None  # a gate or threshold no result could be scored for: why (it is not met)
+    # 0/1 entries with repeats: pass@k and pass^k for k = 1..K with their intervals (docs/statistics.md);
+    # pass_at_k and pass_all_k above are its last point, k = K
+    pass_k_curve: list[PassK] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """As the results JSON holds it: the result's own fields first (id, passed, score...), its error
@@ -315,7 +331,14 @@ class ErrorBar:
         for key in _WHEN_SET:
             if data.get(key, True) is None:
                 del data[key]
+        if self.pass_k_curve is not None:
+            data["pass_k_curve"] = curve_json(self.pass_k_curve)
         return data
+
+    def set_pass_k(self, curve: list[PassK]) -> None:
+        """The curve, and pass@k and pass^k at its last k (K): unbiased, errored trials counted as failures."""
+        self.pass_k_curve = curve
+        self.pass_at_k, self.pass_all_k = curve[-1].pass_at_k, curve[-1].pass_all_k
 
     def set_error_bar(self, estimate: Estimate | None, flaky_ids: list[str], entry: Entry) -> None:
         self.params_hash = entry.params_hash
@@ -362,9 +385,18 @@ class ScoreStats(ErrorBar):
     def to_dict(self) -> dict[str, Any]:
         """Every field of the error bar, then `higher_is_better` when it is set (false: lower is better)."""
         data = {name: getattr(self, name) for name in _ERROR_BAR}
+        curve = data.pop("pass_k_curve")
+        if curve is not None:
+            data["pass_k_curve"] = curve_json(curve)
         if self.higher_is_better is not None:
             data["higher_is_better"] = self.higher_is_better
         return data
+
+
+def curve_json(curve: list[PassK]) -> list[dict[str, Any]]:
+    """The pass@k / pass^k curve as the results JSON holds it."""
+    return [{"k": p.k, "items": p.items, "pass_at_k": p.pass_at_k, "pass_at_k_ci95": p.pass_at_k_ci95,
+             "pass_all_k": p.pass_all_k, "pass_all_k_ci95": p.pass_all_k_ci95} for p in curve]
 
 
 _ERROR_BAR = tuple(f.name for f in fields(ErrorBar))
@@ -501,6 +533,8 @@ class Aggregator:
         self._by_entry: dict[int, ScoreSum] = {}
         self._pinned: list[Entry] = []
         self._touched: list[ScoreSum] = []  # tallies the current item has scored
+        self._top: set[int] = set()  # id() of the top-level entries' tallies: every item has them
+        self._items_by_trials: dict[int, int] = {}  # with repeats: items closed, by their trials
         self._unfolded_items = 0  # add_scores calls since its last fold of every tally
         self.turn_count = 0  # Mastra lists every turn index of `turns` items, asserted or not
         for entry in entries:
@@ -511,6 +545,8 @@ class Aggregator:
         if tally is None:
             self.entries[entry.key] = entry
             tally = self.tallies[entry.key] = ScoreSum()
+            if entry.turn is None:
+                self._top.add(id(tally))
         return tally
 
     def add(self, entry: Entry, score: float | None, trial: int = 0) -> None:
@@ -522,6 +558,10 @@ class Aggregator:
             self._pinned.append(entry)  # keeps id(entry) from being reused while cached
         if score is None:
             tally.not_scorable += 1
+            if self.clustered:
+                if not tally.pending and not tally.item_unscorable:
+                    self._touched.append(tally)
+                tally.item_unscorable += 1
             return
         if not self.clustered:  # one score per item and entry: each is its own cluster
             if trial:
@@ -540,7 +580,7 @@ class Aggregator:
             later.append(score)
         else:
             tally.total += score
-        if not tally.pending:
+        if not tally.pending and not tally.item_unscorable:
             self._touched.append(tally)
         tally.pending.append(score)
 
@@ -582,16 +622,21 @@ class Aggregator:
         self.total_items += count
         self.errored_items += errored
 
-    def add_item(self, errored: bool, turns: int = 0, item_id: str | None = None) -> None:
-        """Close an item: its scores so far form one cluster of the error bars."""
+    def add_item(self, errored: bool, turns: int = 0, item_id: str | None = None, trials: int | None = None) -> None:
+        """Close an item: its scores so far form one cluster of the error bars.
+
+        trials: with repeats, how many trials the item ran, errored ones included (pass@k and pass^k count an
+        errored trial as a failure)."""
         self.total_items += 1
         if turns > self.turn_count:
             self.turn_count = turns
         if errored:
             self.errored_items += 1
+        if trials is not None and self.clustered:
+            self._items_by_trials[trials] = self._items_by_trials.get(trials, 0) + 1
         if self._touched:  # with repeats: the item's scores are one cluster
             for tally in self._touched:
-                tally.close_item(item_id)
+                tally.close_item(item_id, trials)
             self._touched = []
 
     def add_error(self, entry: Entry, message: str) -> None:
@@ -640,6 +685,25 @@ class Aggregator:
             causes.append(f"{tally.not_scorable} not scorable{why}")
         return "no result could be scored: " + ", ".join(causes)
 
+    def pass_k(self, entry: Entry, tally: ScoreSum) -> list[PassK] | None:
+        """pass@k and pass^k for k = 1..K of a 0/1 entry run with repeats (None otherwise): a trial passes when
+        it scores 1, or 0 where lower is better; one that errored, or whose scorer raised, fails."""
+        if not self._items_by_trials or not tally.moments.binary:
+            return None
+        trial_counts = dict(tally.trial_counts)
+        if id(tally) in self._top:  # an item that gave it no result in any trial (each errored, or its scorer
+            for trials, items in self._items_by_trials.items():  # raised): that many failed trials
+                unscored = items - tally.trials_seen.get(trials, 0)
+                if unscored > 0:
+                    trial_counts[(trials, 0, 0)] = trial_counts.get((trials, 0, 0), 0) + unscored
+        good_is_one = higher_is_better(entry.threshold, entry.higher_is_better)
+        counts: dict[tuple[int, int], int] = {}
+        for (n, ones, zeros), items in trial_counts.items():
+            key = (n, ones if good_is_one else zeros)
+            counts[key] = counts.get(key, 0) + items
+        curve = pass_k_curve(counts)
+        return curve if len(curve) >= 2 else None
+
     def outcome(self, max_errors: int = 0) -> Outcome:
         for tally in self._touched:  # scores added without add_item form one last item
             tally.close_item(None)
@@ -659,7 +723,7 @@ class Aggregator:
                 if entry.kind == "gate" or entry.threshold is not None:
                     self._unscored(entry, tally, section, not_scored)
                 continue
-            section.add(entry, average, tally)
+            section.add(entry, average, tally, self.pass_k(entry, tally))
         turn_results = [
             TurnResult(
                 index=index,
@@ -709,7 +773,7 @@ class _Section:
         self.scores: dict[str, float] = {}
         self.score_stats: dict[str, ScoreStats] = {}
 
-    def add(self, entry: Entry, average: float, tally: ScoreSum) -> None:
+    def add(self, entry: Entry, average: float, tally: ScoreSum, curve: list[PassK] | None = None) -> None:
         estimate = tally.moments.estimate(mean=average)
         result: ErrorBar
         if entry.kind == "gate":
@@ -724,6 +788,8 @@ class _Section:
                 result = threshold_result(entry, average, tally)
                 self.thresholds.append(result)
         result.set_error_bar(estimate, tally.flaky_ids, entry)
+        if curve is not None:
+            result.set_pass_k(curve)
 
     def add_unscored(self, entry: Entry, reason: str) -> None:
         """A gate or threshold without any scored result: not met, with why; Mastra's `scores` leave it out."""

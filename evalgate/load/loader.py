@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evalgate.decide.stats import PASS_K_ID
 from evalgate.errors import (
     MAX_COLLECTED,
     MAX_PROBLEMS,
@@ -328,7 +329,8 @@ def _unknown_compare_ids(spec: Spec, file: str, positions: Positions, checks: li
     known.update(turn_ids)
     return [Problem(file, positions.line(("compare", "entries", name), key=True),
                     f"compare.entries: `{name}` is not the id of a gate or scorer" + suggest(name, sorted(known)))
-            for name in spec.compare.entries if name not in known]
+            for name in spec.compare.entries
+            if name not in known and not (name.endswith(PASS_K_ID) and name[:-len(PASS_K_ID)] in known)]
 
 
 def load_cases(

@@ -157,3 +157,31 @@ def could_not_evaluate(summary: Any, message: str = "") -> str:
     trials): <the most common error>`; `message` comes escaped for where it goes."""
     text = f"could not evaluate: {errored_count(summary)}"
     return f"{text}: {message}" if message else text
+
+
+CURVE_POINTS = 6  # the ks a one-line pass^k curve shows at most
+
+
+def curve_points(curve: Any) -> list[Any]:
+    """The points of a pass^k curve a short line shows: every k up to 6, else k = 1, 2, 3, a few between, K."""
+    points = list(curve or [])
+    if len(points) <= CURVE_POINTS:
+        return points
+    last = len(points)
+    shown = sorted({1, 2, 3, last // 4, last // 2, last})
+    return [points[k - 1] for k in shown if k >= 1]
+
+
+def curve_line(curve: Any) -> str:
+    """`pass^k (all k trials pass): k=1 0.80 · k=2 0.66 · k=5 0.41 [0.30, 0.53]; pass@k (any of k passes): …`,
+    the interval at the last k (K)."""
+    points = curve_points(curve)
+    if not points:
+        return ""
+    last = points[-1]
+    every = " · ".join(f"k={p.k} {p.pass_all_k:.2f}" for p in points)
+    some = " · ".join(f"k={p.k} {p.pass_at_k:.2f}" for p in points)
+    low, high = last.pass_all_k_ci95
+    at_low, at_high = last.pass_at_k_ci95
+    return (f"pass^k (all k trials pass): {every} [{low:.2f}, {high:.2f}]; "
+            f"pass@k (any of k passes): {some} [{at_low:.2f}, {at_high:.2f}]")

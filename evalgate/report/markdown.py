@@ -26,6 +26,7 @@ from evalgate.report.labels import (
     Row,
     bound_text,
     could_not_evaluate,
+    curve_points,
     errored_count,
     item_error,
     num,
@@ -719,6 +720,28 @@ def flaky_table(results: Results, max_rows: int | None) -> str:
     return "\n".join(lines + _more(rows, max_rows))
 
 
+def reliability_details(results: Results, max_rows: int | None) -> str:
+    """0/1 entries run with repeats: pass^k and pass@k by k with their intervals, folded."""
+    rows = [(e.label, e.result.pass_k_curve) for e in result_rows(results) if getattr(e.result, "pass_k_curve", None)]
+    rows += [(sid, bar.pass_k_curve) for sid, bar in results.score_stats.items() if bar.pass_k_curve]
+    if not rows:
+        return ""
+    lines = ["<details><summary>pass^k and pass@k by k: how reliably each item passes repeated trials</summary>", "",
+             "pass^k is the chance that k trials of an item all pass, pass@k that at least one of k passes, each "
+             "averaged over the items with its 95% interval; an errored trial counts as a failure.", "",
+             "| Entry | k | pass^k [95%] | pass@k [95%] | Items |", "|---|---:|---:|---:|---:|"]
+    for label, curve in _cap(rows, max_rows):
+        for point in curve_points(curve):
+            lines.append(f"| {code(label)} | {point.k} | {_rate(point.pass_all_k)} {_pair(point.pass_all_k_ci95)} "
+                         f"| {_rate(point.pass_at_k)} {_pair(point.pass_at_k_ci95)} | {point.items} |")
+    return "\n".join([*lines, *_more(rows, max_rows), "", "</details>"])
+
+
+def _pair(interval: Any) -> str:
+    low, high = interval
+    return f"[{_rate(low)}, {_rate(high)}]"
+
+
 def judge_note(judge: Any) -> str:
     """`judge gpt-4o-mini · 120 calls · $0.0123`: which judge scored this, so a baseline judged
     differently is recognised, and what it cost."""
@@ -811,7 +834,8 @@ def assemble(results: Results, ctx: ReportContext, *, blocks: Iterable[Block], m
              truncated: bool, priciest: Sequence[tuple[str, float]] = ()) -> str:
     tables = [t for t in (gate_table(results, max_rows), threshold_table(results, max_rows),
                           tracked_table(results, max_rows), comparison_table(results, max_rows),
-                          trend_section(results) if max_rows != 0 else "", flaky_table(results, max_rows)) if t]
+                          trend_section(results) if max_rows != 0 else "", flaky_table(results, max_rows),
+                          reliability_details(results, max_rows)) if t]
     details = ""
     block_list = list(blocks)
     for section in (REGRESSIONS, FAILURES):

@@ -139,7 +139,16 @@ def status_words(entry: dict[str, Any], flips: dict[str, int] | None = None, con
         "uncertain": f"too few items to call it at {level}",
         "unchanged": "no drop beyond max_drop",
     }
-    return f"{text}; {verdicts.get(status, status)}"
+    return f"{pass_k_words(entry)}{text}; {verdicts.get(status, status)}"
+
+
+def pass_k_words(entry: dict[str, Any]) -> str:
+    """`pass^5 (all 5 trials of an item pass), reported only: ` before an entry's pass^k comparison."""
+    k = entry.get("k")
+    if entry.get("measure") != "pass^k" or not isinstance(k, int):
+        return ""
+    gating = "" if entry.get("kind") != "tracked" else ", reported only (compare.entries can name it to gate)"
+    return f"pass^{k} (all {k} trials of an item pass){gating}: "
 
 
 def decision_note(entry: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from evalgate.decide.stats import PASS_K_ID
 from evalgate.decide.verdict import higher_is_better
 from evalgate.infra.redaction import redact
 from evalgate.infra.textsafe import visible
@@ -113,6 +114,8 @@ def entries(results: Results) -> list[dict[str, Any]]:
             bounds = result.threshold.range
             entry.update({"bound": bound_text(result.threshold), "min": finite(bounds.min), "max": finite(bounds.max),
                           "hib": higher_is_better(result.threshold, result.higher_is_better is not False)})
+        if result.pass_k_curve:
+            entry["passk"] = curve_rows(result)
         out.append(entry)
     for entry_id, stats in results.score_stats.items():
         ci = stats.ci95 or (None, None)
@@ -120,6 +123,8 @@ def entries(results: Results) -> list[dict[str, Any]]:
                     "avg": finite(results.scores.get(entry_id)), "lo": finite(ci[0]), "hi": finite(ci[1]),
                     "passed": None, "uncertain": False, "flaky": stats.flaky, "bound": "", "min": None,
                     "max": None, "hib": True})
+        if stats.pass_k_curve:
+            out[-1]["passk"] = curve_rows(stats)
     compared: dict[tuple[Any, Any], Any] = {(e.get("turn"), e.get("id")): e
                                              for e in (results.comparison or {}).get("entries") or []}
     for entry in out:
@@ -127,7 +132,22 @@ def entries(results: Results) -> list[dict[str, Any]]:
         if found is not None:
             entry["cmp"] = comparison_of(found)
             entry["hib"] = bool(found.get("higher_is_better", entry["hib"]))
+        reliability = compared.get((entry["turn"], f"{entry['id']}{PASS_K_ID}"))
+        k = reliability.get("k") if reliability is not None else None
+        if reliability is not None and reliability.get("measure") == "pass^k" and type(k) is int:
+            entry["passk_cmp"] = {**comparison_of(reliability), "k": k,
+                                  "head": finite(reliability.get("head_average")),
+                                  "gates": reliability.get("kind") != "tracked"}
     return out
+
+
+def curve_rows(bar: Any) -> list[list[float | None]] | None:
+    """A result's pass^k curve as rows [k, pass^k, lo, hi, pass@k, lo, hi] (0/1 entries with repeats)."""
+    curve = getattr(bar, "pass_k_curve", None)
+    if not curve:
+        return None
+    return [[p.k, finite(p.pass_all_k), finite(p.pass_all_k_ci95[0]), finite(p.pass_all_k_ci95[1]),
+             finite(p.pass_at_k), finite(p.pass_at_k_ci95[0]), finite(p.pass_at_k_ci95[1])] for p in curve]
 
 
 def comparison_of(found: Any) -> dict[str, Any]:
@@ -164,6 +184,10 @@ def why(results: Results, shown: list[dict[str, Any]]) -> list[str]:
         if compared.get("status") == "regressed" and entry["kind"] != "tracked":
             lines.append(f"{entry['label']} regressed: base {num(compared['base'])} → {num(entry['avg'])}, "
                          f"beyond max_drop {compared['max_drop'] or 0:g}")
+        reliability = entry.get("passk_cmp") or {}
+        if reliability.get("status") == "regressed" and reliability.get("gates"):
+            lines.append(f"{entry['label']}: pass^{reliability['k']} regressed: base {num(reliability['base'])} → "
+                         f"{num(reliability['head'])}, beyond max_drop {reliability['max_drop'] or 0:g}")
     left_out = unscored_entries(results)[1]
     if not lines and not (left_out and results.verdict is None):
         lines.append("every gate passed and every threshold was met" if results.verdict == "passed"

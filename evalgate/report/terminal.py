@@ -16,6 +16,7 @@ from evalgate.report.labels import (
     FAILING_IDS_SHOWN,
     bound_text,
     could_not_evaluate,
+    curve_line,
     errored_count,
     item_error,
     shown_unscored,
@@ -167,6 +168,8 @@ def render_table(result: Any, failing: dict[str, list[str]], *, color: bool) -> 
             for sid, score in outcome.scores.items() if sid not in with_threshold]
     sections.append(("Tracked scores", rows))
     sections.append(("Flaky items (trials disagree)", flaky_rows(outcome)))
+    sections.append(("Reliability over repeated trials (errored trials count as failures)",
+                     reliability_rows(outcome)))
     rows = _errored_rows(result, outcome)
     sections.append(("Errored items", rows))
     if outcome.not_scorable:
@@ -304,6 +307,20 @@ def flaky_rows(outcome: Any) -> list[str]:
             shown = ", ".join(one_line(str(i), 80) for i in r.flaky_items or [])
             more = f" … and {r.flaky - len(r.flaky_items or [])} more" if r.flaky > len(r.flaky_items or []) else ""
             rows.append(f"       {one_line(sid):<40} {r.flaky} items: {shown}{more}")
+    return rows
+
+
+def reliability_rows(outcome: Any) -> list[str]:
+    """0/1 entries run with repeats: their pass^k and pass@k curves, a line each."""
+    rows = []
+    pairs = [(turn_label(g.id, None), g) for g in outcome.gate_results]
+    pairs += [(turn_label(g.id, t.index), g) for t in outcome.turn_results or [] for g in t.gate_results]
+    pairs += [(turn_label(r.id, None), r) for r in outcome.threshold_results]
+    pairs += [(turn_label(r.id, t.index), r) for t in outcome.turn_results or [] for r in t.threshold_results]
+    for label, result in [*pairs, *outcome.score_stats.items()]:
+        line = curve_line(getattr(result, "pass_k_curve", None))
+        if line:
+            rows.append(f"       {one_line(label):<40} {line}")
     return rows
 
 

@@ -639,7 +639,8 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
             except _BadRecord as bad:
                 raise MergeError(f"{name}: item {item_id!r} has a `{bad}` that is not what evalgate writes (edited, "
                                  "or another evalgate version?); run the shard again") from None
-            aggregator.add_item(errored, 0, item_id)
+            trials = record.get("trials")
+            aggregator.add_item(errored, 0, item_id, len(trials) if isinstance(trials, list) else None)
             if out is not None:
                 if count:
                     out.write(b",\n")

@@ -110,7 +110,7 @@ class Aggregation(Listener):
             for part in item.trials or (item,):
                 aggregator.add_causes(part.error is not None, part.scorer_errors, part.not_scorable,
                                       turn_scorer(item))
-        aggregator.add_item(errored, item.turn_count, item.id)
+        aggregator.add_item(errored, item.turn_count, item.id, len(item.trials) if item.trials is not None else None)
         if errored:
             self.errors.add(item)
             if len(self.result.errored) < KEEP_ERRORED:

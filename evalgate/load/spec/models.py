@@ -438,7 +438,8 @@ class CompareSpec(_Strict):
     when_uncertain: Literal["pass", "fail"] = Field(
         default="pass", description="fail: a gate or threshold must show its drop is within max_drop")
     entries: dict[str, CompareEntrySpec] = Field(default_factory=dict,
-                                                 description="per entry id: {max_drop, when_uncertain}")
+                                                 description="per entry id: {max_drop, when_uncertain}; "
+                                                 "`ID.pass^k`: that entry's pass^k, which then gates")
 
 
 def _no_bool(value: Any) -> Any:

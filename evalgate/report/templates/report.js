@@ -99,8 +99,22 @@
         if (c) row.lastChild.title = statsNote(c);
       }
       t.append(row);
+      if (e.passk) t.append(el("tr", "muted", passkCell(e.passk, compared ? 9 : 6, e.passk_cmp)));
     }
     box.append(t);
+  }
+  function passkCell(rows, span, c) {  // [k, pass^k, lo, hi, pass@k, lo, hi] for k = 1..K: up to six of them shown
+    const K = rows.length, ks = K <= 6 ? rows.map((r) => r[0]) : [1, 2, 3, Math.floor(K / 4), Math.floor(K / 2), K];
+    const shown = rows.filter((r) => ks.includes(r[0]));
+    const cell = el("td", null, "pass^k (all k trials of an item pass): "
+      + shown.map((r) => "k=" + r[0] + " " + fmt(r[1], 2) + " " + interval(r[2], r[3])).join(" · ")
+      + "; pass@k (at least one of k passes): "
+      + shown.map((r) => "k=" + r[0] + " " + fmt(r[4], 2) + " " + interval(r[5], r[6])).join(" · ")
+      + ". An errored trial counts as a failure."
+      + (c ? " Against the base: pass^" + c.k + " " + fmt(c.base, 2) + " → " + fmt(c.head, 2) + ", Δ " + signed(c.delta) + " "
+        + interval(c.lo, c.hi, "s") + ", " + (STATUS_WORDS[c.status] || c.status) + (c.gates ? "" : " (reported only)") : ""));
+    cell.colSpan = span;
+    return cell;
   }
   function statsNote(c) {
     const parts = [];
