@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from evalgate.load.spec.models import PriceKey
 from evalgate.run.budget import saturated
-
-if TYPE_CHECKING:
-    from evalgate.judge.client import Judge
 
 # USD per 1M tokens. Extend or override with `judge.prices`; an unknown model's cost is null, not 0.
 DEFAULT_PRICES: dict[str, dict[PriceKey, float]] = {
@@ -64,11 +61,23 @@ class Tally:
         return Tally(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
 
+class CountedJudge(Protocol):
+    """What a run's accounting reads of a judge (judge.client.Judge is one): its usage, prompts and notes."""
+
+    model: str
+    prompts: dict[str, str]
+
+    def tally(self) -> Tally: ...
+    def retries(self) -> int: ...
+    def warnings(self) -> list[str]: ...
+    def close(self) -> None: ...
+
+
 class JudgeRun:
     """The judges a run uses: usage counted from the start, reported in `summary.judge`, closed at the end."""
 
     def __init__(self, scorers: Iterable[Any] = ()) -> None:
-        self.judges: list[Judge] = []
+        self.judges: list[CountedJudge] = []
         self.start: list[tuple[Tally, int]] = []
         # The items' judge spend added in data order (`charged`); None: not given, the tallies' sum.
         # The tallies add calls as they finish, an order concurrency changes and no merge of shards
