@@ -433,7 +433,10 @@ def test_a_judge_key_with_a_trailing_newline_is_named_never_shown(fake: FakeJudg
     for item in result.items:
         message = item.scorer_errors["faithfulness"]
         assert "environment variable EVALGATE_JUDGE_KEY contains a line break" in message and key not in message
-    assert fake.calls == 0 and result.summary["failure_reason"] is None  # within max_errors: not failed
+    assert fake.calls == 0
+    # within max_errors, yet nothing was measured: the threshold is not met, and says why (issue 34, defect 7)
+    [threshold] = result.threshold_results
+    assert result.verdict == "failed" and threshold.unscored == f"no result could be scored: {len(ITEMS)} judge errors"
 
 
 def test_a_served_judge_that_logs_to_stdout_is_read_not_kept(tmp_path: Path) -> None:
