@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from evalgate.decide.verdict import Aggregator, Entry, ThresholdRange
+from evalgate.decide.verdict import NOT_SCORABLE_RULES, Aggregator, Entry, ThresholdRange
 from evalgate.errors import display_path
 from evalgate.infra.files import MAX_RESULTS_BYTES, UnreadableFile, atomic_writer, refuse_unreadable
 from evalgate.infra.redaction import redact_value
@@ -310,6 +310,7 @@ def _well_formed(shard: dict[str, Any]) -> bool:
             and all(isinstance(e, dict) and isinstance(e.get("id"), str) and e.get("kind") in ("gate", "scorer")
                     and (e.get("turn") is None or whole(e["turn"])) and _bound(e.get("threshold"))
                     and (e.get("params_hash") is None or isinstance(e["params_hash"], str))
+                    and e.get("not_scorable", "leave_out") in NOT_SCORABLE_RULES
                     and (e.get("first") is None or (isinstance(e["first"], list) and len(e["first"]) == 2
                                                     and all(whole(v) for v in e["first"])))
                     for e in entries))
@@ -392,6 +393,10 @@ def _aggregator(files: list[ShardFile], clustered: bool = False) -> tuple[Aggreg
                 raise MergeError(f"{file.name}: `{entry.id}` at turn {entry.turn} has another threshold than in "
                                  f"an earlier shard ({known[1].threshold!r} vs {entry.threshold!r}); entries sharing "
                                  "an id at a turn share a threshold: fix the data (`evalgate validate` says where)")
+            if known is not None and known[1].not_scorable != entry.not_scorable:
+                raise MergeError(f"{file.name}: `{entry.id}` at turn {entry.turn} has another `not_scorable` than in "
+                                 f"an earlier shard ({known[1].not_scorable} vs {entry.not_scorable}); entries sharing "
+                                 "an id at a turn share it: fix the data (`evalgate validate` says where)")
             if known is None or first < known[0]:
                 turn_entries[entry.key] = (first, entry)
     aggregator = Aggregator(top, clustered=clustered)
