@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from evalgate.decide.verdict import Aggregator
+from evalgate.decide.verdict import NOT_SCORABLE_RULES, Aggregator, NotScorableRule
 from evalgate.errors import Problem, SpecError, display_path
 from evalgate.infra import isolation
 from evalgate.judge.accounting import JudgeRun
@@ -472,23 +472,28 @@ def run_evals(
     max_errors: int = 0,
     name: str = "evals",
     repeats: int | None = None,
+    not_scorable: NotScorableRule = "leave_out",
 ) -> EvalResult:
     """Mastra's runEvals in Python: `target` is a function of (input[, item]); None replays `output`s.
 
     gates: scorers that must average 1.0; scorers: a scorer, or {"scorer": s, "threshold": t}.
     repeats: run every item that many times as independent trials (averages over every trial).
+    not_scorable: a gate or threshold whose every result was not scorable is left out of the verdict
+    ("leave_out", as Mastra's runEvals) or not met ("fail"); an entry's own "not_scorable" overrides it.
     """
     if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
         raise ValueError(f"repeats must be a whole number >= 1, got {repeats!r}")
-    gate_checks = python_checks(gates, "gate")
-    scorer_checks = python_checks(scorers, "scorer")
+    if not_scorable not in NOT_SCORABLE_RULES:
+        raise ValueError(f"not_scorable must be {' or '.join(map(repr, NOT_SCORABLE_RULES))}, got {not_scorable!r}")
+    gate_checks = python_checks(gates, "gate", not_scorable=not_scorable)
+    scorer_checks = python_checks(scorers, "scorer", not_scorable=not_scorable)
     if target is None:
         adapter: Target = RecordedTarget()
     elif hasattr(target, "run") and hasattr(target, "concurrent"):
         adapter = target  # type: ignore[assignment]
     else:
         adapter = PythonTarget(target)
-    cases = python_cases(data, recorded=target is None)
+    cases = python_cases(data, recorded=target is None, not_scorable=not_scorable)
     if not cases:
         raise ValueError("the data set is empty")
     if not gate_checks and not scorer_checks and not any(any(c.turn_checks or ()) for c in cases):

@@ -21,6 +21,10 @@ from evalgate.decide.stats import Estimate, Moments, PassK, pass_k_curve, whole_
 Verdict = Literal["passed", "scored", "failed"]
 FailureReason = Literal["errors", "gates"]
 Kind = Literal["gate", "scorer"]
+# What a gate or threshold whose every result was not scorable does to the verdict: left out of it, as
+# Mastra's runEvals leaves it out (the default: same name, same number), or not met (evalgate's option)
+NotScorableRule = Literal["leave_out", "fail"]
+NOT_SCORABLE_RULES: tuple[NotScorableRule, ...] = ("leave_out", "fail")
 FLAKY_IDS_KEPT = 20
 JUDGE_ERROR_PREFIX = "JudgeError:"  # how a result the judge lost reads (`describe_exception` of a JudgeError)
 FOLD_EVERY = 4096  # scores waiting to be summed, per entry: a bound on memory
@@ -205,6 +209,7 @@ class Entry:
     turn: int | None = None
     params_hash: str | None = None  # what the entry measures, so a baseline measured differently is recognised
     judged: bool = False  # scored by the LLM judge: a baseline judged by another model is not comparable
+    not_scorable: NotScorableRule = "leave_out"  # when every result was not scorable (`NotScorableRule`)
 
     def __post_init__(self) -> None:
         if self.threshold is not None and not isinstance(self.threshold, ThresholdRange):  # its written form
@@ -753,14 +758,15 @@ class Aggregator:
     def _unscored(self, entry: Entry, tally: ScoreSum, section: _Section, not_scored: list[NotScored]) -> None:
         """A gate or threshold with no score. One whose results errored (the judge, the scorer, the target)
         is reported and not met: the verdict fails. One whose every result was not scorable is left out of
-        the verdict, as Mastra's runEvals leaves it out (same name, same number), and named in `not_scored`."""
+        the verdict, as Mastra's runEvals leaves it out (same name, same number), and named in `not_scored`;
+        with `not_scorable: fail` it is not met either (a gate that could score nothing has failed)."""
         if entry.turn is not None:  # declared by a turn that scored, was not scorable or errored
             errored = bool(tally.judge_errors or tally.scorer_errors or not tally.not_scorable)
         else:  # every item has the entry: what was not "not scorable" errored
             errored = bool(tally.judge_errors or tally.scorer_errors or self.target_errors or (
                 not tally.not_scorable if self.clustered else tally.not_scorable < self.total_items))
         reason = self._unscored_reason(tally, entry.turn is None)
-        if errored:
+        if errored or entry.not_scorable == "fail":
             section.add_unscored(entry, reason)
         else:
             not_scored.append(NotScored(entry.id, "gate" if entry.kind == "gate" else "threshold", entry.turn, reason))

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from evalgate.decide.verdict import Entry, ThresholdRange
+from evalgate.decide.verdict import NOT_SCORABLE_RULES, Entry, NotScorableRule, ThresholdRange
 from evalgate.errors import Problem, problems_from_validation, shortened, show_loc, suggest
 from evalgate.load.cases import Case, Check
 from evalgate.load.data import BadLine
@@ -27,6 +27,9 @@ from evalgate.scorers.custom import as_scorer
 from evalgate.scorers.registry import REGISTRY, ScorerType, Threshold, lookup
 
 # ---- gates and scorers ----
+
+# An entry's keys that are not its type's parameters: they say how the entry counts, not what it measures.
+OWN_KEYS = frozenset({"type", "id", "threshold", "not_scorable"})
 
 
 def validate_entries(
@@ -65,6 +68,9 @@ def validate_entries(
                 )
             )
             continue
+        if kind == "scorer" and raw.get("not_scorable") is not None and raw.get("threshold") is None:
+            problems.append(Problem(file, positions.line((*where, "not_scorable"), key=True), tracked_rule(label)))
+            continue
         model = scorer_type.model(kind)
         try:
             models.append(model.model_validate(raw))
@@ -73,6 +79,13 @@ def validate_entries(
                 exc, file=file, positions=positions, model=model, raw=raw, prefix=where
             )
     return models, problems
+
+
+def tracked_rule(label: str) -> str:
+    """What to change where a scorer without a threshold says `not_scorable` (it would change nothing)."""
+    return (f"{label}.not_scorable: this scorer has no `threshold`, so it never changes the verdict and "
+            "`not_scorable` (what a gate or threshold with nothing scorable does to it) would change nothing; "
+            "give it a threshold or remove the key")
 
 
 def entry_type(type_name: Any, label: str) -> tuple[ScorerType | None, str]:
@@ -99,14 +112,14 @@ def _explicit_nulls(model: Any, scorer_type: Any) -> frozenset[str]:
     `{...defaults, ...item}` keeps a null default)."""
     if not scorer_type.takes_nulls:
         return frozenset()
-    return frozenset(k for k in model.model_fields_set - {"type", "id", "threshold"} if getattr(model, k) is None)
+    return frozenset(k for k in model.model_fields_set - OWN_KEYS if getattr(model, k) is None)
 
 
 def entry_hash(model: Any) -> str:
     """`params_hash` of one validated entry (its type's model)."""
     scorer_type = lookup(model.type)
     assert scorer_type is not None
-    params = model.model_dump(exclude={"type", "id", "threshold"})
+    params = model.model_dump(exclude=OWN_KEYS)
     nulls = _explicit_nulls(model, scorer_type)
     if nulls:  # a null that means something measures something else
         params["explicit_nulls"] = sorted(nulls)
@@ -117,7 +130,7 @@ def build_entry(model: Any, ctx: BuildContext) -> Scorer:
     """The Scorer of one validated entry (its type's model); ValueError if the factory refuses its arguments."""
     scorer_type = lookup(model.type)
     assert scorer_type is not None  # the entry's model came from the registry
-    params = model.model_dump(exclude={"type", "id", "threshold"})
+    params = model.model_dump(exclude=OWN_KEYS)
     return scorer_type.build(params, id=model.id, ctx=ctx, nulls=_explicit_nulls(model, scorer_type))
 
 
@@ -175,7 +188,8 @@ def build_checks(
                 )
             )
         typed = ThresholdRange.of(raw_threshold) if raw_threshold is not None else None
-        entry = Entry(scorer.id, kind, typed, scorer.higher_is_better, turn, entry_hash(model), scorer.judged)
+        rule = getattr(model, "not_scorable", None) or ctx.not_scorable  # the entry's own, else the spec's
+        entry = Entry(scorer.id, kind, typed, scorer.higher_is_better, turn, entry_hash(model), scorer.judged, rule)
         checks.append(Check(scorer, entry, line))
     return checks, problems, warnings
 
@@ -200,6 +214,7 @@ class CaseBuilder:
         self.ids: dict[str, tuple[int | None, str]] = {}  # id, NFC-normalised -> (its line, the id as written)
         self.seen = 0
         self.turn_thresholds: dict[tuple[int, str], tuple[Any, int | None]] = {}
+        self.turn_rules: dict[tuple[int, str, str], tuple[str, int | None]] = {}  # not_scorable, by turn, kind, id
         self.keep: Callable[[str], bool] | None = None  # a shard's filter on item ids (see loader.CaseStream)
 
     def problem(self, positions: Positions, path: tuple[str | int, ...], message: str) -> None:
@@ -344,6 +359,8 @@ class CaseBuilder:
                 for check in built:
                     if kind == "scorer" and not self._same_threshold(check, positions, sub, prefix):
                         ok = False
+                    if not self._same_rule(check, positions, sub, prefix):
+                        ok = False
                 checks += built
             case.turn_checks.append(checks)
         return ok
@@ -375,6 +392,25 @@ class CaseBuilder:
             f"{self.where(prefix)}: turn {key[0]} scorer `{key[1]}` has threshold {check.entry.threshold!r}, "
             f"but the same id at that turn has {seen[0]!r}{f' at line {seen[1]}' if seen[1] else ''}; "
             "entries sharing an id at a turn index share a threshold",
+        )
+        return False
+
+
+    def _same_rule(
+        self, check: Check, positions: Positions, sub: tuple[str | int, ...], prefix: tuple[str | int, ...]
+    ) -> bool:
+        """Entries sharing an id at a turn index are one entry of that turn's results: one `not_scorable`."""
+        entry = check.entry
+        key = (entry.turn or 0, entry.kind, entry.id)
+        seen = self.turn_rules.setdefault(key, (entry.not_scorable, check.line))
+        if seen[0] == entry.not_scorable:
+            return True
+        self.problem(
+            positions,
+            sub,
+            f"{self.where(prefix)}: turn {key[0]} {entry.kind} `{entry.id}` has `not_scorable: {entry.not_scorable}`, "
+            f"but the same id at that turn has `{seen[0]}`{f' at line {seen[1]}' if seen[1] else ''}; "
+            "entries sharing an id at a turn index share it",
         )
         return False
 
@@ -416,8 +452,8 @@ class PythonCaseBuilder(CaseBuilder):
 
     unique_ids = False
 
-    def __init__(self, *, recorded: bool) -> None:
-        super().__init__("data", BuildContext(), recorded=recorded)
+    def __init__(self, *, recorded: bool, not_scorable: NotScorableRule = "leave_out") -> None:
+        super().__init__("data", BuildContext(not_scorable=not_scorable), recorded=recorded)
 
     def _item(self, raw: Any, positions: Positions, prefix: tuple[str | int, ...]) -> Item | None:
         # Building drops replayed outputs from the item: never from the caller's own objects.
@@ -426,12 +462,14 @@ class PythonCaseBuilder(CaseBuilder):
     def _checks(
         self, entries: Any, kind: Literal["gate", "scorer"], positions: Positions, sub: tuple[str | int, ...], turn: int
     ) -> tuple[list[Check], list[Problem]]:
-        return python_checks(entries, kind, turn, where=f"data{show_loc(sub)}"), []
+        return python_checks(entries, kind, turn, where=f"data{show_loc(sub)}", not_scorable=self.ctx.not_scorable), []
 
 
-def python_cases(data: Iterable[Any], *, recorded: bool) -> list[Case]:
-    """Every case of `run_evals` data, built before anything runs; ValueError naming the first bad item."""
-    builder = PythonCaseBuilder(recorded=recorded)
+def python_cases(data: Iterable[Any], *, recorded: bool, not_scorable: NotScorableRule = "leave_out") -> list[Case]:
+    """Every case of `run_evals` data, built before anything runs; ValueError naming the first bad item.
+
+    not_scorable: what the items' per-turn entries that set none do when nothing was scorable."""
+    builder = PythonCaseBuilder(recorded=recorded, not_scorable=not_scorable)
     cases: list[Case] = []
     for index, raw in enumerate(data):
         case = builder.add(raw, _NO_POSITIONS, (index,))
@@ -448,31 +486,18 @@ _NO_POSITIONS = Positions()
 _threshold: TypeAdapter[Threshold] = TypeAdapter(Threshold)
 
 
-def python_checks(values: Iterable[Any], kind: str, turn: int | None = None, *, where: str = "") -> list[Check]:
-    """Checks from `run_evals` arguments: Scorers, functions, {"scorer": s, "threshold": t} or spec-style
-    entries ({"type": "includes", "value": "x"}); ValueError on the first problem.
+def python_checks(values: Iterable[Any], kind: str, turn: int | None = None, *, where: str = "",
+                  not_scorable: NotScorableRule = "leave_out") -> list[Check]:
+    """Checks from `run_evals` arguments: Scorers, functions, {"scorer": s, "threshold": t} (and optionally
+    "not_scorable") or spec-style entries ({"type": "includes", "value": "x"}); ValueError on the first problem.
 
-    where: how problems name the list (`gates`, `data[0].turns[1].scorers`); default: the `kind`'s argument."""
+    where: how problems name the list (`gates`, `data[0].turns[1].scorers`); default: the `kind`'s argument.
+    not_scorable: what an entry that sets none does when every result was not scorable (`run_evals`')."""
     checks: list[Check] = []
     seen: set[str] = set()
     for index, value in enumerate(values):
-        threshold = None
-        hashed = None
-        if isinstance(value, dict) and "type" in value:  # a spec-style entry
-            scorer, hashed = _python_spec_entry(value, kind, f"{where or kind + 's'}[{index}]")
-            threshold = value.get("threshold")
-        elif isinstance(value, dict):
-            unknown = value.keys() - {"scorer", "threshold"}
-            if unknown or "scorer" not in value:
-                raise ValueError(
-                    f"a scorer entry is a scorer or {{'scorer': s, 'threshold': t}}, got keys {sorted(value)}"
-                )
-            if kind == "gate" and value.get("threshold") is not None:
-                raise ValueError("gates take no threshold: a gate must average 1.0")
-            threshold = value.get("threshold")
-            scorer = as_scorer(value["scorer"])
-        else:
-            scorer = as_scorer(value)
+        label = f"{where or kind + 's'}[{index}]"
+        scorer, hashed, threshold = _python_entry(value, kind, label)
         if scorer.id in seen:
             raise ValueError(f"two {kind}s have the id `{scorer.id}`; pass id=... to one of them")
         seen.add(scorer.id)
@@ -482,9 +507,40 @@ def python_checks(values: Iterable[Any], kind: str, turn: int | None = None, *, 
             except ValidationError as exc:
                 raise ValueError(f"invalid threshold for `{scorer.id}`: {exc.errors()[0]['msg']}") from None
             threshold = parsed if isinstance(parsed, float) else parsed.model_dump(exclude_none=True)
-        entry = Entry(scorer.id, kind, threshold, scorer.higher_is_better, turn, hashed, scorer.judged)  # type: ignore[arg-type]
+        rule = _python_rule(value, kind, label, threshold) or not_scorable
+        entry = Entry(scorer.id, kind, threshold, scorer.higher_is_better, turn, hashed, scorer.judged, rule)  # type: ignore[arg-type]
         checks.append(Check(scorer, entry))
     return checks
+
+
+def _python_entry(value: Any, kind: str, label: str) -> tuple[Scorer, str | None, Any]:
+    """The scorer of one `run_evals` entry, its hash (spec-style entries) and its threshold as given."""
+    if isinstance(value, dict) and "type" in value:  # a spec-style entry
+        scorer, hashed = _python_spec_entry(value, kind, label)
+        return scorer, hashed, value.get("threshold")
+    if isinstance(value, dict):
+        unknown = value.keys() - {"scorer", "threshold", "not_scorable"}
+        if unknown or "scorer" not in value:
+            raise ValueError(
+                f"a scorer entry is a scorer or {{'scorer': s, 'threshold': t}}, got keys {sorted(value)}"
+            )
+        if kind == "gate" and value.get("threshold") is not None:
+            raise ValueError("gates take no threshold: a gate must average 1.0")
+        return as_scorer(value["scorer"]), None, value.get("threshold")
+    return as_scorer(value), None, None
+
+
+def _python_rule(value: Any, kind: str, label: str, threshold: Any) -> NotScorableRule | None:
+    """A `run_evals` entry's own `not_scorable`, checked as the spec's (`validate_entries`); None: not set."""
+    rule = value.get("not_scorable") if isinstance(value, dict) else None
+    if rule is None:
+        return None
+    if rule not in NOT_SCORABLE_RULES:
+        raise ValueError(f"{label}.not_scorable: {rule!r} is neither "
+                         + " nor ".join(repr(r) for r in NOT_SCORABLE_RULES))
+    if kind == "scorer" and threshold is None:
+        raise ValueError(tracked_rule(label))
+    return rule  # type: ignore[no-any-return]
 
 
 def _python_spec_entry(value: dict[str, Any], kind: str, label: str) -> tuple[Scorer, str]:

@@ -230,7 +230,7 @@ def load_spec(path: str | Path, *, use_cache: bool = True) -> LoadedSpec:
     file = display_path(path)
     # One judge per spec, shared by its judged scorers (their calls, cost and cache are one).
     judge = Judge(spec.judge, base_dir=path.parent, use_cache=use_cache) if spec.judge is not None else None
-    ctx = BuildContext(base_dir=path.parent, judge=judge)
+    ctx = BuildContext(base_dir=path.parent, judge=judge, not_scorable=spec.not_scorable)
     gates, problems, warnings = build_checks(
         spec.gates, "gate", file=file, positions=positions, prefix=("gates",), ctx=ctx
     )

@@ -495,7 +495,8 @@ def detail_block(results: Results, entry: Row, max_items: int, digest: ItemDiges
     else:
         title = (f"⚠️ Threshold {code(entry.label, table=False)}: {num(entry.result.average_score)} "
                  f"(bound {bound_text(entry.result.threshold)})")
-    title += f", {count} item{'s' if count != 1 else ''} responsible"
+    unscored = getattr(entry.result, "unscored", None)  # no item scored it: why, not "0 items responsible"
+    title += f": {cell(unscored, 300)}" if unscored else f", {count} item{'s' if count != 1 else ''} responsible"
     parts = [f"<details><summary>{title}</summary>"]
     parts += [item_block(item, score, entry) for item, score in rows[:max_items]]
     if count > max_items:

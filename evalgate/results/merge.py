@@ -266,6 +266,10 @@ def _aggregator(files: list[ShardFile], clustered: bool = False) -> tuple[Aggreg
                 raise MergeError(f"{file.name}: `{entry.id}` at turn {entry.turn} has another threshold than in "
                                  f"an earlier shard ({known[1].threshold!r} vs {entry.threshold!r}); entries sharing "
                                  "an id at a turn share a threshold: fix the data (`evalgate validate` says where)")
+            if known is not None and known[1].not_scorable != entry.not_scorable:
+                raise MergeError(f"{file.name}: `{entry.id}` at turn {entry.turn} has another `not_scorable` than in "
+                                 f"an earlier shard ({known[1].not_scorable} vs {entry.not_scorable}); entries sharing "
+                                 "an id at a turn share it: fix the data (`evalgate validate` says where)")
             if known is None or first < known[0]:
                 turn_entries[entry.key] = (first, entry)
     aggregator = Aggregator(top, clustered=clustered)

@@ -32,6 +32,7 @@ from typing_extensions import TypedDict  # pydantic reads typing's TypedDict onl
 
 from evalgate.decide.verdict import (
     Decision,
+    NotScorableRule,
     Outcome,
     ThresholdRange,
 )
@@ -174,6 +175,7 @@ class ShardEntry(TypedDict, total=False):
     threshold: Annotated[ThresholdRange, AfterValidator(_finite_bounds)] | None
     params_hash: Text | None
     first: tuple[StrictInt, StrictInt] | None  # per-turn entries: (item, turn) where the data set first saw it
+    not_scorable: NotScorableRule  # absent in a shard written before the option: leave_out
 
 
 @cache

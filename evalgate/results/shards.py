@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalgate.decide.verdict import Entry, ThresholdRange
+from evalgate.decide.verdict import NOT_SCORABLE_RULES, Entry, ThresholdRange
 from evalgate.infra.textsafe import plain
 
 if TYPE_CHECKING:  # the merge imports this module: it must not pay for the spec's models
@@ -102,14 +102,18 @@ def entry_record(entry: Entry, first: tuple[int, int] | None) -> dict[str, Any]:
         "first": list(first) if first is not None else None,
         "params_hash": entry.params_hash,
         "judged": entry.judged,
+        "not_scorable": entry.not_scorable,
     }
 
 
 def entry_from_record(record: dict[str, Any]) -> Entry:
     threshold = record.get("threshold")
     typed = ThresholdRange.of(threshold) if threshold is not None else None  # ValueError: not a threshold
+    rule = record.get("not_scorable", "leave_out")  # absent: a shard of before the option, Mastra's rule
+    if rule not in NOT_SCORABLE_RULES:
+        raise ValueError(f"`not_scorable` is neither {' nor '.join(NOT_SCORABLE_RULES)}")
     return Entry(record["id"], record["kind"], typed, bool(record.get("higher_is_better", True)),
-                 record.get("turn"), record.get("params_hash"), bool(record.get("judged", False)))
+                 record.get("turn"), record.get("params_hash"), bool(record.get("judged", False)), rule)
 
 
 def shard_files(patterns: Iterable[str], base: Path) -> list[Path]:

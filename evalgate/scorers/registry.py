@@ -54,6 +54,8 @@ class Bounds(BaseModel):
 
 
 Threshold = Unit | Bounds
+NOT_SCORABLE_HELP = ("when every result of this gate or threshold was not scorable: leave_out (Mastra's runEvals) "
+                     "leaves it out of the verdict, fail makes it not met; default: the spec's `not_scorable`")
 
 
 @dataclass
@@ -96,6 +98,8 @@ class ScorerType:
                 fields[name] = (hints.get(name, Any), default)
             if kind == "scorer":
                 fields["threshold"] = (Threshold | None, None)
+            fields["not_scorable"] = (Literal["leave_out", "fail"] | None, Field(
+                default=None, description=NOT_SCORABLE_HELP))
             title = "".join(part.title() for part in self.name.split("_"))
             with warnings.catch_warnings():  # `schema` (json_schema's key) shadows a BaseModel attribute
                 warnings.simplefilter("ignore", UserWarning)

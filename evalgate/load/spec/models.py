@@ -480,6 +480,11 @@ class Spec(_Strict):
     target: TargetSpec = Field(default_factory=lambda: RecordedTarget(type="recorded"))
     concurrency: int = Field(default=4, ge=1, le=1024, strict=True, description="items in flight at once")
     max_errors: int = Field(default=0, ge=0, strict=True, description="errored items tolerated before `failed`")
+    not_scorable: Literal["leave_out", "fail"] = Field(
+        default="leave_out",
+        description="a gate or threshold whose every result was not scorable: leave_out (Mastra's runEvals) leaves "
+        "it out of the verdict; fail makes it not met, so the verdict fails (an entry may set its own)",
+    )
     repeats: int | None = Field(
         default=None, ge=1, le=100, strict=True,
         description="run every item this many times as independent trials; averages are over every trial, "
