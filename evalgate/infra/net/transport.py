@@ -34,6 +34,15 @@ def _no_socket_timeout() -> urllib3.Timeout:
     return urllib3.Timeout(connect=None, read=None)
 
 
+@functools.cache
+def _no_retries() -> urllib3.Retry:
+    """What urllib3 makes of `retries=False, redirect=False` for every request, made once (a Retry is
+    never changed: `increment` returns a new one): ours decide retries and redirects."""
+    import urllib3
+
+    return urllib3.Retry(total=False, redirect=False)
+
+
 class RawReply:
     """One HTTP exchange's result: status, headers, the whole body."""
 
@@ -211,7 +220,7 @@ class Transport:
                 # without a timeout: CPython polls before each send and read on a socket with one.
                 with ExchangeDeadline(deadline):
                     try:
-                        reply = pool.urlopen(method, target, body=data, headers=headers, retries=False,
+                        reply = pool.urlopen(method, target, body=data, headers=headers, retries=_no_retries(),
                                              redirect=False, timeout=_no_socket_timeout(), preload_content=False,
                                              decode_content=False, assert_same_host=False)
                     except urllib3.exceptions.ClosedPoolError:
