@@ -475,4 +475,3 @@ def test_urllib3_still_makes_its_sockets_in_new_conn(server: FakeServer, ca: Tes
                 assert conn.getresponse().status == 200, scheme
             finally:
                 conn.close()
-
