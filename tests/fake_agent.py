@@ -20,7 +20,8 @@ input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<ret
 `gzip` (a normal reply, gzip-compressed), `bomb` (a small gzip reply that inflates to 64 MiB), `brotli`
 (a reply in an encoding evalgate does not decode), `huge` (a 40 MiB reply), `trickle` (a reply
 that never ends: a byte every 0.1 s), `trickle_unsized` (the same with no Content-Length: a body that ends when
-the connection closes), `trickle_headers` (a status line and headers that never end:
+the connection closes), `close_after` (a normal reply,
+then the connection closed without a word), `trickle_headers` (a status line and headers that never end:
 a byte every 0.1 s, so no single socket read ever times out), `echo` / `echo_escaped` (the same, each
 character a JSON `\\u` escape) / `400echo` /
 `401pad` (a reply, a 400, or a 401 after 270 bytes of padding, quoting the request's Authorization
@@ -235,6 +236,9 @@ class Handler(BaseHTTPRequestHandler):
         elif fault.startswith("429"):
             after = fault.split(":", 1)[1] if ":" in fault else None
             self.reply(429, {"error": "slow down"}, {"Retry-After": after} if after else {})
+        elif fault == "close_after":  # a normal reply, then the connection closed (an idle keep-alive timeout)
+            self.reply(200, agent_reply(body))
+            self.close_connection = True
         elif fault == "hang":
             server.stopping.wait(HANG_S)
             self.close_connection = True
