@@ -19,7 +19,9 @@ input; then replies are normal. Actions: `500`, `503`, `400`, `429` or `429:<ret
 `101 Switching Protocols`, then after 0.2 s the normal reply),
 `gzip` (a normal reply, gzip-compressed), `bomb` (a small gzip reply that inflates to 64 MiB), `brotli`
 (a reply in an encoding evalgate does not decode), `huge` (a 40 MiB reply), `trickle` (a reply
-that never ends: a byte every 0.1 s), `trickle_headers` (a status line and headers that never end:
+that never ends: a byte every 0.1 s), `trickle_unsized` (the same with no Content-Length: a body that ends when
+the connection closes), `close_after` (a normal reply,
+then the connection closed without a word), `trickle_headers` (a status line and headers that never end:
 a byte every 0.1 s, so no single socket read ever times out), `echo` / `echo_escaped` (the same, each
 character a JSON `\\u` escape) / `400echo` /
 `401pad` (a reply, a 400, or a 401 after 270 bytes of padding, quoting the request's Authorization
@@ -234,6 +236,9 @@ class Handler(BaseHTTPRequestHandler):
         elif fault.startswith("429"):
             after = fault.split(":", 1)[1] if ":" in fault else None
             self.reply(429, {"error": "slow down"}, {"Retry-After": after} if after else {})
+        elif fault == "close_after":  # a normal reply, then the connection closed (an idle keep-alive timeout)
+            self.reply(200, agent_reply(body))
+            self.close_connection = True
         elif fault == "hang":
             server.stopping.wait(HANG_S)
             self.close_connection = True
@@ -256,6 +261,15 @@ class Handler(BaseHTTPRequestHandler):
                 self.reply(400, {"error": leaked})
         elif fault == "trickle":  # a reply that never ends: one byte every 0.1 s, until HANG_S
             self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n{")
+            with contextlib.suppress(OSError):
+                for _ in range(int(HANG_S / 0.1)):
+                    if server.stopping.wait(0.1):
+                        break
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+            self.close_connection = True
+        elif fault == "trickle_unsized":  # a reply with no length, ended by closing: one byte every 0.1 s
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{")
             with contextlib.suppress(OSError):
                 for _ in range(int(HANG_S / 0.1)):
                     if server.stopping.wait(0.1):

@@ -143,6 +143,18 @@ def test_keep_alive_reuses_one_connection(server: FakeServer) -> None:
     assert server.connections == 1
 
 
+def test_a_kept_alive_connection_the_server_closed_is_replaced_before_sending(server: FakeServer) -> None:
+    # The server closed the idle connection (its keep-alive timeout): the next request goes out on a
+    # new one, neither failing nor counted as a retry.
+    server.faults["x"] = ["close_after"]
+    http = client()
+    assert http.post_json(server.url + "/agent", {"input": "x"}).status == 200
+    time.sleep(0.2)  # the server's FIN has arrived
+    reply = http.post_json(server.url + "/agent", {"input": "y"})
+    assert reply.status == 200 and reply.attempts == 1 and http.stats()["retries"] == 0
+    assert server.connections == 2
+
+
 def test_5xx_is_retried_until_it_succeeds(server: FakeServer) -> None:
     server.faults["flaky"] = ["500", "503"]
     http = client()

@@ -363,9 +363,11 @@ def test_a_runaway_reply_errors_without_being_read_whole_or_retried(server: Fake
     assert client().post_json(server.url + "/agent", {"input": "x"}).body["output"]["text"] == "You said: x"
 
 
-def test_a_reply_that_trickles_in_forever_times_out_at_timeout_s(server: FakeServer) -> None:
-    # A byte every 0.1 s never trips a socket timeout: the attempt as a whole has to end.
-    server.faults["x"] = ["trickle"] * 2
+@pytest.mark.parametrize("fault", ["trickle", "trickle_unsized"])
+def test_a_reply_that_trickles_in_forever_times_out_at_timeout_s(server: FakeServer, fault: str) -> None:
+    # A byte every 0.1 s never trips a socket timeout: the attempt as a whole has to end. A body with no
+    # length ends at the EOF the deadline's shutdown makes: a timeout all the same, not a reply cut short.
+    server.faults["x"] = [fault] * 2
     started = time.monotonic()
     with pytest.raises(HttpError) as caught:
         client(timeout_s=0.5, retries=RetryPolicy(attempts=2, backoff_s=0.01)).post_json(server.url + "/agent",

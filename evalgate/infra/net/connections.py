@@ -1,5 +1,5 @@
 """urllib3's connections, made to keep a deadline: the name resolved and the socket connected within the
-exchange's time, and a watchdog that shuts the socket down when the reply's head is still arriving at it.
+exchange's time, and a watchdog that shuts the socket down when the reply is still arriving at it.
 
 THE one override of urllib3's private API lives here (`Watched._new_conn`: urllib3 makes each connection's
 socket there). pyproject pins urllib3 `>=2.0,<3`; tests/test_net_transport.py::
@@ -7,6 +7,7 @@ test_urllib3_still_makes_its_sockets_in_new_conn fails on a urllib3 that moves i
 
 from __future__ import annotations
 
+import array
 import contextlib
 import functools
 import ipaddress
@@ -16,17 +17,28 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+if sys.platform == "linux":
+    import fcntl
+    import termios
+
 if TYPE_CHECKING:
     import http.client
+
+# Linux's TCP_INFO (its first byte the connection's state) and FIONREAD (bytes waiting): neither call
+# gives up the GIL, where a poll does.
+_TCP_INFO = getattr(socket, "TCP_INFO", 11)
+_TCP_ESTABLISHED = 1
+_TCP_STATE_READABLE = sys.platform == "linux"
 
 
 class _Watchdog:
     """Shuts down the TCP socket of an exchange still under way at its deadline.
 
-    http.client reads the status line and headers (and a proxy's CONNECT answer) with a socket timeout
-    per read: a server sending a byte just inside each one holds the request for ~100 header lines x
-    64 KiB x timeout_s, that is for ever. No socket timeout can end that; a shutdown() from another
-    thread makes the blocked read return at once, whatever TLS or tunnel sits on the socket. One daemon
+    A socket timeout bounds each read, not the exchange: a server sending a byte just inside each one
+    holds the request for ~100 header lines x 64 KiB x timeout_s, that is for ever. A shutdown() from
+    another thread makes the blocked read (or send) return at once, whatever TLS or tunnel sits on the
+    socket; so exchanges run on sockets without a timeout (CPython polls before every send and read
+    on a socket with one, a GIL hand-off each), this the one bound from connect to the body. One daemon
     thread for the process, started with the first exchange (a thread per request costs ~166 us). Only
     exchanges in flight are held (a set, not a heap of every deadline ever set), so it stays as small
     as the concurrency; it wakes at the earliest deadline.
@@ -55,7 +67,7 @@ class _Watchdog:
                 self._cond.notify()
 
     def in_flight(self) -> int:
-        """How many exchanges are watched now (none once every reply's head has come)."""
+        """How many exchanges are watched now (none once every reply has been read)."""
         with self._cond:
             return len(self._active)
 
@@ -89,8 +101,9 @@ WATCHDOG = _Watchdog()
 
 
 class ExchangeDeadline:
-    """One attempt's deadline, watched from the first socket it gets until `urlopen` returns (the body
-    has its own deadline in `_read_body`). An exchange the watchdog cut off is a timeout."""
+    """One attempt's deadline, watched from the first socket it gets until its reply's body is read. An
+    exchange the watchdog cut off is a timeout, whatever the read in progress made of it (an error, or an
+    EOF that ended a body sent without a length)."""
 
     __slots__ = ("deadline", "fired", "sock")
 
@@ -105,9 +118,9 @@ class ExchangeDeadline:
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
         # A shut-down socket surfaces as whatever the read in progress makes of an EOF (a closed
-        # connection, a TLS error, headers cut short): past the deadline, it is our timeout.
-        if WATCHDOG.end(self) and kind is not None and issubclass(kind, Exception):
-            raise TimeoutError("the reply's head was still arriving at the deadline") from None
+        # connection, a TLS error, headers or a body cut short): past the deadline, it is our timeout.
+        if WATCHDOG.end(self) and (kind is None or issubclass(kind, Exception)):
+            raise TimeoutError("the reply was still arriving at the deadline") from None
 
 
 class DnsTimeout(TimeoutError):
@@ -289,6 +302,23 @@ class Watched:
             self.held = None
             data = held + data
         super().send(data)  # type: ignore[misc]
+
+    # urllib3 asks this of a kept-alive connection before reusing it; its own answer polls the socket, a
+    # system call that gives up the GIL (at 64 threads, a wait to get it back per request). On Linux a
+    # plain TCP socket tells the same without one: closed by the peer (FIN or RST: not ESTABLISHED) or
+    # holding bytes no request asked for (readable, as urllib3 counts it) is not connected.
+    @property
+    def is_connected(self) -> bool:
+        sock = getattr(self, "sock", None)
+        if not _TCP_STATE_READABLE or sock is None or sock.__class__ is not socket.socket:  # TLS: urllib3's
+            return bool(super().is_connected)  # type: ignore[misc]
+        try:
+            state = sock.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, 1)[0]
+            unread = array.array("i", [0])
+            fcntl.ioctl(sock.fileno(), termios.FIONREAD, unread, True)
+        except OSError:
+            return False
+        return state == _TCP_ESTABLISHED and unread[0] == 0
 
     def close(self) -> None:
         try:

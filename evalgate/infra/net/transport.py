@@ -3,7 +3,7 @@ deadline and a size bound, its Content-Encoding undone without inflating past th
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import os
 import threading
 import time
@@ -25,6 +25,24 @@ MAX_REPLY_BYTES = 32 * 2**20  # a reply bigger than this (sent, or once decompre
 _READ_CHUNK = 1 << 16
 
 
+@functools.cache
+def _no_socket_timeout() -> urllib3.Timeout:
+    """Sockets without a timeout (None: blocking), the exchange's deadline kept by the watchdog: CPython
+    polls before every send and read on a socket with a timeout, a GIL hand-off each at 64 threads."""
+    import urllib3
+
+    return urllib3.Timeout(connect=None, read=None)
+
+
+@functools.cache
+def _no_retries() -> urllib3.Retry:
+    """What urllib3 makes of `retries=False, redirect=False` for every request, made once (a Retry is
+    never changed: `increment` returns a new one): ours decide retries and redirects."""
+    import urllib3
+
+    return urllib3.Retry(total=False, redirect=False)
+
+
 class RawReply:
     """One HTTP exchange's result: status, headers, the whole body."""
 
@@ -36,22 +54,18 @@ class RawReply:
         self.content = content
 
 
-def _read_body(reply: Any, max_bytes: int, deadline: float, timeout_s: float) -> bytes:
+def _read_body(reply: Any, max_bytes: int, deadline: float) -> bytes:
     """The whole body as sent, at most `max_bytes`; NoRetry past that (the rest is never read).
 
-    TimeoutError at `deadline` (monotonic): a server that trickles a byte now and then never trips a
-    socket timeout, so each read may wait only for what is left of the attempt's time.
+    Read on a blocking socket, the exchange's deadline watched (`ExchangeDeadline`): a server that trickles
+    a byte now and then has the socket shut down at the deadline, and the read stops there.
     """
     read = getattr(reply, "read1", None) or reply.read  # read1: one socket read (urllib3 >= 2.2)
-    sock = getattr(getattr(reply, "connection", None), "sock", None)
     chunks: list[bytes] = []
     size = 0
     while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
+        if time.monotonic() >= deadline:
             raise TimeoutError("the reply was still arriving at the deadline")
-        with contextlib.suppress(AttributeError, OSError):
-            sock.settimeout(min(timeout_s, left))  # type: ignore[union-attr]
         chunk = read(_READ_CHUNK, decode_content=False)
         if not chunk:
             return b"".join(chunks)
@@ -59,8 +73,20 @@ def _read_body(reply: Any, max_bytes: int, deadline: float, timeout_s: float) ->
         if size > max_bytes:
             raise NoRetry(f"the reply is larger than {_size(max_bytes)}; it was not read (a runaway reply?)")
         chunks.append(chunk)
-        if getattr(reply, "length_remaining", None) == 0:  # its Content-Length read: no read (and no
-            return b"".join(chunks)  # socket timeout to set, a system call) to learn what that says
+        if getattr(reply, "length_remaining", None) == 0:  # its Content-Length read: no read to learn
+            return b"".join(chunks)  # what that says
+
+
+def _body(reply: Any, max_bytes: int, deadline: float) -> bytes:
+    """`_read_body`, the connection closed (never reused) when it is not all read."""
+    try:
+        if reply.status >= 200:
+            return _read_body(reply, max_bytes, deadline)
+        reply.close()  # `101 Switching Protocols`, asked by nobody: no body, and no more HTTP on this connection
+        return b""
+    except BaseException:
+        reply.close()  # the connection holds an unread rest: never reused
+        raise
 
 
 def _decoded(content: bytes, encoding: str | None, max_bytes: int) -> bytes:
@@ -118,7 +144,6 @@ class Transport:
         self._direct: urllib3.PoolManager | None = None
         self._proxies: dict[str, urllib3.ProxyManager] = {}
         self._routes: dict[tuple[str, str, int], tuple[Any, str | None]] = {}
-        self._timeouts: dict[float, urllib3.Timeout] = {}
         self._lock = threading.Lock()
         self.proxy_secrets: list[str] = []
         # A bad CA bundle or certificate is an error now, not on every request. The spec's own `tls:`
@@ -185,39 +210,29 @@ class Transport:
         import urllib3
 
         deadline = time.monotonic() + timeout_s  # the whole exchange, however the server paces it
-        timeout = self._timeouts.get(timeout_s)
-        if timeout is None:  # one per value (a spec has one or two): urllib3 clones it per request
-            timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s, total=timeout_s)
-            if len(self._timeouts) < 16:
-                self._timeouts[timeout_s] = timeout
         for fresh in (False, True):
             pool, proxy = self.route(*origin)
             # a forwarding proxy needs the absolute URL, never with the userinfo (sent as Authorization)
             target = path if proxy is None else f"{origin[0]}://{urlsplit(url).netloc.rpartition('@')[2]}{path}"
-            # Connect, request, status line and headers within the deadline (see _Watchdog); should the
-            # socket be shut down as the head arrived, _read_body finds the deadline passed at once.
-            with ExchangeDeadline(deadline):
-                try:
-                    reply = pool.urlopen(method, target, body=data, headers=headers, retries=False,
-                                         redirect=False, timeout=timeout, preload_content=False,
-                                         decode_content=False, assert_same_host=False)
-                except urllib3.exceptions.ClosedPoolError:
-                    if fresh:
-                        raise
-                    with self._lock:  # the manager retired this origin's pool (more origins than pools)
-                        self._routes.pop(origin, None)
-                    continue
+            reply = None
             try:
-                if reply.status >= 200:
-                    content = _read_body(reply, max_bytes, deadline, timeout_s)
-                else:  # `101 Switching Protocols`, asked by nobody: no body, and no more HTTP on this connection
-                    reply.close()
-                    content = b""
-            except BaseException:
-                reply.close()  # the connection holds an unread rest: never reused
-                raise
+                # Connect, request, reply head and body within the deadline (see _Watchdog), on sockets
+                # without a timeout: CPython polls before each send and read on a socket with one.
+                with ExchangeDeadline(deadline):
+                    try:
+                        reply = pool.urlopen(method, target, body=data, headers=headers, retries=_no_retries(),
+                                             redirect=False, timeout=_no_socket_timeout(), preload_content=False,
+                                             decode_content=False, assert_same_host=False)
+                    except urllib3.exceptions.ClosedPoolError:
+                        if fresh:
+                            raise
+                        with self._lock:  # the manager retired this origin's pool (more origins than pools)
+                            self._routes.pop(origin, None)
+                        continue
+                    content = _body(reply, max_bytes, deadline)
             finally:
-                reply.release_conn()
+                if reply is not None:
+                    reply.release_conn()  # after the watch ended: no shutdown can follow
             content = _decoded(content, reply.headers.get("Content-Encoding"), max_bytes)
             return RawReply(reply.status, reply.headers, content)
         raise AssertionError("unreachable")
