@@ -157,6 +157,8 @@ class JournalParts(ScoredParts[ScoreT], total=False):
 
 
 class JournalTrial(JournalParts[ScoreT], total=False):
+    """One of a journal record's `trials`: a trial has none of its own (a list, if an edit put one there)."""
+
     trials: list[Any] | None
 
 
