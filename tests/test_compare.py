@@ -155,6 +155,41 @@ def _results(values: dict[str, list[float]], **entry_fields: Any) -> dict[str, A
     }
 
 
+@pytest.mark.parametrize("threshold", [{"max": 0.3}, {"min": 0.1, "max": 0.9}, 0.1])
+def test_a_threshold_is_read_typed_from_a_dict_and_from_a_results_file(tmp_path: Path, threshold: Any) -> None:
+    """The direction an entry is compared in comes from its typed threshold (ThresholdRange), whichever form the
+    results come in: only a `max` says lower is better. A dict whose threshold is none is refused, not guessed."""
+    base = _results({f"i{n}": [1.0 if n % 3 else 0.0] for n in range(30)}, threshold=threshold)
+    head = _results({f"i{n}": [0.0] for n in range(30)}, threshold=threshold)
+    lower_is_better = isinstance(threshold, dict) and "min" not in threshold
+    paths = []
+    for name, results in (("base", base), ("head", head)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(results))
+        paths.append(path)
+    for entry in (compare_results(base, head).entries[0], evalgate.compare(*paths).entries[0]):
+        assert entry.higher_is_better is not lower_is_better
+        assert entry.status == ("improved" if lower_is_better else "regressed")
+    head["threshold_results"][0]["threshold"] = "high"
+    with pytest.raises(ValueError, match="threshold"):
+        compare_results(base, head)
+
+
+def test_an_entry_nothing_scored_on_one_side_has_no_average_there(tmp_path: Path) -> None:
+    """A gate no result could be scored for is written with a null score: compared, its average is None on
+    that side, read from a file or given as a dict alike (the terminal once printed `improved nan → 1.00`)."""
+    base = _results({f"i{n}": [1.0] for n in range(10)})
+    base["threshold_results"][0]["average_score"] = None
+    head = _results({f"i{n}": [1.0] for n in range(10)})
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    for entry in (compare_results(base, head).entries[0],
+                  evalgate.compare(tmp_path / "base.json", tmp_path / "head.json").entries[0]):
+        assert entry.base_average is None and entry.head_average == 1.0
+    done = run_cli("compare", "base.json", "head.json", cwd=tmp_path)
+    assert done.code == 0 and "nan" not in done.output, done.output
+
+
 def test_changed_parameters_and_judges_make_an_entry_incomparable() -> None:
     base = _results({f"i{n}": [1.0] for n in range(30)}, params_hash="aaa")
     head = _results({f"i{n}": [0.0] for n in range(30)}, params_hash="bbb")

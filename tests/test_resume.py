@@ -391,7 +391,14 @@ def test_a_journaled_item_whose_data_changed_under_its_id_is_run_again(tmp_path:
                                   {"judge_cost_usd": {"excludes:rain": -(10**400)}},
                                   # no scorer gives a score outside [0, 1]: a gate of 5 would pass the gate
                                   {"gates": {"excludes:rain": 5.0}}, {"scores": {"maybe": -0.5}},
-                                  {"scores": {"maybe": 1.5}}],
+                                  {"scores": {"maybe": 1.5}},
+                                  # a turn's and a trial's fields are held to the same types
+                                  {"turns": [{"gates": {"excludes:rain": 2}}]},
+                                  {"turns": [{"not_scorable": {"checks": ["maybe"]}}]},
+                                  {"trials": [{"scores": {"maybe": True}}]},
+                                  # a run's judge costs are finite numbers (held at the largest float): a null
+                                  # one was taken and crashed the cost total
+                                  {"judge_cost_usd": {"judge": None}}],
                          ids=lambda edit: json.dumps(edit)[:40])
 def test_a_journal_record_edited_into_other_types_is_run_again_not_a_crash(tmp_path: Path, edit: dict) -> None:
     spec = recorded_spec(tmp_path)
@@ -404,6 +411,22 @@ def test_a_journal_record_edited_into_other_types_is_run_again_not_a_crash(tmp_p
     resumed = run_spec(spec, output=out, resume=True)
     assert resumed.summary["resumed_items"] == 11 and resumed.header()["scores"] == full["scores"]
     assert any("1 journaled items could not be read back" in note for note in resumed.notes)
+
+
+@pytest.mark.parametrize("edit", [{"judge_cost_usd": None}, {"duration_ms": None},
+                                  {"turn_params_hash": None}, {"data_hash": None}, {"reasons": None}])
+def test_a_journal_record_with_a_field_a_run_may_leave_null_is_taken(tmp_path: Path, edit: dict) -> None:
+    """Null where a run may leave a field out (no judge cost, no digest): the record is taken, not run again."""
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    full = run_spec(spec, output=out).header()
+    records = [json.loads(line) for line in journal_lines(out)]
+    records[1].update(edit)
+    out.with_name("out.json.items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out.unlink()
+    resumed = run_spec(spec, output=out, resume=True)
+    assert resumed.summary["resumed_items"] == 12 and resumed.header()["scores"] == full["scores"]
+    assert not any("could not be read back" in note for note in resumed.notes), resumed.notes
 
 
 def strict_json(text: str) -> Any:

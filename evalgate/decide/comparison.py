@@ -12,14 +12,16 @@ simulations showed.
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalgate.decide import stats
-from evalgate.decide.verdict import ThresholdRange, higher_is_better
+from evalgate.decide.verdict import Decision, ScoreStats, TurnResult, higher_is_better
 from evalgate.infra.textsafe import plain
+from evalgate.results.model import read_decision
 
 Correction = Literal["holm", "bonferroni", "none"]
 ErrorPolicy = Literal["fail", "skip"]
@@ -154,53 +156,63 @@ def _as_dict(results: Any) -> dict[str, Any]:
     raise TypeError(f"not results: {type(results).__name__}")
 
 
-def entry_infos(results: Mapping[str, Any]) -> dict[Key, EntryInfo]:
+def entry_infos(results: Any, written: Mapping[str, Any] | None = None) -> dict[Key, EntryInfo]:
+    """Each gate, threshold and tracked score of `results` (a results file, a run, results JSON), read from its
+    typed decision (a threshold a ThresholdRange); `written`: its JSON (`_as_dict`), for `summary.not_scored`."""
+    written = _as_dict(results) if written is None else written
     infos: dict[Key, EntryInfo] = {}
-
-    def section(turn: int | None, holder: Mapping[str, Any]) -> None:
-        for gate in holder.get("gate_results") or []:
-            infos[(turn, "gate", gate["id"])] = EntryInfo((turn, "gate", gate["id"]), True, gate.get("score"), True,
-                                                          gate.get("params_hash"), bool(gate.get("judged")),
-                                                          gate.get("unscored"), _rate(gate.get("pass_all_k")))
-        with_threshold = set()
-        for t in holder.get("threshold_results") or []:
-            with_threshold.add(t["id"])
-            default = t.get("higher_is_better", True)
-            infos[(turn, "scorer", t["id"])] = EntryInfo(
-                (turn, "scorer", t["id"]), True, t.get("average_score"),
-                higher_is_better(_threshold(t.get("threshold")), True if default is None else default),
-                t.get("params_hash"), bool(t.get("judged")), t.get("unscored"),
-                _rate(t.get("pass_all_k")))
-        stats_of = holder.get("score_stats") or {}
-        for sid, average in (holder.get("scores") or {}).items():
-            if sid in with_threshold:
-                continue
-            bar = stats_of.get(sid) or {}
-            default = bar.get("higher_is_better")
-            infos[(turn, "scorer", sid)] = EntryInfo((turn, "scorer", sid), False, average,
-                                                     True if default is None else bool(default),
-                                                     bar.get("params_hash"), bool(bar.get("judged")),
-                                                     pass_all_k=_rate(bar.get("pass_all_k")))
-
-    section(None, results)
-    for turn in results.get("turn_results") or []:
-        section(turn.get("index"), turn)
-    for record in (results.get("summary") or {}).get("not_scored") or []:  # all not scorable: still configured
+    for turn, section in _sections(_decision(results, written)):
+        _section_infos(infos, turn, section)
+    for record in (written.get("summary") or {}).get("not_scored") or []:  # all not scorable: still configured
         key = (record.get("turn"), "gate" if record.get("kind") == "gate" else "scorer", str(record.get("id")))
         infos.setdefault(key, EntryInfo(key, True, None, True, None, False, str(record.get("reason"))))
     return infos
 
 
+def _decision(results: Any, written: Mapping[str, Any]) -> Decision:
+    """The decision `results` holds, typed: a results file and a run hold one; results JSON is read as one."""
+    if isinstance(results, Decision):
+        return results
+    outcome = getattr(results, "outcome", None)
+    return outcome if isinstance(outcome, Decision) else read_decision(written)
+
+
+Section = Decision | TurnResult  # the whole run's results, or one turn's
+
+
+def _sections(decision: Decision) -> Iterator[tuple[int | None, Section]]:
+    yield None, decision
+    for turn in decision.turn_results or []:
+        yield turn.index, turn
+
+
+def _section_infos(infos: dict[Key, EntryInfo], turn: int | None, section: Section) -> None:
+    for gate in section.gate_results:
+        key: Key = (turn, "gate", gate.id)
+        infos[key] = EntryInfo(key, True, _average(gate.score), True, gate.params_hash, bool(gate.judged),
+                               gate.unscored, _rate(gate.pass_all_k))
+    for t in section.threshold_results:
+        key = (turn, "scorer", t.id)
+        infos[key] = EntryInfo(key, True, _average(t.average_score), higher_is_better(t.threshold, t.higher_is_better),
+                               t.params_hash, bool(t.judged), t.unscored, _rate(t.pass_all_k))
+    with_threshold = {t.id for t in section.threshold_results}
+    for sid, average in section.scores.items():
+        if sid in with_threshold:
+            continue
+        bar = section.score_stats.get(sid) or ScoreStats()
+        key = (turn, "scorer", sid)
+        infos[key] = EntryInfo(key, False, _average(average),
+                               True if bar.higher_is_better is None else bar.higher_is_better,
+                               bar.params_hash, bool(bar.judged), pass_all_k=_rate(bar.pass_all_k))
+
+
+def _average(value: float | None) -> float | None:
+    """An average as results JSON holds it: NaN (no score) and infinities are null."""
+    return value if value is not None and math.isfinite(value) else None
+
+
 def _rate(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _threshold(value: Any) -> ThresholdRange | None:
-    """A threshold as a results file holds it, typed; None when there is none (or none that reads)."""
-    try:
-        return ThresholdRange.of(value) if value is not None else None
-    except ValueError:
-        return None
+    return _average(float(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _numbers(values: Any) -> dict[str, float]:
@@ -657,7 +669,7 @@ def compare_results(base: Any, head: Any, options: CompareOptions | None = None,
     options = options or CompareOptions()
     options.check()
     base_d, head_d = _as_dict(base), _as_dict(head)
-    base_info, head_info = entry_infos(base_d), entry_infos(head_d)
+    base_info, head_info = entry_infos(base, base_d), entry_infos(head, head_d)
     summary = base_d.get("summary") or {}
     comparison = Comparison(
         baseline={"name": base_d.get("name"), "verdict": base_d.get("verdict"),

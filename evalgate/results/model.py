@@ -10,10 +10,10 @@ The gate, threshold and turn results are evalgate.decide.verdict's dataclasses, 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, Required
+from typing import Annotated, Any, Generic, Literal, Required, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -57,13 +57,17 @@ class Summary(BaseModel):
 
 
 # An item's fields as a run writes them, strictly: a flag or a numeral is no score, a number no message. The
-# merge checks every record it adds up against these (`record_problem`), so what it accepts reads back.
+# merge checks every record it adds up against these (`record_problem`), so what it accepts reads back; a
+# `--resume` checks every journal record against them (`journal_record_fits`) before it takes its scores.
 Text = Annotated[str, Strict()]
 Score = Annotated[float, Strict()] | None  # null: NaN (strict JSON has none)
+Fraction = Annotated[float, Strict(), Field(ge=0, le=1)] | None  # a score as a run writes it: in [0, 1], or null
 Amount = Annotated[float, Strict(), AllowInfNan(False)]  # money added up: finite
+Number = Annotated[float, Strict()]  # a float, or an integer a float holds (a 400-digit one overflows every sum)
 Scores = dict[str, Score]
 Messages = dict[str, Text]
 ByKind = Literal["gates", "scores"]
+ScoreT = TypeVar("ScoreT")  # how strictly a record's scores are read: `Score` (a merge) or `Fraction` (a resume)
 
 
 def _cost_is_a_number(run: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -76,33 +80,40 @@ def _cost_is_a_number(run: dict[str, Any] | None) -> dict[str, Any] | None:
 RunRecord = Annotated[dict[str, Any], AfterValidator(_cost_is_a_number)]
 
 
-class TurnRecord(TypedDict, total=False):
+class TurnRecord(TypedDict, Generic[ScoreT], total=False):
     """One of an item's `turns`: its scores (or null) by id, reasons as text, `not_scorable` as ids by kind."""
 
     __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
 
-    gates: Scores | None
-    scores: Scores | None
+    gates: dict[str, ScoreT] | None
+    scores: dict[str, ScoreT] | None
     reasons: Messages | None
     not_scorable: dict[ByKind, list[Text]] | None
     reasons_by_kind: dict[ByKind, Messages] | None  # a gate and a scorer of one id: each one's reason
 
 
-class TrialRecord(TypedDict, total=False):
-    """One of an item's `trials` (with repeats): {trial, run, gates, scores, error, duration_ms, ...}."""
+class ScoredParts(TypedDict, Generic[ScoreT], total=False):
+    """What an item and each of its trials hold alike: the error, the results by id, the turns."""
 
     __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
 
     error: Text | None
-    run: RunRecord | None
-    gates: Scores | None
-    scores: Scores | None
+    gates: dict[str, ScoreT] | None
+    scores: dict[str, ScoreT] | None
     reasons: Messages | None
     not_scorable: Messages | None
     scorer_errors: Messages | None
-    judge_cost_usd: dict[str, Amount] | None
     reasons_by_kind: dict[ByKind, Messages] | None
-    turns: list[TurnRecord] | None
+    turns: list[TurnRecord[ScoreT]] | None
+    judge_cost_usd: dict[str, Amount] | None  # a run's are finite (held at the largest float), never null
+
+
+class TrialRecord(ScoredParts[ScoreT], total=False):
+    """One of an item's `trials` (with repeats): {trial, run, gates, scores, error, duration_ms, ...}."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    run: RunRecord | None
 
 
 class ItemRecord(BaseModel):
@@ -133,8 +144,43 @@ class AddedUp(TypedDict, total=False):
 
     __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
 
-    turns: list[TurnRecord] | None
-    trials: list[TrialRecord] | None
+    turns: list[TurnRecord[Score]] | None
+    trials: list[TrialRecord[Score]] | None
+
+
+class JournalParts(ScoredParts[ScoreT], total=False):
+    """What a journal record (`<output>.items.jsonl`) and each of its trials hold, as `--resume` takes them back:
+    its scores within [0, 1], its time a number, its per-turn parameters' digests text. Its output and run it
+    reads warily when it rebuilds them, so they may hold anything here."""
+
+    duration_ms: Number | None
+    turn_params_hash: Messages | None
+
+
+class JournalTrial(JournalParts[ScoreT], total=False):
+    """One of a journal record's `trials`: a trial has none of its own (a list, if an edit put one there)."""
+
+    trials: list[Any] | None
+
+
+class JournalRecord(JournalParts[ScoreT], total=False):
+    """A journal record `--resume` may take as the item's result; one that is not (edited?) is run again."""
+
+    trials: list[JournalTrial[ScoreT]] | None
+
+
+def journal_record_fits(record: Any) -> bool:
+    """Whether a journal record holds what a run writes, type for type (JournalRecord)."""
+    try:
+        _journal_record().validate_python(record)
+    except ValidationError:
+        return False
+    return True
+
+
+@cache
+def _journal_record() -> TypeAdapter[JournalRecord[Fraction]]:
+    return TypeAdapter(JournalRecord[Fraction])
 
 
 def record_problem(record: dict[str, Any]) -> str | None:
@@ -522,6 +568,12 @@ def _item_record(raw: Any, position: int, path: Path | None = None) -> ItemRecor
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise ItemError(f"items.{position}{'.' + where if where else ''}: {first['msg']}", path) from None
+
+
+def read_decision(written: Mapping[str, Any]) -> Decision:
+    """The decision results JSON holds (a results file's header, a run's `header()`), typed as a results file
+    reads it: thresholds are ThresholdRanges, a null average NaN. ValidationError (a ValueError) if it is none."""
+    return Decision.model_validate(_nan_for_null(dict(written)))
 
 
 def _nan_for_null(raw: Any) -> Any:

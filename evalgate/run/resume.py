@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from evalgate.load.cases import Case, Check
 from evalgate.replies import Run, RunFormatError, run_from_value
+from evalgate.results.model import journal_record_fits
 from evalgate.results.writer import read_journal
 from evalgate.run.budget import BUDGET_EXCEEDED, token_count
 from evalgate.run.engine import (
@@ -156,7 +157,7 @@ def _record_fits(record: dict[str, Any], case: Case, repeats: int | None, change
         changes.changed_ids += 1
         return False
     changes.matched += 1
-    if not _readable(record) or not all(_readable(t) for t in record.get("trials") or ()):
+    if not journal_record_fits(record):  # edited: its scores cannot be trusted
         changes.rerun_unreadable += 1
         return False
     recorded_hash = record.get("data_hash")
@@ -282,67 +283,6 @@ def _scored(record: dict[str, Any]) -> bool:
     if isinstance(trials, list):
         return any(isinstance(t, dict) and t.get("error") is None for t in trials)
     return record.get("error") is None
-
-
-def _texts(value: Any) -> bool:
-    return value is None or (isinstance(value, dict) and all(isinstance(v, str) for v in value.values()))
-
-
-def _scores(value: Any) -> bool:
-    return value is None or (isinstance(value, dict) and all(v is None or _is_score(v) for v in value.values()))
-
-
-def _is_score(value: Any) -> bool:
-    """A score a run writes: in [0, 1] (every scorer's is checked so; a NaN one is written as null)."""
-    return _holds_number(value) and 0 <= value <= 1
-
-
-def _costs(value: Any) -> bool:
-    return isinstance(value, dict) and all(v is None or _holds_number(v) for v in value.values())
-
-
-def _holds_number(value: Any) -> bool:
-    """A number a run writes: a float, or an integer a float holds (a 400-digit one overflows every sum)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        float(value)
-    except OverflowError:
-        return False
-    return True
-
-
-def _readable(record: Any) -> bool:
-    """Whether a journal record holds what a run writes, type for type: an edited one is run again."""
-    if not isinstance(record, dict):
-        return False
-    turns = record.get("turns")
-    cost = record.get("judge_cost_usd")
-    return (
-        (record.get("error") is None or isinstance(record["error"], str))
-        and _scores(record.get("gates")) and _scores(record.get("scores"))
-        and all(_texts(record.get(k)) for k in ("reasons", "not_scorable", "scorer_errors", "turn_params_hash"))
-        and _reasons_by_kind(record.get("reasons_by_kind"))
-        and (record.get("duration_ms") is None or _holds_number(record["duration_ms"]))
-        and (cost is None or _costs(cost))
-        and (record.get("trials") is None or isinstance(record["trials"], list))
-        and (turns is None or (isinstance(turns, list) and all(
-            isinstance(t, dict) and _scores(t.get("gates")) and _scores(t.get("scores")) and _texts(t.get("reasons"))
-            and _kinds(t.get("not_scorable")) and _reasons_by_kind(t.get("reasons_by_kind")) for t in turns)))
-    )
-
-
-def _kinds(value: Any) -> bool:
-    """A turn's `not_scorable`: absent, or lists of ids by kind."""
-    return value is None or (isinstance(value, dict) and all(
-        k in ("gates", "scores") and isinstance(v, list) and all(isinstance(i, str) for i in v)
-        for k, v in value.items()))
-
-
-def _reasons_by_kind(value: Any) -> bool:
-    """An item's, a trial's or a turn's `reasons_by_kind`: absent, or reasons by id under `gates` and `scores`."""
-    return value is None or (isinstance(value, dict) and all(
-        k in ("gates", "scores") and isinstance(v, dict) and _texts(v) for k, v in value.items()))
 
 
 def _budget_stopped(record: dict[str, Any]) -> bool:
