@@ -375,17 +375,19 @@ def run_spec(
     if base is not None:
         from evalgate.decide.comparison import CompareOptions, compare_results, item_views
 
-        views: list[Any] = []
+        views: list[tuple[int, Any]] = []
         user_on_result = on_result
 
         def on_result(item: ItemResult) -> None:
-            views.extend(item_views([item.to_dict()]))
+            views.extend((item.index, view) for view in item_views([item.to_dict()]))
             if user_on_result is not None:
                 user_on_result(item)
 
         def finalize(result: EvalResult) -> None:
             options = CompareOptions.from_settings(compare_settings)
-            result.apply_comparison(compare_results(base, result.header(), options, head_items=views))
+            # items finish in any order; paired in data order, the sums (and so every figure) are the same each run
+            in_order = [view for _, view in sorted(views, key=lambda pair: pair[0])]
+            result.apply_comparison(compare_results(base, result.header(), options, head_items=in_order))
     isolation.register_spec_secrets(loaded.spec)
     isolation.pass_env(loaded.spec.pass_env)
     if output is not None:

@@ -622,3 +622,29 @@ def test_judge_prompts_that_are_no_mapping_compare_as_no_hashes(tmp_path: Path) 
     for args in (("base.json", "head.json"), ("head.json", "base.json"), ("head.json", "head.json")):
         result = run_cli("compare", *args, cwd=tmp_path)
         assert result.code == 0 and "Traceback" not in result.output, result.output
+
+
+def test_a_run_against_a_baseline_gives_the_same_figures_whatever_order_its_items_finish(tmp_path: Path) -> None:
+    """Items finish in any order under concurrency; the comparison pairs them in data order, so its sums (the
+    matched averages, Δ, the interval) are the same on every run, to the last digit."""
+    (tmp_path / "agent.py").write_text(
+        "import random, time\n"
+        "def answer(text):\n"
+        "    time.sleep(random.random() * 0.01)\n"  # finishing order shuffled from run to run
+        "    return text\n", encoding="utf-8")
+    (tmp_path / "score.py").write_text(
+        "def third(item, run):\n"
+        "    return (int(item.input) % 7) / 7 + 1 / 3 if int(item.input) % 7 < 4 else 0.1 * (int(item.input) % 3)\n",
+        encoding="utf-8")
+    data = "\n".join(f'{{"input": "{n}"}}' for n in range(200))
+    (tmp_path / "data.jsonl").write_text(data + "\n", encoding="utf-8")
+    (tmp_path / "spec.yaml").write_text(
+        "version: 1\ntarget:\n  type: python\n  function: agent:answer\ndata: data.jsonl\nconcurrency: 16\n"
+        "scorers:\n  - {type: python, function: 'score:third', id: third}\n", encoding="utf-8")
+    evalgate.run_spec(tmp_path / "spec.yaml", output=tmp_path / "base.json")
+    figures = set()
+    for _ in range(4):
+        result = evalgate.run_spec(tmp_path / "spec.yaml", baseline=tmp_path / "base.json")
+        [entry] = [e for e in result.comparison["entries"] if e["id"] == "third"]
+        figures.add(json.dumps({k: entry[k] for k in ("base_matched", "head_matched", "delta", "ci95")}))
+    assert len(figures) == 1, figures
