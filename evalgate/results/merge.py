@@ -613,25 +613,14 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
         tmp = target.with_name(target.name + ".tmp")
         out = new_file(tmp)
         out.write(b"[")  # the items array; the header goes in front once the outcome is known
-    ids: dict[str, str] = {}
-    previous = -1
-    previous_name = ""
+    order = _DataOrder()
     per_file = [0] * len(files)
     try:
         for count, (index, n, text, record) in enumerate(stream):
             per_file[n] += 1
             name = files[n].name
             item_id = str(record.get("id"))
-            if index < 0:
-                raise MergeError(f"{name}: item {item_id!r} has index {record.get('index')!r}, not a data index")
-            if index == previous or item_id in ids:
-                raise MergeError(f"{name}: item {item_id!r} is also in {ids.get(item_id, previous_name)}; "
-                                 "each item belongs to one shard: merge the shards of one run")
-            if index < previous:
-                raise MergeError(f"{name}: item {item_id!r} (index {index}) is out of data order")
-            ids[item_id] = name
-            previous_name = name
-            previous = index
+            order.check(name, item_id, index, record)
             try:
                 _replay(record, aggregator, top, entries)
                 _causes(record, aggregator, entries)
@@ -649,11 +638,7 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
                 if count:
                     out.write(b",\n")
                 out.write(text)
-        for file, read in zip(files, per_file, strict=True):
-            said = (file.head.get("summary") or {}).get("total_items")
-            if isinstance(said, int) and said != read:  # an item removed (or added) since its run
-                raise MergeError(f"{file.name}: holds {read} items where its summary counts {said} (edited, or "
-                                 "cut short?); run the shard again")
+        _check_counts(files, per_file)
         if out is not None:
             out.write(b"]}\n")
             out.close()
@@ -663,6 +648,36 @@ def _add_items(files: list[ShardFile], aggregator: Aggregator, entries: dict[Any
             tmp.unlink(missing_ok=True)
         raise
     return tmp
+
+
+class _DataOrder:
+    """The items as the merge meets them: each one once, in data order, else a MergeError naming the file."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, str] = {}  # item id -> the file it came from
+        self.previous = -1
+        self.previous_name = ""
+
+    def check(self, name: str, item_id: str, index: int, record: dict[str, Any]) -> None:
+        if index < 0:
+            raise MergeError(f"{name}: item {item_id!r} has index {record.get('index')!r}, not a data index")
+        if index == self.previous or item_id in self.ids:
+            raise MergeError(f"{name}: item {item_id!r} is also in {self.ids.get(item_id, self.previous_name)}; "
+                             "each item belongs to one shard: merge the shards of one run")
+        if index < self.previous:
+            raise MergeError(f"{name}: item {item_id!r} (index {index}) is out of data order")
+        self.ids[item_id] = name
+        self.previous_name = name
+        self.previous = index
+
+
+def _check_counts(files: list[ShardFile], per_file: list[int]) -> None:
+    """Each shard holds as many items as its summary counts: one removed (or added) since its run is refused."""
+    for file, read in zip(files, per_file, strict=True):
+        said = (file.head.get("summary") or {}).get("total_items")
+        if isinstance(said, int) and said != read:
+            raise MergeError(f"{file.name}: holds {read} items where its summary counts {said} (edited, or "
+                             "cut short?); run the shard again")
 
 
 class _Columns:
