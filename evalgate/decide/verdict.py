@@ -119,7 +119,7 @@ class ThresholdRange:
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
-        """Read from and written to the results JSON in its written form (pydantic, results_model)."""
+        """Read from and written to the results JSON in its written form (pydantic, results.model)."""
         from pydantic_core import core_schema
 
         return core_schema.no_info_plain_validator_function(
@@ -442,7 +442,7 @@ class NotScored:
 
 class Decision(BaseModel):
     """The verdict and the results it rests on: the results JSON's fields of these names, in this order
-    (docs/results.md). A run's Outcome is one, and so is a results file read back (results_model.Results)."""
+    (docs/results.md). A run's Outcome is one, and so is a results file read back (results.model.Results)."""
 
     model_config = ConfigDict(defer_build=True)
 

@@ -1,4 +1,4 @@
-"""Results JSON v1 (docs/results.md): the header, the streaming writer (reading back: results_model).
+"""Results JSON v1 (docs/results.md): the header, the streaming writer (reading back: results.model).
 
 Each finished item is appended to `<output>.items.jsonl` (the journal; the Action keeps it under
 RUNNER_TEMP) as it completes; a background thread hands the appended lines to the operating system
