@@ -648,3 +648,13 @@ def test_a_run_against_a_baseline_gives_the_same_figures_whatever_order_its_item
         [entry] = [e for e in result.comparison["entries"] if e["id"] == "third"]
         figures.add(json.dumps({k: entry[k] for k in ("base_matched", "head_matched", "delta", "ci95")}))
     assert len(figures) == 1, figures
+
+
+def test_results_built_by_hand_compare_with_only_the_entries_they_name() -> None:
+    """`compare` on dicts that hold no verdict (a simulation, a notebook): the entries compared, nothing refused."""
+    base = {"gate_results": [{"id": "g", "score": 1.0, "passed": True}],
+            "items": [{"id": str(n), "gates": {"g": 1.0}, "scores": {}} for n in range(30)]}
+    head = {"gate_results": [{"id": "g", "score": 0.5, "passed": False}],
+            "items": [{"id": str(n), "gates": {"g": float(n % 2)}, "scores": {}} for n in range(30)]}
+    [entry] = compare_results(base, head).entries
+    assert entry.id == "g" and entry.delta == -0.5 and entry.status == "regressed"

@@ -570,10 +570,16 @@ def _item_record(raw: Any, position: int, path: Path | None = None) -> ItemRecor
         raise ItemError(f"items.{position}{'.' + where if where else ''}: {first['msg']}", path) from None
 
 
+# What a comparison may be given without: results built by hand (`evalgate.compare` on dicts) name only the
+# entries they compare; a missing field is an empty one, not an error.
+_DECISION_DEFAULTS: dict[str, Any] = {"verdict": None, "scores": {}, "gate_results": [], "threshold_results": []}
+
+
 def read_decision(written: Mapping[str, Any]) -> Decision:
     """The decision results JSON holds (a results file's header, a run's `header()`), typed as a results file
-    reads it: thresholds are ThresholdRanges, a null average NaN. ValidationError (a ValueError) if it is none."""
-    return Decision.model_validate(_nan_for_null(dict(written)))
+    reads it: thresholds are ThresholdRanges, a null average NaN; a field it lacks, empty. ValidationError (a
+    ValueError) if what it holds is not such a decision."""
+    return Decision.model_validate(_nan_for_null({**_DECISION_DEFAULTS, **written}))
 
 
 def _nan_for_null(raw: Any) -> Any:
