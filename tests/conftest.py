@@ -55,6 +55,19 @@ def run_cli(*args: str | Path, cwd: Path | None = None, timeout: float = CLI_TIM
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
+def merged_from_two_shards(spec: Path, cwd: Path, stem: str) -> tuple[Path, CliResult]:
+    """`evalgate run --shard 1/2` and `2/2` of `spec`, then `evalgate merge` of the two: (the merged file, the
+    merge's result). Each shard's exit is 0 or 1 (a verdict), else the test fails with its stderr."""
+    shards = []
+    for index in (1, 2):
+        shard = cwd / f"{stem}-{index}.json"
+        ran = run_cli("run", spec, "--shard", f"{index}/2", "--output", shard, cwd=cwd)
+        assert ran.code in (0, 1), ran.stderr
+        shards.append(shard)
+    merged = cwd / f"{stem}-merged.json"
+    return merged, run_cli("merge", *shards, "--output", merged, cwd=cwd)
+
+
 def dedent(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 

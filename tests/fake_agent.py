@@ -260,23 +260,9 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self.reply(400, {"error": leaked})
         elif fault == "trickle":  # a reply that never ends: one byte every 0.1 s, until HANG_S
-            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n{")
-            with contextlib.suppress(OSError):
-                for _ in range(int(HANG_S / 0.1)):
-                    if server.stopping.wait(0.1):
-                        break
-                    self.wfile.write(b" ")
-                    self.wfile.flush()
-            self.close_connection = True
+            self.trickle_body(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n{")
         elif fault == "trickle_unsized":  # a reply with no length, ended by closing: one byte every 0.1 s
-            self.wfile.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{")
-            with contextlib.suppress(OSError):
-                for _ in range(int(HANG_S / 0.1)):
-                    if server.stopping.wait(0.1):
-                        break
-                    self.wfile.write(b" ")
-                    self.wfile.flush()
-            self.close_connection = True
+            self.trickle_body(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{")
         elif fault == "trickle_headers":  # the head never ends: one byte every 0.1 s, until HANG_S
             head = b"HTTP/1.1 200 OK\r\n" + b"X-Pad: slow\r\n" * 1000
             with contextlib.suppress(OSError):
@@ -318,6 +304,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def reply(self, status: int, value: Any, headers: dict[str, str] | None = None) -> None:
         self.reply_raw(status, json.dumps(value).encode(), headers)
+
+    def trickle_body(self, head: bytes) -> None:
+        """`head`, then one byte every 0.1 s until HANG_S or the server stops; the connection closed after."""
+        self.wfile.write(head)
+        with contextlib.suppress(OSError):
+            for _ in range(int(HANG_S / 0.1)):
+                if self.server.stopping.wait(0.1):
+                    break
+                self.wfile.write(b" ")
+                self.wfile.flush()
+        self.close_connection = True
 
     def reply_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         # One write for head and body: one segment per reply.

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import dedent, run_cli
+from conftest import dedent, merged_from_two_shards, run_cli
 
 from evalgate import checks, run_evals
 
@@ -140,14 +140,7 @@ def test_shards_merged_and_a_resumed_run_decide_as_one_run(tmp_path: Path) -> No
     assert (turn_gate["id"], turn_gate["passed"], turn_gate["unscored"]) == (
         "trajectory_accuracy", False, "no result could be scored: 2 not scorable (the item has no expected_trajectory)")
 
-    shards = []
-    for index in (1, 2):
-        shard = tmp_path / f"shard-{index}.json"
-        ran = run_cli("run", path, "--shard", f"{index}/2", "--output", shard, cwd=tmp_path)
-        assert ran.code in (0, 1), ran.stderr
-        shards.append(shard)
-    merged_path = tmp_path / "merged.json"
-    merged_run = run_cli("merge", *shards, "--output", merged_path, cwd=tmp_path)
+    merged_path, merged_run = merged_from_two_shards(path, tmp_path, "shard")
     assert merged_run.code == 1, merged_run.stderr
     assert decided(json.loads(merged_path.read_text(encoding="utf-8"))) == decided(one)
     assert verdict_line(merged_run.stdout) == verdict_line(out)

@@ -382,6 +382,18 @@ def test_a_journaled_item_whose_data_changed_under_its_id_is_run_again(tmp_path:
     assert json.loads(out.read_text())["items"][0]["input"] == "what now?"
 
 
+def resumed_after_editing_one_record(tmp_path: Path, edit: dict) -> tuple[dict, Any]:
+    """(the full run's header, the run resumed) after the journal's second record was updated with `edit`."""
+    spec = recorded_spec(tmp_path)
+    out = tmp_path / "out.json"
+    full = run_spec(spec, output=out).header()
+    records = [json.loads(line) for line in journal_lines(out)]
+    records[1].update(edit)
+    out.with_name("out.json.items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out.unlink()
+    return full, run_spec(spec, output=out, resume=True)
+
+
 @pytest.mark.parametrize("edit", [{"error": 5}, {"gates": {"excludes:rain": "yes"}}, {"reasons": "x"},
                                   {"duration_ms": "x"}, {"not_scorable": {"maybe": 1}}, {"judge_cost_usd": "x"},
                                   {"scorer_errors": "x"}, {"turns": [7]}, {"reasons_by_kind": {"gates": "x"}},
@@ -401,14 +413,7 @@ def test_a_journaled_item_whose_data_changed_under_its_id_is_run_again(tmp_path:
                                   {"judge_cost_usd": {"judge": None}}],
                          ids=lambda edit: json.dumps(edit)[:40])
 def test_a_journal_record_edited_into_other_types_is_run_again_not_a_crash(tmp_path: Path, edit: dict) -> None:
-    spec = recorded_spec(tmp_path)
-    out = tmp_path / "out.json"
-    full = run_spec(spec, output=out).header()
-    records = [json.loads(line) for line in journal_lines(out)]
-    records[1].update(edit)
-    out.with_name("out.json.items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    out.unlink()
-    resumed = run_spec(spec, output=out, resume=True)
+    full, resumed = resumed_after_editing_one_record(tmp_path, edit)
     assert resumed.summary["resumed_items"] == 11 and resumed.header()["scores"] == full["scores"]
     assert any("1 journaled items could not be read back" in note for note in resumed.notes)
 
@@ -417,14 +422,7 @@ def test_a_journal_record_edited_into_other_types_is_run_again_not_a_crash(tmp_p
                                   {"turn_params_hash": None}, {"data_hash": None}, {"reasons": None}])
 def test_a_journal_record_with_a_field_a_run_may_leave_null_is_taken(tmp_path: Path, edit: dict) -> None:
     """Null where a run may leave a field out (no judge cost, no digest): the record is taken, not run again."""
-    spec = recorded_spec(tmp_path)
-    out = tmp_path / "out.json"
-    full = run_spec(spec, output=out).header()
-    records = [json.loads(line) for line in journal_lines(out)]
-    records[1].update(edit)
-    out.with_name("out.json.items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    out.unlink()
-    resumed = run_spec(spec, output=out, resume=True)
+    full, resumed = resumed_after_editing_one_record(tmp_path, edit)
     assert resumed.summary["resumed_items"] == 12 and resumed.header()["scores"] == full["scores"]
     assert not any("could not be read back" in note for note in resumed.notes), resumed.notes
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import dedent, run_cli
+from conftest import dedent, merged_from_two_shards, run_cli
 
 FAKE_JUDGE = Path(__file__).parent / "fake_judge.py"
 AGENT = '''
@@ -210,14 +210,7 @@ def test_merged_shards_report_unscored_entries_as_one_run(tmp_path: Path) -> Non
              spec(tmp_path, "traj", "gates:\n  - {type: trajectory_accuracy, empty: not_scorable}\n")]
     for path in cases:
         _, one_out, one = run(tmp_path, path)
-        shards = []
-        for index in (1, 2):
-            shard = tmp_path / f"{path.stem}-{index}.json"
-            ran = run_cli("run", path, "--shard", f"{index}/2", "--output", shard, cwd=tmp_path)
-            assert ran.code in (0, 1), ran.stderr
-            shards.append(shard)
-        merged_path = tmp_path / f"{path.stem}-merged.json"
-        merged_run = run_cli("merge", *shards, "--output", merged_path, cwd=tmp_path)
+        merged_path, merged_run = merged_from_two_shards(path, tmp_path, path.stem)
         merged = json.loads(merged_path.read_text(encoding="utf-8"))
         for key in ("verdict", "gate_results", "threshold_results", "turn_results"):
             assert merged.get(key) == one.get(key), (path.stem, key)
