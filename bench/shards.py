@@ -15,31 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from installed import compile_evalgate
+from measured import measured
 from scoring import SPEC, make_data
-
-
-def timed(argv: list[str], cwd: Path) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds, peak RSS in MB) of one whole process."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    stderr = proc.stderr.read() if proc.stderr else b""
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        raise SystemExit(f"{argv} failed ({code}):\n{stderr.decode(errors='replace')}")
-    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
-
 
 MERGE_WORK = """\
 import sys, time
@@ -96,15 +81,15 @@ def main() -> None:
         bare: list[tuple[float, float, float]] = []  # what any click command costs before doing anything
         startup: list[tuple[float, float, float]] = []  # the merge command's own start-up, no file read
         for _ in range(args.repeat):  # interleaved, so machine noise hits all alike
-            bare.append(timed([sys.executable, "-c", "import click"], work))
-            startup.append(timed([*cli, "merge", "--help"], work))
-            rows["single run"].append(timed([*cli, "run", "spec.yaml", "-o", "full.json"], work))
+            bare.append(measured([sys.executable, "-c", "import click"], work))
+            startup.append(measured([*cli, "merge", "--help"], work))
+            rows["single run"].append(measured([*cli, "run", "spec.yaml", "-o", "full.json"], work))
             for i in range(1, n + 1):
                 rows[f"shard {i}/{n}"].append(
-                    timed([*cli, "run", "spec.yaml", "--shard", f"{i}/{n}", "-o", f"shard-{i}.json"], work))
+                    measured([*cli, "run", "spec.yaml", "--shard", f"{i}/{n}", "-o", f"shard-{i}.json"], work))
             shards = [f"shard-{i}.json" for i in range(1, n + 1)]
-            rows["merge"].append(timed([*cli, "merge", *shards, "-o", "merged.json"], work))
-            rows["merge floor"].append(timed([sys.executable, "-c", HAND_MERGE, *shards], work))
+            rows["merge"].append(measured([*cli, "merge", *shards, "-o", "merged.json"], work))
+            rows["merge floor"].append(measured([sys.executable, "-c", HAND_MERGE, *shards], work))
             work_only.append(merge_work(shards, work))
         full = json.loads((work / "full.json").read_text())
         merged = json.loads((work / "merged.json").read_text())

@@ -23,11 +23,9 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -37,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E40
 
 sys.path.insert(0, str(HERE))
 from installed import compile_evalgate  # noqa: E402
+from measured import measured  # noqa: E402
 from scoring import SPEC, make_data  # noqa: E402
 
 import evalgate  # noqa: E402
@@ -48,16 +47,9 @@ FLOOR = "import json, sys\nwith open(sys.argv[1], 'rb') as f:\n    json.load(f)\
 
 
 def timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MiB) of one whole process; exits on a failure (an exit code past 1)."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or CHILD_ENV)
-    stderr = proc.stderr.read() if proc.stderr else b""
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        raise SystemExit(f"{argv} failed ({code}):\n{stderr.decode(errors='replace')[-2000:]}")
-    return elapsed, usage.ru_maxrss / 1024.0
+    """(wall seconds, peak RSS in MiB) of one whole process."""
+    wall, _, peak = measured(argv, cwd, env or CHILD_ENV)
+    return wall, peak
 
 
 def prepare(folder: Path, items: int, shards: bool = True) -> None:
