@@ -2,19 +2,21 @@
 
 1,000 items, a loopback agent server (tests/fake_agent.py, its own process, Nagle disabled) that
 waits 20 ms per reply, concurrency 16, a spec with 2 gates + 2 scorers. Both sides are timed as
-whole processes (interpreter start-up included), alternately in the same run:
+whole processes (interpreter start-up included), in turn in each round:
 
 - floor: a bare Python client, 16 threads, one keep-alive `http.client` connection per thread,
   sending the same JSON requests and parsing the replies, nothing else;
+- urllib3: the same client on urllib3's own pool (`HTTPConnectionPool.urlopen`, 16 threads sharing it),
+  nothing else: what the project's one HTTP layer costs by itself, printed for reference;
 - evalgate: `evalgate run spec.yaml --output results.json` (journal, scoring, verdict, results),
-  its requests on urllib3 pools (proxies and CA bundles honoured; none set here).
+  its requests on urllib3 connections (proxies and CA bundles honoured; none set here).
 
 Each side's wall time and CPU time (user and system, from the child's rusage) are measured per
-round. Prints each round, the median of each side, the median per-round ratios (the figures the
-targets are about) and the best wall of each. evalgate's bytecode is compiled first, as an install
-leaves it (bench/installed.py). Targets: evalgate's wall <= 1.3x the floor's at the default 1,000 x 16
-(mostly start-up there: importing evalgate, pydantic and the scorer models a spec uses), <= 1.25x at
-10,000 x 64; CPU (user + system) within 1.5x of the floor's.
+round. Prints each round, the median of each side, the median per-round ratios of evalgate to the
+floor (the figures the targets are about) and the best wall of each. evalgate's bytecode is
+compiled first, as an install leaves it (bench/installed.py). Targets: evalgate's wall <= 1.3x the
+floor's at the default 1,000 x 16 (mostly start-up there: importing evalgate, pydantic and the scorer
+models a spec uses), <= 1.25x at 10,000 x 64; CPU (user + system) within 1.5x of the floor's.
 Usage: python bench/http.py [--items 1000] [--delay 0.02] [--concurrency 16] [--rounds 5]
        python bench/http.py --items 10000 --concurrency 64   (the at-scale figure)
 """
@@ -61,6 +63,31 @@ def worker():
         data = reply.read()
         assert reply.status == 200, reply.status
         json.loads(data)
+threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+for t in threads: t.start()
+for t in threads: t.join()
+'''
+
+# The floor's job on urllib3, as a plain urllib3 program does it: one pool shared by the threads. For
+# reference only: what the project's one HTTP layer costs by itself, before evalgate does anything.
+URLLIB3_FLOOR = r'''
+import json, sys, threading, urllib3
+port, concurrency, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+bodies = [json.dumps({"input": json.loads(line)["input"]}).encode() for line in open(path)]
+pool = urllib3.HTTPConnectionPool("127.0.0.1", port, maxsize=concurrency, retries=False)
+lock = threading.Lock()
+cursor = [0]
+def worker():
+    headers = {"Content-Type": "application/json"}
+    while True:
+        with lock:
+            i = cursor[0]
+            cursor[0] += 1
+        if i >= len(bodies):
+            break
+        reply = pool.urlopen("POST", "/agent", body=bodies[i], headers=headers)
+        assert reply.status == 200, reply.status
+        json.loads(reply.data)
 threads = [threading.Thread(target=worker) for _ in range(concurrency)]
 for t in threads: t.start()
 for t in threads: t.join()
@@ -155,16 +182,21 @@ def main() -> None:
                     handle.write(json.dumps({"id": f"q{i}", "input": f"What is the weather in {city}? #{i}"}) + "\n")
             (work / "spec.yaml").write_text(SPEC.format(port=port, concurrency=args.concurrency))
             (work / "floor.py").write_text(FLOOR)
+            (work / "urllib3_floor.py").write_text(URLLIB3_FLOOR)
             floor_cmd = [sys.executable, "floor.py", str(port), str(args.concurrency), "data.jsonl"]
+            urllib3_cmd = [sys.executable, "urllib3_floor.py", str(port), str(args.concurrency), "data.jsonl"]
             evalgate_cmd = [sys.executable, "-m", "evalgate.cli", "run", "spec.yaml", "--output", "results.json"]
             timed(floor_cmd, work)  # warm the page cache and the server's threads
             floors: list[Timing] = []
+            plain_urllib3: list[Timing] = []
             runs: list[Timing] = []
             for round_no in range(1, args.rounds + 1):
                 floors.append(timed(floor_cmd, work))
+                plain_urllib3.append(timed(urllib3_cmd, work))
                 runs.append(timed(evalgate_cmd, work))
-                f, r = floors[-1], runs[-1]
+                f, u, r = floors[-1], plain_urllib3[-1], runs[-1]
                 print(f"round {round_no}: floor {f.wall:.3f}s (cpu {f.user:.2f}u+{f.system:.2f}s)  "
+                      f"urllib3 {u.wall:.3f}s (cpu {u.user:.2f}u+{u.system:.2f}s)  "
                       f"evalgate {r.wall:.3f}s (cpu {r.user:.2f}u+{r.system:.2f}s)  "
                       f"wall {r.wall / f.wall:.2f}x cpu {r.cpu / f.cpu:.2f}x", flush=True)
             results = json.loads((work / "results.json").read_text())
@@ -181,6 +213,9 @@ def main() -> None:
     print(f"{args.items} items, {args.delay * 1000:g} ms per reply, concurrency {args.concurrency} "
           f"(ideal wait {ideal:.2f}s), {len(runs)} interleaved rounds")
     print(median_line("floor (bare client):", floors))
+    print(median_line("urllib3 alone:", plain_urllib3) + "  (reference: "
+          f"{statistics.median(u.wall / f.wall for u, f in zip(plain_urllib3, floors, strict=True)):.2f}x wall, "
+          f"{statistics.median(u.cpu / f.cpu for u, f in zip(plain_urllib3, floors, strict=True)):.2f}x CPU)")
     print(median_line("evalgate run:", runs))
     print(f"wall ratio: {ratio:.2f}x median of rounds (target <= {target}x) "
           f"{'OK' if ratio <= target else 'MISSED'}; best-of ratio "
