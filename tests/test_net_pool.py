@@ -197,3 +197,26 @@ def test_more_origins_than_pools_kept_retires_the_least_recently_used() -> None:
     finally:
         for srv in servers:
             srv.stop()
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_direct_connection_gets_what_urllib3s_pool_gave_it(scheme: str) -> None:
+    # `direct_connection` mirrors urllib3 2.x's `_new_conn` under the PoolManager evalgate used: a urllib3
+    # that gives its pools' connections another argument fails here, to be mirrored there.
+    import urllib3
+
+    from evalgate.infra.net.connections import direct_connection
+
+    context = ssl.create_default_context() if scheme == "https" else None
+    manager = urllib3.PoolManager(num_pools=8, maxsize=4)
+    pool = manager.connection_from_host("bücher.example", 8443, scheme,
+                                        pool_kwargs={"ssl_context": context} if context else None)
+    conn = direct_connection(scheme, "bücher.example", 8443, context)()
+    assert set(pool.conn_kw) == ({"blocksize", "ssl_context"} if context else {"blocksize"})
+    assert (conn.host, conn.port, conn.blocksize) == ("xn--bcher-kva.example", 8443, pool.conn_kw["blocksize"])
+    assert (pool.host, pool.port) == (conn.host, conn.port) and conn.timeout is None  # the watchdog's deadline
+    if context:
+        assert conn.ssl_context is context and conn.cert_reqs == ssl.CERT_REQUIRED
+        passed = ("key_file", "cert_file", "cert_reqs", "key_password", "ca_certs", "ca_cert_dir", "ssl_version",
+                  "ssl_minimum_version", "ssl_maximum_version", "assert_hostname", "assert_fingerprint")
+        assert all(getattr(pool, name) is None for name in passed)  # urllib3's defaults, left as they are

@@ -5,9 +5,10 @@ exchange's time, and a watchdog that shuts the socket down when the reply is sti
 THE one override of urllib3's private API lives here (`Watched._new_conn`: urllib3 makes each connection's
 socket there). pyproject pins urllib3 `>=2.0,<3`; tests/test_net_transport.py::
 test_urllib3_still_makes_its_sockets_in_new_conn fails on a urllib3 that moves it. Everything else used from
-urllib3 is public: its connection classes and their `request`/`getresponse`/`is_connected`/`close`,
-`HTTPResponse`, `parse_url`; `direct_connection` gives a connection the arguments urllib3 2.x's
-`HTTP(S)ConnectionPool._new_conn` gives it for a direct origin (see there)."""
+urllib3 is public: its connection classes and their `connect`/`request`/`getresponse`/`is_connected`/
+`is_closed`/`close`, `HTTPResponse`, its pools and managers (proxies only), `parse_url` and its exceptions.
+`direct_connection` gives a connection the arguments urllib3 2.x's `HTTP(S)ConnectionPool._new_conn` gives
+it for a direct origin (see there): read that again when raising urllib3's pin."""
 
 from __future__ import annotations
 
