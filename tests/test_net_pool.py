@@ -144,7 +144,7 @@ def test_no_more_connections_to_an_origin_than_the_concurrency_under_load(server
 
 def test_a_burst_past_the_pool_size_keeps_only_size_connections_idle(server: FakeServer) -> None:
     # The transport alone (no limiter): 12 requests at once open 12 connections; 4 stay kept alive.
-    server.delay_s = 0.2
+    server.delay_s = 0.5  # long enough for all 12 to be in flight together on a loaded machine
     transport = Transport(4, environ={})
     origin = ("http", "127.0.0.1", server.server_address[1])
 
