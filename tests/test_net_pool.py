@@ -220,3 +220,14 @@ def test_a_direct_connection_gets_what_urllib3s_pool_gave_it(scheme: str) -> Non
         passed = ("key_file", "cert_file", "cert_reqs", "key_password", "ca_certs", "ca_cert_dir", "ssl_version",
                   "ssl_minimum_version", "ssl_maximum_version", "assert_hostname", "assert_fingerprint")
         assert all(getattr(pool, name) is None for name in passed)  # urllib3's defaults, left as they are
+
+
+def test_a_request_routed_to_a_pool_closed_under_it_goes_out_on_a_fresh_one(server: FakeServer) -> None:
+    # Another thread closed the origin's pool (the transport closing, or the origin retired) between routing
+    # the request and taking a connection: the request is sent on a fresh pool, not failed.
+    transport = Transport(2, environ={})
+    origin = ("http", "127.0.0.1", server.server_address[1])
+    pool, _ = transport.route(*origin)
+    pool.close()
+    reply = transport.send("POST", server.url + "/agent", origin, "/agent", b'{"input": "x"}', {}, 5.0)
+    assert reply.status == 200 and transport.route(*origin)[0] is not pool
