@@ -55,8 +55,9 @@ class FakeServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, port: int = 0, delay_s: float = 0.0) -> None:
-        super().__init__(("127.0.0.1", port), Handler)
+    def __init__(self, port: int = 0, delay_s: float = 0.0, host: str = "127.0.0.1") -> None:
+        super().__init__((host, port), Handler)  # a loopback address: 127.0.0.1 unless a test needs another
+        self.host = host
         self.delay_s = delay_s
         self.faults: dict[str, list[str]] = {}
         self.default_fault: str | None = None
@@ -69,13 +70,14 @@ class FakeServer(ThreadingHTTPServer):
         self.in_flight = 0
         self.peak_in_flight = 0
         self.count = 0
-        self.connections = 0
+        self.connections = 0  # accepted, ever
+        self.open_connections = 0  # accepted and not yet closed by either side
         self.keep_log = True
         self.stopping = threading.Event()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
+        return f"http://{self.host}:{self.server_address[1]}"
 
     def start(self) -> FakeServer:
         threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -182,6 +184,14 @@ class Handler(BaseHTTPRequestHandler):
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with self.server.lock:
             self.server.connections += 1
+            self.server.open_connections += 1
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            with self.server.lock:
+                self.server.open_connections -= 1
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

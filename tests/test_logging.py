@@ -65,7 +65,7 @@ def test_verbose_shows_each_request_its_retries_and_timing_but_never_the_header_
     assert len(requests) == 2, done.stderr
     assert any("(2 attempts; headers: Authorization, X-Api-Key)" in line for line in requests), done.stderr
     assert all(" ms " in line for line in requests)
-    # urllib3's own line per attempt (the 500 and the retry) comes through the same handler
+    # the transport's line per attempt (the 500 and the retry) comes through the same handler
     assert sum('"POST /agent HTTP/1.1" 500' in line for line in lines) == 1, done.stderr
     assert any("run finished" in line for line in lines), done.stderr
     assert SECRET not in done.stdout + done.stderr

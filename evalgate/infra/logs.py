@@ -20,7 +20,7 @@ from evalgate.infra.textsafe import visible
 
 ENV_LEVEL = "EVALGATE_LOG"
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
-LOGGERS = ("evalgate", "urllib3")  # ours, and the HTTP library's request lines (one per attempt)
+LOGGERS = ("evalgate", "urllib3")  # ours, and the HTTP library's (its request lines through a proxy)
 QUIET = ("urllib3.util.retry",)  # a line per request saying evalgate retries by itself: noise
 LINE_MAX = 4000  # one record's bound: a reply or a data row never floods the log
 FORMAT = "%(asctime)s evalgate %(levelname)s %(name)s: %(message)s"

@@ -1,8 +1,9 @@
-"""The one HTTP layer: urllib3 pools, proxies and TLS from the environment, retries, an adaptive
+"""The one HTTP layer: urllib3 connections, proxies and TLS from the environment, retries, an adaptive
 rate limit, a response cache, redaction. A package along its seams: `client` (HttpClient), `transport`
-(one exchange over urllib3), `connections` (deadlines on connecting and on the reply's head: the one
-urllib3 override), `routes` (proxies and TLS), `retry`, `limiter`, `cache`, `credentials` (what a
-request carries that is secret) and `errors`; every name callers use is imported from here.
+(one exchange over urllib3), `connections` (deadlines on connecting and on the reply's head, the one
+urllib3 override, and each direct origin's pool of kept-alive connections), `routes` (proxies and TLS),
+`retry`, `limiter`, `cache`, `credentials` (what a request carries that is secret) and `errors`; every
+name callers use is imported from here.
 
 Every network call evalgate makes (the `http` and `openai` targets, the LLM judge, the GitHub
 comment) goes through an `HttpClient`:
@@ -15,10 +16,11 @@ comment) goes through an `HttpClient`:
     client.stats()   # {"requests": ..., "retries": ..., "cache_hits": ..., "concurrency_limit": ...}
     client.close()
 
-- **Transport**: urllib3. A `PoolManager` (direct) or a `ProxyManager` per URL, chosen from
-  `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` as curl and requests read them; TLS
+- **Transport**: urllib3's connections. A direct origin has its own pool (`OriginPool`: kept-alive
+  connections, the last used taken first), an origin behind a proxy urllib3's `ProxyManager`, chosen
+  from `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` as curl and requests read them; TLS
   verified against `tls.ca_bundle`, else `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` / `SSL_CERT_FILE`,
-  else the system store; a client certificate when configured. Pools hold `concurrency` connections.
+  else the system store; a client certificate when configured. Pools keep `concurrency` connections.
 - **Retries** (`RetryPolicy`): connection errors, timeouts, 5xx, 408 and 429 only, with jittered
   exponential backoff capped at `max_backoff_s`; a `Retry-After` header is honoured on its own
   ceiling `max_retry_after_s` (a longer one errors the request, saying so).

@@ -1,9 +1,14 @@
-"""urllib3's connections, made to keep a deadline: the name resolved and the socket connected within the
-exchange's time, and a watchdog that shuts the socket down when the reply is still arriving at it.
+"""urllib3's connections, made to keep a deadline (the name resolved and the socket connected within the
+exchange's time, and a watchdog that shuts the socket down when the reply is still arriving at it), and
+`OriginPool`, the kept-alive connections to one direct origin.
 
 THE one override of urllib3's private API lives here (`Watched._new_conn`: urllib3 makes each connection's
 socket there). pyproject pins urllib3 `>=2.0,<3`; tests/test_net_transport.py::
-test_urllib3_still_makes_its_sockets_in_new_conn fails on a urllib3 that moves it."""
+test_urllib3_still_makes_its_sockets_in_new_conn fails on a urllib3 that moves it. Everything else used from
+urllib3 is public: its connection classes and their `connect`/`request`/`getresponse`/`is_connected`/
+`is_closed`/`close`, `HTTPResponse`, its pools and managers (proxies only), `parse_url` and its exceptions.
+`direct_connection` gives a connection the arguments urllib3 2.x's `HTTP(S)ConnectionPool._new_conn` gives
+it for a direct origin (see there): read that again when raising urllib3's pin."""
 
 from __future__ import annotations
 
@@ -11,10 +16,13 @@ import array
 import contextlib
 import functools
 import ipaddress
+import itertools
+import logging
 import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if sys.platform == "linux":
@@ -23,6 +31,9 @@ if sys.platform == "linux":
 
 if TYPE_CHECKING:
     import http.client
+    import ssl
+
+log = logging.getLogger(__name__)
 
 # Linux's TCP_INFO (its first byte the connection's state) and FIONREAD (bytes waiting): neither call
 # gives up the GIL, where a poll does.
@@ -329,9 +340,9 @@ class Watched:
                 self.watch_sock = None
 
 
-def pool_classes() -> dict[str, Any]:
-    """urllib3's pools, their connections reporting each exchange's socket to the watchdog."""
-    import urllib3
+@functools.cache
+def connection_classes() -> dict[str, Any]:
+    """urllib3's connections for http and https, reporting each exchange's socket to the watchdog."""
     from urllib3.connection import HTTPConnection, HTTPSConnection
 
     class WatchedHTTP(Watched, HTTPConnection):
@@ -340,10 +351,106 @@ def pool_classes() -> dict[str, Any]:
     class WatchedHTTPS(Watched, HTTPSConnection):
         response_class = final_response_class()
 
+    return {"http": WatchedHTTP, "https": WatchedHTTPS}
+
+
+def pool_classes() -> dict[str, Any]:
+    """urllib3's pools on those connections: a proxy's (forwarding, and CONNECT tunnels) are urllib3's."""
+    import urllib3
+
+    classes = connection_classes()
+
     class HTTPPool(urllib3.HTTPConnectionPool):
-        ConnectionCls = WatchedHTTP
+        ConnectionCls = classes["http"]
 
     class HTTPSPool(urllib3.HTTPSConnectionPool):
-        ConnectionCls = WatchedHTTPS
+        ConnectionCls = classes["https"]
 
     return {"http": HTTPPool, "https": HTTPSPool}
+
+
+BLOCKSIZE = 16384  # the read buffer urllib3's PoolManager gives its pools' connections (its `blocksize`)
+
+
+def direct_connection(scheme: str, host: str, port: int, context: ssl.SSLContext | None) -> Callable[[], Any]:
+    """What makes a connection to a direct origin, as urllib3 2.x's `HTTPConnectionPool._new_conn` (http)
+    and `HTTPSConnectionPool._new_conn` (https) made it under our PoolManager: the same class and host (a
+    non-ASCII name IDNA-encoded by urllib3's own `parse_url`), no socket timeout (the watchdog keeps the
+    deadline), the PoolManager's `blocksize`; over https the verifying `context` (certificate and host name
+    checked, SNI sent: urllib3 takes the server's name from `host` when no `server_hostname` is given), the
+    pool's other TLS arguments being urllib3's defaults (None) in both."""
+    if not host.isascii():
+        from urllib3.util import parse_url
+
+        host = parse_url(f"{scheme}://{host}").host or host
+    cls = connection_classes()[scheme]
+    if scheme == "https":
+        return functools.partial(cls, host, port, timeout=None, blocksize=BLOCKSIZE, ssl_context=context)
+    return functools.partial(cls, host, port, timeout=None, blocksize=BLOCKSIZE)
+
+
+class PoolClosed(ConnectionError):
+    """No connection to take: the origin's pool was closed (the transport closed, or the origin retired)."""
+
+
+_USES = itertools.count()  # a stamp per take: the least recently used pool is the one retired
+
+
+class OriginPool:
+    """The kept-alive connections to one direct origin: a LIFO stack of idle ones under one lock.
+
+    What urllib3's `HTTPConnectionPool.urlopen` did for evalgate (its retries and redirects off), without
+    what evalgate's requests never use: the URL parsed per call, Retry and Timeout objects, a queue whose
+    every get and put takes locks that 64 threads contend for. A request takes the connection used last
+    (the hottest) or makes one; it comes back only when its reply was read to the end and allows keep-alive
+    (`give`), else it is closed. A connection the server closed while idle (its keep-alive timeout) is
+    closed when taken and the next one tried: no request is sent on it. At most `size` are kept idle (the
+    client's concurrency), so a burst past it closes the extra ones as they come back; connections open at
+    once are as many as requests in flight."""
+
+    __slots__ = ("_idle", "_lock", "_make", "closed", "last_used", "origin", "size")
+
+    def __init__(self, make: Callable[[], Any], size: int, origin: str) -> None:
+        self._make = make
+        self.size = size
+        self.origin = origin  # as the debug log shows it
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
+        self.closed = False
+        self.last_used = next(_USES)
+
+    def take(self) -> Any:
+        """An idle connection still connected, or a new one (not yet connected); PoolClosed once closed."""
+        while True:
+            with self._lock:
+                if self.closed:
+                    raise PoolClosed("the connection pool was closed")
+                self.last_used = next(_USES)
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                log.debug("new connection to %s", self.origin)
+                return self._make()
+            if conn.is_connected:
+                return conn
+            conn.close()
+
+    def give(self, conn: Any) -> None:
+        """Keep `conn` for the next request (its reply read to the end), or close it: the pool is closed or full."""
+        with self._lock:
+            if not self.closed and len(self._idle) < self.size:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def idle(self) -> int:
+        """How many connections wait for a request."""
+        with self._lock:
+            return len(self._idle)
+
+    def close(self) -> None:
+        """Close every idle connection; one in use is closed when it comes back."""
+        with self._lock:
+            self.closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()

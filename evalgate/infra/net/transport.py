@@ -1,9 +1,12 @@
-"""One HTTP exchange over urllib3: the pool or proxy for its origin, the whole body read within the
-deadline and a size bound, its Content-Encoding undone without inflating past that bound."""
+"""One HTTP exchange over urllib3: on a kept-alive connection of the origin's own pool (`OriginPool`), or
+through urllib3's ProxyManager when a proxy serves the origin; the whole body read within the deadline and a
+size bound, its Content-Encoding undone without inflating past that bound."""
 
 from __future__ import annotations
 
+import errno
 import functools
+import logging
 import os
 import threading
 import time
@@ -12,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from evalgate.infra.net.connections import ExchangeDeadline, pool_classes
+from evalgate.infra.net.connections import ExchangeDeadline, OriginPool, PoolClosed, direct_connection, pool_classes
 from evalgate.infra.net.errors import BadEncoding, NoRetry, one_line
 from evalgate.infra.net.routes import TlsOptions, TlsSettingError, ca_source, proxy_for, ssl_context
 
@@ -23,6 +26,8 @@ if TYPE_CHECKING:  # imported when the first client is built: offline specs neve
 
 MAX_REPLY_BYTES = 32 * 2**20  # a reply bigger than this (sent, or once decompressed) is a runaway, not an answer
 _READ_CHUNK = 1 << 16
+_DIRECT_ORIGINS = 8  # origins whose pools are kept (urllib3's PoolManager kept as many): the least used retired
+log = logging.getLogger(__name__)
 
 
 @functools.cache
@@ -132,16 +137,97 @@ def _size(limit: int) -> str:
     return f"{limit // 2**20} MiB" if limit >= 2**20 and limit % 2**20 == 0 else f"{limit} bytes"
 
 
+def _urllib3_error(exc: Exception) -> Exception:
+    """What urllib3's `urlopen` (retries off, no proxy) raised for `exc`, raised while connecting, sending or
+    reading the reply's head: a TLS failure as its SSLError, a connection that failed as its ProtocolError
+    ("Connection aborted."); a timeout and urllib3's own errors (NewConnectionError, ...) as they are."""
+    import http.client
+    import ssl
+
+    from urllib3.exceptions import ProtocolError, SSLError
+    from urllib3.util.ssl_match_hostname import CertificateError
+
+    if isinstance(exc, ssl.SSLError | ssl.CertificateError | CertificateError):
+        return SSLError(exc)
+    if isinstance(exc, TimeoutError):  # a socket's (connecting, the TLS handshake): our deadline's own words
+        return exc
+    if isinstance(exc, OSError | http.client.HTTPException):
+        return ProtocolError("Connection aborted.", exc)
+    return exc
+
+
+def _sent(conn: Any, method: str, target: str, data: bytes | None, headers: Mapping[str, str]) -> Any:
+    """The request sent on `conn` and its reply's head read, as urllib3's `_make_request` does: connected first
+    (a TLS failure is told as one), and a server that closed the connection while the request went out may
+    have replied all the same (a 413, say): that reply is read."""
+    try:
+        if conn.is_closed:
+            conn.connect()
+        try:
+            conn.request(method, target, body=data, headers=headers, preload_content=False, decode_content=False)
+        except BrokenPipeError:
+            pass
+        except OSError as exc:
+            if exc.errno not in (errno.EPROTOTYPE, errno.ECONNRESET):
+                raise
+        return conn.getresponse()
+    except Exception as exc:
+        error = _urllib3_error(exc)
+        if error is exc:
+            raise
+        raise error  # noqa: B904  # the cause as its context, as urllib3 raised it (the client's words read it)
+
+
+_TARGETS: dict[str, str] = {}
+
+
+def _request_target(path: str) -> str:
+    """The request line's target as urllib3's `urlopen` sent it (its `parse_url`: what a URL may not hold
+    percent-encoded, dot segments removed), worked out once per path."""
+    found = _TARGETS.get(path)
+    if found is None:
+        from urllib3.util import parse_url
+
+        found = parse_url(path).url
+        if len(_TARGETS) < 256:
+            _TARGETS[path] = found
+    return found
+
+
+def _exchange(pool: OriginPool, method: str, target: str, data: bytes | None, headers: Mapping[str, str],
+              max_bytes: int, deadline: float) -> RawReply:
+    """One request on a connection of the origin's pool, connect to body within the deadline (see _Watchdog),
+    on a socket without a timeout. The connection goes back to the pool only when its reply was read to the
+    end and keeps it alive; an error, a reply cut short or not read, `Connection: close` or an upgrade closes it."""
+    conn = pool.take()
+    try:
+        with ExchangeDeadline(deadline):
+            reply = _sent(conn, method, target, data, headers)
+            content = _body(reply, max_bytes, deadline)
+    except BaseException:
+        conn.close()
+        raise
+    log.debug('%s "%s %s HTTP/%d.%d" %s %s', pool.origin, method, target, reply.version // 10, reply.version % 10,
+              reply.status, len(content))
+    if reply.status >= 200 and reply.isclosed() and not conn.is_closed:  # all read; http.client closes what
+        pool.give(conn)  # the reply says not to keep (after the watch ended: no shutdown can follow)
+    else:
+        conn.close()
+    return RawReply(reply.status, reply.headers, _decoded(content, reply.headers.get("Content-Encoding"), max_bytes))
+
+
 class Transport:
-    """urllib3 underneath: one direct PoolManager and one ProxyManager per proxy, picked per origin
-    from the environment, all sharing one TLS context; each pool keeps `size` connections."""
+    """urllib3 underneath: for a direct origin, its own pool of urllib3 connections (`OriginPool`); a
+    ProxyManager per proxy for the origins a proxy serves (forwarding, CONNECT tunnels: urllib3's pools),
+    picked per origin from the environment, all sharing one TLS context. Each pool keeps `size` connections
+    idle at most."""
 
     def __init__(self, size: int, tls: TlsOptions | None = None, environ: Mapping[str, str] | None = None) -> None:
         self.size = max(1, size)
         self.environ = dict(os.environ if environ is None else environ)
         self.tls = tls or TlsOptions()
         self._ssl: ssl.SSLContext | None = None
-        self._direct: urllib3.PoolManager | None = None
+        self._direct: dict[tuple[str, str, int], OriginPool] = {}
         self._proxies: dict[str, urllib3.ProxyManager] = {}
         self._routes: dict[tuple[str, str, int], tuple[Any, str | None]] = {}
         self._lock = threading.Lock()
@@ -162,7 +248,7 @@ class Transport:
         return self._ssl
 
     def route(self, scheme: str, host: str, port: int) -> tuple[Any, str | None]:
-        """(the pool for this origin, the proxy's shown origin or None), decided once per origin."""
+        """(the origin's pool or its proxy's manager, the proxy's shown origin or None), decided once per origin."""
         key = (scheme, host, port)
         found = self._routes.get(key)
         if found is not None:
@@ -172,18 +258,23 @@ class Transport:
             if found is None:
                 proxy = proxy_for(scheme, host, port, self.environ)
                 if proxy is None:
-                    import urllib3
-
-                    if self._direct is None:
-                        self._direct = urllib3.PoolManager(num_pools=8, maxsize=self.size)
-                        self._direct.pool_classes_by_scheme = pool_classes()
-                    tls = {"ssl_context": self.context()} if scheme == "https" else None
-                    manager: Any = self._direct.connection_from_host(host, port, scheme, pool_kwargs=tls)
-                    found = (manager, None)
+                    found = (self._direct_pool(key), None)
                 else:
                     found = (self._proxy_manager(proxy), _origin_of(proxy))
                 self._routes[key] = found
         return found
+
+    def _direct_pool(self, key: tuple[str, str, int]) -> OriginPool:
+        """A new direct origin's pool (under the lock); past `_DIRECT_ORIGINS` of them, the least recently
+        used one is retired (its idle connections closed), as urllib3's PoolManager retired its pools."""
+        if len(self._direct) >= _DIRECT_ORIGINS:
+            oldest = min(self._direct, key=lambda origin: self._direct[origin].last_used)
+            self._direct.pop(oldest).close()
+            self._routes.pop(oldest, None)
+        scheme, host, port = key
+        make = direct_connection(scheme, host, port, self.context() if scheme == "https" else None)
+        pool = self._direct[key] = OriginPool(make, self.size, f"{scheme}://{host}:{port}")
+        return pool
 
     def _proxy_manager(self, proxy: str) -> urllib3.ProxyManager:
         import urllib3
@@ -212,35 +303,46 @@ class Transport:
         deadline = time.monotonic() + timeout_s  # the whole exchange, however the server paces it
         for fresh in (False, True):
             pool, proxy = self.route(*origin)
-            # a forwarding proxy needs the absolute URL, never with the userinfo (sent as Authorization)
-            target = path if proxy is None else f"{origin[0]}://{urlsplit(url).netloc.rpartition('@')[2]}{path}"
-            reply = None
             try:
-                # Connect, request, reply head and body within the deadline (see _Watchdog), on sockets
-                # without a timeout: CPython polls before each send and read on a socket with one.
-                with ExchangeDeadline(deadline):
-                    try:
-                        reply = pool.urlopen(method, target, body=data, headers=headers, retries=_no_retries(),
-                                             redirect=False, timeout=_no_socket_timeout(), preload_content=False,
-                                             decode_content=False, assert_same_host=False)
-                    except urllib3.exceptions.ClosedPoolError:
-                        if fresh:
-                            raise
-                        with self._lock:  # the manager retired this origin's pool (more origins than pools)
-                            self._routes.pop(origin, None)
-                        continue
-                    content = _body(reply, max_bytes, deadline)
-            finally:
-                if reply is not None:
-                    reply.release_conn()  # after the watch ended: no shutdown can follow
-            content = _decoded(content, reply.headers.get("Content-Encoding"), max_bytes)
-            return RawReply(reply.status, reply.headers, content)
+                if proxy is None:
+                    return _exchange(pool, method, _request_target(path), data, headers, max_bytes, deadline)
+                return self._via_proxy(pool, method, url, origin, path, data, headers, max_bytes, deadline)
+            except (PoolClosed, urllib3.exceptions.ClosedPoolError):
+                if fresh:  # closed again: the transport is being closed while in use
+                    raise
+                with self._lock:  # this origin's pool was retired or closed: a fresh one
+                    self._routes.pop(origin, None)
         raise AssertionError("unreachable")
 
+    def _via_proxy(self, manager: urllib3.ProxyManager, method: str, url: str, origin: tuple[str, str, int],
+                   path: str, data: bytes | None, headers: Mapping[str, str], max_bytes: int,
+                   deadline: float) -> RawReply:
+        """One exchange through a proxy, on urllib3's pools (a forwarded request, or a CONNECT tunnel)."""
+        # a forwarding proxy needs the absolute URL, never with the userinfo (sent as Authorization)
+        target = f"{origin[0]}://{urlsplit(url).netloc.rpartition('@')[2]}{path}"
+        reply = None
+        try:
+            # Connect, request, reply head and body within the deadline (see _Watchdog), on sockets
+            # without a timeout: CPython polls before each send and read on a socket with one.
+            with ExchangeDeadline(deadline):
+                reply = manager.urlopen(method, target, body=data, headers=headers, retries=_no_retries(),
+                                        redirect=False, timeout=_no_socket_timeout(), preload_content=False,
+                                        decode_content=False, assert_same_host=False)
+                content = _body(reply, max_bytes, deadline)
+        finally:
+            if reply is not None:
+                reply.release_conn()  # after the watch ended: no shutdown can follow
+        content = _decoded(content, reply.headers.get("Content-Encoding"), max_bytes)
+        return RawReply(reply.status, reply.headers, content)
+
     def close(self) -> None:
+        """Close every idle connection (a connection in use is closed when its request ends); the transport
+        stays usable, with new pools."""
         with self._lock:
-            managers = [m for m in (self._direct, *self._proxies.values()) if m is not None]
-            self._direct, self._proxies, self._routes = None, {}, {}
+            pools, managers = list(self._direct.values()), list(self._proxies.values())
+            self._direct, self._proxies, self._routes = {}, {}, {}
+        for pool in pools:
+            pool.close()
         for manager in managers:
             manager.clear()
 
