@@ -415,3 +415,33 @@ def test_messages_mastra_cannot_read_stay_unreadable_through_results_turns_and_r
     item = result.items[0]
     assert item.gates == {"used_no_tools": 0.0} and "content.toolInvocations" in item.reasons["used_no_tools"]
     assert item.scores == {"includes:hi": 1.0} and "content.toolInvocations" in item.scorer_errors["called_tool:t"]
+
+
+_MEASURED_VALUES: dict[str, list[Any]] = {
+    "text": ["hi", "", None, 3], "texts": [["a", "b"], [], "x"],
+    "tool_calls": [[], None, [{"name": "f", "args": {"a": 1}}], {}, [{"name": ""}]],
+    "latency_ms": [None, 2.5, float("nan"), True, "3", 10**400], "usage": [None, {"tokens": 1}, [], {"b": 10**400}],
+    "cost_usd": [None, 0.5, "x", False],
+}
+
+
+def _read(value: dict[str, Any]) -> tuple[str, str]:
+    try:
+        return "run", repr(run_from_value(value))
+    except RunFormatError as exc:
+        return "error", str(exc)
+
+
+@pytest.mark.parametrize("key", sorted(_MEASURED_VALUES))
+def test_a_reply_of_text_calls_and_measures_reads_as_the_full_reader_reads_it(key: str) -> None:
+    """An HTTP target's reply (text, tool calls, usage, latency, cost) takes a shortcut past the checks of the
+    run's other keys: it reads as the same run, or fails with the same message, as with one of those keys
+    set to its empty value (which takes the full reader)."""
+    others = [k for k in _MEASURED_VALUES if k != key]
+    for value_of_key in _MEASURED_VALUES[key]:
+        for other in others:
+            for value_of_other in _MEASURED_VALUES[other]:
+                value = {key: value_of_key, other: value_of_other}
+                assert _read(value) == _read({**value, "steps": None}), value
+                with_text = {"text": "t", **value}
+                assert _read(with_text) == _read({**with_text, "result": None}), with_text

@@ -53,6 +53,9 @@ _RUN_KEYS = frozenset(
      "legacy_tool_invocations", "unreadable", "output_texts", "judge_texts", "agent_output"}
 )
 
+# A run of these keys only (`texts` or `text`, at most one each of the others) holds nothing to check past them.
+_MEASURED_KEYS = frozenset({"text", "texts", "tool_calls", "latency_ms", "usage", "cost_usd"})
+
 
 def _texts_of(value: Mapping[str, Any]) -> list[str]:
     """A run mapping's assistant texts: `texts`, or its one `text` (none is one empty message)."""
@@ -83,9 +86,13 @@ def _run_from_mapping(value: Mapping[str, Any]) -> Run:
         calls = []
     else:  # `{}`, `false`, `0`, `""`: no list of calls, whatever their truth
         raise RunFormatError(f"`tool_calls` must be a list, got {_kind(raw_calls)}")
-    # The common case: text and tool_calls only, built without the optional keys.
-    if len(value) <= 2 and ("text" in value or "texts" in value) and ("tool_calls" in value or len(value) == 1):
-        return Run(texts, calls)
+    # The common cases: text and tool_calls, perhaps measured (an HTTP target's reply, most recorded outputs),
+    # built without the checks of the optional keys.
+    if _MEASURED_KEYS.issuperset(value):
+        if len(value) <= 2 and ("text" in value or "texts" in value) and ("tool_calls" in value or len(value) == 1):
+            return Run(texts, calls)
+        return Run(texts, calls, _number(value.get("latency_ms"), "latency_ms"), _usage(value.get("usage")),
+                   _number(value.get("cost_usd"), "cost_usd"))
     steps = value.get("steps")
     if steps is not None and not isinstance(steps, Mapping):
         raise RunFormatError(f"`steps` must be a mapping of step id to its outcome, got {_kind(steps)}")
