@@ -231,3 +231,93 @@ def test_a_request_routed_to_a_pool_closed_under_it_goes_out_on_a_fresh_one(serv
     pool.close()
     reply = transport.send("POST", server.url + "/agent", origin, "/agent", b'{"input": "x"}', {}, 5.0)
     assert reply.status == 200 and transport.route(*origin)[0] is not pool
+
+
+class StaleReplyServer:
+    """A raw HTTP/1.1 server on loopback: on each connection it answers the first request, then soon after
+    sends a second reply nobody asked for and keeps the connection open. A client that reuses it would
+    read that stale reply as the next request's answer."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.2)
+        self.port = self.listener.getsockname()[1]
+        self.connections = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        held = []
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            held.append(conn)
+            conn.settimeout(5.0)
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(65536)
+            head, _, body = request.partition(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            while len(body) < length:
+                body += conn.recv(65536)
+            for text in (f"fresh {self.connections}", "stale"):
+                if text == "stale":
+                    time.sleep(0.02)  # after the client read the first: it waits in the socket, not in a buffer
+                payload = f'{{"output": {{"text": "{text}"}}}}'.encode()
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload))
+        for conn in held:
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(5.0)
+        self.listener.close()
+
+
+def test_a_kept_alive_connection_holding_bytes_nobody_asked_for_is_never_reused() -> None:
+    # The second reply is waiting in the socket when the next request goes out: that connection is dropped,
+    # and each request reads its own reply on a new one, never the stale one.
+    server = StaleReplyServer()
+    try:
+        http = client()
+        url = f"http://127.0.0.1:{server.port}/agent"
+        texts = []
+        for n in range(3):
+            reply = http.post_json(url, {"input": f"n{n}"})
+            texts.append(reply.body["output"]["text"])
+            time.sleep(0.1)  # the stale reply is in the client's socket before the next request
+        assert texts == ["fresh 1", "fresh 2", "fresh 3"]
+        assert server.connections == 3 and http.stats()["retries"] == 0
+    finally:
+        server.close()
+
+
+def test_a_connections_socket_still_keeps_the_timeouts_it_is_given() -> None:
+    # Setting no timeout on a socket that has none is skipped (a system call that gives up the GIL, twice a
+    # request); every other change still takes effect.
+    import socket
+
+    from evalgate.infra.net.connections import QuietSocket
+
+    with QuietSocket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        assert sock.gettimeout() is None and sock.getblocking()
+        sock.settimeout(None)
+        assert sock.gettimeout() is None and sock.getblocking()
+        sock.settimeout(0.25)
+        assert sock.gettimeout() == 0.25 and sock.getblocking()
+        sock.settimeout(None)
+        assert sock.gettimeout() is None and sock.getblocking()
+        sock.settimeout(0.0)
+        assert sock.gettimeout() == 0.0 and not sock.getblocking()
+        sock.settimeout(None)
+        assert sock.getblocking()
+        sock.setblocking(False)
+        sock.settimeout(None)  # not skipped: the socket had a timeout of 0 (non-blocking)
+        assert sock.getblocking()

@@ -12,7 +12,6 @@ it for a direct origin (see there): read that again when raising urllib3's pin."
 
 from __future__ import annotations
 
-import array
 import contextlib
 import functools
 import ipaddress
@@ -25,21 +24,35 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-if sys.platform == "linux":
-    import fcntl
-    import termios
-
 if TYPE_CHECKING:
     import http.client
     import ssl
 
 log = logging.getLogger(__name__)
 
-# Linux's TCP_INFO (its first byte the connection's state) and FIONREAD (bytes waiting): neither call
-# gives up the GIL, where a poll does.
+# Linux's TCP_INFO (its first byte the connection's state) and SO_MEMINFO (its first word the memory the
+# socket's received and unread bytes hold: 0 when none wait): getsockopt never gives up the GIL, where a
+# poll or an ioctl (FIONREAD) does.
 _TCP_INFO = getattr(socket, "TCP_INFO", 11)
+_SO_MEMINFO = getattr(socket, "SO_MEMINFO", 55)
 _TCP_ESTABLISHED = 1
 _TCP_STATE_READABLE = sys.platform == "linux"
+
+
+class QuietSocket(socket.socket):
+    """A TCP socket whose `settimeout` to the value it already has does nothing. urllib3 sets a kept-alive
+    connection's socket timeout twice a request (sending, then reading the reply), to the same value here
+    (none: the watchdog keeps the deadline); CPython makes that a system call that gives up the GIL, and
+    at 64 threads each is a wait to get it back."""
+
+    def settimeout(self, value: float | None) -> None:
+        if value is None and self.gettimeout() is None:
+            return
+        super().settimeout(value)
+
+
+_PLAIN_TCP = (socket.socket, QuietSocket)  # not wrapped in TLS: its TCP state is the connection's
+
 
 
 class _Watchdog:
@@ -217,7 +230,7 @@ def _connect_within(conn: Any, deadline: float) -> socket.socket:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("the deadline passed while connecting")
-            sock = socket.socket(family, kind, proto)
+            sock = QuietSocket(family, kind, proto)
             try:
                 for option in conn.socket_options or ():  # what urllib3 sets (TCP_NODELAY), as it would
                     sock.setsockopt(*option)
@@ -321,15 +334,17 @@ class Watched:
     @property
     def is_connected(self) -> bool:
         sock = getattr(self, "sock", None)
-        if not _TCP_STATE_READABLE or sock is None or sock.__class__ is not socket.socket:  # TLS: urllib3's
+        if not _TCP_STATE_READABLE or sock is None or sock.__class__ not in _PLAIN_TCP:  # TLS: urllib3's
             return bool(super().is_connected)  # type: ignore[misc]
         try:
             state = sock.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, 1)[0]
-            unread = array.array("i", [0])
-            fcntl.ioctl(sock.fileno(), termios.FIONREAD, unread, True)
         except OSError:
             return False
-        return state == _TCP_ESTABLISHED and unread[0] == 0
+        try:
+            unread = sock.getsockopt(socket.SOL_SOCKET, _SO_MEMINFO, 4)  # rmem_alloc: a byte order's zero is zero
+        except OSError:  # a kernel before 4.6, without SO_MEMINFO: urllib3's answer
+            return bool(super().is_connected)  # type: ignore[misc]
+        return state == _TCP_ESTABLISHED and unread == b"\0\0\0\0"
 
     def close(self) -> None:
         try:
