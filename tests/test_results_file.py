@@ -153,6 +153,24 @@ def test_redaction_of_long_repetitive_text_is_the_regexs_answer_found_in_linear_
         redaction.forget_all()
 
 
+def test_a_secret_too_long_for_a_regex_is_still_masked_everywhere() -> None:
+    """A 300 kB header value taken as a secret: its forms are searched with `find` in every text, short or
+    long, str or bytes (no regex of them is compiled, which took seconds), with the regex's answer."""
+    from evalgate.infra import redaction
+
+    huge = "x" * 150_000 + "Y" + "z" * 150_000
+    redaction.register([huge, "sk-short-secret-123"])
+    try:
+        assert redaction.known() and redaction.longest() > redaction.REGEX_CHARS_MAX
+        assert redaction.redact(f"a{huge}b") == "a***b"
+        assert redaction.redact("key sk-short-secret-123.") == "key ***."
+        assert redaction.redact("xY z") == "xY z"
+        assert redaction.redact_bytes(f"[{huge}]".encode()) == b"[***]"
+        assert redaction.holds_secret(b'"sk-short-secret-123"') and not redaction.holds_secret(b"nothing here")
+        assert redaction.redact_value({"output": {huge: "sk-short-secret-123"}}) == {"output": {"***": "***"}}
+    finally:
+        redaction.forget_all()
+
 def test_a_runner_token_in_the_data_never_reaches_the_results_file(tmp_path: Path) -> None:
     """The data (or a recorded reply) quoting the runner's token: the results, journal included, show ***."""
     secret = "ghp_datafile0a1b2c3d4e5f"

@@ -30,13 +30,17 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
-_pattern: re.Pattern[str] | None = None
+_pattern: re.Pattern[str] | None = None  # None: no secret, or their forms too long for one regex
 _bytes_pattern: re.Pattern[bytes] | None = None  # the same, for text already encoded (the results' item lines)
 _ordered: tuple[str, ...] = ()  # the secrets' forms, the longest first
 _ordered_bytes: tuple[bytes, ...] = ()
 # The regex tries every form at every position: a long repetitive form (`xxx…xY`) against a long
 # repetitive text costs their product. Beyond this product, forms are found by str.find (linear).
 REGEX_WORK_MAX = 4_000_000
+# Compiling the regex takes about 2 us a character of its forms: a 300 kB header value taken as a secret (12
+# forms and 6 base64 ones) kept `evalgate validate` compiling for 5 s. Past this many, no regex is made: every
+# text is then searched with str.find, as texts past REGEX_WORK_MAX always were.
+REGEX_CHARS_MAX = 65_536
 
 
 def register(values: Iterable[str | None]) -> None:
@@ -58,8 +62,11 @@ def register(values: Iterable[str | None]) -> None:
             ordered = sorted(_secrets, key=len, reverse=True)  # the longest first: no half-masked secret
             _ordered = tuple(ordered)
             _ordered_bytes = tuple(s.encode("utf-8", "surrogatepass") for s in ordered)
-            _pattern = re.compile("|".join(map(re.escape, ordered)))
-            _bytes_pattern = re.compile(b"|".join(map(re.escape, _ordered_bytes)))
+            if sum(map(len, ordered)) <= REGEX_CHARS_MAX:
+                _pattern = re.compile("|".join(map(re.escape, ordered)))
+                _bytes_pattern = re.compile(b"|".join(map(re.escape, _ordered_bytes)))
+            else:
+                _pattern = _bytes_pattern = None
 
 
 def _echoed_forms(value: str, json_text: str, json_ascii: str) -> set[str]:
@@ -141,9 +148,9 @@ def env_refs(template: str) -> list[str]:
 
 def redact(text: str) -> str:
     pattern, ordered = _pattern, _ordered
-    if pattern is None or not text:
+    if not ordered or not text:
         return text
-    if len(text) * len(ordered[0]) > REGEX_WORK_MAX:
+    if pattern is None or len(text) * len(ordered[0]) > REGEX_WORK_MAX:
         masked: str = _masked(text, ordered, MASK)
         return masked
     return pattern.sub(MASK, text)
@@ -176,7 +183,7 @@ def redact_value(value: Any, *, foreign: bool = False) -> Any:
     (OWN_WORDS). Every other string is masked, and under FOREIGN_KEYS (or everywhere, `foreign=True`:
     a reply, a cache entry) the keys too. Masking the JSON text instead cut what is no string: a secret
     `true`, `null` or `1234` turned `"ok":true` or `"duration_ms":12345.6` into `"ok":***` or `***5.6`."""
-    if _pattern is None:
+    if not _ordered:
         return value
     try:
         return _masked_value(value, foreign)
@@ -199,20 +206,20 @@ def _masked_value(value: Any, foreign: bool, kept: bool = False) -> Any:
 def holds_secret(data: bytes) -> bool:
     """Whether any known secret's form is in these bytes (a JSON line, say): the cheap test before
     `redact_value` walks the value they were made from."""
-    pattern = _bytes_pattern
-    if pattern is None or not data:
+    pattern, ordered = _bytes_pattern, _ordered_bytes
+    if not ordered or not data:
         return False
-    if len(data) * len(_ordered_bytes[0]) > REGEX_WORK_MAX:
-        return any(form in data for form in _ordered_bytes)
+    if pattern is None or len(data) * len(ordered[0]) > REGEX_WORK_MAX:
+        return any(form in data for form in ordered)
     return pattern.search(data) is not None
 
 
 def redact_bytes(data: bytes) -> bytes:
     """`redact` for UTF-8 text already encoded, such as an item's JSON line."""
     pattern, ordered = _bytes_pattern, _ordered_bytes
-    if pattern is None or not data:
+    if not ordered or not data:
         return data
-    if len(data) * len(ordered[0]) > REGEX_WORK_MAX:
+    if pattern is None or len(data) * len(ordered[0]) > REGEX_WORK_MAX:
         masked: bytes = _masked(data, ordered, _MASK_BYTES)
         return masked
     return pattern.sub(_MASK_BYTES, data)
@@ -272,7 +279,7 @@ def longest() -> int:
 
 
 def known() -> bool:
-    return _pattern is not None
+    return bool(_ordered)
 
 
 def forget_all() -> None:
