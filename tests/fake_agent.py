@@ -71,7 +71,7 @@ class FakeServer(ThreadingHTTPServer):
         self.peak_in_flight = 0
         self.count = 0
         self.connections = 0  # accepted, ever
-        self.open_connections = 0  # accepted and not yet closed by either side
+        self.open_connections = 0  # accepted and not yet shut down by the server (counted once it is)
         self.keep_log = True
         self.stopping = threading.Event()
 
@@ -82,6 +82,21 @@ class FakeServer(ThreadingHTTPServer):
     def start(self) -> FakeServer:
         threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.lock:
+            self.connections += 1
+            self.open_connections += 1
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        # counted here, after the socket is shut down: the handler's `finish` comes before, and a client
+        # told the connection was closed there could still send on it
+        try:
+            super().shutdown_request(request)
+        finally:
+            with self.lock:
+                self.open_connections -= 1
 
     def stop(self) -> None:
         self.stopping.set()
@@ -182,16 +197,6 @@ class Handler(BaseHTTPRequestHandler):
         super().setup()
         # No Nagle: otherwise small replies wait for the client's delayed ACK (40 ms stalls).
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        with self.server.lock:
-            self.server.connections += 1
-            self.server.open_connections += 1
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            with self.server.lock:
-                self.server.open_connections -= 1
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
