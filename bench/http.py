@@ -41,57 +41,59 @@ TARGET_RATIO = 1.3  # wall, at the default 1,000 x 16 (start-up dominates)
 TARGET_RATIO_AT_SCALE = 1.25  # wall, from 10,000 items on
 TARGET_CPU_RATIO = 1.5
 
-FLOOR = r'''
-import http.client, json, sys, threading
+# The two reference clients share this loop: each thread takes the next body and sends it with its own
+# `client()`, made before the threads start (a thread's way to POST one body: (status, reply bytes)).
+LOOP = r'''
+import json, sys, threading
 port, concurrency, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 bodies = [json.dumps({"input": json.loads(line)["input"]}).encode() for line in open(path)]
 lock = threading.Lock()
 cursor = [0]
-def worker():
-    conn = http.client.HTTPConnection("127.0.0.1", port)
-    conn.connect()
-    conn.sock.setsockopt(6, 1, 1)  # TCP_NODELAY, as requests/urllib3 set it
-    headers = {"Content-Type": "application/json"}
+def worker(post):
     while True:
         with lock:
             i = cursor[0]
             cursor[0] += 1
         if i >= len(bodies):
             break
-        conn.request("POST", "/agent", bodies[i], headers)
-        reply = conn.getresponse()
-        data = reply.read()
-        assert reply.status == 200, reply.status
+        status, data = post(bodies[i])
+        assert status == 200, status
         json.loads(data)
-threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+threads = [threading.Thread(target=worker, args=(client(),)) for _ in range(concurrency)]
 for t in threads: t.start()
 for t in threads: t.join()
 '''
 
+# The floor: one keep-alive http.client connection per thread.
+FLOOR = r'''
+import http.client
+def client():
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    conn.connect()
+    conn.sock.setsockopt(6, 1, 1)  # TCP_NODELAY, as requests/urllib3 set it
+    headers = {"Content-Type": "application/json"}
+    def post(body):
+        conn.request("POST", "/agent", body, headers)
+        reply = conn.getresponse()
+        return reply.status, reply.read()
+    return post
+''' + LOOP
+
 # The floor's job on urllib3, as a plain urllib3 program does it: one pool shared by the threads. For
 # reference only: what the project's one HTTP layer costs by itself, before evalgate does anything.
 URLLIB3_FLOOR = r'''
-import json, sys, threading, urllib3
-port, concurrency, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-bodies = [json.dumps({"input": json.loads(line)["input"]}).encode() for line in open(path)]
-pool = urllib3.HTTPConnectionPool("127.0.0.1", port, maxsize=concurrency, retries=False)
-lock = threading.Lock()
-cursor = [0]
-def worker():
+import urllib3
+pool = None
+def client():
+    global pool
+    if pool is None:
+        pool = urllib3.HTTPConnectionPool("127.0.0.1", port, maxsize=concurrency, retries=False)
     headers = {"Content-Type": "application/json"}
-    while True:
-        with lock:
-            i = cursor[0]
-            cursor[0] += 1
-        if i >= len(bodies):
-            break
-        reply = pool.urlopen("POST", "/agent", body=bodies[i], headers=headers)
-        assert reply.status == 200, reply.status
-        json.loads(reply.data)
-threads = [threading.Thread(target=worker) for _ in range(concurrency)]
-for t in threads: t.start()
-for t in threads: t.join()
-'''
+    def post(body):
+        reply = pool.urlopen("POST", "/agent", body=body, headers=headers)
+        return reply.status, reply.data
+    return post
+''' + LOOP
 
 SPEC = """version: 1
 name: http-bench

@@ -6,13 +6,15 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_agent import FakeServer
 from hypothesis import settings
+from tls_ca import TestCA
 
 # A loaded CI machine must not turn a slow example into a failure: no per-example deadline.
 settings.register_profile("evalgate", deadline=None)
@@ -70,6 +72,19 @@ def merged_from_two_shards(spec: Path, cwd: Path, stem: str) -> tuple[Path, CliR
 
 def dedent(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    """The fake agent (tests/fake_agent.py) on loopback, for this test alone."""
+    with FakeServer() as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def ca(tmp_path_factory: pytest.TempPathFactory) -> TestCA:
+    """A test certificate authority and a server certificate for 127.0.0.1 and localhost (tests/tls_ca.py)."""
+    return TestCA(tmp_path_factory.mktemp("ca"))
 
 
 @pytest.fixture

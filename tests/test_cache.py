@@ -7,21 +7,13 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from fake_agent import FakeServer
 
 from evalgate.infra.net import ResponseCache, key_digest
 
 SECRET = "cache-secret-token-4242"
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
 
 
 def write_spec(tmp_path: Path, url: str, cache: dict | None, body: dict | None = None, n: int = 5) -> None:

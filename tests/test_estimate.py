@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,12 +15,6 @@ from evalgate.judge import prompts
 
 SYSTEM = "You are brief."
 PRICES = {"prompt": 0.15, "completion": 0.6}
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
 
 
 def tok(text: str) -> int:

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,12 +19,6 @@ from evalgate.targets.http import ReplyMapping, compile_body
 
 SECRET = "agt-9f8e7d6c5b4a-secret"
 CLI_TIMEOUT_S = 60
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
 
 
 def evalgate(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -23,12 +23,6 @@ SECRET = "agt-5e6f7a8b9c0d-secret"
 TIMEOUT_S = 60
 
 
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
-
-
 def evalgate(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "evalgate.cli", *map(str, args)], cwd=cwd,
                           env={**os.environ, "AGENT_KEY": SECRET, **(env or {})}, capture_output=True, text=True,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from fake_agent import FakeServer
@@ -22,12 +21,6 @@ from evalgate.infra.net import (
 )
 
 FAST = RetryPolicy(attempts=3, backoff_s=0.01, max_backoff_s=0.05)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
 
 
 def client(**kwargs: object) -> HttpClient:

@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,12 +18,6 @@ NAME = "agent.evalgate.test"
 RESOLVER_TIMEOUT_S = 20  # what one unanswered lookup takes without evalgate's own bound
 
 pytestmark = pytest.mark.skipif(not namespaces_work(), reason="needs root and unshare(1) for a private resolv.conf")
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
 
 
 def run_under(dns: FakeDns, tmp_path: Path, spec: str) -> tuple[subprocess.CompletedProcess[str], float]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,17 +17,6 @@ from tls_ca import TestCA
 from evalgate.infra.net import HttpClient, HttpError, RetryPolicy, TlsOptions, Transport
 
 ONCE = RetryPolicy(attempts=1)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def ca(tmp_path_factory: pytest.TempPathFactory) -> TestCA:
-    return TestCA(tmp_path_factory.mktemp("ca"))
 
 
 class TlsFakeServer(FakeServer):

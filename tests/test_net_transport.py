@@ -50,20 +50,9 @@ class TlsServer(FakeServer):
 
 
 @pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
-
-
-@pytest.fixture
 def proxy() -> Iterator[FakeProxy]:
     with FakeProxy() as fake:
         yield fake
-
-
-@pytest.fixture(scope="module")
-def ca(tmp_path_factory: pytest.TempPathFactory) -> TestCA:
-    return TestCA(tmp_path_factory.mktemp("ca"))
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +25,6 @@ from evalgate.results.model import load_results
 __all__ = ["browser"]  # the fixture, used by name
 GATE = "called_tool:get_weather"
 CITIES = ("Brooklyn", "Paris", "Tokyo", "London", "Cairo", "Oslo", "Lima", "Sydney")
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
 
 
 def questions(count: int) -> list[str]:
