@@ -6,7 +6,8 @@ THE one override of urllib3's private API lives here (`Watched._new_conn`: urlli
 socket there). pyproject pins urllib3 `>=2.0,<3`; tests/test_net_transport.py::
 test_urllib3_still_makes_its_sockets_in_new_conn fails on a urllib3 that moves it. Everything else used from
 urllib3 is public: its connection classes and their `connect`/`request`/`getresponse`/`is_connected`/
-`is_closed`/`close`, `HTTPResponse`, its pools and managers (proxies only), `parse_url` and its exceptions.
+`is_closed`/`close` (a direct origin's request and reply go through the http.client methods these wrap),
+`HTTPResponse`, its pools and managers (proxies only), `parse_url` and its exceptions.
 `direct_connection` gives a connection the arguments urllib3 2.x's `HTTP(S)ConnectionPool._new_conn` gives
 it for a direct origin (see there): read that again when raising urllib3's pin."""
 
@@ -21,7 +22,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -273,6 +274,14 @@ def final_response_class() -> type[http.client.HTTPResponse]:
     return FinalResponse
 
 
+@functools.cache
+def _urllib3_user_agent() -> str:
+    """What urllib3 sends as User-Agent when a request has none."""
+    import urllib3
+
+    return f"python-urllib3/{urllib3.__version__}"  # type: ignore[attr-defined]
+
+
 class Watched:
     """urllib3's connection (the class after it), reporting each exchange's socket to the watchdog and sending
     a request's head with its body."""
@@ -302,10 +311,27 @@ class Watched:
     held: bytes | None = None
 
     def request(self, *args: Any, **kwargs: Any) -> None:
-        if self.watch_sock is not None:  # a kept-alive connection (a new one attaches in _new_conn)
+        """urllib3's request (through a proxy's pool)."""
+        self._sending(super().request, *args, **kwargs)  # type: ignore[misc]
+
+    def send_plain(self, method: str, target: str, body: bytes | None, headers: Mapping[str, str]) -> None:
+        """The request as http.client's `request` sends it, which urllib3's wraps: the same head and body
+        for what evalgate sends (a bytes body or none; Host, Accept-Encoding and Content-Length as
+        urllib3 sets them), without the per-request options urllib3 keeps for its `HTTPResponse`.
+        urllib3's User-Agent goes out when the caller gives none, as urllib3 sends it."""
+        import http.client
+
+        if not any(name.lower() == "user-agent" for name in headers):
+            headers = {"User-Agent": _urllib3_user_agent(), **headers}
+        self._sending(http.client.HTTPConnection.request, self, method, target, body, headers)
+
+    def _sending(self, request: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+        """`request(...)`, the socket watched (a kept-alive connection's: a new one attaches in _new_conn)
+        and the head sent with the body."""
+        if self.watch_sock is not None:
             WATCHDOG.attach(self.watch_sock)
         try:
-            super().request(*args, **kwargs)  # type: ignore[misc]
+            request(*args, **kwargs)
         except BaseException:
             self.held = None
             raise

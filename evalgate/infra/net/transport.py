@@ -1,6 +1,12 @@
-"""One HTTP exchange over urllib3: on a kept-alive connection of the origin's own pool (`OriginPool`), or
-through urllib3's ProxyManager when a proxy serves the origin; the whole body read within the deadline and a
-size bound, its Content-Encoding undone without inflating past that bound."""
+"""One HTTP exchange over urllib3: on a kept-alive urllib3 connection of the origin's own pool (`OriginPool`),
+or through urllib3's ProxyManager when a proxy serves the origin; the whole body read within the deadline and
+a size bound, its Content-Encoding undone without inflating past that bound.
+
+On a direct origin's connection the request and the reply are http.client's (`Watched.send_plain`,
+`PlainReply`): the layer urllib3's connection subclasses and its `HTTPResponse` wraps, without the per-request
+objects urllib3 builds around it (its request options, `HTTPResponse`, decoders and buffers: a third of a
+request's CPU). The bytes sent and the status, headers, body or error read are urllib3's
+(tests/test_net_exchange.py holds them to it)."""
 
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from evalgate.infra.net.errors import BadEncoding, NoRetry, one_line
 from evalgate.infra.net.routes import TlsOptions, TlsSettingError, ca_source, proxy_for, ssl_context
 
 if TYPE_CHECKING:  # imported when the first client is built: offline specs never pay for TLS and urllib3
+    import http.client
     import ssl
 
     import urllib3
@@ -57,6 +64,76 @@ class RawReply:
         self.status = status
         self.headers = headers
         self.content = content
+
+
+class PlainReply:
+    """http.client's reply (which urllib3's `HTTPResponse` wraps) as `_body` reads urllib3's: its headers an
+    `HTTPHeaderDict`, read a socket read at a time without decoding, and a failure raised as urllib3 raises
+    it (`Connection broken: ...`, a body cut short of its Content-Length included), without the reply
+    object, decoders and buffers urllib3 builds for every request."""
+
+    __slots__ = ("_done", "_reply", "headers", "status", "version")
+
+    def __init__(self, reply: http.client.HTTPResponse) -> None:
+        from urllib3 import HTTPHeaderDict
+
+        self._reply = reply
+        self._done = 0
+        self.status = reply.status
+        self.version = reply.version
+        self.headers = HTTPHeaderDict(reply.msg.items())
+
+    @property
+    def length_remaining(self) -> int | None:
+        return self._reply.length
+
+    def read1(self, amount: int, decode_content: bool = False) -> bytes:
+        """At most `amount` bytes from one socket read; b"" at the end, which closes the reply (http.client's
+        read1 leaves a reply read to its Content-Length open before Python 3.13)."""
+        reply = self._reply
+        try:
+            data = reply.read1(amount)
+        except Exception as exc:
+            error = _broken(exc)
+            if error is exc:
+                raise
+            raise error from exc
+        if data:
+            self._done += len(data)
+            if reply.length == 0:
+                reply.close()
+            return data
+        reply.close()
+        if reply.length:  # the connection ended short of the Content-Length
+            from urllib3.exceptions import IncompleteRead
+
+            cut = IncompleteRead(self._done, reply.length)
+            raise _broken(cut) from cut
+        return data
+
+    def isclosed(self) -> bool:
+        return self._reply.isclosed()
+
+    def close(self) -> None:
+        self._reply.close()
+
+
+def _broken(exc: Exception) -> Exception:
+    """What urllib3's `HTTPResponse` raised for `exc` while reading a body: a TLS failure as its SSLError,
+    a connection's failure as its ProtocolError("Connection broken: ..."), a timeout and anything else as
+    they are."""
+    import http.client
+    import ssl
+
+    from urllib3.exceptions import ProtocolError, SSLError
+
+    if isinstance(exc, ssl.SSLError):
+        return SSLError(exc)
+    if isinstance(exc, TimeoutError):  # a socket's (none has a timeout here): the client's "timed out"
+        return exc
+    if isinstance(exc, OSError | http.client.HTTPException):
+        return ProtocolError(f"Connection broken: {exc!r}", exc)
+    return exc
 
 
 def _read_body(reply: Any, max_bytes: int, deadline: float) -> bytes:
@@ -156,21 +233,23 @@ def _urllib3_error(exc: Exception) -> Exception:
     return exc
 
 
-def _sent(conn: Any, method: str, target: str, data: bytes | None, headers: Mapping[str, str]) -> Any:
+def _sent(conn: Any, method: str, target: str, data: bytes | None, headers: Mapping[str, str]) -> PlainReply:
     """The request sent on `conn` and its reply's head read, as urllib3's `_make_request` does: connected first
     (a TLS failure is told as one), and a server that closed the connection while the request went out may
     have replied all the same (a 413, say): that reply is read."""
+    import http.client
+
     try:
         if conn.is_closed:
             conn.connect()
         try:
-            conn.request(method, target, body=data, headers=headers, preload_content=False, decode_content=False)
+            conn.send_plain(method, target, data, headers)
         except BrokenPipeError:
             pass
         except OSError as exc:
             if exc.errno not in (errno.EPROTOTYPE, errno.ECONNRESET):
                 raise
-        return conn.getresponse()
+        return PlainReply(http.client.HTTPConnection.getresponse(conn))
     except Exception as exc:
         error = _urllib3_error(exc)
         if error is exc:

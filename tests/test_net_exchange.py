@@ -1,0 +1,156 @@
+"""A direct origin's exchange (http.client's request and reply on a urllib3 connection, `PlainReply`) against
+urllib3's own `request`, `getresponse` and `HTTPResponse` (what a proxied exchange still uses): the same bytes
+on the wire, and the same status, headers and body, or the same error, read from the same reply bytes."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from evalgate.infra.net import Transport
+from evalgate.infra.net.transport import MAX_REPLY_BYTES, _read_body
+
+# Replies sent as they are, then the connection closed: whole, cut short, malformed.
+REPLIES = {
+    "sized, a header twice": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-Seen: 1\r\nx-seen: 2\r\n\r\nhello",
+    "chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n",
+    "until the close": b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello, then EOF",
+    "an HTTP/1.0 reply": b"HTTP/1.0 503 Service Unavailable\r\nRetry-After: 2\r\n\r\nbusy",
+    "no body": b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n",
+    "cut short of its length": b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b",
+    "chunked, cut short": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\nhel",
+    "a chunk size that is not one": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n",
+    "a status line that is not one": b"HTTP/1.1 two hundred\r\n\r\n",
+    "nothing at all": b"",
+}
+
+
+class CannedServer:
+    """A loopback server answering each connection's request with `reply` and closing it; every request's
+    bytes kept as they arrived."""
+
+    def __init__(self, reply: bytes) -> None:
+        self.reply = reply
+        self.requests: list[bytes] = []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.2)
+        self.port = self.listener.getsockname()[1]
+        self.stopping = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stopping:
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(5)
+                self.requests.append(_request_bytes(conn))
+                conn.sendall(self.reply)
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.thread.join(5)
+        self.listener.close()
+
+
+def _request_bytes(conn: socket.socket) -> bytes:
+    """One request's head and its Content-Length of body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+@pytest.fixture
+def canned() -> Iterator[type[CannedServer]]:
+    started: list[CannedServer] = []
+
+    class Started(CannedServer):
+        def __init__(self, reply: bytes) -> None:
+            super().__init__(reply)
+            started.append(self)
+
+    yield Started
+    for server in started:
+        server.stop()
+
+
+def through_evalgate(port: int, method: str, target: str, body: bytes | None,
+                     headers: Mapping[str, str]) -> tuple[Any, ...]:
+    """(status, headers, body) as a direct exchange read them, or (the error's type, its words)."""
+    transport = Transport(1, environ={})
+    try:
+        reply = transport.send(method, f"http://127.0.0.1:{port}{target}", ("http", "127.0.0.1", port), target,
+                               body, headers, 5.0)
+    except Exception as exc:
+        return type(exc).__name__, str(exc)
+    finally:
+        transport.close()
+    return reply.status, list(reply.headers.items()), reply.content
+
+
+def through_urllib3(port: int, method: str, target: str, body: bytes | None,
+                    headers: Mapping[str, str]) -> tuple[Any, ...]:
+    """The same through urllib3's connection, its `request`, `getresponse` and `HTTPResponse`, read as
+    evalgate reads a proxied reply."""
+    from urllib3.connection import HTTPConnection
+    from urllib3.exceptions import ProtocolError
+
+    conn = HTTPConnection("127.0.0.1", port)
+    try:
+        conn.request(method, target, body=body, headers=headers, preload_content=False, decode_content=False)
+        try:
+            reply = conn.getresponse()
+        except Exception as exc:  # as urllib3's pool words what the reply's head raised
+            return type(ProtocolError()).__name__, str(ProtocolError("Connection aborted.", exc))
+        content = _read_body(reply, MAX_REPLY_BYTES, time.monotonic() + 5.0)
+    except Exception as exc:
+        return type(exc).__name__, str(exc)
+    finally:
+        conn.close()
+    return reply.status, list(reply.headers.items()), content
+
+
+@pytest.mark.parametrize(("method", "body", "headers"), [
+    ("POST", b'{"input": "hi"}', {"User-Agent": "evalgate/1", "Accept": "application/json",
+                                  "Content-Type": "application/json"}),
+    ("POST", b"{}", {"Content-Type": "application/json"}),  # no User-Agent: urllib3's own goes out
+    ("POST", None, {"user-agent": "lower/1"}),  # no body: Content-Length 0
+    ("GET", None, {"Accept": "*/*"}),
+    ("PUT", b"x" * 70_000, {"Host": "api.example", "Accept-Encoding": "gzip"}),  # the caller's own Host
+], ids=["json", "no user-agent", "no body", "get", "large, own host"])
+def test_a_request_goes_out_as_urllib3_sent_it(canned: type[CannedServer], method: str, body: bytes | None,
+                                               headers: dict[str, str]) -> None:
+    server = canned(REPLIES["no body"])
+    assert through_evalgate(server.port, method, "/agent?q=1", body, headers)[0] == 204
+    assert through_urllib3(server.port, method, "/agent?q=1", body, headers)[0] == 204
+    ours, theirs = server.requests
+    assert ours == theirs
+    assert ours.startswith(f"{method} /agent?q=1 HTTP/1.1\r\n".encode())
+
+
+@pytest.mark.parametrize("reply", list(REPLIES.values()), ids=list(REPLIES))
+def test_a_reply_reads_as_urllib3_read_it(canned: type[CannedServer], reply: bytes) -> None:
+    server = canned(reply)
+    ours = through_evalgate(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
+    theirs = through_urllib3(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
+    assert ours == theirs
