@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from evalgate.infra.net import Transport
-from evalgate.infra.net.transport import MAX_REPLY_BYTES, _read_body
+from evalgate.infra.net.transport import MAX_REPLY_BYTES, read_body
 
 # Replies sent as they are, then the connection closed: whole, cut short, malformed.
 REPLIES = {
@@ -122,7 +122,7 @@ def through_urllib3(port: int, method: str, target: str, body: bytes | None,
             reply = conn.getresponse()
         except Exception as exc:  # as urllib3's pool words what the reply's head raised
             return type(ProtocolError()).__name__, str(ProtocolError("Connection aborted.", exc))
-        content = _read_body(reply, MAX_REPLY_BYTES, time.monotonic() + 5.0)
+        content = read_body(reply, MAX_REPLY_BYTES, time.monotonic() + 5.0)
     except Exception as exc:
         return type(exc).__name__, str(exc)
     finally:

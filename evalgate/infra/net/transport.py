@@ -136,7 +136,7 @@ def _broken(exc: Exception) -> Exception:
     return exc
 
 
-def _read_body(reply: Any, max_bytes: int, deadline: float) -> bytes:
+def read_body(reply: Any, max_bytes: int, deadline: float) -> bytes:
     """The whole body as sent, at most `max_bytes`; NoRetry past that (the rest is never read).
 
     Read on a blocking socket, the exchange's deadline watched (`ExchangeDeadline`): a server that trickles
@@ -160,10 +160,10 @@ def _read_body(reply: Any, max_bytes: int, deadline: float) -> bytes:
 
 
 def _body(reply: Any, max_bytes: int, deadline: float) -> bytes:
-    """`_read_body`, the connection closed (never reused) when it is not all read."""
+    """`read_body`, the connection closed (never reused) when it is not all read."""
     try:
         if reply.status >= 200:
-            return _read_body(reply, max_bytes, deadline)
+            return read_body(reply, max_bytes, deadline)
         reply.close()  # `101 Switching Protocols`, asked by nobody: no body, and no more HTTP on this connection
         return b""
     except BaseException:
