@@ -96,7 +96,8 @@ def canned() -> Iterator[type[CannedServer]]:
 
 def through_evalgate(port: int, method: str, target: str, body: bytes | None,
                      headers: Mapping[str, str]) -> tuple[Any, ...]:
-    """(status, headers, body) as a direct exchange read them, or (the error's type, its words)."""
+    """(status, headers, a repeated header's value, body) as a direct exchange read them, or (the error's
+    type, its words)."""
     transport = Transport(1, environ={})
     try:
         reply = transport.send(method, f"http://127.0.0.1:{port}{target}", ("http", "127.0.0.1", port), target,
@@ -105,7 +106,7 @@ def through_evalgate(port: int, method: str, target: str, body: bytes | None,
         return type(exc).__name__, str(exc)
     finally:
         transport.close()
-    return reply.status, list(reply.headers.items()), reply.content
+    return reply.status, list(reply.headers.items()), reply.headers.get("X-SEEN"), reply.content
 
 
 def through_urllib3(port: int, method: str, target: str, body: bytes | None,
@@ -127,7 +128,7 @@ def through_urllib3(port: int, method: str, target: str, body: bytes | None,
         return type(exc).__name__, str(exc)
     finally:
         conn.close()
-    return reply.status, list(reply.headers.items()), content
+    return reply.status, list(reply.headers.items()), reply.headers.get("X-SEEN"), content
 
 
 @pytest.mark.parametrize(("method", "body", "headers"), [

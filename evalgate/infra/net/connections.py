@@ -70,7 +70,8 @@ class _Watchdog:
     """
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()  # taken as itself where nothing waits: a Condition's `with` is two calls more
+        self._cond = threading.Condition(self._lock)
         self._active: set[ExchangeDeadline] = set()
         self._wake = float("inf")  # when the thread looks next; an earlier deadline wakes it
         self._thread: threading.Thread | None = None
@@ -81,7 +82,7 @@ class _Watchdog:
         exchange = getattr(self.local, "exchange", None)
         if exchange is None:
             return
-        with self._cond:
+        with self._lock:
             exchange.sock = sock
             self._active.add(exchange)
             if self._thread is None:
@@ -93,14 +94,14 @@ class _Watchdog:
 
     def in_flight(self) -> int:
         """How many exchanges are watched now (none once every reply has been read)."""
-        with self._cond:
+        with self._lock:
             return len(self._active)
 
     def end(self, exchange: ExchangeDeadline) -> bool:
         """Stop watching; True when the deadline shut the socket down first. Under the lock, so once
         this returns no shutdown can follow (the connection may go back to the pool)."""
         self.local.exchange = None
-        with self._cond:
+        with self._lock:
             self._active.discard(exchange)
             exchange.sock = None
             return exchange.fired

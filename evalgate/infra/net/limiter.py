@@ -23,7 +23,9 @@ class AdaptiveLimiter:
         self._window = float(self.max_limit)
         self._in_flight = 0
         self._epoch = 0
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
+        self._freed = threading.Condition(self._lock)  # a slot freed, for callers waiting for one
+        self._waiting = 0
         self.lowest = self.max_limit
         self.decreases = 0
 
@@ -33,15 +35,19 @@ class AdaptiveLimiter:
 
     def acquire(self) -> int:
         """Wait for a free slot; returns a token for `release`."""
-        with self._cond:
+        with self._lock:
             while self._in_flight >= self.limit:
-                self._cond.wait()
+                self._waiting += 1
+                try:
+                    self._freed.wait()
+                finally:
+                    self._waiting -= 1
             self._in_flight += 1
             return self._epoch
 
     def release(self, token: int, *, throttled: bool = False, ok: bool = False) -> None:
         """Free the slot; `throttled` for a 429 reply, `ok` for a success (recovers the limit)."""
-        with self._cond:
+        with self._lock:
             self._in_flight -= 1
             if throttled and token == self._epoch:
                 self._window = max(float(self.min_limit), self._window * self.decrease)
@@ -50,7 +56,8 @@ class AdaptiveLimiter:
                 self.lowest = min(self.lowest, self.limit)
             elif ok and self._window < self.max_limit:
                 self._window = min(float(self.max_limit), self._window + 1.0 / self._window)
-            self._cond.notify_all()
+            if self._waiting:  # a limit that rose frees more than one slot
+                self._freed.notify_all()
 
     @contextlib.contextmanager
     def slot(self) -> Iterator[_Slot]:

@@ -17,7 +17,7 @@ import os
 import threading
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import ItemsView, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
@@ -66,22 +66,59 @@ class RawReply:
         self.content = content
 
 
+class ReplyHeaders(Mapping[str, str]):
+    """A reply's headers as urllib3's `HTTPHeaderDict` holds them (any case; a repeated header's values
+    joined by ", ", and listed once per value by `items`), made from http.client's message when first read:
+    most replies' headers never are, and making one costs as much as the rest of reading a small reply."""
+
+    __slots__ = ("_made", "_message")
+
+    def __init__(self, message: http.client.HTTPMessage) -> None:
+        self._message = message
+        self._made: Mapping[str, str] | None = None
+
+    def _headers(self) -> Mapping[str, str]:
+        if self._made is None:
+            from urllib3 import HTTPHeaderDict
+
+            self._made = HTTPHeaderDict(self._message.items())
+        return self._made
+
+    def __getitem__(self, name: str) -> str:
+        return self._headers()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._headers())
+
+    def __len__(self) -> int:
+        return len(self._headers())
+
+    def items(self) -> ItemsView[str, str]:
+        return self._headers().items()
+
+    def __repr__(self) -> str:
+        return repr(self._headers())
+
+
 class PlainReply:
-    """http.client's reply (which urllib3's `HTTPResponse` wraps) as `_body` reads urllib3's: its headers an
-    `HTTPHeaderDict`, read a socket read at a time without decoding, and a failure raised as urllib3 raises
-    it (`Connection broken: ...`, a body cut short of its Content-Length included), without the reply
-    object, decoders and buffers urllib3 builds for every request."""
+    """http.client's reply (which urllib3's `HTTPResponse` wraps) as `_body` reads urllib3's: its headers as
+    an `HTTPHeaderDict` gives them, read a socket read at a time without decoding, and a failure raised as
+    urllib3 raises it (`Connection broken: ...`, a body cut short of its Content-Length included), without the
+    reply object, decoders and buffers urllib3 builds for every request."""
 
     __slots__ = ("_done", "_reply", "headers", "status", "version")
 
     def __init__(self, reply: http.client.HTTPResponse) -> None:
-        from urllib3 import HTTPHeaderDict
-
         self._reply = reply
         self._done = 0
         self.status = reply.status
         self.version = reply.version
-        self.headers = HTTPHeaderDict(reply.msg.items())
+        self.headers = ReplyHeaders(reply.msg)
+
+    def content_encoding(self) -> str | None:
+        """Its Content-Encoding, as `headers.get` gives it, the headers not made."""
+        found = self._reply.msg.get_all("Content-Encoding")
+        return ", ".join(found) if found else None
 
     @property
     def length_remaining(self) -> int | None:
@@ -292,7 +329,7 @@ def _exchange(pool: OriginPool, method: str, target: str, data: bytes | None, he
         pool.give(conn)  # the reply says not to keep (after the watch ended: no shutdown can follow)
     else:
         conn.close()
-    return RawReply(reply.status, reply.headers, _decoded(content, reply.headers.get("Content-Encoding"), max_bytes))
+    return RawReply(reply.status, reply.headers, _decoded(content, reply.content_encoding(), max_bytes))
 
 
 class Transport:
