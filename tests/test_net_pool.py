@@ -4,6 +4,7 @@ kept with a reply left unread, closed with the client; TLS verified on them as u
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 import threading
 import time
@@ -129,6 +130,22 @@ def test_no_more_connections_to_an_origin_than_the_concurrency_under_load(server
     assert server.connections <= 4 and server.peak_in_flight <= 4
     http.close()
     assert wait_until(lambda: server.open_connections == 0)  # closing the client closed every idle connection
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_exchanges_run_on_sockets_without_a_timeout(server: FakeServer, ca: TestCA, scheme: str) -> None:
+    # The connect has a timeout (what is left of the deadline); the request and reply must not: on a socket
+    # with one, CPython polls before every send and read, a system call that gives up the GIL (at 64 threads
+    # a wait to get it back, twice a request). The watchdog keeps the exchange's deadline instead.
+    http = client(tls=TlsOptions(ca_bundle=str(ca.ca_file)))
+    with TlsFakeServer(ca) if scheme == "https" else contextlib.nullcontext(server) as srv:
+        url = https_agent(srv) if scheme == "https" else srv.url + "/agent"
+        for n in range(3):
+            assert http.post_json(url, {"input": f"n{n}"}).status == 200
+        pool, _ = http.transport.route(scheme, "127.0.0.1", srv.server_address[1])
+        (conn,) = pool._idle
+        assert conn.sock.gettimeout() is None and srv.connections == 1
+    http.close()
 
 
 def test_a_burst_past_the_pool_size_keeps_only_size_connections_idle(server: FakeServer) -> None:
