@@ -322,7 +322,7 @@ class Watched:
         urllib3's User-Agent goes out when the caller gives none, as urllib3 sends it."""
         import http.client
 
-        if not any(name.lower() == "user-agent" for name in headers):
+        if "User-Agent" not in headers and not any(name.lower() == "user-agent" for name in headers):
             headers = {"User-Agent": _urllib3_user_agent(), **headers}
         if self.sock is not None:  # as urllib3's request: the connect's timeout off (None: the watchdog's
             self.sock.settimeout(self.timeout)  # deadline), else CPython polls before every send and read

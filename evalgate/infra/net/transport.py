@@ -211,6 +211,8 @@ def _body(reply: Any, max_bytes: int, deadline: float) -> bytes:
 def _decoded(content: bytes, encoding: str | None, max_bytes: int) -> bytes:
     """The body with its Content-Encoding (gzip, deflate) undone, never inflated past `max_bytes`:
     a reply of a few KiB that decompresses to gigabytes (a "zip bomb") stops at the limit."""
+    if not encoding:
+        return content
     codings = [c.strip().lower() for c in (encoding or "").split(",")]
     codings = [c for c in codings if c and c != "identity"]
     if len(codings) > 2:
