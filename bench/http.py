@@ -7,9 +7,10 @@ whole processes (interpreter start-up included), in turn in each round:
 - floor: a bare Python client, 16 threads, one keep-alive `http.client` connection per thread,
   sending the same JSON requests and parsing the replies, nothing else;
 - urllib3: the same client on urllib3's own pool (`HTTPConnectionPool.urlopen`, 16 threads sharing it),
-  nothing else: what the project's one HTTP layer costs by itself, printed for reference;
+  nothing else: what a plain urllib3 program pays, printed for reference;
 - evalgate: `evalgate run spec.yaml --output results.json` (journal, scoring, verdict, results),
-  its requests on urllib3 connections (proxies and CA bundles honoured; none set here).
+  its requests on urllib3 connections of its own pool, sent and read with http.client's request and
+  reply (proxies and CA bundles honoured; none set here).
 
 Each side's wall time and CPU time (user and system, from the child's rusage) are measured per
 round. Prints each round, the median of each side, the median per-round ratios of evalgate to the
@@ -80,7 +81,7 @@ def client():
 ''' + LOOP
 
 # The floor's job on urllib3, as a plain urllib3 program does it: one pool shared by the threads. For
-# reference only: what the project's one HTTP layer costs by itself, before evalgate does anything.
+# reference only: what urllib3's pool and reply objects cost by themselves.
 URLLIB3_FLOOR = r'''
 import urllib3
 pool = None
