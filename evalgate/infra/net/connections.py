@@ -324,8 +324,9 @@ class Watched:
 
         if "User-Agent" not in headers and not any(name.lower() == "user-agent" for name in headers):
             headers = {"User-Agent": _urllib3_user_agent(), **headers}
-        if self.sock is not None:  # as urllib3's request: the connect's timeout off (None: the watchdog's
-            self.sock.settimeout(self.timeout)  # deadline), else CPython polls before every send and read
+        sock = getattr(self, "sock", None)
+        if sock is not None:  # as urllib3's request: the connect's timeout off (None: the watchdog keeps the
+            sock.settimeout(getattr(self, "timeout", None))  # deadline), else CPython polls at every send and read
         self._sending(http.client.HTTPConnection.request, self, method, target, body, headers)
 
     def _sending(self, request: Callable[..., None], *args: Any, **kwargs: Any) -> None:
