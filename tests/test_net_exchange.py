@@ -15,12 +15,17 @@ import pytest
 from evalgate.infra.net import Transport
 from evalgate.infra.net.transport import MAX_REPLY_BYTES, read_body
 
+LONG_BODY = bytes(range(256)) * 1171 + b"x" * 224  # 300,000 bytes: several socket reads
+LONG_CHUNKS = [b"y" * n for n in range(1000, 71000, 7000)]
 # Replies sent as they are, then the connection closed: whole, cut short, malformed.
 REPLIES = {
     "sized, a header twice": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-Seen: 1\r\nx-seen: 2\r\n\r\nhello",
     "chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n",
     "until the close": b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello, then EOF",
     "an HTTP/1.0 reply": b"HTTP/1.0 503 Service Unavailable\r\nRetry-After: 2\r\n\r\nbusy",
+    "sized, many reads long": b"HTTP/1.1 200 OK\r\nContent-Length: 300000\r\n\r\n" + LONG_BODY,
+    "chunked, many reads long": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                 + b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in LONG_CHUNKS) + b"0\r\n\r\n"),
     "no body": b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n",
     "cut short of its length": b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b",
     "chunked, cut short": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\nhel",
@@ -149,9 +154,13 @@ def test_a_request_goes_out_as_urllib3_sent_it(canned: type[CannedServer], metho
     assert ours.startswith(f"{method} /agent?q=1 HTTP/1.1\r\n".encode())
 
 
-@pytest.mark.parametrize("reply", list(REPLIES.values()), ids=list(REPLIES))
-def test_a_reply_reads_as_urllib3_read_it(canned: type[CannedServer], reply: bytes) -> None:
-    server = canned(reply)
+@pytest.mark.parametrize("name", list(REPLIES))
+def test_a_reply_reads_as_urllib3_read_it(canned: type[CannedServer], name: str) -> None:
+    server = canned(REPLIES[name])
     ours = through_evalgate(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
     theirs = through_urllib3(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
     assert ours == theirs
+    if name in ("sized, a header twice", "until the close", "sized, many reads long"):  # read whole
+        assert ours[-1] == REPLIES[name].partition(b"\r\n\r\n")[2]
+    if name == "chunked, many reads long":
+        assert ours[-1] == b"".join(LONG_CHUNKS)
