@@ -1,6 +1,7 @@
 """A direct origin's exchange (http.client's request and reply on a urllib3 connection, `PlainReply`) against
 urllib3's own `request`, `getresponse` and `HTTPResponse` (what a proxied exchange still uses): the same bytes
-on the wire, and the same status, headers and body, or the same error, read from the same reply bytes."""
+on the wire, and the same status, headers and body, or the same error, read from the same reply bytes; and a
+reply whose head closes the connection still read within the exchange's deadline."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from evalgate.infra.net import Transport
+from evalgate.infra.net import HttpClient, HttpError, RetryPolicy, Transport
+from evalgate.infra.net.connections import WATCHDOG
 from evalgate.infra.net.transport import MAX_REPLY_BYTES, read_body
 
 LONG_BODY = bytes(range(256)) * 1171 + b"x" * 224  # 300,000 bytes: several socket reads
@@ -164,3 +166,33 @@ def test_a_reply_reads_as_urllib3_read_it(canned: type[CannedServer], name: str)
         assert ours[-1] == REPLIES[name].partition(b"\r\n\r\n")[2]
     if name == "chunked, many reads long":
         assert ours[-1] == b"".join(LONG_CHUNKS)
+
+
+def test_a_reply_that_says_close_then_stalls_mid_body_times_out_at_timeout_s() -> None:
+    # http.client closes the connection as soon as a head says `Connection: close`, its body still to read:
+    # the watchdog's handle on the socket must outlive that, or a server that stalls after the head holds
+    # the request until it closes (here 10 s; for ever, for one that never does).
+    listener = socket.create_server(("127.0.0.1", 0))
+    release = threading.Event()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            _request_bytes(conn)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 100\r\n\r\nthe first")
+            release.wait(10)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    http = HttpClient(concurrency=1, retries=RetryPolicy(attempts=1), timeout_s=1.0, environ={})
+    started = time.monotonic()
+    try:
+        with pytest.raises(HttpError, match="timed out after 1s"):
+            http.post_json(f"http://127.0.0.1:{listener.getsockname()[1]}/agent", {"input": "x"})
+        assert time.monotonic() - started < 5.0
+        assert not WATCHDOG.in_flight()
+    finally:
+        release.set()
+        thread.join(5)
+        listener.close()
+        http.close()

@@ -103,8 +103,22 @@ class _Watchdog:
         self.local.exchange = None
         with self._lock:
             self._active.discard(exchange)
-            exchange.sock = None
-            return exchange.fired
+            sock, exchange.sock = exchange.sock, None
+            fired = exchange.fired
+        if exchange.holds and sock is not None:
+            sock.close()
+        return fired
+
+    def hold(self, sock: socket.socket) -> bool:
+        """Whether `sock` is the watched socket of the exchange the calling thread is reading; it is then
+        closed when that exchange ends, not now. http.client closes a connection as soon as a reply's head
+        says `Connection: close`, its body still to read: closing the watched handle then would leave that
+        body's reads with no deadline (a server that stalls after the head would hold the request for ever)."""
+        exchange = getattr(self.local, "exchange", None)
+        if exchange is None or exchange.sock is not sock:
+            return False
+        exchange.holds = True
+        return True
 
     def _run(self) -> None:
         with self._cond:
@@ -131,12 +145,13 @@ class ExchangeDeadline:
     exchange the watchdog cut off is a timeout, whatever the read in progress made of it (an error, or an
     EOF that ended a body sent without a length)."""
 
-    __slots__ = ("deadline", "fired", "sock")
+    __slots__ = ("deadline", "fired", "holds", "sock")
 
     def __init__(self, deadline: float) -> None:
         self.deadline = deadline
         self.sock: socket.socket | None = None
         self.fired = False
+        self.holds = False  # the watched socket is the exchange's to close (`_Watchdog.hold`)
 
     def __enter__(self) -> ExchangeDeadline:
         WATCHDOG.local.exchange = self
@@ -380,9 +395,9 @@ class Watched:
         try:
             super().close()  # type: ignore[misc]
         finally:
-            if self.watch_sock is not None:
-                self.watch_sock.close()
-                self.watch_sock = None
+            sock, self.watch_sock = self.watch_sock, None
+            if sock is not None and not WATCHDOG.hold(sock):  # a reply still being read: closed when it ends
+                sock.close()
 
 
 @functools.cache
