@@ -5,6 +5,7 @@ reply whose head closes the connection still read within the exchange's deadline
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -196,3 +197,17 @@ def test_a_reply_that_says_close_then_stalls_mid_body_times_out_at_timeout_s() -
         thread.join(5)
         listener.close()
         http.close()
+
+
+def test_a_head_that_does_not_wholly_parse_is_warned_of_as_urllib3_warned(canned: type[CannedServer],
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    server = canned(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nnot a header line\r\n\r\nok")
+    caplog.set_level(logging.WARNING)
+    ours = through_evalgate(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
+    said_ours = [r.getMessage() for r in caplog.records]
+    caplog.clear()
+    theirs = through_urllib3(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
+    said_theirs = [r.getMessage() for r in caplog.records]
+    assert ours == theirs and ours[0] == 200
+    assert said_ours == said_theirs
+    assert said_ours[0].startswith(f"Failed to parse headers (url=http://127.0.0.1:{server.port}/agent): ")

@@ -288,12 +288,27 @@ def _sent(conn: Any, method: str, target: str, data: bytes | None, headers: Mapp
         except OSError as exc:
             if exc.errno not in (errno.EPROTOTYPE, errno.ECONNRESET):
                 raise
-        return PlainReply(http.client.HTTPConnection.getresponse(conn))
+        reply = http.client.HTTPConnection.getresponse(conn)
+        _warn_of_bad_headers(reply, conn, target)
+        return PlainReply(reply)
     except Exception as exc:
         error = _urllib3_error(exc)
         if error is exc:
             raise
         raise error  # noqa: B904  # the cause as its context, as urllib3 raised it (the client's words read it)
+
+
+def _warn_of_bad_headers(reply: http.client.HTTPResponse, conn: Any, target: str) -> None:
+    """urllib3's warning for a reply head http.client could not wholly parse (a line that is no header,
+    say): logged as urllib3's `getresponse` logged it; the reply is read all the same."""
+    from urllib3.exceptions import HeaderParsingError
+    from urllib3.util.response import assert_header_parsing
+
+    try:
+        assert_header_parsing(reply.msg)
+    except (HeaderParsingError, TypeError) as exc:
+        scheme = "https" if conn.default_port == 443 else "http"
+        log.warning("Failed to parse headers (url=%s://%s:%s%s): %s", scheme, conn.host, conn.port, target, exc)
 
 
 _TARGETS: dict[str, str] = {}
