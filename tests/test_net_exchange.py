@@ -199,15 +199,34 @@ def test_a_reply_that_says_close_then_stalls_mid_body_times_out_at_timeout_s() -
         http.close()
 
 
-def test_a_head_that_does_not_wholly_parse_is_warned_of_as_urllib3_warned(canned: type[CannedServer],
-                                                                         caplog: pytest.LogCaptureFixture) -> None:
+class Said(logging.Handler):
+    """The messages logged to the loggers it is added to (however the process's logging is set up:
+    evalgate's own handler stops them reaching the root's)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_a_head_that_does_not_wholly_parse_is_warned_of_as_urllib3_warned(canned: type[CannedServer]) -> None:
     server = canned(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nnot a header line\r\n\r\nok")
-    caplog.set_level(logging.WARNING)
-    ours = through_evalgate(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
-    said_ours = [r.getMessage() for r in caplog.records]
-    caplog.clear()
-    theirs = through_urllib3(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
-    said_theirs = [r.getMessage() for r in caplog.records]
+    loggers = [logging.getLogger("evalgate.infra.net.transport"), logging.getLogger("urllib3.connection")]
+    said = Said()
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(said)
+        logger.setLevel(logging.WARNING)
+    try:
+        ours = through_evalgate(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
+        said_ours, said.messages = said.messages, []
+        theirs = through_urllib3(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.removeHandler(said)
+            logger.setLevel(level)
     assert ours == theirs and ours[0] == 200
-    assert said_ours == said_theirs
+    assert said_ours == said.messages
     assert said_ours[0].startswith(f"Failed to parse headers (url=http://127.0.0.1:{server.port}/agent): ")
