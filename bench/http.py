@@ -9,8 +9,9 @@ whole processes (interpreter start-up included), in turn in each round:
 - urllib3: the same client on urllib3's own pool (`HTTPConnectionPool.urlopen`, 16 threads sharing it),
   nothing else: what a plain urllib3 program pays, printed for reference;
 - evalgate: `evalgate run spec.yaml --output results.json` (journal, scoring, verdict, results),
-  its requests on urllib3 connections of its own pool, sent and read with http.client's request and
-  reply (proxies and CA bundles honoured; none set here).
+  its requests on urllib3 connections of its own pool, each head made by http.client's request once
+  per method, target and headers, the replies read by http.client's reply (proxies and CA bundles
+  honoured; none set here).
 
 Each side's wall time and CPU time (user and system, from the child's rusage) are measured per
 round. Prints each round, the median of each side, the median per-round ratios of evalgate to the

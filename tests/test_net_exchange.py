@@ -36,6 +36,7 @@ REPLIES = {
     "a status line that is not one": b"HTTP/1.1 two hundred\r\n\r\n",
     "nothing at all": b"",
 }
+CLOSING = b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"  # the next request on a new connection
 
 
 class CannedServer:
@@ -146,15 +147,74 @@ def through_urllib3(port: int, method: str, target: str, body: bytes | None,
     ("POST", None, {"user-agent": "lower/1"}),  # no body: Content-Length 0
     ("GET", None, {"Accept": "*/*"}),
     ("PUT", b"x" * 70_000, {"Host": "api.example", "Accept-Encoding": "gzip"}),  # the caller's own Host
-], ids=["json", "no user-agent", "no body", "get", "large, own host"])
+    ("POST", b"{}", {"Content-Length": "2", "User-Agent": "evalgate/1"}),  # the caller's own length
+], ids=["json", "no user-agent", "no body", "get", "large, own host", "own length"])
 def test_a_request_goes_out_as_urllib3_sent_it(canned: type[CannedServer], method: str, body: bytes | None,
                                                headers: dict[str, str]) -> None:
+    # Twice on one transport: the second request's head is the first's, kept (`RequestHeads`), with the
+    # second body's length (a caller's own length goes out as given).
+    later = body + b" " * 1234 if body is not None and "Content-Length" not in headers else body
+    server = canned(CLOSING)
+    transport = Transport(1, environ={})
+    url, origin = f"http://127.0.0.1:{server.port}/agent?q=1", ("http", "127.0.0.1", server.port)
+    try:
+        for data in (body, later):
+            assert transport.send(method, url, origin, "/agent?q=1", data, headers, 5.0).status == 204
+    finally:
+        transport.close()
+    for data in (body, later):
+        assert through_urllib3(server.port, method, "/agent?q=1", data, headers)[0] == 204
+    first, second, theirs_first, theirs_second = server.requests
+    assert (first, second) == (theirs_first, theirs_second)
+    assert first.startswith(f"{method} /agent?q=1 HTTP/1.1\r\n".encode())
+    if later is not body:
+        assert b"\r\nContent-Length: %d\r\n" % len(later) in second
+
+
+def test_requests_whose_headers_differ_each_go_out_with_their_own(canned: type[CannedServer]) -> None:
+    # A header templated per item: each request has its own head, past the heads kept per origin too.
+    server = canned(CLOSING)
+    transport = Transport(1, environ={})
+    count = 70
+    try:
+        for n in range(count):
+            headers = {"User-Agent": "evalgate/1", "X-Item": f"item-{n}"}
+            assert transport.send("POST", f"http://127.0.0.1:{server.port}/agent", ("http", "127.0.0.1", server.port),
+                                  "/agent", b"{}" + b" " * n, headers, 5.0).status == 204
+    finally:
+        transport.close()
+    assert len(server.requests) == count
+    for n, request in enumerate(server.requests):
+        assert b"\r\nX-Item: item-%d\r\n" % n in request
+        assert b"\r\nContent-Length: %d\r\n" % (2 + n) in request
+        assert request.endswith(b"\r\n\r\n{}" + b" " * n)
+
+
+def test_a_callers_own_length_goes_out_as_given_whatever_the_body() -> None:
+    # A kept head has the body's length put in: never over a Content-Length the caller set itself.
+    from evalgate.infra.net.connections import RequestHeads, direct_connection
+
+    make = direct_connection("http", "127.0.0.1", 9, None)  # never connected: heads are made, not sent
+    heads = RequestHeads(make)
+    for body in (b"{}", b"{}" + b" " * 40, b"{}"):
+        for headers in ({"Content-Length": "2"}, {"transfer-encoding": "chunked"}):
+            head = heads.head("POST", "/agent", body, headers)
+            assert head == make().head_for("POST", "/agent", body, headers)
+            assert b"Content-Length: %d\r\n" % len(body) not in head or len(body) == 2
+
+
+@pytest.mark.parametrize(("method", "headers"), [
+    ("POST", {"X-Bad": "one\r\nX-Injected: two"}),
+    ("POST", {"X-Bad\r\nX-Injected": "two"}),
+    ("PO ST", {"User-Agent": "evalgate/1"}),
+], ids=["a line break in a value", "a line break in a name", "a space in the method"])
+def test_a_request_urllib3_refuses_is_refused_with_its_words(canned: type[CannedServer], method: str,
+                                                             headers: dict[str, str]) -> None:
     server = canned(REPLIES["no body"])
-    assert through_evalgate(server.port, method, "/agent?q=1", body, headers)[0] == 204
-    assert through_urllib3(server.port, method, "/agent?q=1", body, headers)[0] == 204
-    ours, theirs = server.requests
-    assert ours == theirs
-    assert ours.startswith(f"{method} /agent?q=1 HTTP/1.1\r\n".encode())
+    ours = through_evalgate(server.port, method, "/agent", b"{}", headers)
+    theirs = through_urllib3(server.port, method, "/agent", b"{}", headers)
+    assert ours == theirs and ours[0] == "ValueError"
+    assert not server.requests  # nothing went out
 
 
 @pytest.mark.parametrize("name", list(REPLIES))

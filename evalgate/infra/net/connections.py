@@ -1,12 +1,14 @@
 """urllib3's connections, made to keep a deadline (the name resolved and the socket connected within the
 exchange's time, and a watchdog that shuts the socket down when the reply is still arriving at it), and
-`OriginPool`, the kept-alive connections to one direct origin.
+`OriginPool`, the kept-alive connections to one direct origin, with `RequestHeads`, the heads of the requests
+sent to it.
 
 THE one override of urllib3's private API lives here (`Watched._new_conn`: urllib3 makes each connection's
 socket there). pyproject pins urllib3 `>=2.0,<3`; tests/test_net_transport.py::
 test_urllib3_still_makes_its_sockets_in_new_conn fails on a urllib3 that moves it. Everything else used from
 urllib3 is public: its connection classes and their `connect`/`request`/`getresponse`/`is_connected`/
-`is_closed`/`close` (a direct origin's request and reply go through the http.client methods these wrap),
+`is_closed`/`close` (a direct origin's request head is made by the http.client `request` urllib3's wraps, its
+reply read by the http.client reply `getresponse` makes),
 `HTTPResponse`, its pools and managers (proxies only), `parse_url` and its exceptions.
 `direct_connection` gives a connection the arguments urllib3 2.x's `HTTP(S)ConnectionPool._new_conn` gives
 it for a direct origin (see there): read that again when raising urllib3's pin."""
@@ -330,19 +332,50 @@ class Watched:
         """urllib3's request (through a proxy's pool)."""
         self._sending(super().request, *args, **kwargs)  # type: ignore[misc]
 
-    def send_plain(self, method: str, target: str, body: bytes | None, headers: Mapping[str, str]) -> None:
-        """The request as http.client's `request` sends it, which urllib3's wraps: the same head and body
-        for what evalgate sends (a bytes body or none; Host, Accept-Encoding and Content-Length as
-        urllib3 sets them), without the per-request options urllib3 keeps for its `HTTPResponse`.
-        urllib3's User-Agent goes out when the caller gives none, as urllib3 sends it."""
+    # Set on a connection made only to learn a request's head (`head_for`): what it would send, never sent.
+    kept: list[bytes] | None = None
+
+    def head_for(self, method: str, target: str, body: bytes | None, headers: Mapping[str, str]) -> bytes:
+        """The head http.client's `request`, which urllib3's wraps, sends for this request on this connection
+        (urllib3's checks of the method and headers; Host, Accept-Encoding and Content-Length as urllib3 sets
+        them; urllib3's User-Agent when the caller gives none), made and kept, not sent: call it on a
+        connection that is never connected. A request it refuses raises here, as it did when sent."""
         import http.client
 
         if "User-Agent" not in headers and not any(name.lower() == "user-agent" for name in headers):
             headers = {"User-Agent": _urllib3_user_agent(), **headers}
-        sock = getattr(self, "sock", None)
-        if sock is not None:  # as urllib3's request: the connect's timeout off (None: the watchdog keeps the
-            sock.settimeout(getattr(self, "timeout", None))  # deadline), else CPython polls at every send and read
-        self._sending(http.client.HTTPConnection.request, self, method, target, body, headers)
+        self.kept = []
+        http.client.HTTPConnection.request(self, method, target, body, headers)  # type: ignore[arg-type]
+        made = b"".join(self.kept)
+        return made[:len(made) - len(body)] if body else made
+
+    def send_request(self, data: bytes) -> None:
+        """A request's bytes (its head, from `head_for`, and its body) sent in one system call, the socket watched
+        (a kept-alive connection's: a new one attaches in _new_conn) and, as urllib3's request did, without the
+        connect's timeout (None: the watchdog keeps the deadline), else CPython polls at every send and read."""
+        if self.watch_sock is not None:
+            WATCHDOG.attach(self.watch_sock)
+        sock = self.sock  # type: ignore[attr-defined]
+        sock.settimeout(getattr(self, "timeout", None))
+        sock.sendall(data)
+
+    def reply_head(self, method: str) -> http.client.HTTPResponse:
+        """The reply to the request sent, its head read as http.client's `getresponse` reads it (a reply that
+        says `Connection: close` closes the connection, its body still to read from the reply), without the
+        request-and-reply states http.client keeps for a request it sent itself."""
+        reply: http.client.HTTPResponse = self.response_class(self.sock, method=method)  # type: ignore[attr-defined]
+        try:
+            try:
+                reply.begin()
+            except ConnectionError:
+                self.close()
+                raise
+            if reply.will_close:
+                self.close()
+        except BaseException:
+            reply.close()
+            raise
+        return reply
 
     def _sending(self, request: Callable[..., None], *args: Any, **kwargs: Any) -> None:
         """`request(...)`, the socket watched (a kept-alive connection's: a new one attaches in _new_conn)
@@ -363,6 +396,9 @@ class Watched:
         super().endheaders(*args, **kwargs)  # type: ignore[misc]
 
     def send(self, data: Any) -> None:
+        if self.kept is not None:
+            self.kept.append(bytes(data))
+            return
         held = self.held
         if held is not None and data.__class__ is bytes:
             if not held:
@@ -468,7 +504,7 @@ class OriginPool:
     client's concurrency), so a burst past it closes the extra ones as they come back; connections open at
     once are as many as requests in flight."""
 
-    __slots__ = ("_idle", "_lock", "_make", "closed", "last_used", "origin", "size")
+    __slots__ = ("_idle", "_lock", "_make", "closed", "heads", "last_used", "origin", "size")
 
     def __init__(self, make: Callable[[], Any], size: int, origin: str) -> None:
         self._make = make
@@ -478,6 +514,7 @@ class OriginPool:
         self._lock = threading.Lock()
         self.closed = False
         self.last_used = next(_USES)
+        self.heads = RequestHeads(make)
 
     def take(self) -> Any:
         """An idle connection still connected, or a new one (not yet connected); PoolClosed once closed."""
@@ -514,3 +551,49 @@ class OriginPool:
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+
+
+_KEPT_HEADS = 64  # per origin: past as many (a header templated per item), a head is made for each request
+
+
+class RequestHeads:
+    """The heads of the requests to one origin, each as http.client's `request` makes it on a connection of the
+    origin (`Watched.head_for`), kept per method, target and headers: a request like an earlier one differs
+    from it in its Content-Length alone. Making a head through http.client's putrequest, putheader (urllib3's
+    and its own) and endheaders was a fifth of an exchange's CPU."""
+
+    __slots__ = ("_kept", "_make")
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        # (what precedes the body's length, what follows it), or (the whole head, None) for a request without a
+        # body. Two threads making the same head at once make the same bytes.
+        self._kept: dict[tuple[Any, ...], tuple[bytes, bytes | None]] = {}
+
+    def head(self, method: str, target: str, body: bytes | None, headers: Mapping[str, str]) -> bytes:
+        """The head of this request, as http.client's `request` sends it on a connection of the origin."""
+        key = (method, target, body is None, *headers.items())
+        parts = self._kept.get(key)
+        if parts is None:
+            made: bytes = self._make().head_for(method, target, body, headers)
+            parts = _head_parts(made, body, headers)
+            if parts is None:
+                return made
+            if len(self._kept) < _KEPT_HEADS:
+                self._kept[key] = parts
+        before, after = parts
+        if after is None:
+            return before
+        assert body is not None  # a request with a body has its length between the two parts
+        return b"%s%d%s" % (before, len(body), after)
+
+
+def _head_parts(head: bytes, body: bytes | None, headers: Mapping[str, str]) -> tuple[bytes, bytes | None] | None:
+    """`head` split around the body's length in the Content-Length http.client set (the first such line: the
+    request line and Host hold no line break); None when the caller sent a length or an encoding of its own."""
+    if body is None:
+        return head, None
+    if any(name.lower() in ("content-length", "transfer-encoding") for name in headers):
+        return None
+    before, line, after = head.partition(b"\r\nContent-Length: %d\r\n" % len(body))
+    return (before + b"\r\nContent-Length: ", b"\r\n" + after) if line else None

@@ -2,10 +2,13 @@
 or through urllib3's ProxyManager when a proxy serves the origin; the whole body read within the deadline and
 a size bound, its Content-Encoding undone without inflating past that bound.
 
-On a direct origin's connection the request and the reply are http.client's (`Watched.send_plain`,
-`PlainReply`): the layer urllib3's connection subclasses and its `HTTPResponse` wraps, without the per-request
-objects urllib3 builds around it (its request options, `HTTPResponse`, decoders and buffers: a third of a
-request's CPU). The bytes sent and the status, headers, body or error read are urllib3's
+On a direct origin's connection the request and the reply are http.client's: the layer urllib3's connection
+subclasses and its `HTTPResponse` wraps, without the per-request objects urllib3 builds around it (its request
+options, `HTTPResponse`, decoders and buffers: a third of a request's CPU). A request's head is the one
+http.client's `request` makes, made once per method, target and headers (`RequestHeads`: the next such
+request differs in its Content-Length alone) and sent with the body; the reply's head and body are read
+by http.client's reply (`Watched.reply_head`, `PlainReply`). The bytes sent and the status, headers, body
+or error read are urllib3's
 (tests/test_net_exchange.py holds them to it)."""
 
 from __future__ import annotations
@@ -272,23 +275,21 @@ def _urllib3_error(exc: Exception) -> Exception:
     return exc
 
 
-def _sent(conn: Any, method: str, target: str, data: bytes | None, headers: Mapping[str, str]) -> PlainReply:
-    """The request sent on `conn` and its reply's head read, as urllib3's `_make_request` does: connected first
-    (a TLS failure is told as one), and a server that closed the connection while the request went out may
-    have replied all the same (a 413, say): that reply is read."""
-    import http.client
-
+def _sent(conn: Any, head: bytes, data: bytes | None, method: str, target: str) -> PlainReply:
+    """The request (`head`, then `data`) sent on `conn` and its reply's head read, as urllib3's `_make_request`
+    does: connected first (a TLS failure is told as one), and a server that closed the connection while the
+    request went out may have replied all the same (a 413, say): that reply is read."""
     try:
         if conn.is_closed:
             conn.connect()
         try:
-            conn.send_plain(method, target, data, headers)
+            conn.send_request(head + data if data else head)
         except BrokenPipeError:
             pass
         except OSError as exc:
             if exc.errno not in (errno.EPROTOTYPE, errno.ECONNRESET):
                 raise
-        reply = http.client.HTTPConnection.getresponse(conn)
+        reply = conn.reply_head(method)
         _warn_of_bad_headers(reply, conn, target)
         return PlainReply(reply)
     except Exception as exc:
@@ -335,7 +336,8 @@ def _exchange(pool: OriginPool, method: str, target: str, data: bytes | None, he
     conn = pool.take()
     try:
         with ExchangeDeadline(deadline):
-            reply = _sent(conn, method, target, data, headers)
+            head = pool.heads.head(method, target, data, headers)
+            reply = _sent(conn, head, data, method, target)
             content = _body(reply, max_bytes, deadline)
     except BaseException:
         conn.close()
