@@ -301,7 +301,10 @@ def _sent(conn: Any, head: bytes, data: bytes | None, method: str, target: str) 
 
 def _warn_of_bad_headers(reply: http.client.HTTPResponse, conn: Any, target: str) -> None:
     """urllib3's warning for a reply head http.client could not wholly parse (a line that is no header,
-    say): logged as urllib3's `getresponse` logged it; the reply is read all the same."""
+    say): logged as urllib3's `getresponse` logged it; the reply is read all the same. A head whose parse noted
+    no defect and left nothing over passes urllib3's check, without the check's other look-ups."""
+    if not reply.msg.defects and not reply.msg.get_payload():
+        return
     from urllib3.exceptions import HeaderParsingError
     from urllib3.util.response import assert_header_parsing
 
