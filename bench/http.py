@@ -10,8 +10,8 @@ whole processes (interpreter start-up included), in turn in each round:
   nothing else: what a plain urllib3 program pays, printed for reference;
 - evalgate: `evalgate run spec.yaml --output results.json` (journal, scoring, verdict, results),
   its requests on urllib3 connections of its own pool, each head made by http.client's request once
-  per method, target and headers, the replies read by http.client's reply (proxies and CA bundles
-  honoured; none set here).
+  per method, target and headers, the replies read by http.client's reply, a plain head's header
+  lines split without the email parser (proxies and CA bundles honoured; none set here).
 
 Each side's wall time and CPU time (user and system, from the child's rusage) are measured per
 round. Prints each round, the median of each side, the median per-round ratios of evalgate to the

@@ -1,14 +1,14 @@
 """urllib3's connections, made to keep a deadline (the name resolved and the socket connected within the
 exchange's time, and a watchdog that shuts the socket down when the reply is still arriving at it), and
-`OriginPool`, the kept-alive connections to one direct origin, with `RequestHeads`, the heads of the requests
-sent to it.
+`OriginPool`, the kept-alive connections to one direct origin, with `RequestHeads` (evalgate/infra/net/heads.py),
+the heads of the requests sent to it.
 
 THE one override of urllib3's private API lives here (`Watched._new_conn`: urllib3 makes each connection's
 socket there). pyproject pins urllib3 `>=2.0,<3`; tests/test_net_transport.py::
 test_urllib3_still_makes_its_sockets_in_new_conn fails on a urllib3 that moves it. Everything else used from
 urllib3 is public: its connection classes and their `connect`/`request`/`getresponse`/`is_connected`/
 `is_closed`/`close` (a direct origin's request head is made by the http.client `request` urllib3's wraps, its
-reply read by the http.client reply `getresponse` makes),
+reply read by http.client's reply, whose `begin` is copied here with its header parse replaced: `FinalResponse`),
 `HTTPResponse`, its pools and managers (proxies only), `parse_url` and its exceptions.
 `direct_connection` gives a connection the arguments urllib3 2.x's `HTTP(S)ConnectionPool._new_conn` gives
 it for a direct origin (see there): read that again when raising urllib3's pin."""
@@ -26,6 +26,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
+
+from evalgate.infra.net.heads import RequestHeads, head_lines, read_headers
 
 if TYPE_CHECKING:
     import http.client
@@ -288,6 +290,47 @@ def final_response_class() -> type[http.client.HTTPResponse]:
                 if not 101 < status < 200:
                     return version, status, reason
                 http.client.parse_headers(self.fp)  # an interim reply's headers: read past, none kept
+
+        # http.client's `begin` (the same in Python 3.10 to 3.13: tests/test_net_exchange.py fails on another),
+        # but for its headers, read by `read_headers`: http.client's parse without the email parser's cost for
+        # a head of plain lines (two thirds of reading a reply's head). Its debug output left out (never on).
+        def begin(self) -> None:
+            if self.headers is not None:
+                return
+            while True:
+                version, status, reason = self._read_status()
+                if status != http.client.CONTINUE:
+                    break
+                head_lines(self.fp)  # a `100 Continue`'s headers: read past
+            self.code = self.status = status
+            self.reason = reason.strip()
+            if version in ("HTTP/1.0", "HTTP/0.9"):
+                self.version = 10
+            elif version.startswith("HTTP/1."):
+                self.version = 11
+            else:
+                raise http.client.UnknownProtocol(version)
+            self.headers = self.msg = read_headers(self.fp)
+            encoding = self.headers.get("transfer-encoding")
+            self.chunked = bool(encoding) and encoding.lower() == "chunked"
+            if self.chunked:
+                self.chunk_left = None
+            self.will_close = self._check_close()
+            self.length = None
+            length = self.headers.get("content-length")
+            if length and not self.chunked:
+                try:
+                    self.length = int(length)
+                except ValueError:
+                    self.length = None
+                else:
+                    if self.length < 0:
+                        self.length = None
+            no_body = status in (http.client.NO_CONTENT, http.client.NOT_MODIFIED) or 100 <= status < 200
+            if no_body or self._method == "HEAD":
+                self.length = 0
+            if not self.will_close and not self.chunked and self.length is None:
+                self.will_close = True
 
     return FinalResponse
 
@@ -552,48 +595,3 @@ class OriginPool:
         for conn in idle:
             conn.close()
 
-
-_KEPT_HEADS = 64  # per origin: past as many (a header templated per item), a head is made for each request
-
-
-class RequestHeads:
-    """The heads of the requests to one origin, each as http.client's `request` makes it on a connection of the
-    origin (`Watched.head_for`), kept per method, target and headers: a request like an earlier one differs
-    from it in its Content-Length alone. Making a head through http.client's putrequest, putheader (urllib3's
-    and its own) and endheaders was a fifth of an exchange's CPU."""
-
-    __slots__ = ("_kept", "_make")
-
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self._make = make
-        # (what precedes the body's length, what follows it), or (the whole head, None) for a request without a
-        # body. Two threads making the same head at once make the same bytes.
-        self._kept: dict[tuple[Any, ...], tuple[bytes, bytes | None]] = {}
-
-    def head(self, method: str, target: str, body: bytes | None, headers: Mapping[str, str]) -> bytes:
-        """The head of this request, as http.client's `request` sends it on a connection of the origin."""
-        key = (method, target, body is None, *headers.items())
-        parts = self._kept.get(key)
-        if parts is None:
-            made: bytes = self._make().head_for(method, target, body, headers)
-            parts = _head_parts(made, body, headers)
-            if parts is None:
-                return made
-            if len(self._kept) < _KEPT_HEADS:
-                self._kept[key] = parts
-        before, after = parts
-        if after is None:
-            return before
-        assert body is not None  # a request with a body has its length between the two parts
-        return b"%s%d%s" % (before, len(body), after)
-
-
-def _head_parts(head: bytes, body: bytes | None, headers: Mapping[str, str]) -> tuple[bytes, bytes | None] | None:
-    """`head` split around the body's length in the Content-Length http.client set (the first such line: the
-    request line and Host hold no line break); None when the caller sent a length or an encoding of its own."""
-    if body is None:
-        return head, None
-    if any(name.lower() in ("content-length", "transfer-encoding") for name in headers):
-        return None
-    before, line, after = head.partition(b"\r\nContent-Length: %d\r\n" % len(body))
-    return (before + b"\r\nContent-Length: ", b"\r\n" + after) if line else None

@@ -7,7 +7,8 @@ subclasses and its `HTTPResponse` wraps, without the per-request objects urllib3
 options, `HTTPResponse`, decoders and buffers: a third of a request's CPU). A request's head is the one
 http.client's `request` makes, made once per method, target and headers (`RequestHeads`: the next such
 request differs in its Content-Length alone) and sent with the body; the reply's head and body are read
-by http.client's reply (`Watched.reply_head`, `PlainReply`). The bytes sent and the status, headers, body
+by http.client's reply (`Watched.reply_head`, `PlainReply`), its header lines parsed as http.client parses
+them, a plain head without the email parser (`read_headers`). The bytes sent and the status, headers, body
 or error read are urllib3's
 (tests/test_net_exchange.py holds them to it)."""
 
