@@ -252,6 +252,20 @@ def test_version_option() -> None:
     assert __version__ in result.stdout
 
 
+def test_help_loads_no_spec_or_network_library() -> None:
+    """`evalgate --help` stays a click program: pydantic, PyYAML and urllib3 are what a run needs, and
+    importing them would take the help's start-up past the 150 ms a person waits on without noticing."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, contextlib, io\nfrom evalgate.cli import entry\n"
+             "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+             "    entry(['--help'])\n"
+             "print(sorted(m for m in ('pydantic', 'yaml', 'urllib3') if m in sys.modules))")
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert shown.stdout.strip() == "[]", shown.stdout + shown.stderr
+
+
 def test_the_committed_schema_is_the_one_the_models_generate() -> None:
     """evalgate.schema.json (what the examples' yaml-language-server lines point at) is generated, not edited."""
     import json as _json

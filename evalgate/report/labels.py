@@ -7,9 +7,10 @@ numbered from 1 (`turn 1: includes:hi`), a bound reads `≥ 0.8 and ≤ 0.95`, a
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalgate.decide.verdict import ThresholdRange
+if TYPE_CHECKING:  # an annotation only: `evalgate --help` (which needs FAIL_ON) need not import pydantic
+    from evalgate.decide.verdict import ThresholdRange
 
 # Verdicts that fail the step (exit 1), for each value of --fail-on / the `fail-on` input.
 FAIL_ON: dict[str, frozenset[str]] = {
