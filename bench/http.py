@@ -15,7 +15,9 @@ whole processes (interpreter start-up included), in turn in each round:
 
 Each side's wall time and CPU time (user and system, from the child's rusage) are measured per
 round. Prints each round, the median of each side, the median per-round ratios of evalgate to the
-floor (the figures the targets are about) and the best wall of each. evalgate's bytecode is
+floor (the figures the targets are about) and the best wall of each; then the CPU ratio taken
+apart: each side run on the first item alone (start-up: interpreter, imports, loading, the results)
+and what each further item adds past that. evalgate's bytecode is
 compiled first, as an install leaves it (bench/installed.py). Targets: evalgate's wall <= 1.3x the
 floor's at the default 1,000 x 16 (mostly start-up there: importing evalgate, pydantic and the scorer
 models a spec uses), <= 1.25x at 10,000 x 64; CPU (user + system) within 1.5x of the floor's.
@@ -168,6 +170,21 @@ def median_line(label: str, timings: list[Timing]) -> str:
             f"total {med(t.cpu for t in timings):.3f}s")
 
 
+def split_line(floors: list[Timing], runs: list[Timing], floors_one: list[Timing], runs_one: list[Timing],
+               items: int) -> str:
+    """The CPU ratio taken apart: each side on the first item alone (interpreter, imports, loading, the
+    results), and what each further item adds (the whole run less that, per item), per round."""
+    med = statistics.median
+    per_item = [((r.cpu - r1.cpu) / (items - 1), (f.cpu - f1.cpu) / (items - 1))
+                for r, f, r1, f1 in zip(runs, floors, runs_one, floors_one, strict=True)] if items > 1 else []
+    line = (f"CPU on 1 item (start-up): floor {med(t.cpu for t in floors_one):.3f}s, "
+            f"evalgate {med(t.cpu for t in runs_one):.3f}s")
+    if per_item:
+        line += (f"; per further item: floor {med(f for _, f in per_item) * 1e6:.0f} us, evalgate "
+                 f"{med(r for r, _ in per_item) * 1e6:.0f} us ({med(r / f for r, f in per_item):.2f}x)")
+    return line
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=1000)
@@ -185,19 +202,29 @@ def main() -> None:
                     city = CITIES[i % len(CITIES)]
                     handle.write(json.dumps({"id": f"q{i}", "input": f"What is the weather in {city}? #{i}"}) + "\n")
             (work / "spec.yaml").write_text(SPEC.format(port=port, concurrency=args.concurrency))
+            # the first item alone: what each side costs before and after its requests (start-up, results)
+            (work / "one.jsonl").write_text((work / "data.jsonl").open().readline())
+            (work / "one.yaml").write_text(SPEC.format(port=port, concurrency=args.concurrency)
+                                           .replace("data: data.jsonl", "data: one.jsonl"))
             (work / "floor.py").write_text(FLOOR)
             (work / "urllib3_floor.py").write_text(URLLIB3_FLOOR)
             floor_cmd = [sys.executable, "floor.py", str(port), str(args.concurrency), "data.jsonl"]
             urllib3_cmd = [sys.executable, "urllib3_floor.py", str(port), str(args.concurrency), "data.jsonl"]
             evalgate_cmd = [sys.executable, "-m", "evalgate.cli", "run", "spec.yaml", "--output", "results.json"]
+            floor_one = [sys.executable, "floor.py", str(port), str(args.concurrency), "one.jsonl"]
+            evalgate_one = [sys.executable, "-m", "evalgate.cli", "run", "one.yaml", "--output", "one.json"]
             timed(floor_cmd, work)  # warm the page cache and the server's threads
             floors: list[Timing] = []
             plain_urllib3: list[Timing] = []
             runs: list[Timing] = []
+            floors_one: list[Timing] = []
+            runs_one: list[Timing] = []
             for round_no in range(1, args.rounds + 1):
                 floors.append(timed(floor_cmd, work))
                 plain_urllib3.append(timed(urllib3_cmd, work))
                 runs.append(timed(evalgate_cmd, work))
+                floors_one.append(timed(floor_one, work))
+                runs_one.append(timed(evalgate_one, work))
                 f, u, r = floors[-1], plain_urllib3[-1], runs[-1]
                 print(f"round {round_no}: floor {f.wall:.3f}s (cpu {f.user:.2f}u+{f.system:.2f}s)  "
                       f"urllib3 {u.wall:.3f}s (cpu {u.user:.2f}u+{u.system:.2f}s)  "
@@ -226,6 +253,7 @@ def main() -> None:
           f"{min(r.wall for r in runs) / min(f.wall for f in floors):.2f}x")
     print(f"CPU ratio (user+sys): {cpu_ratio:.2f}x median of rounds (target <= {TARGET_CPU_RATIO}x) "
           f"{'OK' if cpu_ratio <= TARGET_CPU_RATIO else 'MISSED'}")
+    print(split_line(floors, runs, floors_one, runs_one, args.items))
 
 if __name__ == "__main__":
     main()
