@@ -11,7 +11,10 @@ whole processes (interpreter start-up included), in turn in each round:
 - evalgate: `evalgate run spec.yaml --output results.json` (journal, scoring, verdict, results),
   its requests on urllib3 connections of its own pool, each head made by http.client's request once
   per method, target and headers, the replies read by http.client's reply, a plain head's header
-  lines split without the email parser (proxies and CA bundles honoured; none set here).
+  lines split without the email parser (proxies and CA bundles honoured; none set here);
+- one loop (study): the same `evalgate run` with the items' exchanges as coroutines on one asyncio
+  loop instead of threads (bench/event_loop_study.py, a design study: no limiter, retries, deadline
+  or cache lookup), printed for reference: how much of evalgate's CPU is its threads' turn-taking.
 
 Each side's wall time and CPU time (user and system, from the child's rusage) are measured per
 round. Prints each round, the median of each side, the median per-round ratios of evalgate to the
@@ -211,18 +214,23 @@ def main() -> None:
             floor_cmd = [sys.executable, "floor.py", str(port), str(args.concurrency), "data.jsonl"]
             urllib3_cmd = [sys.executable, "urllib3_floor.py", str(port), str(args.concurrency), "data.jsonl"]
             evalgate_cmd = [sys.executable, "-m", "evalgate.cli", "run", "spec.yaml", "--output", "results.json"]
+            # -P: this folder's http.py must not hide the standard library's `http` from the study
+            study_cmd = [sys.executable, "-P", str(ROOT / "bench" / "event_loop_study.py"), "run", "spec.yaml",
+                         "--output", "study.json"]
             floor_one = [sys.executable, "floor.py", str(port), str(args.concurrency), "one.jsonl"]
             evalgate_one = [sys.executable, "-m", "evalgate.cli", "run", "one.yaml", "--output", "one.json"]
             timed(floor_cmd, work)  # warm the page cache and the server's threads
             floors: list[Timing] = []
             plain_urllib3: list[Timing] = []
             runs: list[Timing] = []
+            studies: list[Timing] = []
             floors_one: list[Timing] = []
             runs_one: list[Timing] = []
             for round_no in range(1, args.rounds + 1):
                 floors.append(timed(floor_cmd, work))
                 plain_urllib3.append(timed(urllib3_cmd, work))
                 runs.append(timed(evalgate_cmd, work))
+                studies.append(timed(study_cmd, work))
                 floors_one.append(timed(floor_one, work))
                 runs_one.append(timed(evalgate_one, work))
                 f, u, r = floors[-1], plain_urllib3[-1], runs[-1]
@@ -230,9 +238,9 @@ def main() -> None:
                       f"urllib3 {u.wall:.3f}s (cpu {u.user:.2f}u+{u.system:.2f}s)  "
                       f"evalgate {r.wall:.3f}s (cpu {r.user:.2f}u+{r.system:.2f}s)  "
                       f"wall {r.wall / f.wall:.2f}x cpu {r.cpu / f.cpu:.2f}x", flush=True)
-            results = json.loads((work / "results.json").read_text())
-            summary = results["summary"]
-            assert summary["total_items"] == args.items and summary["errored_items"] == 0, summary
+            for name in ("results.json", "study.json"):
+                summary = json.loads((work / name).read_text())["summary"]
+                assert summary["total_items"] == args.items and summary["errored_items"] == 0, (name, summary)
     finally:
         server.kill()
         server.wait()
@@ -248,6 +256,10 @@ def main() -> None:
           f"{statistics.median(u.wall / f.wall for u, f in zip(plain_urllib3, floors, strict=True)):.2f}x wall, "
           f"{statistics.median(u.cpu / f.cpu for u, f in zip(plain_urllib3, floors, strict=True)):.2f}x CPU)")
     print(median_line("evalgate run:", runs))
+    study_wall = statistics.median(s.wall / f.wall for s, f in zip(studies, floors, strict=True))
+    study_cpu = statistics.median(s.cpu / f.cpu for s, f in zip(studies, floors, strict=True))
+    print(median_line("one loop (study):", studies) + f"  (evalgate's work, no threads: {study_wall:.2f}x wall, "
+          f"{study_cpu:.2f}x CPU)")
     print(f"wall ratio: {ratio:.2f}x median of rounds (target <= {target}x) "
           f"{'OK' if ratio <= target else 'MISSED'}; best-of ratio "
           f"{min(r.wall for r in runs) / min(f.wall for f in floors):.2f}x")

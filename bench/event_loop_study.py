@@ -1,0 +1,145 @@
+"""A design study, not evalgate: `evalgate run` with an HTTP target's items driven by one asyncio loop.
+
+evalgate runs an HTTP target's items on `concurrency` threads, each blocking on its own keep-alive
+connection (urllib3's, read by http.client). This script runs the same `evalgate run` (loading, the
+journal, scoring, the verdict, the results file: all evalgate's own code) with one change: the items'
+exchanges are coroutines on one event loop in the main thread, each item's reply handed to
+`evaluate_case` as soon as it is read, so no thread waits on a socket or on the GIL. `bench/http.py`
+runs it beside the threaded run to show how much of the run's CPU is the threads' turn-taking.
+
+Each item does what `HttpTarget.run` does around its request: the body rendered from the item, the
+headers expanded, the cache key made, the body encoded as the client encodes it, the reply decoded
+and redacted by the client's own `_response`, the request logged, the reply mapped to a run and
+scored. Left out, so the study is a floor for that design and not its cost: the adaptive limiter,
+retries, the response cache's lookup, the exchange deadline, proxies and TLS, and http.client's
+reading of the reply (here the head is split on its Content-Length only: the fake agent's replies).
+
+Usage: python -P bench/event_loop_study.py run spec.yaml --output results.json (`-P`: bench/http.py would
+hide the standard library's `http`). An `http` target, no
+judge, no repeats; it stops with a message on anything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import evalgate.api
+from evalgate.cli import entry
+from evalgate.infra.logs import log_request
+from evalgate.infra.net.client import _encode
+from evalgate.load.cases import Case, Check
+from evalgate.replies import Run
+from evalgate.run import engine
+from evalgate.targets.base import History, TargetError, trial_key
+from evalgate.targets.http import HttpTarget, log, redact_reply
+
+
+class _Reply:
+    """What the client's `_response` reads of a raw reply."""
+
+    def __init__(self, content: bytes) -> None:
+        self.content = content
+        self.headers: dict[str, str] = {}
+
+
+class _Answered:
+    """One item's target, its reply already read: the rest of `HttpTarget.run`."""
+
+    concurrent = False
+
+    def __init__(self, target: HttpTarget, status: int, content: bytes, elapsed_ms: float) -> None:
+        self.target, self.status, self.content, self.elapsed_ms = target, status, content, elapsed_ms
+
+    def run(self, case: Case, turn: int, history: History) -> Run:
+        target = self.target
+        if self.status != 200:
+            raise TargetError(f"status {self.status}")
+        reply = target.client._response(self.status, _Reply(self.content), self.elapsed_ms, 1)  # type: ignore[arg-type]
+        log_request(log, target.config.method, target.config.url, {}, status=reply.status, attempts=1,
+                    from_cache=False, elapsed_ms=reply.elapsed_ms)
+        if not reply.is_json:
+            raise TargetError("the reply is not JSON")
+        run = target.mapping.run(redact_reply(reply, target.client))
+        if run.latency_ms is None:
+            run.latency_ms = reply.elapsed_ms
+        return run
+
+    def close(self) -> None:
+        pass
+
+
+def _origin(url: str) -> tuple[str, int, bytes, bytes]:
+    rest = url.split("//", 1)[1]
+    hostport, _, path = rest.partition("/")
+    host, _, port = hostport.partition(":")
+    return host, int(port or 80), hostport.encode(), b"/" + path.encode()
+
+
+def evaluate(cases: Iterable[Case], target: Any, gates: list[Check], scorers: list[Check],
+             concurrency: int = 1, repeats: int | None = None, on_trial: Any = None) -> Iterator[engine.ItemResult]:
+    """`engine.evaluate` on one event loop: results in completion order, `concurrency` in flight."""
+    judged = any(c.scorer.judged for c in (*gates, *scorers))
+    if not isinstance(target, HttpTarget) or judged or repeats is not None or target.config.method != "POST":
+        sys.exit("event_loop_study: an http target with POST, no judge and no repeats only")
+    host, port, hostport, path = _origin(target.config.url)
+    shared = engine.top_shared_ids(gates, scorers)
+    source = iter(cases)
+    finished: deque[engine.ItemResult] = deque()
+    loop = asyncio.new_event_loop()
+    wake: list[asyncio.Future[None]] = []
+
+    def done(result: engine.ItemResult) -> None:
+        finished.append(result)
+        if wake and not wake[0].done():
+            wake[0].set_result(None)
+
+    async def connection() -> None:
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.get_extra_info("socket").setsockopt(6, 1, 1)  # TCP_NODELAY, as evalgate's connections
+        for case in source:
+            payload = target.render(target.context(case, 0, ()))
+            target.headers.expand()
+            trial_key({**target.key_settings, "body": payload}, case)
+            body = _encode(payload)
+            started = time.perf_counter()
+            writer.write(b"POST %s HTTP/1.1\r\nHost: %s\r\nAccept-Encoding: identity\r\nContent-Length: %d\r\n"
+                         b"Content-Type: application/json\r\nAccept: application/json\r\n\r\n%s"
+                         % (path, hostport, len(body), body))
+            head = await reader.readuntil(b"\r\n\r\n")
+            status = int(head[9:12])
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            content = await reader.readexactly(length)
+            answered = _Answered(target, status, content, (time.perf_counter() - started) * 1000.0)
+            done(engine.evaluate_case(case, answered, gates, scorers, judged, shared))
+        writer.close()
+
+    async def every_connection() -> None:
+        await asyncio.gather(*(connection() for _ in range(concurrency)))
+
+    everything = loop.create_task(every_connection())
+    try:
+        while finished or not everything.done():
+            if not finished:
+                wake[:] = [loop.create_future()]
+                loop.run_until_complete(asyncio.wait([wake[0], everything], return_when=asyncio.FIRST_COMPLETED))
+            while finished:
+                yield finished.popleft()
+        everything.result()  # what a connection raised
+    finally:
+        loop.close()
+
+
+if __name__ == "__main__":
+    if not hasattr(evalgate.api, "evaluate"):  # the seam this study replaces has moved: say so, not run threads
+        sys.exit("event_loop_study: evalgate.api no longer calls `evaluate`; update the study")
+    evalgate.api.evaluate = evaluate
+    entry()
