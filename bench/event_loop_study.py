@@ -9,7 +9,7 @@ runs it beside the threaded run to show how much of the run's CPU is the threads
 
 Each item does what `HttpTarget.run` does around its request: the body rendered from the item, the
 headers expanded, the cache key made, the body encoded as the client encodes it, the reply decoded
-and redacted by the client's own `_response`, the request logged, the reply mapped to a run and
+as the client decodes it, the request logged, the reply mapped to a run and
 scored. Left out, so the study is a floor for that design and not its cost: the adaptive limiter,
 retries, the response cache's lookup, the exchange deadline, proxies and TLS, and http.client's
 reading of the reply (here the head is split on its Content-Length only: the fake agent's replies).
@@ -22,6 +22,7 @@ judge, no repeats; it stops with a message on anything else.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from collections import deque
@@ -30,8 +31,10 @@ from typing import Any
 
 import evalgate.api
 from evalgate.cli import entry
+from evalgate.infra import redaction
 from evalgate.infra.logs import log_request
-from evalgate.infra.net.client import _encode
+from evalgate.infra.net import Response
+from evalgate.infra.net.errors import loads
 from evalgate.load.cases import Case, Check
 from evalgate.replies import Run
 from evalgate.run import engine
@@ -41,12 +44,14 @@ from evalgate.targets.http import HttpTarget, log, redact_reply
 LOOPS_RUN: list[int] = []  # one entry per run of `evaluate` below
 
 
-class _Reply:
-    """What the client's `_response` reads of a raw reply."""
-
-    def __init__(self, content: bytes) -> None:
-        self.content = content
-        self.headers: dict[str, str] = {}
+def _decoded(status: int, content: bytes, elapsed_ms: float) -> Response:
+    """The reply as the client makes it when no secret is known (`evaluate` makes sure of that)."""
+    text = content.decode("utf-8", errors="replace")
+    try:
+        body, is_json = loads(text), True
+    except ValueError:
+        body, is_json = None, False
+    return Response(status, body, text, {}, elapsed_ms, 1, is_json=is_json)
 
 
 class _Answered:
@@ -61,7 +66,7 @@ class _Answered:
         target = self.target
         if self.status != 200:
             raise TargetError(f"status {self.status}")
-        reply = target.client._response(self.status, _Reply(self.content), self.elapsed_ms, 1)  # type: ignore[arg-type]
+        reply = _decoded(self.status, self.content, self.elapsed_ms)
         log_request(log, target.config.method, target.config.url, {}, status=reply.status, attempts=1,
                     from_cache=False, elapsed_ms=reply.elapsed_ms)
         if not reply.is_json:
@@ -88,6 +93,8 @@ def evaluate(cases: Iterable[Case], target: Any, gates: list[Check], scorers: li
     judged = any(c.scorer.judged for c in (*gates, *scorers))
     if not isinstance(target, HttpTarget) or judged or repeats is not None or target.config.method != "POST":
         sys.exit("event_loop_study: an http target with POST, no judge and no repeats only")
+    if redaction.known():
+        sys.exit("event_loop_study: replies are decoded as the client does when no secret is known; none may be")
     LOOPS_RUN.append(concurrency)
     host, port, hostport, path = _origin(target.config.url)
     shared = engine.top_shared_ids(gates, scorers)
@@ -108,7 +115,7 @@ def evaluate(cases: Iterable[Case], target: Any, gates: list[Check], scorers: li
             payload = target.render(target.context(case, 0, ()))
             target.headers.expand()
             trial_key({**target.key_settings, "body": payload}, case)
-            body = _encode(payload)
+            body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()  # as the client's
             started = time.perf_counter()
             writer.write(b"POST %s HTTP/1.1\r\nHost: %s\r\nAccept-Encoding: identity\r\nContent-Length: %d\r\n"
                          b"Content-Type: application/json\r\nAccept: application/json\r\n\r\n%s"
