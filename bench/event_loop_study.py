@@ -8,15 +8,15 @@ exchanges are coroutines on one event loop in the main thread, each item's reply
 runs it beside the threaded run to show how much of the run's CPU is the threads' turn-taking.
 
 Each item does what `HttpTarget.run` does around its request: the body rendered from the item, the
-headers expanded, the cache key made, the body encoded as the client encodes it, the reply decoded
-as the client decodes it, the request logged, the reply mapped to a run and
-scored. Left out, so the study is a floor for that design and not its cost: the adaptive limiter,
-retries, the response cache's lookup, the exchange deadline, proxies and TLS, and http.client's
-reading of the reply (here the head is split on its Content-Length only: the fake agent's replies).
+headers expanded, the cache key made, the body encoded and the reply decoded as the client does it,
+the request logged, the reply mapped to a run and scored. Left out, so the study is a floor for that
+design and not its cost: the adaptive limiter, retries, the response cache's lookup, the exchange
+deadline, proxies and TLS, and http.client's reading of the reply (here the head is split on its
+Content-Length only: the fake agent's replies).
 
-Usage: python -P bench/event_loop_study.py run spec.yaml --output results.json (`-P`: bench/http.py would
-hide the standard library's `http`). An `http` target, no
-judge, no repeats; it stops with a message on anything else.
+Usage: python -P bench/event_loop_study.py run spec.yaml --output results.json
+(`-P`: this folder's http.py would hide the standard library's `http`). An `http` target, POST, no
+judge, no repeats, no secret to redact; it stops with a message on anything else.
 """
 
 from __future__ import annotations
