@@ -9,10 +9,11 @@ runs it beside the threaded run to show how much of the run's CPU is the threads
 
 Each item does what `HttpTarget.run` does around its request: the body rendered from the item, the
 headers expanded, the cache key made, the body encoded and the reply decoded as the client does it,
-the request logged, the reply mapped to a run and scored. Left out, so the study is a floor for that
-design and not its cost: the adaptive limiter, retries, the response cache's lookup, the exchange
-deadline, proxies and TLS, and http.client's reading of the reply (here the head is split on its
-Content-Length only: the fake agent's replies).
+the request logged, the reply read by evalgate's own reader (http.client's reply, from the bytes the
+loop received) under the exchange's deadline (`asyncio.timeout`), mapped to a run and scored. Left
+out, so the study is a floor for that design and not its cost: the adaptive limiter, retries, the
+response cache's lookup, proxies and TLS, and framing other than a Content-Length (the fake agent's
+replies).
 
 Usage: python -P bench/event_loop_study.py run spec.yaml --output results.json
 (`-P`: this folder's http.py would hide the standard library's `http`). An `http` target, POST, no
@@ -22,18 +23,21 @@ judge, no repeats, no secret to redact; it stops with a message on anything else
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import socket
 import sys
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import evalgate.api
 from evalgate.cli import entry
 from evalgate.infra import redaction
 from evalgate.infra.logs import log_request
 from evalgate.infra.net import Response
+from evalgate.infra.net.connections import final_response_class
 from evalgate.infra.net.errors import loads
 from evalgate.load.cases import Case, Check
 from evalgate.replies import Run
@@ -87,6 +91,33 @@ def _origin(url: str) -> tuple[str, int, bytes, bytes]:
     return host, int(port or 80), hostport.encode(), b"/" + path.encode()
 
 
+class _Received:
+    """A reply's bytes, read off the loop, as the socket http.client reads a reply from."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def makefile(self, mode: str) -> io.BytesIO:
+        return io.BytesIO(self.data)
+
+
+async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, head: bytes,
+                    body: bytes) -> tuple[int, bytes]:
+    """One request on a kept-alive connection: its reply's status and body, read by evalgate's reader
+    (http.client's, as `final_response_class` makes it) from the bytes its Content-Length frames."""
+    writer.write(head + body)
+    reply_head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in reply_head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    received = cast(socket.socket, _Received(reply_head + await reader.readexactly(length)))  # all it reads: makefile
+    reply = final_response_class()(received, method="POST")
+    reply.begin()
+    return reply.status, reply.read()
+
+
 def evaluate(cases: Iterable[Case], target: Any, gates: list[Check], scorers: list[Check],
              concurrency: int = 1, repeats: int | None = None, on_trial: Any = None) -> Iterator[engine.ItemResult]:
     """`engine.evaluate` on one event loop: results in completion order, `concurrency` in flight."""
@@ -116,18 +147,11 @@ def evaluate(cases: Iterable[Case], target: Any, gates: list[Check], scorers: li
             target.headers.expand()
             trial_key({**target.key_settings, "body": payload}, case)
             body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()  # as the client's
+            head = (b"POST %s HTTP/1.1\r\nHost: %s\r\nAccept-Encoding: identity\r\nContent-Length: %d\r\n"
+                    b"Content-Type: application/json\r\nAccept: application/json\r\n\r\n" % (path, hostport, len(body)))
             started = time.perf_counter()
-            writer.write(b"POST %s HTTP/1.1\r\nHost: %s\r\nAccept-Encoding: identity\r\nContent-Length: %d\r\n"
-                         b"Content-Type: application/json\r\nAccept: application/json\r\n\r\n%s"
-                         % (path, hostport, len(body), body))
-            head = await reader.readuntil(b"\r\n\r\n")
-            status = int(head[9:12])
-            length = 0
-            for line in head.split(b"\r\n")[1:]:
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value)
-            content = await reader.readexactly(length)
+            async with asyncio.timeout(target.config.timeout_s):  # the exchange's deadline, as the watchdog's
+                status, content = await _exchange(reader, writer, head, body)
             answered = _Answered(target, status, content, (time.perf_counter() - started) * 1000.0)
             done(engine.evaluate_case(case, answered, gates, scorers, judged, shared))
         writer.close()

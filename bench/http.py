@@ -13,8 +13,9 @@ whole processes (interpreter start-up included), in turn in each round:
   per method, target and headers, the replies read by http.client's reply, a plain head's header
   lines split without the email parser (proxies and CA bundles honoured; none set here);
 - one loop (study): the same `evalgate run` with the items' exchanges as coroutines on one asyncio
-  loop instead of threads (bench/event_loop_study.py, a design study: no limiter, retries, deadline
-  or cache lookup), printed for reference: how much of evalgate's CPU is its threads' turn-taking.
+  loop instead of threads, each reply read by evalgate's own reader under its deadline
+  (bench/event_loop_study.py, a design study: no limiter, retries or cache lookup), printed for
+  reference: how much of evalgate's CPU is its threads' turn-taking.
 
 Each side's wall time and CPU time (user and system, from the child's rusage) are measured per
 round. Prints each round, the median of each side, the median per-round ratios of evalgate to the
