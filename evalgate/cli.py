@@ -700,7 +700,7 @@ def _ask_starter(template: str | None, folder: Path) -> Any:
 def _print_started(starter: Any, planned: dict[Path, str]) -> None:
     from evalgate import scaffold
 
-    click.echo(f"evalgate init: a {starter.template} eval, {starter.name}:")
+    click.echo(f"evalgate init: {starter.name}, from the {starter.template} template:")
     width = max(len(str(path)) for path in planned) + 3
     for path in planned:
         what = scaffold.DESCRIPTIONS.get(path) or scaffold.stub_description(starter.template)

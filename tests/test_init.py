@@ -33,6 +33,8 @@ def test_each_template_writes_a_spec_that_validates(tmp_path: Path, template: st
     made = run_cli("init", "--template", template, cwd=tmp_path)
     assert made.code == 0, made.output
     assert written(tmp_path) == COMMON | STUBS[template]
+    # the first line names the eval and its template, with no article to get wrong ("a openai eval")
+    assert made.stdout.startswith(f"evalgate init: {tmp_path.name}, from the {template} template:\n"), made.stdout
     for path in written(tmp_path):
         assert path in made.stdout  # every file is listed
     spec = yaml.safe_load((tmp_path / "evalgate.yaml").read_text())
