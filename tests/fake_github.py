@@ -117,6 +117,14 @@ class Trickling:
     def flush(self) -> None:
         self.out.flush()
 
+    # what socketserver's handler asks of its writer when the handler returns (a trickle that ended in time)
+    @property
+    def closed(self) -> bool:
+        return bool(self.out.closed)
+
+    def close(self) -> None:
+        self.out.close()
+
 
 @dataclass
 class RawBody:
