@@ -12,10 +12,14 @@ whole processes (interpreter start-up included), in turn in each round:
   its requests on urllib3 connections of its own pool, each head made by http.client's request once
   per method, target and headers, the replies read by http.client's reply, a plain head's header
   lines split without the email parser (proxies and CA bundles honoured; none set here);
-- one loop (study): the same `evalgate run` with the items' exchanges as coroutines on one asyncio
-  loop instead of threads, each reply read by evalgate's own reader under its deadline
-  (bench/event_loop_study.py, a design study: no limiter, retries or cache lookup), printed for
-  reference: how much of evalgate's CPU is its threads' turn-taking.
+- one thread (study): the same `evalgate run`, its code unchanged, with its worker threads replaced by
+  greenlets on the main thread, each socket that would block parked on one selector
+  (bench/one_thread_study.py), printed for reference: the difference from evalgate's line is what its
+  threads' turn-taking costs;
+- one loop (study): the same `evalgate run` with evalgate's client and transport replaced by a minimal
+  exchange, coroutines on one asyncio loop, each reply read by evalgate's reader under its deadline
+  (bench/event_loop_study.py, a design study: no limiter, retries, cache lookup, pool or watchdog),
+  printed for reference: a floor for an event-loop design.
 
 Each side's wall time and CPU time (user and system, from the child's rusage) are measured per
 round. Prints each round, the median of each side, the median per-round ratios of evalgate to the
@@ -174,6 +178,13 @@ def median_line(label: str, timings: list[Timing]) -> str:
             f"total {med(t.cpu for t in timings):.3f}s")
 
 
+def _ratios(runs: list[Timing], floors: list[Timing]) -> str:
+    """A side's wall and CPU against the floor's, the median of the rounds' ratios."""
+    wall = statistics.median(r.wall / f.wall for r, f in zip(runs, floors, strict=True))
+    cpu = statistics.median(r.cpu / f.cpu for r, f in zip(runs, floors, strict=True))
+    return f"{wall:.2f}x wall, {cpu:.2f}x CPU"
+
+
 def split_line(floors: list[Timing], runs: list[Timing], floors_one: list[Timing], runs_one: list[Timing],
                items: int) -> str:
     """The CPU ratio taken apart: each side on the first item alone (interpreter, imports, loading, the
@@ -218,6 +229,8 @@ def main() -> None:
             # -P: this folder's http.py must not hide the standard library's `http` from the study
             study_cmd = [sys.executable, "-P", str(ROOT / "bench" / "event_loop_study.py"), "run", "spec.yaml",
                          "--output", "study.json"]
+            one_thread_cmd = [sys.executable, "-P", str(ROOT / "bench" / "one_thread_study.py"), "run", "spec.yaml",
+                              "--output", "one_thread.json"]
             floor_one = [sys.executable, "floor.py", str(port), str(args.concurrency), "one.jsonl"]
             evalgate_one = [sys.executable, "-m", "evalgate.cli", "run", "one.yaml", "--output", "one.json"]
             timed(floor_cmd, work)  # warm the page cache and the server's threads
@@ -225,6 +238,7 @@ def main() -> None:
             plain_urllib3: list[Timing] = []
             runs: list[Timing] = []
             studies: list[Timing] = []
+            one_thread: list[Timing] = []
             floors_one: list[Timing] = []
             runs_one: list[Timing] = []
             for round_no in range(1, args.rounds + 1):
@@ -232,6 +246,7 @@ def main() -> None:
                 plain_urllib3.append(timed(urllib3_cmd, work))
                 runs.append(timed(evalgate_cmd, work))
                 studies.append(timed(study_cmd, work))
+                one_thread.append(timed(one_thread_cmd, work))
                 floors_one.append(timed(floor_one, work))
                 runs_one.append(timed(evalgate_one, work))
                 f, u, r = floors[-1], plain_urllib3[-1], runs[-1]
@@ -239,7 +254,7 @@ def main() -> None:
                       f"urllib3 {u.wall:.3f}s (cpu {u.user:.2f}u+{u.system:.2f}s)  "
                       f"evalgate {r.wall:.3f}s (cpu {r.user:.2f}u+{r.system:.2f}s)  "
                       f"wall {r.wall / f.wall:.2f}x cpu {r.cpu / f.cpu:.2f}x", flush=True)
-            for name in ("results.json", "study.json"):
+            for name in ("results.json", "study.json", "one_thread.json"):
                 summary = json.loads((work / name).read_text())["summary"]
                 assert summary["total_items"] == args.items and summary["errored_items"] == 0, (name, summary)
     finally:
@@ -257,10 +272,10 @@ def main() -> None:
           f"{statistics.median(u.wall / f.wall for u, f in zip(plain_urllib3, floors, strict=True)):.2f}x wall, "
           f"{statistics.median(u.cpu / f.cpu for u, f in zip(plain_urllib3, floors, strict=True)):.2f}x CPU)")
     print(median_line("evalgate run:", runs))
-    study_wall = statistics.median(s.wall / f.wall for s, f in zip(studies, floors, strict=True))
-    study_cpu = statistics.median(s.cpu / f.cpu for s, f in zip(studies, floors, strict=True))
-    print(median_line("one loop (study):", studies) + f"  (evalgate's work, no threads: {study_wall:.2f}x wall, "
-          f"{study_cpu:.2f}x CPU)")
+    print(median_line("one thread (study):", one_thread) + "  (evalgate's code unchanged, its workers greenlets: "
+          f"{_ratios(one_thread, floors)})")
+    print(median_line("one loop (study):", studies) + "  (a minimal asyncio exchange for evalgate's client: "
+          f"{_ratios(studies, floors)})")
     print(f"wall ratio: {ratio:.2f}x median of rounds (target <= {target}x) "
           f"{'OK' if ratio <= target else 'MISSED'}; best-of ratio "
           f"{min(r.wall for r in runs) / min(f.wall for f in floors):.2f}x")
