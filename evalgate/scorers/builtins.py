@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from importlib.metadata import entry_points
 
+from evalgate.infra.plugins import installed_entry_points
 from evalgate.scorers.registry import REGISTRY, ScorerType
 
 ENTRY_POINTS = "evalgate.scorers"
@@ -47,7 +47,7 @@ def _load_plugins() -> None:
         if _plugins_loaded:
             return
         _plugins_loaded = True
-        for point in entry_points(group=ENTRY_POINTS):
+        for point in installed_entry_points(ENTRY_POINTS):
             before = dict(REGISTRY)
             try:
                 point.load()

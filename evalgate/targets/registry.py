@@ -12,12 +12,12 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from evalgate.infra.plugins import installed_entry_points
 from evalgate.load.spec.plugins import register_target_model
 from evalgate.targets.base import Target
 
@@ -88,7 +88,7 @@ def load_plugins() -> dict[str, TargetType]:
     with _loaded:
         if _done:
             return REGISTRY
-        for point in entry_points(group=ENTRY_POINTS):
+        for point in installed_entry_points(ENTRY_POINTS):
             if point.name in REGISTRY:
                 PLUGIN_PROBLEMS[point.name] = f"`{point.value}` would replace the built-in target type {point.name!r}"
                 continue
