@@ -21,11 +21,11 @@ whole processes (interpreter start-up included), in turn in each round:
   (bench/event_loop_study.py, a design study: no limiter, retries, cache lookup, pool or watchdog),
   printed for reference: a floor for an event-loop design.
 
-Each side's wall time and CPU time (user and system, from the child's rusage) are measured per
-round. Prints each round, the median of each side, the median per-round ratios of evalgate to the
-floor (the figures the targets are about) and the best wall of each; then the CPU ratio taken
-apart: each side run on the first item alone (start-up: interpreter, imports, loading, the results)
-and what each further item adds past that. evalgate's bytecode is
+Each side's wall time and CPU time (user and system, from the child's rusage) are measured per round.
+Prints each round, the median of each side, the median per-round ratios of evalgate to the floor (the
+figures the targets are about) and the best wall of each; then the CPU ratio taken apart: each side run
+on the first item alone (start-up: interpreter, imports, loading, the results) and what each further
+item adds past that, and the share of evalgate's that the one-thread study saves. evalgate's bytecode is
 compiled first, as an install leaves it (bench/installed.py). Targets: evalgate's wall <= 1.3x the
 floor's at the default 1,000 x 16 (mostly start-up there: importing evalgate, pydantic and the scorer
 models a spec uses), <= 1.25x at 10,000 x 64; CPU (user + system) within 1.5x of the floor's.
@@ -200,6 +200,18 @@ def split_line(floors: list[Timing], runs: list[Timing], floors_one: list[Timing
     return line
 
 
+def threads_line(runs: list[Timing], one_thread: list[Timing], runs_one: list[Timing], items: int) -> str:
+    """evalgate's CPU per further item, and how much of it the threads' turn-taking is: the threaded run
+    less the one-thread study's (the same code and start-up), per item, per round."""
+    med = statistics.median
+    rounds = list(zip(runs, one_thread, runs_one, strict=True))
+    threaded = med((r.cpu - r1.cpu) / (items - 1) for r, _, r1 in rounds) * 1e6
+    green = med((g.cpu - r1.cpu) / (items - 1) for _, g, r1 in rounds) * 1e6
+    share = med((r.cpu - g.cpu) / (r.cpu - r1.cpu) for r, g, r1 in rounds)
+    return (f"per further item, evalgate {threaded:.0f} us on threads, {green:.0f} us on one thread: "
+            f"the threads' turn-taking is {share:.0%} of it")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=1000)
@@ -282,6 +294,8 @@ def main() -> None:
     print(f"CPU ratio (user+sys): {cpu_ratio:.2f}x median of rounds (target <= {TARGET_CPU_RATIO}x) "
           f"{'OK' if cpu_ratio <= TARGET_CPU_RATIO else 'MISSED'}")
     print(split_line(floors, runs, floors_one, runs_one, args.items))
+    if args.items > 1:
+        print(threads_line(runs, one_thread, runs_one, args.items))
 
 if __name__ == "__main__":
     main()
