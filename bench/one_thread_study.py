@@ -81,10 +81,16 @@ class _ParkingSocket(connections.QuietSocket):
             raise OSError(failed, os.strerror(failed))
         return None
 
+    def recv(self, bufsize: int, flags: int = 0) -> bytes:
+        return self._reading(super().recv, bufsize, flags)  # type: ignore[no-any-return]
+
     def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+        return self._reading(super().recv_into, buffer, nbytes, flags)  # type: ignore[no-any-return]
+
+    def _reading(self, read: Callable[..., Any], *args: Any) -> Any:
         while True:
             try:
-                return super().recv_into(buffer, nbytes, flags)
+                return read(*args)
             except BlockingIOError:
                 if not _in_worker():
                     raise

@@ -5,8 +5,11 @@ reply whose head closes the connection still read within the exchange's deadline
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -45,7 +48,15 @@ REPLIES = {
     "101 headers": b"HTTP/1.1 200 OK\r\n" + b"X-Many: 1\r\n" * 101 + b"\r\nok",
     "a header line too long": b"HTTP/1.1 200 OK\r\nX-Long: " + b"x" * 70_000 + b"\r\n\r\nok",
     "a version that is no HTTP/1": b"HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    "sized, then bytes past it": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok, and more",
+    "a length twice": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok",
+    "sized, saying close": b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok",
+    "sized, an error status": b"HTTP/1.1 503 Busy\r\nRetry-After: 1\r\nContent-Length: 4\r\n\r\nbusy",
+    "a 304 with a length": b"HTTP/1.1 304 Not Modified\r\nContent-Length: 2\r\n\r\n",
 }
+# Small replies, sent again a few bytes at a time: a head read over several socket reads, and a reply that is
+# not read whole read on from the bytes already received
+PIECEMEAL = [name for name, reply in REPLIES.items() if 0 < len(reply) < 300]
 # sha256 of `inspect.getsource(http.client.HTTPResponse.begin)`, the same in Python 3.10, 3.11, 3.12 and 3.13
 BEGIN_SHA256 = "e06ec06b086c7ea0b9857657c435786fe031fdb272ec4080256e40ff04559a0e"
 CLOSING = b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"  # the next request on a new connection
@@ -53,10 +64,12 @@ CLOSING = b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"  # the next re
 
 class CannedServer:
     """A loopback server answering each connection's request with `reply` and closing it; every request's
-    bytes kept as they arrived."""
+    bytes kept as they arrived. piece: the reply sent that many bytes at a time, each a socket read apart."""
 
-    def __init__(self, reply: bytes) -> None:
+    def __init__(self, reply: bytes, piece: int | None = None, reset: bool = False) -> None:
         self.reply = reply
+        self.piece = piece
+        self.reset = reset  # the connection ended by a reset (RST), not a close (FIN)
         self.requests: list[bytes] = []
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.settimeout(0.2)
@@ -74,7 +87,14 @@ class CannedServer:
             with conn:
                 conn.settimeout(5)
                 self.requests.append(_request_bytes(conn))
-                conn.sendall(self.reply)
+                piece = self.piece or len(self.reply) or 1
+                with contextlib.suppress(OSError):  # a reader that stopped early (a bad status line) closed it
+                    for start in range(0, len(self.reply), piece):
+                        conn.sendall(self.reply[start:start + piece])
+                        if self.piece:
+                            time.sleep(0.002)
+                if self.reset:
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
     def stop(self) -> None:
         self.stopping = True
@@ -106,8 +126,8 @@ def canned() -> Iterator[type[CannedServer]]:
     started: list[CannedServer] = []
 
     class Started(CannedServer):
-        def __init__(self, reply: bytes) -> None:
-            super().__init__(reply)
+        def __init__(self, reply: bytes, piece: int | None = None, reset: bool = False) -> None:
+            super().__init__(reply, piece, reset)
             started.append(self)
 
     yield Started
@@ -241,6 +261,23 @@ def test_a_reply_reads_as_urllib3_read_it(canned: type[CannedServer], name: str)
         assert ours[-1] == b"".join(LONG_CHUNKS)
 
 
+@pytest.mark.parametrize("name", PIECEMEAL)
+def test_a_reply_sent_in_pieces_reads_as_urllib3_read_it(canned: type[CannedServer], name: str) -> None:
+    server = canned(REPLIES[name], piece=7)
+    ours = through_evalgate(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
+    theirs = through_urllib3(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("cut", [b"HTTP/1.1 200 OK\r\nContent-", b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nonly"],
+                         ids=["mid-head", "mid-body"])
+def test_a_reply_cut_by_a_reset_fails_as_urllib3_failed(canned: type[CannedServer], cut: bytes) -> None:
+    server = canned(cut, reset=True)
+    ours = through_evalgate(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
+    theirs = through_urllib3(server.port, "POST", "/agent", b"{}", {"User-Agent": "evalgate/1"})
+    assert ours == theirs and "reset" in ours[1]
+
+
 def test_a_reply_that_says_close_then_stalls_mid_body_times_out_at_timeout_s() -> None:
     # http.client closes the connection as soon as a head says `Connection: close`, its body still to read:
     # the watchdog's handle on the socket must outlive that, or a server that stalls after the head holds
@@ -361,6 +398,63 @@ def test_a_reply_head_is_read_as_http_client_parses_it() -> None:
                 ours, theirs = io.BytesIO(head), io.BytesIO(head)
                 assert parsed(read_headers(ours)) == parsed(http.client.parse_headers(theirs)), head
                 assert ours.read() == theirs.read(), head
+
+
+STATUS_LINES = [b"HTTP/1.1 200 OK\r\n", b"HTTP/1.1 404\r\n", b"HTTP/1.1 204 No Content\r\n", b"HTTP/1.0 200 OK\r\n",
+                b"HTTP/1.1 103 Early Hints\r\n", b"HTTP/1.1  200 OK\r\n", b"HTTP/1.1 200 caf\xe9\r\n"]
+FRAMING_LINES = [b"Content-Length: 5\r\n", b"content-length: 5 \r\n", b"Content-Length: 05\r\n",
+                 b"Content-Length: +5\r\n", b"Content-Length: 3\r\n", b"Transfer-Encoding: chunked\r\n",
+                 b"Connection: close\r\n",
+                 b"Connection: keep-alive\r\n", b"Content-Encoding: gzip\r\n", b"content-encoding: br \r\n",
+                 b"Content-Type: multipart/mixed\r\n", b"X-Folded: a\r\n b\r\n", b"X-Plain: 1\r\n"]
+BODIES = [b"hello", b"hel", b"hello, and more"]
+
+
+class _Sent:
+    """Bytes as http.client's reply reads them from a socket (all it asks of one is `makefile`)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def makefile(self, mode: str) -> io.BytesIO:
+        return io.BytesIO(self.data)
+
+
+def test_a_reply_read_whole_is_the_reply_http_client_reads_and_any_other_loses_no_byte() -> None:
+    # `read_whole` takes a reply whole only when http.client would read the same status, headers, body and
+    # encoding from it, its Content-Length exactly the bytes that follow and the connection kept; any other it
+    # leaves with every byte it read, in order, for http.client's reader (every head of a status line and up
+    # to two of these lines, each body, POST and HEAD: 7,686 replies).
+    import itertools
+
+    from evalgate.infra.net.connections import final_response_class
+    from evalgate.infra.net.heads import read_headers
+    from evalgate.infra.net.whole_reply import Whole, read_whole
+
+    whole_ones = set()
+    for status_line, size, body, method in itertools.product(STATUS_LINES, range(3), BODIES, ("POST", "HEAD")):
+        for lines in itertools.product(FRAMING_LINES, repeat=size):
+            sent = status_line + b"".join(lines) + b"\r\n" + body
+            ours, theirs = socket.socketpair()
+            with ours, theirs:
+                theirs.sendall(sent)
+                theirs.shutdown(socket.SHUT_WR)
+                read = read_whole(ours, method, 2**20)
+            if not isinstance(read, Whole):
+                assert sent.startswith(read.data) and (read.end is None or read.data == sent), sent
+                continue
+            whole_ones.add(sent)
+            reply = final_response_class()(_Sent(sent), method=method)
+            reply.begin()
+            assert (reply.status, reply.chunked, reply.will_close, reply.length) == (read.status, False, False,
+                                                                                     len(read.body)), sent
+            assert reply.read() == read.body, sent
+            assert sent == sent[:sent.index(b"\r\n") + 2] + read.header_lines + read.body  # nothing past the body
+            assert reply.msg.items() == read_headers(io.BytesIO(read.header_lines)).items(), sent
+            encodings = reply.msg.get_all("Content-Encoding")
+            assert read.encoding == (", ".join(encodings) if encodings else None), sent
+    assert b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" in whole_ones
+    assert b"HTTP/1.1 404\r\nContent-Length: 3\r\nContent-Encoding: gzip\r\n\r\nhel" in whole_ones
 
 
 def test_http_clients_begin_is_the_one_the_reply_copies() -> None:

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     import http.client
     import ssl
 
+    from evalgate.infra.net.whole_reply import Received
+
 log = logging.getLogger(__name__)
 
 # Linux's TCP_INFO (its first byte the connection's state) and SO_MEMINFO (its first word the memory the
@@ -402,11 +404,13 @@ class Watched:
         sock.settimeout(getattr(self, "timeout", None))
         sock.sendall(data)
 
-    def reply_head(self, method: str) -> http.client.HTTPResponse:
+    def reply_head(self, method: str, received: Received) -> http.client.HTTPResponse:
         """The reply to the request sent, its head read as http.client's `getresponse` reads it (a reply that
         says `Connection: close` closes the connection, its body still to read from the reply), without the
-        request-and-reply states http.client keeps for a request it sent itself."""
-        reply: http.client.HTTPResponse = self.response_class(self.sock, method=method)  # type: ignore[attr-defined]
+        request-and-reply states http.client keeps for a request it sent itself; `received`: what `read_whole`
+        read of it, read first."""
+        sock = received.socket_for(self.sock)  # type: ignore[attr-defined]
+        reply: http.client.HTTPResponse = self.response_class(sock, method=method)  # type: ignore[attr-defined]
         try:
             try:
                 reply.begin()

@@ -62,9 +62,9 @@ MAX_HEADERS = 100
 # A plain header line: a name of the characters the email parser takes for one, a colon, a value of printable
 # ASCII and tabs, CRLF. Anything else in a head (a folded line, a line that is no header, a bare LF or CR,
 # control or non-ASCII bytes) is parsed by http.client's own parser.
-_PLAIN_LINE = re.compile(rb"[!-9;-~]+:[\t -~]*\r\n")
+PLAIN_LINE = re.compile(rb"[!-9;-~]+:[\t -~]*\r\n")
 # Content types the email parser reads a body of parts for (a defect, parts), even from a head alone.
-_PARTED = re.compile(rb"multipart|message", re.IGNORECASE)
+PARTED = re.compile(rb"multipart|message", re.IGNORECASE)
 
 
 def read_headers(fp: Any) -> http.client.HTTPMessage:
@@ -73,8 +73,8 @@ def read_headers(fp: Any) -> http.client.HTTPMessage:
     what is left over). A head of plain lines (every one `Name: value`, printable ASCII) is split here, each
     line as the email parser splits it; any other goes to http.client's parser."""
     lines = head_lines(fp)
-    parted = any(_PARTED.search(line) for line in lines if line[:13].lower() == b"content-type:")
-    if not parted and all(_PLAIN_LINE.fullmatch(line) for line in lines[:-1]):
+    parted = any(PARTED.search(line) for line in lines if line[:13].lower() == b"content-type:")
+    if not parted and all(PLAIN_LINE.fullmatch(line) for line in lines[:-1]):
         message = http.client.HTTPMessage()
         for line in lines[:-1]:
             name, _, value = line.decode("ascii").partition(":")

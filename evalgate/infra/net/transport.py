@@ -6,16 +6,18 @@ On a direct origin's connection the request and the reply are http.client's: the
 subclasses and its `HTTPResponse` wraps, without the per-request objects urllib3 builds around it (its request
 options, `HTTPResponse`, decoders and buffers: a third of a request's CPU). A request's head is the one
 http.client's `request` makes, made once per method, target and headers (`RequestHeads`: the next such
-request differs in its Content-Length alone) and sent with the body; the reply's head and body are read
-by http.client's reply (`Watched.reply_head`, `PlainReply`), its header lines parsed as http.client parses
-them, a plain head without the email parser (`read_headers`). The bytes sent and the status, headers, body
-or error read are urllib3's
+request differs in its Content-Length alone) and sent with the body. A reply of plain header lines whose
+Content-Length frames its body is read whole in as few socket reads as it came in (`read_whole`,
+`WholeReply`); any other is read by http.client's reply from the same bytes (`Watched.reply_head`,
+`PlainReply`), its header lines parsed as http.client parses them, a plain head without the email parser
+(`read_headers`). The bytes sent and the status, headers, body or error read are urllib3's
 (tests/test_net_exchange.py holds them to it)."""
 
 from __future__ import annotations
 
 import errno
 import functools
+import io
 import logging
 import os
 import threading
@@ -27,7 +29,9 @@ from urllib.parse import unquote, urlsplit
 
 from evalgate.infra.net.connections import ExchangeDeadline, OriginPool, PoolClosed, direct_connection, pool_classes
 from evalgate.infra.net.errors import BadEncoding, NoRetry, one_line
+from evalgate.infra.net.heads import read_headers
 from evalgate.infra.net.routes import TlsOptions, TlsSettingError, ca_source, proxy_for, ssl_context
+from evalgate.infra.net.whole_reply import Whole, read_whole
 
 if TYPE_CHECKING:  # imported when the first client is built: offline specs never pay for TLS and urllib3
     import http.client
@@ -72,12 +76,13 @@ class RawReply:
 
 class ReplyHeaders(Mapping[str, str]):
     """A reply's headers as urllib3's `HTTPHeaderDict` holds them (any case; a repeated header's values
-    joined by ", ", and listed once per value by `items`), made from http.client's message when first read:
-    most replies' headers never are, and making one costs as much as the rest of reading a small reply."""
+    joined by ", ", and listed once per value by `items`), made from http.client's message (or the header
+    lines it is parsed from, as http.client parses them) when first read: most replies' headers never are, and
+    making one costs as much as the rest of reading a small reply."""
 
     __slots__ = ("_made", "_message")
 
-    def __init__(self, message: http.client.HTTPMessage) -> None:
+    def __init__(self, message: http.client.HTTPMessage | bytes) -> None:
         self._message = message
         self._made: Mapping[str, str] | None = None
 
@@ -85,7 +90,10 @@ class ReplyHeaders(Mapping[str, str]):
         if self._made is None:
             from urllib3 import HTTPHeaderDict
 
-            self._made = HTTPHeaderDict(self._message.items())
+            message = self._message
+            if isinstance(message, bytes):
+                message = read_headers(io.BytesIO(message))
+            self._made = HTTPHeaderDict(message.items())
         return self._made
 
     def __getitem__(self, name: str) -> str:
@@ -157,6 +165,38 @@ class PlainReply:
 
     def close(self) -> None:
         self._reply.close()
+
+
+class WholeReply:
+    """A reply `read_whole` read, as `_body` reads a `PlainReply`: its body handed out a read at a time."""
+
+    __slots__ = ("_body", "_done", "_encoding", "headers", "status")
+    version = 11
+
+    def __init__(self, whole: Whole) -> None:
+        self.status = whole.status
+        self.headers = ReplyHeaders(whole.header_lines)
+        self._body = whole.body
+        self._encoding = whole.encoding
+        self._done = 0
+
+    def content_encoding(self) -> str | None:
+        return self._encoding
+
+    @property
+    def length_remaining(self) -> int:
+        return len(self._body) - self._done
+
+    def read1(self, amount: int, decode_content: bool = False) -> bytes:
+        data = self._body[self._done:self._done + amount]
+        self._done += len(data)
+        return data
+
+    def isclosed(self) -> bool:
+        return self._done == len(self._body)
+
+    def close(self) -> None:
+        pass
 
 
 def _broken(exc: Exception) -> Exception:
@@ -276,10 +316,11 @@ def _urllib3_error(exc: Exception) -> Exception:
     return exc
 
 
-def _sent(conn: Any, head: bytes, data: bytes | None, method: str, target: str) -> PlainReply:
-    """The request (`head`, then `data`) sent on `conn` and its reply's head read, as urllib3's `_make_request`
-    does: connected first (a TLS failure is told as one), and a server that closed the connection while the
-    request went out may have replied all the same (a 413, say): that reply is read."""
+def _sent(conn: Any, head: bytes, data: bytes | None, method: str, target: str,
+          max_bytes: int) -> PlainReply | WholeReply:
+    """The request (`head`, then `data`) sent on `conn` and its reply read whole (`read_whole`) or its head read,
+    as urllib3's `_make_request` does: connected first (a TLS failure is told as one), and a server that closed
+    the connection while the request went out may have replied all the same (a 413, say): that reply is read."""
     try:
         if conn.is_closed:
             conn.connect()
@@ -290,7 +331,10 @@ def _sent(conn: Any, head: bytes, data: bytes | None, method: str, target: str) 
         except OSError as exc:
             if exc.errno not in (errno.EPROTOTYPE, errno.ECONNRESET):
                 raise
-        reply = conn.reply_head(method)
+        read = read_whole(conn.sock, method, max_bytes)
+        if isinstance(read, Whole):
+            return WholeReply(read)
+        reply = conn.reply_head(method, read)
         _warn_of_bad_headers(reply, conn, target)
         return PlainReply(reply)
     except Exception as exc:
@@ -341,7 +385,7 @@ def _exchange(pool: OriginPool, method: str, target: str, data: bytes | None, he
     try:
         with ExchangeDeadline(deadline):
             head = pool.heads.head(method, target, data, headers)
-            reply = _sent(conn, head, data, method, target)
+            reply = _sent(conn, head, data, method, target, max_bytes)
             content = _body(reply, max_bytes, deadline)
     except BaseException:
         conn.close()
