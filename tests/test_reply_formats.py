@@ -473,6 +473,34 @@ def test_a_mapping_that_hides_thrown_tools_warns() -> None:
     assert honest.warnings() == []
 
 
+def test_a_jmespath_mapping_of_an_ai_sdk_result_that_hides_thrown_tools_warns() -> None:
+    mapping = ReplyMapping(ResponseMapping(
+        text="text", tool_calls="steps[].content[?type=='tool-call'][]",
+        tool_call_fields={"name": "toolName", "args": "input"}))
+    assert len(mapping.run(AI_SDK_RESULT).tool_calls) == 2
+    (warning,) = mapping.warnings()
+    assert "as successful" in warning and "format: ai-sdk" in warning
+
+
+def test_a_reply_is_checked_for_failures_its_mapping_misses_as_guess_format_tells_its_format() -> None:
+    # the check skips the guess for an object without the keys a Mastra or AI SDK reply is told by: every
+    # reply of these tests, and each with those keys or their values added, taken or changed, is answered
+    # as the guess answers it
+    from evalgate.replies.formats import guess_failing_format, guess_format
+
+    bodies: list[Any] = [AI_SDK_RESULT, AI_SDK_UI_MESSAGES, AI_SDK_MODEL_MESSAGES, OPENAI_COMPLETION,
+                         OPENAI_MESSAGES, OPENAI_RESPONSE, MASTRA_REPLY, {"output": {"text": "hi"}}, {}, [], "text"]
+    values = [None, [], [{"payload": {}}], [{"content": []}], {"dbMessages": []}, {"dbMessages": None}, "x"]
+    for body in [*bodies]:
+        if isinstance(body, dict):
+            for key in ("response", "toolCalls", "steps", "choices", "messages"):
+                bodies += [{**body, key: value} for value in values]
+                bodies.append({k: v for k, v in body.items() if k != key})
+    failing = [guess_failing_format(body) for body in bodies]
+    assert failing == [g if (g := guess_format(body)) in ("mastra", "ai-sdk") else None for body in bodies]
+    assert {"mastra", "ai-sdk", None} <= set(failing)
+
+
 def test_response_latency_ms_is_read_when_mapped(tmp_path: Path, agent: FixtureAgent) -> None:
     agent.replies["timed"] = {"text": "It is 64F.", "timing": {"ms": 7.5}}
     agent.replies["untimed"] = {"text": "It is 64F."}

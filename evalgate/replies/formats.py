@@ -480,6 +480,20 @@ def guess_format(body: Any) -> str | None:
     return None
 
 
+# The keys `guess_format` tells a Mastra or AI SDK reply by: an object without any is neither
+_FAILING_FORMAT_KEYS = frozenset(("response", "toolCalls", "steps"))
+
+
+def guess_failing_format(body: Any) -> str | None:
+    """`guess_format`'s answer when it is one of the formats whose tool calls can say they failed ("mastra",
+    "ai-sdk"), else None; an object without the keys those are told by is answered without the guess (most
+    replies of an agent mapped by JMESPath, each checked for failures its mapping misses)."""
+    if isinstance(body, dict) and _FAILING_FORMAT_KEYS.isdisjoint(body):
+        return None
+    guess = guess_format(body)
+    return guess if guess in ("mastra", "ai-sdk") else None
+
+
 _CALL_KEYS = ("toolCalls", "tool_calls", "toolInvocations")
 _CALL_PART_TYPES = ("tool-invocation", "tool-call")
 _WALK_BUDGET = 2000

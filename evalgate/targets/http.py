@@ -38,6 +38,7 @@ from evalgate.load import spec as s
 from evalgate.load.cases import Case
 from evalgate.replies import TOOL_STATUSES, Run, RunFormatError, run_from_value
 from evalgate.replies.formats import (
+    guess_failing_format,
     guess_format,
     measure,
     parse_arguments,
@@ -254,8 +255,8 @@ class ReplyMapping:
 
     def _check_hidden_failures(self, run: Run, body: Any) -> None:
         """Note a known reply shape whose failed tool calls the mapping reads as successes."""
-        guess = guess_format(body)
-        if guess not in ("mastra", "ai-sdk"):
+        guess = guess_failing_format(body)
+        if guess is None:
             return
         try:
             formatted = read_reply(guess, body)
