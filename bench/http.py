@@ -201,15 +201,16 @@ def split_line(floors: list[Timing], runs: list[Timing], floors_one: list[Timing
 
 
 def threads_line(runs: list[Timing], one_thread: list[Timing], runs_one: list[Timing], items: int) -> str:
-    """evalgate's CPU per further item, and how much of it the threads' turn-taking is: the threaded run
-    less the one-thread study's (the same code and start-up), per item, per round."""
+    """evalgate's CPU per further item, on its threads and on the one-thread study's greenlets (the same code
+    and start-up), medians of the rounds; the threads' turn-taking is the difference, when there is one."""
     med = statistics.median
     rounds = list(zip(runs, one_thread, runs_one, strict=True))
     threaded = med((r.cpu - r1.cpu) / (items - 1) for r, _, r1 in rounds) * 1e6
     green = med((g.cpu - r1.cpu) / (items - 1) for _, g, r1 in rounds) * 1e6
-    share = med((r.cpu - g.cpu) / (r.cpu - r1.cpu) for r, g, r1 in rounds)
-    return (f"per further item, evalgate {threaded:.0f} us on threads, {green:.0f} us on one thread: "
-            f"the threads' turn-taking is {share:.0%} of it")
+    share = (threaded - green) / threaded
+    said = (f"the threads' turn-taking is {share:.0%} of it" if share > 0
+            else "the threads' turn-taking costs nothing measurable")
+    return f"per further item, evalgate {threaded:.0f} us on threads, {green:.0f} us on one thread: {said}"
 
 
 def main() -> None:
