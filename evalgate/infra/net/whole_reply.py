@@ -59,7 +59,8 @@ class Received:
 def read_whole(sock: socket.socket, method: str, max_bytes: int) -> Whole | Received:
     """The reply on `sock` read whole when its head is plain and frames its body by a Content-Length of at most
     `max_bytes`; else what was received of it, for http.client's reader."""
-    data = b""
+    data = b""  # up to the head's end (within two reads), then the body's reads after it in `rest`
+    rest: list[bytes] = []
     try:
         while (end := data.find(b"\r\n\r\n")) < 0:
             if len(data) >= _READ:  # a long head
@@ -72,20 +73,19 @@ def read_whole(sock: socket.socket, method: str, max_bytes: int) -> Whole | Rece
         if framed is None or framed[1] > max_bytes:
             return Received(data)
         status, length, encoding = framed
-        start = end + 4
-        missing = length - (len(data) - start)
+        missing = length - (len(data) - end - 4)
         while missing > 0:  # read no further than the body's end
             chunk = sock.recv(min(missing, _READ))
             if not chunk:
-                return Received(data, end=b"")
-            data += chunk
+                return Received(b"".join([data, *rest]), end=b"")
+            rest.append(chunk)
             missing -= len(chunk)
     except OSError as exc:
-        return Received(data, end=exc)
+        return Received(b"".join([data, *rest]), end=exc)
     if missing < 0:  # bytes past the body: http.client's reader keeps to what it did with them
         return Received(data)
     head_end = data.index(b"\r\n") + 2
-    return Whole(status, data[head_end:end + 4], data[start:], encoding)
+    return Whole(status, data[head_end:end + 4], b"".join([data[end + 4:], *rest]), encoding)
 
 
 def _framing(head: bytes, method: str) -> tuple[int, int, str | None] | None:
