@@ -12,7 +12,7 @@ from typing import Any
 
 from evalgate.decide.verdict import NOT_SCORABLE_RULES, Aggregator, NotScorableRule
 from evalgate.errors import Problem, SpecError, display_path
-from evalgate.infra import isolation
+from evalgate.infra import heap, isolation
 from evalgate.judge.accounting import JudgeRun
 from evalgate.load.build import python_cases, python_checks
 from evalgate.load.cases import Case, Check
@@ -409,6 +409,7 @@ def _run_loaded(loaded: LoadedSpec, output_at: Path | None, journal_at: Path | N
     target = prepare_target(loaded, concurrency=concurrency, use_cache=use_cache)
     if on_start is not None:
         on_start(loaded)
+    heap.keep_startup_heap()  # in a command's process: what lives to the end is no longer the collector's to walk
     cases = loaded.iter_cases()
     shard_info = None
     if shard is not None:

@@ -74,11 +74,12 @@ def _safe_streams() -> None:
 
 def entry(argv: list[str] | None = None) -> None:
     """The `evalgate` command: one of the documented exit codes, never a traceback."""
-    from evalgate.infra import isolation
+    from evalgate.infra import heap, isolation
 
     if argv is None:  # this process is the command: start it again without the runner's credentials
         isolation.reexec_without_credentials()
         isolation.receive_credentials()
+        heap.command_process()
     _safe_streams()
     isolation.register_credential_env()  # a provider key set on the step for another tool is a secret too
     isolation.install_interrupt_handler()

@@ -421,6 +421,19 @@ def test_a_nan_average_is_null_in_the_scores_output_not_a_crash(action: scenario
     assert run.outputs["verdict"] == "passed" and run.outputs["results-path"]
 
 
+def test_the_action_runs_its_items_with_the_start_up_heap_frozen(action: scenarios.Action) -> None:
+    """The entrypoint is the command's own process: what its start-up built is frozen before the first item
+    (evalgate/infra/heap.py; test_heap.py has the CLI's and a library caller's)."""
+    from test_heap import frozen_during_the_run, project
+
+    folder = action.root / "ws"
+    folder.mkdir(parents=True)
+    project(folder)
+    run = action.run()
+    assert run.code == 0, run.log
+    assert frozen_during_the_run(folder) > 10_000
+
+
 def test_a_secret_cut_by_the_logged_excerpt_is_redacted_before_the_cut(action: scenarios.Action) -> None:
     """The failing item's output is cut for the log: cutting first would leave the secret's head."""
     from evalgate.github.main import LOGGED_CHARS

@@ -21,7 +21,7 @@ from evalgate.errors import SpecError, shortened
 from evalgate.github.comments import CommentError, GitHub, marker
 from evalgate.github.settings import COMMENT_EVENTS, Settings, SettingsError, excerpt
 from evalgate.github.workflow import Log, append_summary, summary_room, write_outputs
-from evalgate.infra import isolation, logs, redaction, safeio
+from evalgate.infra import heap, isolation, logs, redaction, safeio
 from evalgate.infra.files import write_file
 from evalgate.infra.net import HttpClient, RetryPolicy
 from evalgate.infra.redaction import redact_cut
@@ -619,6 +619,7 @@ def main() -> None:
     """The container's entrypoint: one log stream, so stop-commands covers stderr too."""
     isolation.reexec_without_credentials(TOKEN_INPUTS)
     isolation.receive_credentials()
+    heap.command_process()
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(sys.stdout.fileno(), sys.stderr.fileno())
