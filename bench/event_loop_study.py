@@ -119,8 +119,10 @@ async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, 
 
 
 def evaluate(cases: Iterable[Case], target: Any, gates: list[Check], scorers: list[Check],
-             concurrency: int = 1, repeats: int | None = None, on_trial: Any = None) -> Iterator[engine.ItemResult]:
-    """`engine.evaluate` on one event loop: results in completion order, `concurrency` in flight."""
+             concurrency: int = 1, repeats: int | None = None, on_trial: Any = None, *,
+             draw_ahead: bool = False) -> Iterator[engine.ItemResult]:
+    """`engine.evaluate` on one event loop: results in completion order, `concurrency` in flight (each
+    connection draws its next case itself: `draw_ahead` has nothing to change)."""
     judged = any(c.scorer.judged for c in (*gates, *scorers))
     if not isinstance(target, HttpTarget) or judged or repeats is not None or target.config.method != "POST":
         sys.exit("event_loop_study: an http target with POST, no judge and no repeats only")

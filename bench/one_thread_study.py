@@ -123,7 +123,7 @@ class _PerGreenlet:
 
 class _GreenWorkers:
     """`engine._Workers` as greenlets: `size` of them take cases in turn, each running until its socket
-    would block; `next_result` runs them and the selector until a result is there."""
+    would block; `finished` runs them and the selector until a result is there."""
 
     def __init__(self, size: int, work: Callable[[Case], engine.ItemResult]) -> None:
         self.size, self.work = size, work
@@ -148,7 +148,8 @@ class _GreenWorkers:
                 self.done.append((None, exc))
         self.live -= 1
 
-    def next_result(self) -> engine.ItemResult:
+    def finished(self, gather_s: float) -> Iterator[engine.ItemResult]:
+        # on one thread nothing finishes while the loop sleeps: `gather_s` is not waited, what is there is taken
         while not self.done:
             if self.ready:
                 self.ready.popleft().switch()
@@ -157,11 +158,12 @@ class _GreenWorkers:
             if not woken:
                 sys.exit(f"one_thread_study: no socket ready for {STUCK_S:g}s; a worker waits on something else")
             self.ready.extend(key.data for key, _ in woken)
-        result, raised = self.done.popleft()
-        if raised is not None:
-            raise raised
-        assert result is not None
-        return result
+        while self.done:  # popped, never swapped: a parked worker holds the deque it will append its result to
+            result, raised = self.done.popleft()
+            if raised is not None:
+                raise raised
+            assert result is not None
+            yield result
 
     def stop(self) -> None:
         self.todo.clear()
@@ -171,13 +173,14 @@ _evaluate = engine.evaluate
 
 
 def evaluate(cases: Iterable[Case], target: Any, gates: list[Check], scorers: list[Check],
-             concurrency: int = 1, repeats: int | None = None, on_trial: Any = None) -> Iterator[engine.ItemResult]:
+             concurrency: int = 1, repeats: int | None = None, on_trial: Any = None, *,
+             draw_ahead: bool = False) -> Iterator[engine.ItemResult]:
     """`engine.evaluate`, refusing what this study cannot park: TLS, proxies, a judge."""
     plain = isinstance(target, HttpTarget) and target.config.url.startswith("http://")
     proxied = any(os.environ.get(name) for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"))
     if not plain or proxied or any(c.scorer.judged for c in (*gates, *scorers)):
         sys.exit("one_thread_study: an http:// target, no proxy and no judge only")
-    return _evaluate(cases, target, gates, scorers, concurrency, repeats, on_trial)
+    return _evaluate(cases, target, gates, scorers, concurrency, repeats, on_trial, draw_ahead=draw_ahead)
 
 
 def main() -> None:

@@ -169,8 +169,9 @@ class RunLoop:
             cases = self.budget.gate(cases, self._skip)
         try:
             trial = events.trial_finished if events.trial else None
+            # a budget's cap is checked as each case is drawn: then none is drawn before a worker is free
             for item in evaluate(setup.judging.watch(cases), setup.target, setup.gates, setup.scorers,
-                                 self.concurrency, setup.repeats, trial):
+                                 self.concurrency, setup.repeats, trial, draw_ahead=self.budget is None):
                 events.item_finished(item)
             self.completed = True
         except SpecError:

@@ -13,9 +13,12 @@ from evalgate.decide.verdict import Entry
 from evalgate.load.cases import Case, Check
 from evalgate.load.items import Item
 from evalgate.replies import Run, ToolCall
-from evalgate.run.engine import evaluate, evaluate_case, in_data_order
+from evalgate.run import engine
+from evalgate.run.engine import DRAWN_AHEAD, evaluate, evaluate_case, in_data_order
 from evalgate.scorers.base import Scorer
 from evalgate.targets.base import TargetError
+
+WAIT_S = 30.0
 
 
 class FakeTarget:
@@ -149,7 +152,8 @@ def test_concurrent_results_come_back_in_data_order() -> None:
     assert [r.index for r in in_data_order(finished)] == inputs  # ... and put back
 
 
-def test_concurrency_bounds_items_in_flight() -> None:
+@pytest.mark.parametrize("draw_ahead", [False, True])
+def test_concurrency_bounds_items_in_flight(draw_ahead: bool) -> None:
     in_flight = 0
     peak = 0
     lock = threading.Lock()
@@ -165,9 +169,69 @@ def test_concurrency_bounds_items_in_flight() -> None:
                 in_flight -= 1
             return SUNNY
 
-    results = list(evaluate([case(i, i) for i in range(12)], Counting({}), [], [check(lambda i, r: 1.0, "s")], 3))
+    results = list(evaluate([case(i, i) for i in range(12)], Counting({}), [], [check(lambda i, r: 1.0, "s")], 3,
+                            draw_ahead=draw_ahead))
     assert len(results) == 12
-    assert 1 < peak <= 3
+    assert 1 < peak <= 3  # cases drawn ahead wait for a worker: no more requests in flight
+
+
+@pytest.mark.parametrize(("draw_ahead", "drawn"), [(False, 3), (True, 3 + DRAWN_AHEAD)])
+def test_cases_are_drawn_when_a_worker_is_free_unless_drawn_ahead(draw_ahead: bool, drawn: int) -> None:
+    """What a budget relies on (it checks its cap as each case is drawn): without `draw_ahead`, no case is drawn
+    before a worker is free for it; with it, a bounded number wait for one."""
+    taken = 0
+    release = threading.Event()
+
+    def cases() -> Any:
+        nonlocal taken
+        for i in range(200):
+            taken += 1
+            yield case(i, i)
+
+    class Held(FakeTarget):
+        def run(self, case: Case, turn: int, history: Any) -> Run:
+            release.wait(WAIT_S)
+            return SUNNY
+
+    results = evaluate(cases(), Held({}), [], [check(lambda i, r: 1.0, "s")], 3, draw_ahead=draw_ahead)
+    first = threading.Thread(target=lambda: got.append(next(results)))
+    got: list[Any] = []
+    first.start()
+    deadline = time.monotonic() + WAIT_S
+    while taken < drawn and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)  # a draw past the bound would have happened by now
+    assert taken == drawn
+    release.set()
+    first.join(WAIT_S)
+    assert len(got) == 1 and len(list(results)) == 199
+
+
+def test_drawn_ahead_every_item_comes_back_once_in_batches() -> None:
+    """Many fast items, each finishing at its own time: handed out in batches, none lost or repeated."""
+    inputs = list(range(400))
+    target = FakeTarget({i: Run(texts=[str(i)]) for i in inputs}, {i: (i * 7 % 5) / 2000 for i in inputs})
+    finished = list(evaluate([case(i, i) for i in inputs], target, [], [check(lambda i, r: 1.0, "s")], 8,
+                             draw_ahead=True))
+    assert sorted(r.index for r in finished) == inputs
+    assert [r.run.text for r in in_data_order(finished)] == [str(i) for i in inputs]  # type: ignore[union-attr]
+
+
+def test_an_interrupt_while_results_gather_hands_out_the_finished_ones_first(monkeypatch: Any) -> None:
+    """Ctrl-C lands in the loop's thread, often while it lets finished items gather: those already taken off
+    the workers' queue are handed out (and journaled by the run) before the interrupt is raised."""
+    def interrupted(seconds: float) -> None:
+        time.sleep(0.2)  # the other items finish meanwhile
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "sleep", interrupted)
+    target = FakeTarget({i: Run(texts=[str(i)]) for i in range(4)}, {0: 0.0, 1: 0.05, 2: 0.05, 3: 0.05})
+    handed: list[int] = []
+    with pytest.raises(KeyboardInterrupt):
+        for result in evaluate([case(i, i) for i in range(4)], target, [], [check(lambda i, r: 1.0, "s")], 4,
+                               draw_ahead=True):
+            handed.append(result.index)
+    assert sorted(handed) == [0, 1, 2, 3]
 
 
 # ---- through run_evals: errored items, max_errors, the verdict ----
